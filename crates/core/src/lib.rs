@@ -1,0 +1,1 @@
+//! neardup-core: text → features → fingerprints, and similarity measures.
