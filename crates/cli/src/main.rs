@@ -1,1 +1,49 @@
-fn main() {}
+//! `neardup`: find duplicate and near-duplicate text.
+//!
+//! A thin layer: each subcommand parses its arguments, calls the library crates and formats the
+//! result. Exit codes: 0 success, 1 error (one readable line on stderr), 2 usage error.
+
+mod commands;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Find duplicate and near-duplicate text in web crawls, news feeds and training corpora.
+#[derive(Debug, Parser)]
+#[command(name = "neardup", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Write one JSON line of fingerprints per document.
+    Fingerprint(commands::fingerprint::FingerprintArgs),
+    /// Explain how similar two texts are, and why.
+    Compare(commands::compare::CompareArgs),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("NEARDUP_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Fingerprint(args) => commands::fingerprint::run(args),
+        Command::Compare(args) => commands::compare::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // One readable line: the error and its causes, joined.
+            eprintln!("neardup: {error:#}");
+            ExitCode::from(1)
+        }
+    }
+}
