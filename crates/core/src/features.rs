@@ -1,0 +1,225 @@
+//! Features: what a document is made of, for fingerprinting.
+//!
+//! A feature is handed to the caller as a byte slice (a token, a run of characters, or tokens
+//! joined by one space in a reused buffer), so the hot path hashes it at once and never
+//! allocates a `String` per feature.
+
+use serde::{Deserialize, Serialize};
+
+use crate::stopwords::StopWordSet;
+use crate::tokenize::Tokenizer;
+
+/// Which features a profile extracts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum FeatureKind {
+    /// Each token on its own (bag of words).
+    Tokens,
+    /// Every run of `width` consecutive tokens, joined by one space (Broder's w-shingles).
+    /// A document with fewer tokens (but at least one) gives one shingle of all of them.
+    WordShingles {
+        /// Tokens per shingle.
+        width: usize,
+    },
+    /// Every run of `width` consecutive characters of the normalised text. A text shorter than
+    /// `width`, even the empty text, gives itself as the one feature (as the PyPI `simhash`
+    /// package does).
+    CharShingles {
+        /// Characters per shingle.
+        width: usize,
+    },
+}
+
+impl FeatureKind {
+    /// The shingle width (1 for single tokens).
+    pub fn width(self) -> usize {
+        match self {
+            FeatureKind::Tokens => 1,
+            FeatureKind::WordShingles { width } | FeatureKind::CharShingles { width } => width,
+        }
+    }
+}
+
+/// Everything needed to turn normalised text into features.
+#[derive(Debug, Clone, Copy)]
+pub struct FeatureExtractor {
+    /// What the features are.
+    pub kind: FeatureKind,
+    /// How tokens are found (unused for character shingles).
+    pub tokenizer: Tokenizer,
+    /// Tokens to drop before shingling.
+    pub stop_words: Option<&'static StopWordSet>,
+    /// Tokens with fewer characters than this are dropped (0 or 1 keeps all).
+    pub min_token_chars: usize,
+}
+
+/// Reusable buffers for feature extraction, so that no allocation happens per document once
+/// they have grown.
+#[derive(Debug, Default)]
+pub struct FeatureScratch {
+    /// Byte ranges of the current document's kept tokens.
+    token_ranges: Vec<(usize, usize)>,
+    /// The shingle being assembled.
+    shingle: Vec<u8>,
+}
+
+impl FeatureExtractor {
+    /// Calls `emit` with the bytes of each feature of `text` (already normalised), in document
+    /// order, duplicates included.
+    ///
+    /// ```
+    /// use neardup_core::features::{FeatureExtractor, FeatureKind, FeatureScratch};
+    /// use neardup_core::tokenize::Tokenizer;
+    /// let extractor = FeatureExtractor {
+    ///     kind: FeatureKind::WordShingles { width: 4 },
+    ///     tokenizer: Tokenizer::Words,
+    ///     stop_words: None,
+    ///     min_token_chars: 0,
+    /// };
+    /// let mut shingles = Vec::new();
+    /// extractor.for_each_feature("a rose is a rose is a rose", &mut FeatureScratch::default(), |f| {
+    ///     shingles.push(String::from_utf8(f.to_vec()).unwrap())
+    /// });
+    /// assert_eq!(shingles, ["a rose is a", "rose is a rose", "is a rose is", "a rose is a", "rose is a rose"]);
+    /// ```
+    pub fn for_each_feature(
+        &self,
+        text: &str,
+        scratch: &mut FeatureScratch,
+        mut emit: impl FnMut(&[u8]),
+    ) {
+        match self.kind {
+            FeatureKind::CharShingles { width } => char_shingles(text, width.max(1), &mut emit),
+            FeatureKind::Tokens => {
+                self.for_each_token(text, |token| emit(token.as_bytes()));
+            }
+            FeatureKind::WordShingles { width } => {
+                let width = width.max(1);
+                let ranges = &mut scratch.token_ranges;
+                ranges.clear();
+                let base = text.as_ptr() as usize;
+                self.for_each_token(text, |token| {
+                    let start = token.as_ptr() as usize - base;
+                    ranges.push((start, start + token.len()));
+                });
+                let shingles = ranges.len().saturating_sub(width) + 1;
+                let width = width.min(ranges.len());
+                if width == 0 {
+                    return;
+                }
+                let bytes = text.as_bytes();
+                for window in ranges.windows(width).take(shingles) {
+                    let shingle = &mut scratch.shingle;
+                    shingle.clear();
+                    for (i, &(start, end)) in window.iter().enumerate() {
+                        if i > 0 {
+                            shingle.push(b' ');
+                        }
+                        shingle.extend_from_slice(&bytes[start..end]);
+                    }
+                    emit(shingle);
+                }
+            }
+        }
+    }
+
+    /// The kept tokens of `text`: stop words and too-short tokens removed.
+    fn for_each_token<'t>(&self, text: &'t str, mut emit: impl FnMut(&'t str)) {
+        let stop_words = self.stop_words;
+        let min_chars = self.min_token_chars;
+        self.tokenizer.for_each_token(text, |token| {
+            if min_chars > 1 && token.chars().count() < min_chars {
+                return;
+            }
+            if stop_words.is_some_and(|set| set.contains(token)) {
+                return;
+            }
+            emit(token);
+        });
+    }
+}
+
+/// Character `width`-grams of `text`; the whole text when it is shorter than `width`.
+fn char_shingles(text: &str, width: usize, emit: &mut impl FnMut(&[u8])) {
+    if text.is_ascii() {
+        let bytes = text.as_bytes();
+        if bytes.len() <= width {
+            emit(bytes);
+        } else {
+            for window in bytes.windows(width) {
+                emit(window);
+            }
+        }
+        return;
+    }
+    // Byte offsets of every character start, plus the end.
+    let starts: Vec<usize> = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain(std::iter::once(text.len()))
+        .collect();
+    let chars = starts.len() - 1;
+    if chars <= width {
+        emit(text.as_bytes());
+        return;
+    }
+    for i in 0..=chars - width {
+        emit(&text.as_bytes()[starts[i]..starts[i + width]]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn features(kind: FeatureKind, text: &str) -> Vec<String> {
+        let extractor = FeatureExtractor {
+            kind,
+            tokenizer: Tokenizer::Words,
+            stop_words: None,
+            min_token_chars: 0,
+        };
+        let mut out = Vec::new();
+        extractor.for_each_feature(text, &mut FeatureScratch::default(), |f| {
+            out.push(String::from_utf8(f.to_vec()).unwrap())
+        });
+        out
+    }
+
+    #[test]
+    fn tropical_fish_has_sixteen_three_shingles() {
+        // Seed 003 (lecture slides): "All 3-shingles (there are 16 of them)".
+        let text = "tropical fish include fish found in tropical environments around the world, \
+                    including both freshwater and salt water species";
+        let shingles = features(FeatureKind::WordShingles { width: 3 }, text);
+        assert_eq!(shingles.len(), 16);
+        assert_eq!(shingles[0], "tropical fish include");
+        assert_eq!(shingles[15], "salt water species");
+    }
+
+    #[test]
+    fn short_inputs_give_one_feature() {
+        assert_eq!(
+            features(FeatureKind::WordShingles { width: 3 }, "two words"),
+            ["two words"]
+        );
+        assert!(features(FeatureKind::WordShingles { width: 3 }, "  ").is_empty());
+        assert_eq!(features(FeatureKind::CharShingles { width: 4 }, ""), [""]);
+        assert_eq!(
+            features(FeatureKind::CharShingles { width: 4 }, "飞碟"),
+            ["飞碟"]
+        );
+    }
+
+    #[test]
+    fn char_shingles_slide_over_characters() {
+        assert_eq!(
+            features(FeatureKind::CharShingles { width: 2 }, "美国人a"),
+            ["美国", "国人", "人a"]
+        );
+        assert_eq!(
+            features(FeatureKind::CharShingles { width: 3 }, "abcd"),
+            ["abc", "bcd"]
+        );
+    }
+}

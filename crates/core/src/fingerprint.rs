@@ -1,0 +1,355 @@
+//! The [`Fingerprinter`]: one profile's whole pipeline, text → [`Fingerprints`].
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::digest::Digest;
+use crate::error::{Error, Result};
+use crate::features::{FeatureExtractor, FeatureScratch};
+use crate::hash::FeatureHasher;
+use crate::measure::FeatureSet;
+use crate::minhash::MinHasher;
+use crate::normalize::Normalizer;
+use crate::profile::Profile;
+use crate::simhash::{BitCounter, Bits, Simhash, WeightedSums};
+use crate::weight::{jieba_keywords, top_k, IdfModel, Weighting};
+
+/// What the pipeline makes of one document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fingerprints {
+    /// The SimHash fingerprint.
+    pub simhash: Simhash,
+    /// The MinHash signature, when the profile asks for one.
+    pub minhash: Option<Vec<u32>>,
+    /// The digest of the normalised text, for exact duplicates.
+    pub digest: Digest,
+    /// How many features went into the fingerprint (occurrences, after top-K selection).
+    pub features: u64,
+}
+
+/// A distinct feature with its text and final weight, for explaining a comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WeightedFeature {
+    /// The feature as text (a token, a shingle or a keyword).
+    pub text: String,
+    /// Its 64-bit hash (the low 64 bits for 128-bit profiles).
+    pub hash: u64,
+    /// Its weight in the SimHash sums.
+    pub weight: f64,
+}
+
+/// Reusable per-thread buffers.
+#[derive(Debug, Default)]
+struct Scratch {
+    normalized: String,
+    features: FeatureScratch,
+    hashes: Vec<u128>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Turns texts into fingerprints under one [`Profile`]. Cheap to share across threads (`&self`
+/// everywhere; scratch buffers are per thread).
+///
+/// ```
+/// use neardup_core::{Fingerprinter, Profile};
+/// let fingerprinter = Fingerprinter::new(Profile::web()).unwrap();
+/// let a = fingerprinter.fingerprint("The quick brown fox jumps over the lazy dog, again and again.");
+/// let b = fingerprinter.fingerprint("The quick brown fox jumps over the lazy dog, again and again!");
+/// assert_eq!(a.simhash, b.simhash, "the features (word shingles) are the same");
+/// assert_ne!(a.digest, b.digest, "but the normalised texts differ: not an exact duplicate");
+/// ```
+pub struct Fingerprinter {
+    profile: Profile,
+    normalizer: Normalizer,
+    extractor: FeatureExtractor,
+    hasher: &'static dyn FeatureHasher,
+    minhasher: Option<MinHasher>,
+    idf: Option<Arc<IdfModel>>,
+}
+
+impl std::fmt::Debug for Fingerprinter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fingerprinter")
+            .field("profile", &self.profile.name)
+            .finish()
+    }
+}
+
+impl Fingerprinter {
+    /// Builds the pipeline of `profile`. Fails on an invalid profile, or on a TF-IDF profile
+    /// (use [`Fingerprinter::with_idf_model`] for that).
+    pub fn new(profile: Profile) -> Result<Self> {
+        profile.validate()?;
+        if profile.weighting == Weighting::TfIdf {
+            return Err(Error::MissingIdfModel {
+                profile: profile.name.clone(),
+            });
+        }
+        Ok(Self::build(profile, None))
+    }
+
+    /// Builds a TF-IDF pipeline with a fitted model; the model must have been fitted under the
+    /// same features.
+    pub fn with_idf_model(profile: Profile, model: Arc<IdfModel>) -> Result<Self> {
+        profile.validate()?;
+        if model.spec() != profile.feature_spec() {
+            return Err(Error::IdfModelMismatch {
+                model: model.spec().to_string(),
+                profile: profile.feature_spec(),
+            });
+        }
+        Ok(Self::build(profile, Some(model)))
+    }
+
+    fn build(profile: Profile, idf: Option<Arc<IdfModel>>) -> Self {
+        Fingerprinter {
+            normalizer: Normalizer::new(profile.normalize),
+            extractor: FeatureExtractor {
+                kind: profile.features,
+                tokenizer: profile.tokenizer,
+                stop_words: profile.stop_words.set(),
+                min_token_chars: profile.min_token_chars,
+            },
+            hasher: profile.hash.hasher(),
+            minhasher: profile.minhash.map(MinHasher::new),
+            idf,
+            profile,
+        }
+    }
+
+    /// The profile this pipeline runs.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// Fits an IDF model for `profile`'s features on a corpus.
+    pub fn fit_idf<'a>(
+        profile: &Profile,
+        texts: impl IntoIterator<Item = &'a str>,
+    ) -> Result<IdfModel> {
+        let mut plain = profile.clone();
+        plain.weighting = Weighting::Tf;
+        plain.top_k = None;
+        let fingerprinter = Fingerprinter::new(plain)?;
+        let mut model = IdfModel::new(profile.feature_spec());
+        for text in texts {
+            model.add_document(fingerprinter.feature_set(text).as_slice().iter().copied());
+        }
+        Ok(model)
+    }
+
+    /// The fingerprints of `text`.
+    pub fn fingerprint(&self, text: &str) -> Fingerprints {
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut scratch) => self.fingerprint_with(text, &mut scratch),
+            // Only reachable if called re-entrantly from inside another fingerprint call.
+            Err(_) => self.fingerprint_with(text, &mut Scratch::default()),
+        })
+    }
+
+    fn fingerprint_with(&self, text: &str, scratch: &mut Scratch) -> Fingerprints {
+        let Scratch {
+            normalized,
+            features,
+            hashes,
+        } = scratch;
+        self.normalizer.normalize_into(text, normalized);
+        let digest = Digest::of(self.profile.digest, normalized.as_bytes());
+        let mut minhash = self.minhasher.as_ref().map(MinHasher::empty_signature);
+        let mut fold_minhash = |hash: u128| {
+            if let (Some(minhasher), Some(signature)) = (&self.minhasher, minhash.as_mut()) {
+                minhasher.update(signature, hash as u64);
+            }
+        };
+        let (bits, count) =
+            if self.profile.weighting == Weighting::Tf && self.profile.top_k.is_none() {
+                // The hot path: every occurrence adds 1, no collection, no sorting.
+                self.streaming_tf(normalized, features, &mut fold_minhash)
+            } else {
+                let weighted = self.weighted_hashes(normalized, features, hashes);
+                let mut sums = WeightedSums::new(self.profile.bits);
+                let mut count = 0u64;
+                for &(hash, weight) in &weighted {
+                    fold_minhash(hash);
+                    sums.add(hash, weight);
+                    count += 1;
+                }
+                (sums.finish(), count)
+            };
+        let simhash = match self.profile.bits {
+            Bits::B64 => Simhash::B64(bits as u64),
+            Bits::B128 => Simhash::B128(bits),
+        };
+        Fingerprints {
+            simhash,
+            minhash,
+            digest,
+            features: count,
+        }
+    }
+
+    fn streaming_tf(
+        &self,
+        normalized: &str,
+        features: &mut FeatureScratch,
+        fold_minhash: &mut impl FnMut(u128),
+    ) -> (u128, u64) {
+        let hasher = self.hasher;
+        match self.profile.bits {
+            Bits::B64 => {
+                let mut counter = BitCounter::<1>::default();
+                self.extractor
+                    .for_each_feature(normalized, features, |feature| {
+                        let hash = u128::from(hasher.hash64(feature));
+                        counter.add(hash);
+                        fold_minhash(hash);
+                    });
+                let total = counter.total();
+                (counter.finish(), total)
+            }
+            Bits::B128 => {
+                let mut counter = BitCounter::<2>::default();
+                self.extractor
+                    .for_each_feature(normalized, features, |feature| {
+                        let hash = hasher.hash128(feature);
+                        counter.add(hash);
+                        fold_minhash(hash);
+                    });
+                let total = counter.total();
+                (counter.finish(), total)
+            }
+        }
+    }
+
+    #[inline]
+    fn hash(&self, feature: &[u8]) -> u128 {
+        match self.profile.bits {
+            Bits::B64 => u128::from(self.hasher.hash64(feature)),
+            Bits::B128 => self.hasher.hash128(feature),
+        }
+    }
+
+    /// Distinct feature hashes with their final weights, top-K applied, in a deterministic order.
+    fn weighted_hashes(
+        &self,
+        normalized: &str,
+        features: &mut FeatureScratch,
+        hashes: &mut Vec<u128>,
+    ) -> Vec<(u128, f64)> {
+        let mut weighted: Vec<(u128, f64)> = if self.profile.weighting == Weighting::JiebaTfIdf {
+            jieba_keywords(normalized, self.profile.stop_words)
+                .into_iter()
+                .map(|(keyword, weight)| (self.hash(keyword.as_bytes()), weight))
+                .collect()
+        } else {
+            hashes.clear();
+            self.extractor
+                .for_each_feature(normalized, features, |feature| {
+                    hashes.push(self.hash(feature))
+                });
+            hashes.sort_unstable();
+            let mut grouped = Vec::new();
+            for run in hashes.chunk_by(|a, b| a == b) {
+                let hash = run[0];
+                let occurrences = run.len() as f64;
+                let weight = match self.profile.weighting {
+                    Weighting::Uniform => 1.0,
+                    Weighting::Tf => occurrences,
+                    Weighting::TfIdf => {
+                        occurrences * self.idf.as_ref().map_or(1.0, |m| m.idf(hash as u64))
+                    }
+                    Weighting::JiebaTfIdf => unreachable!("handled above"),
+                };
+                grouped.push((hash, weight));
+            }
+            grouped
+        };
+        if let Some(k) = self.profile.top_k {
+            top_k(&mut weighted, k);
+        }
+        weighted
+    }
+
+    /// The normalised text, as fingerprinting sees it.
+    pub fn normalize(&self, text: &str) -> String {
+        let mut out = String::new();
+        self.normalizer.normalize_into(text, &mut out);
+        out
+    }
+
+    /// The set of 64-bit feature hashes of `text` (before weighting and top-K): what Jaccard
+    /// resemblance and containment are measured on.
+    pub fn feature_set(&self, text: &str) -> FeatureSet {
+        let normalized = self.normalize(text);
+        let mut hashes = Vec::new();
+        if self.profile.weighting == Weighting::JiebaTfIdf {
+            hashes.extend(
+                jieba_keywords(&normalized, self.profile.stop_words)
+                    .iter()
+                    .map(|(k, _)| self.hasher.hash64(k.as_bytes())),
+            );
+        } else {
+            self.extractor.for_each_feature(
+                &normalized,
+                &mut FeatureScratch::default(),
+                |feature| hashes.push(self.hasher.hash64(feature)),
+            );
+        }
+        FeatureSet::new(hashes)
+    }
+
+    /// The 64-bit hashes of the tokens of `text`, in order: what token edit distance compares.
+    pub fn token_hashes(&self, text: &str) -> Vec<u64> {
+        let normalized = self.normalize(text);
+        let mut tokens = Vec::new();
+        self.profile.tokenizer.for_each_token(&normalized, |t| {
+            tokens.push(self.hasher.hash64(t.as_bytes()))
+        });
+        tokens
+    }
+
+    /// The distinct features of `text` with their text and final weights, heaviest first (ties
+    /// by text): what `neardup compare` explains a verdict with. Slower than
+    /// [`Fingerprinter::fingerprint`]; meant for one document at a time.
+    pub fn weighted_features(&self, text: &str) -> Vec<WeightedFeature> {
+        let normalized = self.normalize(text);
+        let mut texts: HashMap<u128, String> = HashMap::new();
+        if self.profile.weighting != Weighting::JiebaTfIdf {
+            self.extractor.for_each_feature(
+                &normalized,
+                &mut FeatureScratch::default(),
+                |feature| {
+                    texts
+                        .entry(self.hash(feature))
+                        .or_insert_with(|| String::from_utf8_lossy(feature).into_owned());
+                },
+            );
+        } else {
+            for (keyword, _) in jieba_keywords(&normalized, self.profile.stop_words) {
+                texts.insert(self.hash(keyword.as_bytes()), keyword);
+            }
+        }
+        let weighted =
+            self.weighted_hashes(&normalized, &mut FeatureScratch::default(), &mut Vec::new());
+        let mut out: Vec<WeightedFeature> = weighted
+            .into_iter()
+            .map(|(hash, weight)| WeightedFeature {
+                text: texts.remove(&hash).unwrap_or_default(),
+                hash: hash as u64,
+                weight,
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            b.weight
+                .total_cmp(&a.weight)
+                .then_with(|| a.text.cmp(&b.text))
+        });
+        out
+    }
+}

@@ -1,0 +1,155 @@
+//! Feature hashers: map a feature's bytes to a 64- or 128-bit value.
+//!
+//! Every hasher here is stable across versions, machines and runs, because its output ends up in
+//! stored fingerprints. (Never use `ahash`, `foldhash` or std's `RandomState` for that: their
+//! outputs are seeded per process or may change between releases.)
+
+use md5::{Digest as _, Md5};
+use serde::{Deserialize, Serialize};
+use siphasher::sip128::{Hasher128, SipHasher13};
+
+/// A stable hash of a feature's bytes, at 64 and 128 bits.
+pub trait FeatureHasher: Send + Sync {
+    /// The 64-bit hash of `bytes`.
+    fn hash64(&self, bytes: &[u8]) -> u64;
+    /// The 128-bit hash of `bytes`.
+    fn hash128(&self, bytes: &[u8]) -> u128;
+}
+
+/// XXH3, the default: the fastest of the lot, and its output is frozen by its specification.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Xxh3;
+
+impl FeatureHasher for Xxh3 {
+    #[inline]
+    fn hash64(&self, bytes: &[u8]) -> u64 {
+        xxhash_rust::xxh3::xxh3_64(bytes)
+    }
+    #[inline]
+    fn hash128(&self, bytes: &[u8]) -> u128 {
+        xxhash_rust::xxh3::xxh3_128(bytes)
+    }
+}
+
+/// FNV-1a, 64-bit, over the UTF-8 bytes: the feature hash of the Sohu article (seed 004).
+///
+/// It has no 128-bit form here; [`FeatureHasher::hash128`] widens the 64-bit value by hashing
+/// twice with different offsets, so that a 128-bit profile using it is still well defined.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fnv1a64;
+
+impl Fnv1a64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+
+    fn with_offset(offset: u64, bytes: &[u8]) -> u64 {
+        bytes.iter().fold(offset, |hash, &b| {
+            (hash ^ u64::from(b)).wrapping_mul(Self::PRIME)
+        })
+    }
+}
+
+impl FeatureHasher for Fnv1a64 {
+    #[inline]
+    fn hash64(&self, bytes: &[u8]) -> u64 {
+        Self::with_offset(Self::OFFSET, bytes)
+    }
+    fn hash128(&self, bytes: &[u8]) -> u128 {
+        let high = Self::with_offset(!Self::OFFSET, bytes);
+        (u128::from(high) << 64) | u128::from(self.hash64(bytes))
+    }
+}
+
+/// MD5 read as a big-endian integer, as the PyPI `simhash` package does
+/// (`int(md5(x).hexdigest(), 16)`); the 64-bit form is its low 64 bits.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Md5Hasher;
+
+impl FeatureHasher for Md5Hasher {
+    #[inline]
+    fn hash64(&self, bytes: &[u8]) -> u64 {
+        self.hash128(bytes) as u64
+    }
+    #[inline]
+    fn hash128(&self, bytes: &[u8]) -> u128 {
+        u128::from_be_bytes(Md5::digest(bytes).into())
+    }
+}
+
+/// SipHash-1-3 with the all-zero key: keyed-hash quality for inputs chosen by an adversary
+/// who does not know a key (use a profile of your own with care: the key here is public).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SipHash13;
+
+impl FeatureHasher for SipHash13 {
+    #[inline]
+    fn hash64(&self, bytes: &[u8]) -> u64 {
+        self.hash128(bytes) as u64
+    }
+    #[inline]
+    fn hash128(&self, bytes: &[u8]) -> u128 {
+        let mut hasher = SipHasher13::new();
+        std::hash::Hasher::write(&mut hasher, bytes);
+        hasher.finish128().as_u128()
+    }
+}
+
+/// The feature hash a profile uses, by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HashAlgorithm {
+    /// [`Xxh3`].
+    Xxh3,
+    /// [`Fnv1a64`].
+    Fnv1a64,
+    /// [`Md5Hasher`].
+    Md5,
+    /// [`SipHash13`].
+    Siphash13,
+}
+
+impl HashAlgorithm {
+    /// The hasher behind this name.
+    pub fn hasher(self) -> &'static dyn FeatureHasher {
+        match self {
+            HashAlgorithm::Xxh3 => &Xxh3,
+            HashAlgorithm::Fnv1a64 => &Fnv1a64,
+            HashAlgorithm::Md5 => &Md5Hasher,
+            HashAlgorithm::Siphash13 => &SipHash13,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv1a64_matches_reference_vectors() {
+        // Test vectors from the FNV reference implementation.
+        assert_eq!(Fnv1a64.hash64(b""), 0xcbf29ce484222325);
+        assert_eq!(Fnv1a64.hash64(b"a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(Fnv1a64.hash64(b"foobar"), 0x85944171f73967e8);
+    }
+
+    #[test]
+    fn md5_is_read_big_endian() {
+        // md5("") = d41d8cd98f00b204e9800998ecf8427e
+        assert_eq!(Md5Hasher.hash128(b""), 0xd41d8cd98f00b204e9800998ecf8427e);
+        assert_eq!(Md5Hasher.hash64(b""), 0xe9800998ecf8427e);
+    }
+
+    #[test]
+    fn xxh3_is_stable() {
+        // Pinned values: a change here would silently invalidate every stored fingerprint.
+        assert_eq!(Xxh3.hash64(b""), 0x2d06800538d394c2);
+        assert_eq!(Xxh3.hash128(b""), 0x99aa06d3014798d86001c324468d497f);
+        assert_eq!(Xxh3.hash64(b"neardup"), 0x7a9c10a417354e44);
+    }
+
+    #[test]
+    fn siphash13_is_stable() {
+        assert_eq!(SipHash13.hash64(b"abc"), 0x64b4eeb45bb5ba18);
+        assert_ne!(SipHash13.hash64(b"abc"), SipHash13.hash64(b"abd"));
+    }
+}

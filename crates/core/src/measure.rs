@@ -1,0 +1,150 @@
+//! Similarity measures on feature sets and token sequences, for verification and explanation.
+//!
+//! Sets are sorted, de-duplicated slices of feature hashes ([`FeatureSet`]), so every set
+//! measure is one linear merge.
+
+use std::collections::HashMap;
+
+/// A set of feature hashes: sorted and without duplicates.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FeatureSet(Vec<u64>);
+
+impl FeatureSet {
+    /// The set of the given hashes.
+    pub fn new(mut hashes: Vec<u64>) -> Self {
+        hashes.sort_unstable();
+        hashes.dedup();
+        FeatureSet(hashes)
+    }
+
+    /// The hashes, sorted.
+    pub fn as_slice(&self) -> &[u64] {
+        &self.0
+    }
+
+    /// Number of distinct features.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Size of the intersection with `other`.
+    pub fn intersection_len(&self, other: &FeatureSet) -> usize {
+        let (mut i, mut j, mut shared) = (0, 0, 0);
+        let (a, b) = (&self.0, &other.0);
+        while i < a.len() && j < b.len() {
+            match a[i].cmp(&b[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    shared += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        shared
+    }
+}
+
+/// Jaccard resemblance |A ∩ B| / |A ∪ B|; 1 for two empty sets.
+///
+/// ```
+/// use neardup_core::measure::{jaccard, FeatureSet};
+/// // The slides' example: A = {0,1,2,5,6}, B = {0,2,3,5,7,9} → 3/8.
+/// let a = FeatureSet::new(vec![0, 1, 2, 5, 6]);
+/// let b = FeatureSet::new(vec![0, 2, 3, 5, 7, 9]);
+/// assert_eq!(jaccard(&a, &b), 0.375);
+/// ```
+pub fn jaccard(a: &FeatureSet, b: &FeatureSet) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let shared = a.intersection_len(b);
+    shared as f64 / (a.len() + b.len() - shared) as f64
+}
+
+/// Containment of `a` in `b`: |A ∩ B| / |A| (Broder); 1 when `a` is empty.
+pub fn containment(a: &FeatureSet, b: &FeatureSet) -> f64 {
+    if a.is_empty() {
+        return 1.0;
+    }
+    a.intersection_len(b) as f64 / a.len() as f64
+}
+
+/// Cosine similarity of two weighted feature vectors (feature hash → weight); 0 when either is
+/// empty or all-zero.
+pub fn cosine(a: &HashMap<u64, f64>, b: &HashMap<u64, f64>) -> f64 {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let dot: f64 = small
+        .iter()
+        .filter_map(|(k, x)| large.get(k).map(|y| x * y))
+        .sum();
+    let norm = |v: &HashMap<u64, f64>| v.values().map(|x| x * x).sum::<f64>().sqrt();
+    let denominator = norm(a) * norm(b);
+    if denominator == 0.0 {
+        0.0
+    } else {
+        dot / denominator
+    }
+}
+
+/// Largest `len(a) * len(b)` for which [`token_edit_distance`] computes an answer: beyond it the
+/// quadratic cost is refused rather than paid.
+pub const EDIT_DISTANCE_MAX_CELLS: u64 = 400_000_000;
+
+/// Levenshtein distance between two token sequences (insertions, deletions and substitutions of
+/// whole tokens), or `None` when the sequences are too long for the quadratic algorithm.
+pub fn token_edit_distance<T: PartialEq>(a: &[T], b: &[T]) -> Option<usize> {
+    if (a.len() as u64).saturating_mul(b.len() as u64) > EDIT_DISTANCE_MAX_CELLS {
+        return None;
+    }
+    // strsim wants sized iterables; a vector of references costs one small allocation.
+    let (a, b): (Vec<&T>, Vec<&T>) = (a.iter().collect(), b.iter().collect());
+    Some(strsim::generic_levenshtein(&a, &b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn containment_is_directional() {
+        let small = FeatureSet::new(vec![1, 2]);
+        let large = FeatureSet::new(vec![1, 2, 3, 4]);
+        assert_eq!(containment(&small, &large), 1.0);
+        assert_eq!(containment(&large, &small), 0.5);
+        assert_eq!(jaccard(&small, &large), 0.5);
+        assert_eq!(jaccard(&FeatureSet::default(), &FeatureSet::default()), 1.0);
+    }
+
+    #[test]
+    fn cosine_of_seed_004_sentences() {
+        // Seed 004: A = [1,2,2,1,1,1,0], B = [1,2,2,1,1,2,1].
+        let a: HashMap<u64, f64> = [1.0, 2.0, 2.0, 1.0, 1.0, 1.0, 0.0]
+            .into_iter()
+            .enumerate()
+            .map(|(i, w)| (i as u64, w))
+            .collect();
+        let b: HashMap<u64, f64> = [1.0, 2.0, 2.0, 1.0, 1.0, 2.0, 1.0]
+            .into_iter()
+            .enumerate()
+            .map(|(i, w)| (i as u64, w))
+            .collect();
+        let expected = 13.0 / (12.0f64.sqrt() * 16.0f64.sqrt());
+        assert!((cosine(&a, &b) - expected).abs() < 1e-12);
+        assert_eq!(cosine(&a, &HashMap::new()), 0.0);
+    }
+
+    #[test]
+    fn edit_distance_counts_token_operations() {
+        let a = ["the", "cat", "sat", "on", "the", "mat"];
+        let b = ["the", "cat", "sat", "on", "a", "mat"];
+        assert_eq!(token_edit_distance(&a, &b), Some(1));
+        assert_eq!(token_edit_distance(&a, &a[..0]), Some(6));
+    }
+}
