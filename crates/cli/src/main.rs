@@ -4,6 +4,9 @@
 //! result. Exit codes: 0 success, 1 error (one readable line on stderr), 2 usage error.
 
 mod commands;
+mod input;
+mod jsonl;
+mod profile_args;
 
 use std::process::ExitCode;
 

@@ -1,10 +1,200 @@
-//! `neardup compare`.
+//! `neardup compare`: how similar two texts are, by every measure, and which features make the
+//! difference.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use neardup_core::measure::{containment, cosine, jaccard, token_edit_distance};
+use neardup_core::Fingerprinter;
+use serde::Serialize;
+
+use crate::input::read_text;
+use crate::profile_args::ProfileArgs;
 
 /// Arguments of `neardup compare`.
 #[derive(Debug, clap::Args)]
-pub struct CompareArgs {}
+pub struct CompareArgs {
+    /// First text file (`-` for standard input).
+    a: PathBuf,
+    /// Second text file.
+    b: PathBuf,
+    #[command(flatten)]
+    profile: ProfileArgs,
+    /// Hamming distance at or under which the two count as near-duplicates.
+    #[arg(long, default_value_t = 3)]
+    k: u32,
+    /// How many of the features that differ most to show.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Replace invalid UTF-8 with U+FFFD instead of failing.
+    #[arg(long)]
+    lossy: bool,
+    /// Write one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Everything `compare` reports.
+#[derive(Debug, Serialize)]
+struct Comparison {
+    profile: String,
+    a: Side,
+    b: Side,
+    distance: u32,
+    bits: u32,
+    similarity: f64,
+    k: u32,
+    near_duplicate: bool,
+    exact_duplicate: bool,
+    jaccard: f64,
+    containment_a_in_b: f64,
+    containment_b_in_a: f64,
+    cosine: f64,
+    /// `None` when the texts are too long for the quadratic algorithm.
+    token_edit_distance: Option<usize>,
+    differences: Vec<Difference>,
+}
+
+#[derive(Debug, Serialize)]
+struct Side {
+    path: String,
+    bytes: usize,
+    features: u64,
+    simhash: String,
+    digest: String,
+}
+
+/// A feature whose weight differs between the two texts.
+#[derive(Debug, Serialize)]
+struct Difference {
+    feature: String,
+    weight_a: f64,
+    weight_b: f64,
+}
 
 /// Runs `neardup compare`.
-pub fn run(_args: CompareArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not yet implemented")
+pub fn run(args: CompareArgs) -> anyhow::Result<()> {
+    let fingerprinter = Fingerprinter::new(args.profile.load()?)?;
+    let text_a = read_text(&args.a, args.lossy)?;
+    let text_b = read_text(&args.b, args.lossy)?;
+    let comparison = compare(&fingerprinter, &args, &text_a, &text_b)?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &comparison)?;
+        writeln!(out)?;
+    } else {
+        print_table(&mut out, &comparison)?;
+    }
+    Ok(())
+}
+
+fn compare(fingerprinter: &Fingerprinter, args: &CompareArgs, a: &str, b: &str) -> anyhow::Result<Comparison> {
+    let (fa, fb) = (fingerprinter.fingerprint(a), fingerprinter.fingerprint(b));
+    let distance = fa.simhash.distance(fb.simhash)?;
+    let (set_a, set_b) = (fingerprinter.feature_set(a), fingerprinter.feature_set(b));
+    let (weights_a, weights_b) = (fingerprinter.weighted_features(a), fingerprinter.weighted_features(b));
+    let vector = |features: &[neardup_core::WeightedFeature]| -> HashMap<u64, f64> {
+        features.iter().map(|f| (f.hash, f.weight)).collect()
+    };
+    let (vector_a, vector_b) = (vector(&weights_a), vector(&weights_b));
+    let side = |path: &PathBuf, text: &str, f: &neardup_core::Fingerprints| Side {
+        path: path.display().to_string(),
+        bytes: text.len(),
+        features: f.features,
+        simhash: f.simhash.to_string(),
+        digest: f.digest.to_string(),
+    };
+    Ok(Comparison {
+        profile: fingerprinter.profile().name.clone(),
+        a: side(&args.a, a, &fa),
+        b: side(&args.b, b, &fb),
+        distance,
+        bits: fa.simhash.bits().count(),
+        similarity: fa.simhash.similarity(fb.simhash)?,
+        k: args.k,
+        near_duplicate: distance <= args.k,
+        exact_duplicate: fa.digest == fb.digest,
+        jaccard: jaccard(&set_a, &set_b),
+        containment_a_in_b: containment(&set_a, &set_b),
+        containment_b_in_a: containment(&set_b, &set_a),
+        cosine: cosine(&vector_a, &vector_b),
+        token_edit_distance: token_edit_distance(
+            &fingerprinter.token_hashes(a),
+            &fingerprinter.token_hashes(b),
+        ),
+        differences: differences(&weights_a, &weights_b, args.top),
+    })
+}
+
+/// The `top` features whose weights differ most between the texts, largest difference first
+/// (ties by feature text).
+fn differences(
+    a: &[neardup_core::WeightedFeature],
+    b: &[neardup_core::WeightedFeature],
+    top: usize,
+) -> Vec<Difference> {
+    let mut by_text: HashMap<&str, (f64, f64)> = HashMap::new();
+    for f in a {
+        by_text.entry(&f.text).or_default().0 += f.weight;
+    }
+    for f in b {
+        by_text.entry(&f.text).or_default().1 += f.weight;
+    }
+    let mut differences: Vec<Difference> = by_text
+        .into_iter()
+        .filter(|(_, (wa, wb))| wa != wb)
+        .map(|(feature, (weight_a, weight_b))| Difference {
+            feature: feature.to_string(),
+            weight_a,
+            weight_b,
+        })
+        .collect();
+    differences.sort_by(|x, y| {
+        let gap = |d: &Difference| (d.weight_a - d.weight_b).abs();
+        gap(y).total_cmp(&gap(x)).then_with(|| x.feature.cmp(&y.feature))
+    });
+    differences.truncate(top);
+    differences
+}
+
+fn print_table(out: &mut impl Write, c: &Comparison) -> std::io::Result<()> {
+    let verdict = if c.exact_duplicate {
+        "exact duplicate (same normalised text)"
+    } else if c.near_duplicate {
+        "near-duplicate"
+    } else {
+        "not a near-duplicate"
+    };
+    writeln!(out, "profile            {}", c.profile)?;
+    for (name, side) in [("A", &c.a), ("B", &c.b)] {
+        writeln!(
+            out,
+            "{name}                  {}  ({} bytes, {} features, simhash {})",
+            side.path, side.bytes, side.features, side.simhash
+        )?;
+    }
+    writeln!(
+        out,
+        "hamming distance   {} of {} bits (similarity {:.3}); threshold k = {}",
+        c.distance, c.bits, c.similarity, c.k
+    )?;
+    writeln!(out, "verdict            {verdict}")?;
+    writeln!(out, "jaccard            {:.3}", c.jaccard)?;
+    writeln!(out, "containment        A in B {:.3}, B in A {:.3}", c.containment_a_in_b, c.containment_b_in_a)?;
+    writeln!(out, "cosine             {:.3}", c.cosine)?;
+    match c.token_edit_distance {
+        Some(d) => writeln!(out, "token edit dist.   {d}")?,
+        None => writeln!(out, "token edit dist.   not computed (texts too long)")?,
+    }
+    if !c.differences.is_empty() {
+        writeln!(out, "\nfeatures that weigh most in the difference:")?;
+        writeln!(out, "  {:>8} {:>8}  feature", "weight A", "weight B")?;
+        for d in &c.differences {
+            let shown: String = d.feature.chars().take(70).collect();
+            writeln!(out, "  {:>8.3} {:>8.3}  {:?}", d.weight_a, d.weight_b, shown)?;
+        }
+    }
+    Ok(())
 }

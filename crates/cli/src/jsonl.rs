@@ -1,0 +1,247 @@
+//! JSON Lines records with caller-chosen id and text fields, read in parallel batches.
+//!
+//! Parsing picks the two wanted fields out of each object and skips the rest without building
+//! a `serde_json::Value`; the text borrows from the line when it has no escapes.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::Read;
+
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+
+/// Which fields of a JSON object hold the id and the text.
+#[derive(Debug, Clone)]
+pub struct Fields {
+    /// The id field (a string or a number).
+    pub id: String,
+    /// The text field (a string).
+    pub text: String,
+}
+
+/// One parsed record.
+#[derive(Debug)]
+pub struct Record<'a> {
+    /// The id as text, if the object has one.
+    pub id: Option<Cow<'a, str>>,
+    /// The text.
+    pub text: Cow<'a, str>,
+}
+
+/// Parses one line. Errors say what is wrong, without the place (the caller adds it).
+pub fn parse_record<'a>(line: &'a [u8], fields: &Fields, lossy: bool) -> anyhow::Result<Record<'a>> {
+    let line: Cow<'a, [u8]> = match std::str::from_utf8(line) {
+        Ok(_) => Cow::Borrowed(line),
+        Err(error) if !lossy => anyhow::bail!(
+            "invalid UTF-8 at byte {} (use --lossy to replace invalid bytes)",
+            error.valid_up_to()
+        ),
+        Err(_) => Cow::Owned(String::from_utf8_lossy(line).into_owned().into_bytes()),
+    };
+    let parsed = match &line {
+        Cow::Borrowed(bytes) => parse_fields(bytes, fields)?,
+        Cow::Owned(bytes) => {
+            let record = parse_fields(bytes, fields)?;
+            Record {
+                id: record.id.map(|id| Cow::Owned(id.into_owned())),
+                text: Cow::Owned(record.text.into_owned()),
+            }
+        }
+    };
+    Ok(parsed)
+}
+
+fn parse_fields<'a>(line: &'a [u8], fields: &Fields) -> anyhow::Result<Record<'a>> {
+    let mut deserializer = serde_json::Deserializer::from_slice(line);
+    let (id, text) = RecordSeed { fields }
+        .deserialize(&mut deserializer)
+        .map_err(|e| anyhow::anyhow!("malformed JSON: {e}"))?;
+    deserializer
+        .end()
+        .map_err(|e| anyhow::anyhow!("malformed JSON: {e}"))?;
+    let text = text.ok_or_else(|| anyhow::anyhow!("no string field {:?}", fields.text))?;
+    Ok(Record { id, text })
+}
+
+struct RecordSeed<'f> {
+    fields: &'f Fields,
+}
+
+type Parsed<'a> = (Option<Cow<'a, str>>, Option<Cow<'a, str>>);
+
+impl<'de> DeserializeSeed<'de> for RecordSeed<'_> {
+    type Value = Parsed<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RecordSeed<'_> {
+    type Value = Parsed<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut id, mut text) = (None, None);
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            if key.0 == self.fields.text {
+                text = Some(map.next_value::<Str<'de>>()?.0);
+            } else if key.0 == self.fields.id {
+                id = map.next_value::<IdValue<'de>>()?.0;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok((id, text))
+    }
+}
+
+/// A JSON string, borrowed when it has no escapes.
+struct Str<'a>(Cow<'a, str>);
+
+impl<'de> serde::Deserialize<'de> for Str<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct StrVisitor;
+        impl<'de> Visitor<'de> for StrVisitor {
+            type Value = Str<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Str(Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(StrVisitor)
+    }
+}
+
+/// An id: a string, or a number written as decimal; `null` means none.
+struct IdValue<'a>(Option<Cow<'a, str>>);
+
+impl<'de> serde::Deserialize<'de> for IdValue<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct IdVisitor;
+        impl<'de> Visitor<'de> for IdVisitor {
+            type Value = IdValue<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or number id")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(IdValue(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(IdValue(Some(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(IdValue(Some(Cow::Owned(v.to_string()))))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(IdValue(Some(Cow::Owned(v.to_string()))))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(IdValue(Some(Cow::Owned(v.to_string()))))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(IdValue(None))
+            }
+        }
+        deserializer.deserialize_any(IdVisitor)
+    }
+}
+
+/// Reads `input` in blocks of whole lines (about `block_bytes` each), calling `handle` with each
+/// block and the 1-based number of its first line. A final line without a newline is included.
+pub fn for_each_block(
+    mut input: impl Read,
+    block_bytes: usize,
+    mut handle: impl FnMut(&[u8], u64) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut buffer: Vec<u8> = Vec::with_capacity(block_bytes);
+    let mut carry = 0usize;
+    let mut first_line = 1u64;
+    loop {
+        buffer.resize(carry.max(block_bytes / 2) + block_bytes, 0);
+        let read = input.read(&mut buffer[carry..])?;
+        let filled = carry + read;
+        let end = if read == 0 {
+            filled
+        } else {
+            match memchr::memrchr(b'\n', &buffer[..filled]) {
+                Some(last) => last + 1,
+                // A line longer than the buffer: keep reading until it ends.
+                None => {
+                    carry = filled;
+                    continue;
+                }
+            }
+        };
+        if end > 0 {
+            handle(&buffer[..end], first_line)?;
+            first_line += memchr::memchr_iter(b'\n', &buffer[..end]).count() as u64;
+        }
+        if read == 0 {
+            return Ok(());
+        }
+        buffer.copy_within(end..filled, 0);
+        carry = filled - end;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields() -> Fields {
+        Fields {
+            id: "id".into(),
+            text: "text".into(),
+        }
+    }
+
+    #[test]
+    fn picks_fields_and_skips_the_rest() {
+        let line = br#"{"meta": {"a": [1, 2]}, "id": 17, "text": "caf\u00e9 ok", "x": null}"#;
+        let record = parse_record(line, &fields(), false).unwrap();
+        assert_eq!(record.id.as_deref(), Some("17"));
+        assert_eq!(record.text, "café ok");
+        let borrowed = parse_record(br#"{"text": "plain", "id": "a"}"#, &fields(), false).unwrap();
+        assert!(matches!(borrowed.text, Cow::Borrowed("plain")));
+    }
+
+    #[test]
+    fn reports_what_is_wrong() {
+        let err = |line: &[u8]| parse_record(line, &fields(), false).unwrap_err().to_string();
+        assert!(err(b"{\"text\": ").starts_with("malformed JSON"));
+        assert!(err(b"[1, 2]").starts_with("malformed JSON"));
+        assert!(err(br#"{"id": 1}"#).contains("no string field \"text\""));
+        assert!(err(br#"{"text": 5}"#).starts_with("malformed JSON"));
+        assert!(err(b"{\"text\": \"\xff\"}").contains("invalid UTF-8"));
+        let lossy = parse_record(b"{\"text\": \"a\xffb\"}", &fields(), true).unwrap();
+        assert_eq!(lossy.text, "a\u{fffd}b");
+    }
+
+    #[test]
+    fn blocks_hold_whole_lines_with_their_numbers() {
+        let input = b"one\ntwo\nthree\nfour-is-long\nfive";
+        let mut seen = Vec::new();
+        for_each_block(&input[..], 6, |block, first| {
+            seen.push((String::from_utf8(block.to_vec()).unwrap(), first));
+            Ok(())
+        })
+        .unwrap();
+        let joined: String = seen.iter().map(|(b, _)| b.as_str()).collect();
+        assert_eq!(joined, String::from_utf8(input.to_vec()).unwrap());
+        for (block, first) in &seen {
+            let expected = input[..]
+                .split(|&b| b == b'\n')
+                .position(|l| block.as_bytes().starts_with(l) && !l.is_empty())
+                .unwrap() as u64
+                + 1;
+            assert_eq!(*first, expected);
+        }
+    }
+}
