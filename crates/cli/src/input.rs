@@ -10,7 +10,8 @@ pub fn open_input(path: &Path) -> anyhow::Result<Box<dyn Read + Send>> {
     if path.as_os_str() == "-" {
         return Ok(Box::new(std::io::stdin()));
     }
-    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     Ok(Box::new(file))
 }
 

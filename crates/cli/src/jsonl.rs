@@ -28,7 +28,11 @@ pub struct Record<'a> {
 }
 
 /// Parses one line. Errors say what is wrong, without the place (the caller adds it).
-pub fn parse_record<'a>(line: &'a [u8], fields: &Fields, lossy: bool) -> anyhow::Result<Record<'a>> {
+pub fn parse_record<'a>(
+    line: &'a [u8],
+    fields: &Fields,
+    lossy: bool,
+) -> anyhow::Result<Record<'a>> {
     let line: Cow<'a, [u8]> = match std::str::from_utf8(line) {
         Ok(_) => Cow::Borrowed(line),
         Err(error) if !lossy => anyhow::bail!(
@@ -214,7 +218,11 @@ mod tests {
 
     #[test]
     fn reports_what_is_wrong() {
-        let err = |line: &[u8]| parse_record(line, &fields(), false).unwrap_err().to_string();
+        let err = |line: &[u8]| {
+            parse_record(line, &fields(), false)
+                .unwrap_err()
+                .to_string()
+        };
         assert!(err(b"{\"text\": ").starts_with("malformed JSON"));
         assert!(err(b"[1, 2]").starts_with("malformed JSON"));
         assert!(err(br#"{"id": 1}"#).contains("no string field \"text\""));

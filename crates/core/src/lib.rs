@@ -31,6 +31,7 @@ pub mod measure;
 pub mod minhash;
 pub mod normalize;
 pub mod profile;
+pub mod python_compat;
 pub mod simhash;
 pub mod stopwords;
 pub mod tokenize;

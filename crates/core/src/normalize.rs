@@ -27,8 +27,9 @@ pub enum UnicodeForm {
 pub enum WordChars {
     /// Letters, marks, numbers and connector punctuation (Unicode categories L, M, N, Pc).
     Unicode,
-    /// Python's `re` `\w`: letters, numbers and `_` but not combining marks, as the PyPI
-    /// `simhash` package sees text.
+    /// Python 3.11's `re` `\w`: letters, numbers and `_` but not combining marks, as the PyPI
+    /// `simhash` package sees text; also switches lower-casing to Python 3.11's Unicode 14
+    /// tables (see [`crate::python_compat`]).
     PythonRe,
 }
 
@@ -140,11 +141,16 @@ impl Normalizer {
         } else {
             composed
         };
-        // `str::to_lowercase` applies the context-sensitive final-sigma rule, as Python does.
-        let lowered = if self.options.lowercase {
-            folded.to_lowercase().into()
-        } else {
-            folded
+        // `str::to_lowercase` applies the context-sensitive final-sigma rule, as Python does;
+        // Python mode also keeps to Python 3.11's (older) Unicode tables.
+        let lowered = match (self.options.lowercase, self.options.word_chars) {
+            (false, _) => folded,
+            (true, WordChars::Unicode) => folded.to_lowercase().into(),
+            (true, WordChars::PythonRe) => {
+                let mut lowered = String::with_capacity(folded.len());
+                crate::python_compat::lower(&folded, &mut lowered);
+                lowered.into()
+            }
         };
         self.policy_pass(lowered.chars(), out);
     }
@@ -254,6 +260,9 @@ pub fn is_word_char(c: char, word_chars: WordChars) -> bool {
     if c.is_ascii() {
         return c.is_ascii_alphanumeric() || c == '_';
     }
+    if word_chars == WordChars::PythonRe {
+        return crate::python_compat::is_word_char(c);
+    }
     match get_general_category(c) {
         G::UppercaseLetter
         | G::LowercaseLetter
@@ -263,9 +272,7 @@ pub fn is_word_char(c: char, word_chars: WordChars) -> bool {
         | G::DecimalNumber
         | G::LetterNumber
         | G::OtherNumber => true,
-        G::NonspacingMark | G::SpacingMark | G::EnclosingMark | G::ConnectorPunctuation => {
-            word_chars == WordChars::Unicode
-        }
+        G::NonspacingMark | G::SpacingMark | G::EnclosingMark | G::ConnectorPunctuation => true,
         _ => false,
     }
 }

@@ -90,11 +90,19 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn compare(fingerprinter: &Fingerprinter, args: &CompareArgs, a: &str, b: &str) -> anyhow::Result<Comparison> {
+fn compare(
+    fingerprinter: &Fingerprinter,
+    args: &CompareArgs,
+    a: &str,
+    b: &str,
+) -> anyhow::Result<Comparison> {
     let (fa, fb) = (fingerprinter.fingerprint(a), fingerprinter.fingerprint(b));
     let distance = fa.simhash.distance(fb.simhash)?;
     let (set_a, set_b) = (fingerprinter.feature_set(a), fingerprinter.feature_set(b));
-    let (weights_a, weights_b) = (fingerprinter.weighted_features(a), fingerprinter.weighted_features(b));
+    let (weights_a, weights_b) = (
+        fingerprinter.weighted_features(a),
+        fingerprinter.weighted_features(b),
+    );
     let vector = |features: &[neardup_core::WeightedFeature]| -> HashMap<u64, f64> {
         features.iter().map(|f| (f.hash, f.weight)).collect()
     };
@@ -153,7 +161,9 @@ fn differences(
         .collect();
     differences.sort_by(|x, y| {
         let gap = |d: &Difference| (d.weight_a - d.weight_b).abs();
-        gap(y).total_cmp(&gap(x)).then_with(|| x.feature.cmp(&y.feature))
+        gap(y)
+            .total_cmp(&gap(x))
+            .then_with(|| x.feature.cmp(&y.feature))
     });
     differences.truncate(top);
     differences
@@ -182,7 +192,11 @@ fn print_table(out: &mut impl Write, c: &Comparison) -> std::io::Result<()> {
     )?;
     writeln!(out, "verdict            {verdict}")?;
     writeln!(out, "jaccard            {:.3}", c.jaccard)?;
-    writeln!(out, "containment        A in B {:.3}, B in A {:.3}", c.containment_a_in_b, c.containment_b_in_a)?;
+    writeln!(
+        out,
+        "containment        A in B {:.3}, B in A {:.3}",
+        c.containment_a_in_b, c.containment_b_in_a
+    )?;
     writeln!(out, "cosine             {:.3}", c.cosine)?;
     match c.token_edit_distance {
         Some(d) => writeln!(out, "token edit dist.   {d}")?,
@@ -193,7 +207,11 @@ fn print_table(out: &mut impl Write, c: &Comparison) -> std::io::Result<()> {
         writeln!(out, "  {:>8} {:>8}  feature", "weight A", "weight B")?;
         for d in &c.differences {
             let shown: String = d.feature.chars().take(70).collect();
-            writeln!(out, "  {:>8.3} {:>8.3}  {:?}", d.weight_a, d.weight_b, shown)?;
+            writeln!(
+                out,
+                "  {:>8.3} {:>8.3}  {:?}",
+                d.weight_a, d.weight_b, shown
+            )?;
         }
     }
     Ok(())

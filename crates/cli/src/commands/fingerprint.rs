@@ -90,7 +90,12 @@ pub fn run(args: FingerprintArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn write_line(out: &mut impl Write, id: &str, fingerprints: &Fingerprints, bytes: usize) -> anyhow::Result<()> {
+fn write_line(
+    out: &mut impl Write,
+    id: &str,
+    fingerprints: &Fingerprints,
+    bytes: usize,
+) -> anyhow::Result<()> {
     let line = Line {
         id,
         fingerprints,
