@@ -33,18 +33,18 @@ pub fn parse_record<'a>(
     fields: &Fields,
     lossy: bool,
 ) -> anyhow::Result<Record<'a>> {
-    let line: Cow<'a, [u8]> = match std::str::from_utf8(line) {
-        Ok(_) => Cow::Borrowed(line),
+    let line: Cow<'a, str> = match std::str::from_utf8(line) {
+        Ok(text) => Cow::Borrowed(text),
         Err(error) if !lossy => anyhow::bail!(
             "invalid UTF-8 at byte {} (use --lossy to replace invalid bytes)",
             error.valid_up_to()
         ),
-        Err(_) => Cow::Owned(String::from_utf8_lossy(line).into_owned().into_bytes()),
+        Err(_) => Cow::Owned(String::from_utf8_lossy(line).into_owned()),
     };
     let parsed = match &line {
-        Cow::Borrowed(bytes) => parse_fields(bytes, fields)?,
-        Cow::Owned(bytes) => {
-            let record = parse_fields(bytes, fields)?;
+        Cow::Borrowed(text) => parse_fields(text, fields)?,
+        Cow::Owned(text) => {
+            let record = parse_fields(text, fields)?;
             Record {
                 id: record.id.map(|id| Cow::Owned(id.into_owned())),
                 text: Cow::Owned(record.text.into_owned()),
@@ -54,8 +54,9 @@ pub fn parse_record<'a>(
     Ok(parsed)
 }
 
-fn parse_fields<'a>(line: &'a [u8], fields: &Fields) -> anyhow::Result<Record<'a>> {
-    let mut deserializer = serde_json::Deserializer::from_slice(line);
+/// Parses an already validated line (so serde_json does not validate UTF-8 again).
+fn parse_fields<'a>(line: &'a str, fields: &Fields) -> anyhow::Result<Record<'a>> {
+    let mut deserializer = serde_json::Deserializer::from_str(line);
     let (id, text) = RecordSeed { fields }
         .deserialize(&mut deserializer)
         .map_err(|e| anyhow::anyhow!("malformed JSON: {e}"))?;
@@ -155,6 +156,21 @@ impl<'de> serde::Deserialize<'de> for IdValue<'de> {
         }
         deserializer.deserialize_any(IdVisitor)
     }
+}
+
+/// The lines of a block with their 1-based numbers (the block's first line is `first_line`);
+/// newlines are found with `memchr`.
+pub fn lines(block: &[u8], first_line: u64) -> impl Iterator<Item = (u64, &[u8])> {
+    let mut start = 0;
+    let ends = memchr::memchr_iter(b'\n', block).chain(std::iter::once(block.len()));
+    ends.enumerate().filter_map(move |(i, end)| {
+        if start > block.len() {
+            return None;
+        }
+        let line = &block[start..end];
+        start = end + 1;
+        Some((first_line + i as u64, line))
+    })
 }
 
 /// Reads `input` in blocks of whole lines (about `block_bytes` each), calling `handle` with each

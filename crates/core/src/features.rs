@@ -109,6 +109,19 @@ impl FeatureExtractor {
                 }
                 let bytes = text.as_bytes();
                 for window in ranges.windows(width).take(shingles) {
+                    let (first, last) = (window[0].0, window[width - 1].1);
+                    // When the tokens stand in the text separated by single spaces (the usual
+                    // case after white-space collapsing), the shingle is a slice of the text.
+                    let joined_len: usize =
+                        window.iter().map(|(s, e)| e - s).sum::<usize>() + width - 1;
+                    if last - first == joined_len
+                        && window
+                            .windows(2)
+                            .all(|w| w[1].0 == w[0].1 + 1 && bytes[w[0].1] == b' ')
+                    {
+                        emit(&bytes[first..last]);
+                        continue;
+                    }
                     let shingle = &mut scratch.shingle;
                     shingle.clear();
                     for (i, &(start, end)) in window.iter().enumerate() {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::features::{FeatureExtractor, FeatureScratch};
-use crate::hash::FeatureHasher;
+use crate::hash::{FeatureHasher, Fnv1a64, HashAlgorithm, Md5Hasher, SipHash13, Xxh3};
 use crate::measure::FeatureSet;
 use crate::minhash::MinHasher;
 use crate::normalize::Normalizer;
@@ -194,13 +194,37 @@ impl Fingerprinter {
         }
     }
 
+    /// TF weighting as a stream: dispatches once on the hash algorithm so that the per-feature
+    /// loop is compiled for one concrete hasher (inlined, no virtual call per feature).
     fn streaming_tf(
         &self,
         normalized: &str,
         features: &mut FeatureScratch,
         fold_minhash: &mut impl FnMut(u128),
     ) -> (u128, u64) {
-        let hasher = self.hasher;
+        match self.profile.hash {
+            HashAlgorithm::Xxh3 => {
+                self.streaming_tf_with(&Xxh3, normalized, features, fold_minhash)
+            }
+            HashAlgorithm::Fnv1a64 => {
+                self.streaming_tf_with(&Fnv1a64, normalized, features, fold_minhash)
+            }
+            HashAlgorithm::Md5 => {
+                self.streaming_tf_with(&Md5Hasher, normalized, features, fold_minhash)
+            }
+            HashAlgorithm::Siphash13 => {
+                self.streaming_tf_with(&SipHash13, normalized, features, fold_minhash)
+            }
+        }
+    }
+
+    fn streaming_tf_with<H: FeatureHasher>(
+        &self,
+        hasher: &H,
+        normalized: &str,
+        features: &mut FeatureScratch,
+        fold_minhash: &mut impl FnMut(u128),
+    ) -> (u128, u64) {
         match self.profile.bits {
             Bits::B64 => {
                 let mut counter = BitCounter::<1>::default();

@@ -34,6 +34,7 @@ pub mod profile;
 pub mod python_compat;
 pub mod simhash;
 pub mod stopwords;
+mod stretch;
 pub mod tokenize;
 pub mod weight;
 

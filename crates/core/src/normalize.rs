@@ -5,9 +5,13 @@
 //! different rules. Pure-ASCII input takes a single-pass fast path; everything else goes through
 //! Unicode normalisation and full lower-casing (including the Greek final sigma).
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use unicode_general_category::{get_general_category, GeneralCategory};
 use unicode_normalization::{is_nfc_quick, is_nfkc_quick, IsNormalized, UnicodeNormalization};
+
+use crate::stretch::for_each_stretch;
 
 /// Which Unicode normalisation form to apply before anything else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,12 +107,40 @@ impl NormalizeOptions {
 #[derive(Debug, Clone)]
 pub struct Normalizer {
     options: NormalizeOptions,
+    /// What each ASCII byte becomes under the options.
+    ascii_actions: [AsciiAction; 128],
+}
+
+/// What the ASCII pass does with one byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AsciiAction {
+    /// Emit this (possibly lower-cased) byte.
+    Emit(u8),
+    /// Treat as white space (the byte itself is kept under [`WhitespacePolicy::Keep`]).
+    Space,
+    /// Drop it.
+    Remove,
 }
 
 impl Normalizer {
     /// Creates a normaliser for these options.
     pub fn new(options: NormalizeOptions) -> Self {
-        Normalizer { options }
+        let mut ascii_actions = [AsciiAction::Remove; 128];
+        for (b, action) in (0u8..128).zip(ascii_actions.iter_mut()) {
+            let c = char::from(b);
+            *action = match (classify(c, options.word_chars), options.punctuation) {
+                (CharClass::Space, _) | (CharClass::Other, PunctuationPolicy::Space) => {
+                    AsciiAction::Space
+                }
+                (CharClass::Other, PunctuationPolicy::Remove) => AsciiAction::Remove,
+                _ if options.lowercase => AsciiAction::Emit(b.to_ascii_lowercase()),
+                _ => AsciiAction::Emit(b),
+            };
+        }
+        Normalizer {
+            options,
+            ascii_actions,
+        }
     }
 
     /// The options this normaliser applies.
@@ -117,13 +149,68 @@ impl Normalizer {
     }
 
     /// Normalises `text` into `out` (cleared first), reusing its allocation.
+    ///
+    /// Pure-ASCII stretches (see [`crate::stretch`]) take a byte-level pass; only the stretches
+    /// around non-ASCII characters pay for Unicode normalisation and full lower-casing.
     pub fn normalize_into(&self, text: &str, out: &mut String) {
-        out.clear();
-        if text.is_ascii() {
-            self.ascii_pass(text.as_bytes(), out);
+        // Work on bytes (ASCII is pushed byte by byte) and validate once at the end.
+        let mut bytes = std::mem::take(out).into_bytes();
+        bytes.clear();
+        bytes.reserve(text.len());
+        let mut sink = Sink {
+            out: bytes,
+            last_space: false,
+            whitespace: self.options.whitespace,
+        };
+        for_each_stretch(text, |stretch, ascii| {
+            if ascii {
+                self.ascii_pass(stretch.as_bytes(), &mut sink);
+            } else {
+                self.unicode_pass(stretch, &mut sink);
+            }
+        });
+        if self.options.whitespace == WhitespacePolicy::Collapse && sink.last_space {
+            sink.out.pop();
+        }
+        // SAFETY: `Sink` only ever appends bytes of `text`'s pure-ASCII stretches, ASCII bytes
+        // it produces itself, or whole `char`s encoded by `char::encode_utf8`: always valid
+        // UTF-8. (Validating again would cost a few percent of the hot path.)
+        *out = unsafe { String::from_utf8_unchecked(sink.out) };
+    }
+
+    /// Case, punctuation and white space for ASCII bytes.
+    ///
+    /// When punctuation is kept (the usual case) the stretch is copied in bulk, lower-cased in
+    /// place (vectorised) and its white space compacted in place; otherwise a per-byte action
+    /// table built from the options drives one pass.
+    fn ascii_pass(&self, bytes: &[u8], sink: &mut Sink) {
+        if self.options.punctuation == PunctuationPolicy::Keep {
+            let start = sink.out.len();
+            if self.options.whitespace == WhitespacePolicy::Keep {
+                sink.out.extend_from_slice(bytes);
+            } else {
+                sink.append_ascii_words(bytes);
+            }
+            if self.options.lowercase {
+                sink.out[start..].make_ascii_lowercase();
+            }
             return;
         }
-        let composed: std::borrow::Cow<'_, str> = match self.options.unicode {
+        for &b in bytes {
+            match self.ascii_actions[usize::from(b & 0x7f)] {
+                AsciiAction::Emit(out) => {
+                    sink.out.push(out);
+                    sink.last_space = false;
+                }
+                AsciiAction::Space => sink.push_space(char::from(b)),
+                AsciiAction::Remove => {}
+            }
+        }
+    }
+
+    /// Unicode form, full-width folding, lower case, then the character policies.
+    fn unicode_pass(&self, text: &str, sink: &mut Sink) {
+        let composed: Cow<'_, str> = match self.options.unicode {
             UnicodeForm::Nfkc if is_nfkc_quick(text.chars()) != IsNormalized::Yes => {
                 text.nfkc().collect::<String>().into()
             }
@@ -143,7 +230,7 @@ impl Normalizer {
         };
         // `str::to_lowercase` applies the context-sensitive final-sigma rule, as Python does;
         // Python mode also keeps to Python 3.11's (older) Unicode tables.
-        let lowered = match (self.options.lowercase, self.options.word_chars) {
+        let lowered: Cow<'_, str> = match (self.options.lowercase, self.options.word_chars) {
             (false, _) => folded,
             (true, WordChars::Unicode) => folded.to_lowercase().into(),
             (true, WordChars::PythonRe) => {
@@ -152,89 +239,107 @@ impl Normalizer {
                 lowered.into()
             }
         };
-        self.policy_pass(lowered.chars(), out);
-    }
-
-    /// The single pass for ASCII input: case, punctuation and white space together.
-    fn ascii_pass(&self, bytes: &[u8], out: &mut String) {
-        let o = &self.options;
-        let trivial = !o.lowercase
-            && o.punctuation == PunctuationPolicy::Keep
-            && o.whitespace == WhitespacePolicy::Keep;
-        if trivial {
-            // Safe: the input is ASCII.
-            out.push_str(std::str::from_utf8(bytes).unwrap_or_default());
-            return;
+        for c in lowered.chars() {
+            sink.push(
+                c,
+                classify(c, self.options.word_chars),
+                self.options.punctuation,
+            );
         }
-        let mut buf = std::mem::take(out).into_bytes();
-        buf.reserve(bytes.len());
-        let mut pending_space = false;
-        for &b in bytes {
-            let class = if b.is_ascii_alphanumeric() || b == b'_' {
-                CharClass::Word
-            } else if b.is_ascii_whitespace() || b == 0x0b {
-                CharClass::Space
-            } else {
-                CharClass::Other
-            };
-            let emitted = match (class, o.punctuation) {
-                (CharClass::Other, PunctuationPolicy::Remove) => None,
-                (CharClass::Other, PunctuationPolicy::Space) => Some(b' '),
-                (CharClass::Space, _) => Some(b),
-                _ => Some(if o.lowercase {
-                    b.to_ascii_lowercase()
-                } else {
-                    b
-                }),
-            };
-            let Some(byte) = emitted else { continue };
-            let is_space = class == CharClass::Space || byte == b' ';
-            match o.whitespace {
-                WhitespacePolicy::Keep => buf.push(byte),
-                WhitespacePolicy::Remove if is_space => {}
-                WhitespacePolicy::Remove => buf.push(byte),
-                WhitespacePolicy::Collapse if is_space => pending_space = !buf.is_empty(),
-                WhitespacePolicy::Collapse => {
-                    if pending_space {
-                        buf.push(b' ');
-                        pending_space = false;
-                    }
-                    buf.push(byte);
-                }
+    }
+}
+
+/// The output side of normalisation: applies the punctuation and white-space policies. Under
+/// [`WhitespacePolicy::Collapse`] a space is written for the first white-space character after
+/// a non-space (never at the start), and a trailing one is removed at the end; the state is
+/// carried across stretches.
+struct Sink {
+    out: Vec<u8>,
+    last_space: bool,
+    whitespace: WhitespacePolicy,
+}
+
+impl Sink {
+    /// Pushes a character of the given class under the punctuation policy.
+    #[inline]
+    fn push(&mut self, c: char, class: CharClass, punctuation: PunctuationPolicy) {
+        match (class, punctuation) {
+            (CharClass::Other, PunctuationPolicy::Remove) => {}
+            (CharClass::Space, _) => self.push_space(c),
+            (CharClass::Other, PunctuationPolicy::Space) => self.push_space(' '),
+            _ => {
+                self.out
+                    .extend_from_slice(c.encode_utf8(&mut [0u8; 4]).as_bytes());
+                self.last_space = false;
             }
         }
-        // Only ASCII bytes were pushed, so this cannot fail.
-        *out = String::from_utf8(buf).unwrap_or_default();
     }
 
-    /// Punctuation and white-space policies over already composed and lower-cased characters.
-    fn policy_pass(&self, chars: impl Iterator<Item = char>, out: &mut String) {
-        let o = &self.options;
-        let mut pending_space = false;
-        for c in chars {
-            let class = classify(c, o.word_chars);
-            let emitted = match (class, o.punctuation) {
-                (CharClass::Other, PunctuationPolicy::Remove) => None,
-                (CharClass::Other, PunctuationPolicy::Space) => Some(' '),
-                _ => Some(c),
-            };
-            let Some(ch) = emitted else { continue };
-            let is_space = class == CharClass::Space || ch == ' ';
-            match o.whitespace {
-                WhitespacePolicy::Keep => out.push(ch),
-                WhitespacePolicy::Remove if is_space => {}
-                WhitespacePolicy::Remove => out.push(ch),
-                WhitespacePolicy::Collapse if is_space => pending_space = !out.is_empty(),
-                WhitespacePolicy::Collapse => {
-                    if pending_space {
-                        out.push(' ');
-                        pending_space = false;
-                    }
-                    out.push(ch);
+    /// Pushes white space `c` under the white-space policy.
+    #[inline]
+    fn push_space(&mut self, c: char) {
+        match self.whitespace {
+            WhitespacePolicy::Keep => self
+                .out
+                .extend_from_slice(c.encode_utf8(&mut [0u8; 4]).as_bytes()),
+            WhitespacePolicy::Remove => {}
+            WhitespacePolicy::Collapse => {
+                if !self.last_space && !self.out.is_empty() {
+                    self.out.push(b' ');
+                    self.last_space = true;
                 }
             }
         }
     }
+
+    /// Appends ASCII `bytes` under the collapse or remove policy: the runs between white
+    /// space are copied whole, and the white space is found eight bytes at a time.
+    fn append_ascii_words(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            match find_ascii_whitespace(bytes) {
+                Some(0) => {
+                    self.push_space(' ');
+                    bytes = &bytes[1..];
+                }
+                found => {
+                    let end = found.unwrap_or(bytes.len());
+                    self.out.extend_from_slice(&bytes[..end]);
+                    self.last_space = false;
+                    bytes = &bytes[end..];
+                }
+            }
+        }
+    }
+}
+
+/// Whether `b` is white space (the ASCII part of Unicode's White_Space property).
+fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+/// Index of the first white-space byte of ASCII `bytes`. Bytes up to 0x20 are flagged eight
+/// at a time (SWAR), then checked exactly.
+fn find_ascii_whitespace(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    while i + 8 <= bytes.len() {
+        let word = u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
+        // High bit set in each byte below 0x21 (exact for ASCII input).
+        let mut low = word.wrapping_sub(ONES * 0x21) & !word & HIGH;
+        while low != 0 {
+            let at = i + (low.trailing_zeros() / 8) as usize;
+            if is_ascii_space(bytes[at]) {
+                return Some(at);
+            }
+            low &= low - 1;
+        }
+        i += 8;
+    }
+    bytes[i..]
+        .iter()
+        .position(|&b| is_ascii_space(b))
+        .map(|p| i + p)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,18 +368,21 @@ pub fn is_word_char(c: char, word_chars: WordChars) -> bool {
     if word_chars == WordChars::PythonRe {
         return crate::python_compat::is_word_char(c);
     }
-    match get_general_category(c) {
+    matches!(
+        get_general_category(c),
         G::UppercaseLetter
-        | G::LowercaseLetter
-        | G::TitlecaseLetter
-        | G::ModifierLetter
-        | G::OtherLetter
-        | G::DecimalNumber
-        | G::LetterNumber
-        | G::OtherNumber => true,
-        G::NonspacingMark | G::SpacingMark | G::EnclosingMark | G::ConnectorPunctuation => true,
-        _ => false,
-    }
+            | G::LowercaseLetter
+            | G::TitlecaseLetter
+            | G::ModifierLetter
+            | G::OtherLetter
+            | G::DecimalNumber
+            | G::LetterNumber
+            | G::OtherNumber
+            | G::NonspacingMark
+            | G::SpacingMark
+            | G::EnclosingMark
+            | G::ConnectorPunctuation
+    )
 }
 
 /// Maps a full-width ASCII variant to its ASCII form and the ideographic space to a space.
@@ -335,5 +443,18 @@ mod tests {
         };
         assert_eq!(norm(o, "Cafe\u{301} au lait!"), "cafeaulait");
         assert_eq!(norm(o, "美国“51区”"), "美国51区");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// Stretch-wise normalisation equals whole-text NFKC, lower-casing and collapsing.
+        #[test]
+        fn stretches_equal_whole_text_normalisation(
+            text in "[aB1 .\t\n\u{301}é\u{FF21}ΣΑ\u{3000}\u{A0}ﬁ²]{0,40}"
+        ) {
+            let reference: String = text.nfkc().collect::<String>().to_lowercase();
+            let reference = reference.split_whitespace().collect::<Vec<_>>().join(" ");
+            proptest::prop_assert_eq!(norm(NormalizeOptions::web(), &text), reference);
+        }
     }
 }

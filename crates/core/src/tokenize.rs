@@ -9,6 +9,8 @@
 use std::sync::OnceLock;
 
 use jieba_rs::Jieba;
+
+use crate::stretch::for_each_stretch;
 use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -45,23 +47,27 @@ impl Tokenizer {
     }
 }
 
-/// Word tokens: split into Han and non-Han stretches, segment each with the right tool.
+/// Word tokens: pure-ASCII stretches go to the ASCII scanner; in the others, Han runs go to
+/// jieba and the rest to the UAX #29 segmenter. (A Han run never crosses a stretch boundary:
+/// boundaries sit at ASCII bytes.)
 fn words<'t>(text: &'t str, emit: &mut impl FnMut(&'t str)) {
-    if text.is_ascii() {
-        ascii_words(text, emit);
-        return;
-    }
-    let mut start = 0;
-    let mut in_han = false;
-    for (i, c) in text.char_indices() {
-        let han = is_han(c);
-        if han != in_han {
-            segment(&text[start..i], in_han, emit);
-            start = i;
-            in_han = han;
+    for_each_stretch(text, |stretch, ascii| {
+        if ascii {
+            ascii_words(stretch, emit);
+            return;
         }
-    }
-    segment(&text[start..], in_han, emit);
+        let mut start = 0;
+        let mut in_han = false;
+        for (i, c) in stretch.char_indices() {
+            let han = is_han(c);
+            if han != in_han {
+                segment(&stretch[start..i], in_han, emit);
+                start = i;
+                in_han = han;
+            }
+        }
+        segment(&stretch[start..], in_han, emit);
+    });
 }
 
 fn segment<'t>(run: &'t str, han: bool, emit: &mut impl FnMut(&'t str)) {
@@ -72,8 +78,6 @@ fn segment<'t>(run: &'t str, han: bool, emit: &mut impl FnMut(&'t str)) {
         for word in jieba().cut(run, true) {
             emit(word);
         }
-    } else if run.is_ascii() {
-        ascii_words(run, emit);
     } else {
         for word in run.unicode_words() {
             emit(word);
@@ -140,49 +144,56 @@ static WB_TABLE: [Wb; 128] = {
     table
 };
 
+/// Bytes that always join a word: letters, digits and `_`.
+static JOINS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        table[b] = matches!(
+            wb_class(b as u8),
+            Wb::Letter | Wb::Numeric | Wb::ExtendNumLet
+        );
+        b += 1;
+    }
+    table
+};
+
 /// UAX #29 words of an ASCII string, keeping those with a letter or digit (as
-/// `unicode_words` does). Rules WB5–WB13b restricted to ASCII.
+/// `unicode_words` does). Rules WB5–WB13b restricted to ASCII: letters, digits and `_` always
+/// join (WB5, WB8–WB10, WB13a/b); a MidLetter or MidNumLetQ joins two letters (WB6/7); a MidNum
+/// or MidNumLetQ joins two digits (WB11/12).
 fn ascii_words<'t>(text: &'t str, emit: &mut impl FnMut(&'t str)) {
     let bytes = text.as_bytes();
     let class = |i: usize| WB_TABLE[usize::from(bytes[i] & 0x7f)];
+    let joins = |i: usize| JOINS[usize::from(bytes[i])];
     let n = bytes.len();
     let mut i = 0;
     while i < n {
-        let first = class(i);
-        if !matches!(first, Wb::Letter | Wb::Numeric | Wb::ExtendNumLet) {
+        if !joins(i) {
             i += 1;
             continue;
         }
         let start = i;
-        let mut prev = first;
-        let mut has_alnum = first != Wb::ExtendNumLet;
-        i += 1;
-        while i < n {
-            let c = class(i);
-            let joined = match (prev, c) {
-                (Wb::Letter | Wb::Numeric, Wb::Letter | Wb::Numeric)
-                | (Wb::Letter | Wb::Numeric | Wb::ExtendNumLet, Wb::ExtendNumLet)
-                | (Wb::ExtendNumLet, Wb::Letter | Wb::Numeric) => 1,
-                (Wb::Letter, Wb::MidLetter | Wb::MidNumLetQ)
-                    if i + 1 < n && class(i + 1) == Wb::Letter =>
-                {
-                    2
-                }
-                (Wb::Numeric, Wb::MidNum | Wb::MidNumLetQ)
-                    if i + 1 < n && class(i + 1) == Wb::Numeric =>
-                {
-                    2
-                }
-                _ => 0,
-            };
-            if joined == 0 {
+        loop {
+            // The common case: a run of letters, digits and underscores.
+            while i < n && joins(i) {
+                i += 1;
+            }
+            if i + 1 >= n {
                 break;
             }
-            i += joined;
-            prev = class(i - 1);
-            has_alnum |= prev != Wb::ExtendNumLet;
+            let mid_joins = matches!(
+                (class(i - 1), class(i), class(i + 1)),
+                (Wb::Letter, Wb::MidLetter | Wb::MidNumLetQ, Wb::Letter)
+                    | (Wb::Numeric, Wb::MidNum | Wb::MidNumLetQ, Wb::Numeric)
+            );
+            if !mid_joins {
+                break;
+            }
+            i += 1;
         }
-        if has_alnum {
+        // A word without a letter or digit can only be a run of underscores.
+        if bytes[start] != b'_' || bytes[start..i].iter().any(|&b| b != b'_') {
             emit(&text[start..i]);
         }
     }
@@ -231,6 +242,17 @@ mod tests {
         /// The ASCII fast path is exactly UAX #29 on ASCII input.
         #[test]
         fn ascii_fast_path_equals_unicode_words(text in "[a-cA-C0-2_:.',; \\-\"!\n]{0,40}") {
+            let fast = tokens(Tokenizer::Words, &text);
+            let reference: Vec<&str> = text.unicode_words().collect();
+            prop_assert_eq!(fast, reference);
+        }
+
+        /// Splitting into ASCII and mixed stretches never changes the words (Han excluded:
+        /// it goes to jieba by design).
+        #[test]
+        fn stretch_splitting_equals_unicode_words(
+            text in "[a-b0-1_:.', \n\\-é\u{301}\u{200D}\u{1F600}ßΣα\u{A0}\u{3000}\u{FF21}\u{5F4}]{0,40}"
+        ) {
             let fast = tokens(Tokenizer::Words, &text);
             let reference: Vec<&str> = text.unicode_words().collect();
             prop_assert_eq!(fast, reference);

@@ -120,10 +120,7 @@ fn fingerprint_jsonl(
         text: args.text_field.clone(),
     };
     for_each_block(input, BLOCK_BYTES, |block, first_line| {
-        let lines: Vec<(u64, &[u8])> = block
-            .split(|&b| b == b'\n')
-            .enumerate()
-            .map(|(i, line)| (first_line + i as u64, line))
+        let lines: Vec<(u64, &[u8])> = crate::jsonl::lines(block, first_line)
             .filter(|(_, line)| !line.iter().all(u8::is_ascii_whitespace))
             .collect();
         let results: Vec<anyhow::Result<Vec<u8>>> = lines
