@@ -1,0 +1,166 @@
+//! Throughput of the fingerprinting hot paths: tokenise, shingle + hash, SimHash accumulation
+//! at 64 and 128 bits, MinHash, and the whole pipeline per profile. Each group reports bytes
+//! (or features) per second.
+//!
+//! Run: `cargo bench -p neardup-core --bench core`.
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use neardup_core::features::{FeatureExtractor, FeatureKind, FeatureScratch};
+use neardup_core::hash::{FeatureHasher, Xxh3};
+use neardup_core::minhash::{MinHashOptions, MinHasher};
+use neardup_core::simhash::{BitCounter, Bits, WeightedSums};
+use neardup_core::tokenize::Tokenizer;
+use neardup_core::{Fingerprinter, Profile};
+
+/// About 1 MB of English prose with some punctuation, digits and the odd non-ASCII character,
+/// made deterministically (the benchmark must not depend on files outside the repo).
+fn english_text() -> String {
+    let words = [
+        "the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "memory", "safety",
+        "without", "garbage", "collection", "release", "compiler", "library", "iterator",
+        "trait", "generic", "lifetime", "borrow", "checker", "thread", "async", "future",
+        "crate", "module", "function", "returns", "value", "error", "handling", "2024",
+        "version", "1.80", "can't", "e.g.", "naïve", "café", "→",
+    ];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut text = String::with_capacity(1 << 20);
+    while text.len() < 1 << 20 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        text.push_str(words[(state % words.len() as u64) as usize]);
+        text.push_str(match state % 17 {
+            0 => ". ",
+            1 => ", ",
+            2 => "\n",
+            _ => " ",
+        });
+    }
+    text
+}
+
+fn chinese_text() -> String {
+    "美国“51区”雇员称内部有9架飞碟，曾看见灰色外星人。直击儿科急诊现状忙碌不止，儿科接诊进行时。"
+        .repeat(2000)
+}
+
+fn tokenize(c: &mut Criterion) {
+    let mut group = c.benchmark_group("tokenize");
+    for (name, text) in [("english", english_text()), ("chinese", chinese_text())] {
+        let normalized = Fingerprinter::new(Profile::web()).unwrap().normalize(&text);
+        group.throughput(Throughput::Bytes(normalized.len() as u64));
+        group.bench_with_input(BenchmarkId::new("words", name), &normalized, |b, text| {
+            b.iter(|| {
+                let mut count = 0usize;
+                Tokenizer::Words.for_each_token(text, |t| count += t.len());
+                black_box(count)
+            })
+        });
+    }
+    group.finish();
+}
+
+fn shingle_and_hash(c: &mut Criterion) {
+    let text = Fingerprinter::new(Profile::web()).unwrap().normalize(&english_text());
+    let mut group = c.benchmark_group("shingle+hash");
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    for kind in [
+        FeatureKind::Tokens,
+        FeatureKind::WordShingles { width: 3 },
+        FeatureKind::CharShingles { width: 4 },
+    ] {
+        let extractor = FeatureExtractor {
+            kind,
+            tokenizer: Tokenizer::Words,
+            stop_words: None,
+            min_token_chars: 0,
+        };
+        let mut scratch = FeatureScratch::default();
+        group.bench_function(format!("{kind:?}"), |b| {
+            b.iter(|| {
+                let mut acc = 0u64;
+                extractor.for_each_feature(&text, &mut scratch, |f| acc ^= Xxh3.hash64(f));
+                black_box(acc)
+            })
+        });
+    }
+    group.finish();
+}
+
+fn accumulate(c: &mut Criterion) {
+    let hashes: Vec<u128> = (0..100_000u64)
+        .map(|i| Xxh3.hash128(&i.to_le_bytes()))
+        .collect();
+    let mut group = c.benchmark_group("simhash-accumulate");
+    group.throughput(Throughput::Elements(hashes.len() as u64));
+    group.bench_function("bit-parallel-64", |b| {
+        b.iter(|| {
+            let mut counter = BitCounter::<1>::default();
+            hashes.iter().for_each(|&h| counter.add(h));
+            black_box(counter.finish())
+        })
+    });
+    group.bench_function("bit-parallel-128", |b| {
+        b.iter(|| {
+            let mut counter = BitCounter::<2>::default();
+            hashes.iter().for_each(|&h| counter.add(h));
+            black_box(counter.finish())
+        })
+    });
+    group.bench_function("weighted-64", |b| {
+        b.iter(|| {
+            let mut sums = WeightedSums::new(Bits::B64);
+            hashes.iter().for_each(|&h| sums.add(h, 1.5));
+            black_box(sums.finish())
+        })
+    });
+    group.bench_function("weighted-128", |b| {
+        b.iter(|| {
+            let mut sums = WeightedSums::new(Bits::B128);
+            hashes.iter().for_each(|&h| sums.add(h, 1.5));
+            black_box(sums.finish())
+        })
+    });
+    group.finish();
+}
+
+fn minhash(c: &mut Criterion) {
+    let hashes: Vec<u64> = (0..10_000u64).map(|i| Xxh3.hash64(&i.to_le_bytes())).collect();
+    let mut group = c.benchmark_group("minhash");
+    group.throughput(Throughput::Elements(hashes.len() as u64));
+    for num_perm in [64, 128, 256] {
+        let hasher = MinHasher::new(MinHashOptions { num_perm, seed: 1 });
+        group.bench_function(format!("num_perm={num_perm}"), |b| {
+            b.iter(|| black_box(hasher.signature(hashes.iter().copied())))
+        });
+    }
+    group.finish();
+}
+
+fn pipeline(c: &mut Criterion) {
+    let english = english_text();
+    let chinese = chinese_text();
+    let mut group = c.benchmark_group("fingerprint");
+    for (profile, text) in [
+        ("web", &english),
+        ("python-simhash", &english),
+        ("web", &chinese),
+        ("zh", &chinese),
+    ] {
+        let fingerprinter = Fingerprinter::new(Profile::builtin(profile).unwrap()).unwrap();
+        fingerprinter.fingerprint("warm up 中文"); // load jieba outside the measurement
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        let language = if text.is_ascii() { "english" } else { "chinese" };
+        group.bench_function(format!("{profile}/{language}"), |b| {
+            b.iter(|| black_box(fingerprinter.fingerprint(text)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(3));
+    targets = tokenize, shingle_and_hash, accumulate, minhash, pipeline
+}
+criterion_main!(benches);
