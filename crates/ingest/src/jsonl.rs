@@ -419,7 +419,7 @@ mod tests {
                 "t.jsonl:4: record has no text field `text` (nor html field `html`)",
                 "t.jsonl:5: field `text` is a number, expected a string",
                 "t.jsonl:6: field `id` is an object, expected a string or a number",
-                "t.jsonl:7: malformed JSON at column 23: trailing characters",
+                "t.jsonl:7: malformed JSON at column 22: trailing characters",
                 "ok 6",
             ]
         );
