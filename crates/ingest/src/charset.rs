@@ -67,7 +67,7 @@ fn decode(encoding: &'static Encoding, bytes: &[u8]) -> String {
 fn charset_param(content_type: &str) -> Option<&'static Encoding> {
     let lower = content_type.to_ascii_lowercase();
     let at = lower.find("charset")?;
-    label_after(content_type[at + "charset".len()..].as_bytes())
+    label_after(&content_type.as_bytes()[at + "charset".len()..])
 }
 
 /// The encoding declared by `<meta charset=...>` or `<meta http-equiv

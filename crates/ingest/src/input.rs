@@ -11,6 +11,7 @@ use crate::options::ReadOptions;
 use crate::stats::ReadStats;
 use crate::warc::WarcReader;
 use crate::window::Window;
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -31,7 +32,7 @@ const SNIFF_BYTES: usize = 64 * 1024;
 /// follows; see [`open_path`] for how each path is read.
 pub fn open_inputs(paths: &[PathBuf], opts: &ReadOptions) -> Inputs {
     Inputs {
-        paths: paths.to_vec().into_iter(),
+        paths: paths.iter().cloned().collect(),
         current: None,
         opts: Arc::new(opts.clone()),
         stats: Arc::default(),
@@ -40,7 +41,7 @@ pub fn open_inputs(paths: &[PathBuf], opts: &ReadOptions) -> Inputs {
 
 /// The documents of several inputs, in order; see [`open_inputs`].
 pub struct Inputs {
-    paths: std::vec::IntoIter<PathBuf>,
+    paths: VecDeque<PathBuf>,
     current: Option<DocumentIter>,
     opts: Arc<ReadOptions>,
     stats: Arc<ReadStats>,
@@ -67,7 +68,7 @@ impl Iterator for Inputs {
                 }
                 return Some(item);
             }
-            let path = self.paths.next()?;
+            let path = self.paths.pop_front()?;
             self.current = Some(open_path(&path, &self.opts, &self.stats));
         }
     }

@@ -137,8 +137,9 @@ impl MirrorFinder {
         let segments = slashes.len().max(1);
         let depths = segments.min(self.opts.max_prefix_depth + 1);
         let first_split = self.splits.len();
-        for depth in 0..depths {
-            let cut = if depth == 0 { host_end } else { slashes[depth] };
+        // Prefixes end at the host, then at the `/` after each segment.
+        let cuts = std::iter::once(host_end).chain(slashes.iter().skip(1).copied());
+        for cut in cuts.take(depths) {
             let prefix = &key[..cut];
             let rest = hash(key.get(cut + 1..).unwrap_or_default());
             let id = self.intern(prefix);

@@ -63,7 +63,7 @@ enum Source<R> {
         /// The compressed stream, between members.
         compressed: Option<Window<R>>,
         /// The member being read.
-        member: Option<Member<R>>,
+        member: Option<Box<Member<R>>>,
         /// Skip garbage silently: we are resynchronising after a corrupt
         /// member, which was already reported.
         quiet: bool,
@@ -160,7 +160,8 @@ impl<R: Read> WarcReader<R> {
                     }
                     // The member is done, cleanly or not: back to the
                     // compressed stream for the next one.
-                    let (decoder, buf) = m.data.into_parts();
+                    let Member { offset, data } = *m;
+                    let (decoder, buf) = data.into_parts();
                     let mut window = decoder.into_inner();
                     *spare = buf;
                     *quiet = result.is_err();
@@ -169,7 +170,7 @@ impl<R: Read> WarcReader<R> {
                         return Step::Skipped;
                     };
                     // Make progress even if the decoder consumed nothing.
-                    if window.offset() == m.offset {
+                    if window.offset() == offset {
                         window.consume_buffered(1);
                     }
                     *compressed = Some(window);
@@ -177,7 +178,7 @@ impl<R: Read> WarcReader<R> {
                         codec: Compression::Gzip,
                         source,
                     };
-                    return Step::Error(IngestError::new(ctx.place.at_offset(m.offset), kind));
+                    return Step::Error(IngestError::new(ctx.place.at_offset(offset), kind));
                 }
                 let Some(mut window) = compressed.take() else {
                     return Step::End;
@@ -201,10 +202,10 @@ impl<R: Read> WarcReader<R> {
                     Step::Error(IngestError::new(ctx.place.at_offset(start), kind))
                 });
                 if found {
-                    *member = Some(Member {
+                    *member = Some(Box::new(Member {
                         offset: window.offset(),
                         data: Window::with_buffer(GzDecoder::new(window), std::mem::take(spare)),
-                    });
+                    }));
                 } else {
                     self.source = Source::Done;
                 }

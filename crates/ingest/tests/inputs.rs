@@ -44,7 +44,7 @@ fn jsonl_plain_gzip_and_zstd_chain_in_order() {
     let stats = inputs.stats().clone();
     assert_eq!(outline(inputs), ids(0..10));
     assert_eq!(stats.snapshot().documents, 10);
-    let doc = open_inputs(&[gz.clone()], &ReadOptions::default())
+    let doc = open_inputs(std::slice::from_ref(&gz), &ReadOptions::default())
         .nth(1)
         .unwrap()
         .unwrap();
@@ -115,7 +115,8 @@ fn format_override() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("data.txt");
     fs::write(&path, lines(0, 2)).unwrap();
-    let as_text: Vec<_> = open_inputs(&[path.clone()], &ReadOptions::default()).collect();
+    let as_text: Vec<_> =
+        open_inputs(std::slice::from_ref(&path), &ReadOptions::default()).collect();
     assert_eq!(as_text.len(), 1);
     let opts = ReadOptions {
         format: Some(Format::Jsonl(Compression::None)),
