@@ -16,6 +16,13 @@
 //!   other boilerplate and keeps the main text of a page.
 //! * [`url::canonicalize`] maps the many spellings of one URL to one key, and
 //!   [`mirror`] finds host/path-prefix pairs that serve the same content.
+//! * With [`ReadOptions::keep_raw`], each [`Document::raw`] holds the input
+//!   record byte for byte, so kept records can be written out unchanged.
+//!
+//! Readers: [`JsonlReader`] (JSON Lines, plain or compressed),
+//! [`FolderReader`] (folder trees of `.txt`/`.html` files and of the other
+//! formats), [`WarcReader`] (`.warc`, `.warc.gz`); [`open_path`] picks one for
+//! a path, [`open_inputs`] chains paths and counts in [`ReadStats`].
 //!
 //! ```no_run
 //! use neardup_ingest::{open_inputs, extract::MainContentExtractor, ReadOptions};
@@ -60,3 +67,18 @@ pub use warc::WarcReader;
 
 /// The result every reader yields: a document, or a bad record with its place.
 pub type Result<T, E = IngestError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    /// What callers rely on to read on one thread and work on others.
+    #[test]
+    fn thread_safety() {
+        fn send<T: Send>() {}
+        fn sync<T: Sync + Send>() {}
+        send::<crate::Inputs>();
+        send::<crate::Document>();
+        send::<crate::IngestError>();
+        sync::<crate::extract::MainContentExtractor>();
+        sync::<crate::ReadStats>();
+    }
+}

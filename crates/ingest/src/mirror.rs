@@ -1,6 +1,9 @@
 //! Mirror detection: host (or host/path-prefix) pairs that serve the same
 //! content under the same relative paths.
 //!
+//! Also [`same_content_urls`]: the simpler case of one page under several
+//! URLs (`espn.go.com` and `www.espn.com`).
+//!
 //! From the lecture: `Host1/α` and `Host2/β` are mirrors iff for most paths
 //! `p` such that `Host1/α/p` exists, `Host2/β/p` exists too with (near)
 //! identical content, and vice versa. This module is pure logic: the caller
@@ -332,6 +335,48 @@ where
     finder.finish()
 }
 
+/// Distinct canonical URLs that serve the same content.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct UrlGroup {
+    /// The content key they share.
+    pub content_key: u64,
+    /// The canonical URLs, sorted.
+    pub urls: Vec<String>,
+}
+
+/// Groups `(url, content_key)` pairs by key and returns the keys reached by
+/// two or more distinct canonical URLs (the same page under different URLs;
+/// spellings of one URL, like `http://www.a.org/` and `https://a.org`, count
+/// once). Sorted by decreasing group size, then by first URL. URLs that
+/// cannot be canonicalised are ignored.
+pub fn same_content_urls<I, S>(pages: I, opts: &UrlOptions) -> Vec<UrlGroup>
+where
+    I: IntoIterator<Item = (S, u64)>,
+    S: AsRef<str>,
+{
+    let mut by_key: HashMap<u64, Vec<String>> = HashMap::new();
+    for (url, key) in pages {
+        if let Ok(canonical) = canonicalize_with(url.as_ref(), opts) {
+            by_key.entry(key).or_default().push(canonical);
+        }
+    }
+    let mut groups: Vec<UrlGroup> = by_key
+        .into_iter()
+        .filter_map(|(content_key, mut urls)| {
+            urls.sort();
+            urls.dedup();
+            (urls.len() > 1).then_some(UrlGroup { content_key, urls })
+        })
+        .collect();
+    groups.sort_by(|x, y| {
+        y.urls
+            .len()
+            .cmp(&x.urls.len())
+            .then_with(|| x.urls.cmp(&y.urls))
+    });
+    groups
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,6 +431,27 @@ mod tests {
             ..MirrorOptions::default()
         };
         assert_eq!(find_mirrors(pages, &loose).len(), 1);
+    }
+
+    #[test]
+    fn one_page_under_several_urls() {
+        let pages = [
+            ("http://espn.go.com", 1),
+            ("http://www.espn.com/", 1),
+            ("https://espn.com", 1),
+            ("http://a.org/x", 2),
+            ("http://a.org/x#top", 2),
+            ("http://b.org/y", 3),
+            ("not a url at all", 3),
+        ];
+        let groups = same_content_urls(pages, &UrlOptions::default());
+        assert_eq!(
+            groups,
+            [UrlGroup {
+                content_key: 1,
+                urls: vec!["espn.com/".into(), "espn.go.com/".into()]
+            }]
+        );
     }
 
     #[test]

@@ -17,9 +17,10 @@ pub struct ReadStats {
 /// A copy of the [`ReadStats`] counters at one moment.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct StatsSnapshot {
-    /// Documents yielded.
+    /// Documents yielded (counted by [`crate::Inputs`]).
     pub documents: u64,
-    /// Errors yielded (bad records, unreadable inputs).
+    /// Errors yielded: bad records, unreadable inputs (counted by
+    /// [`crate::Inputs`]).
     pub errors: u64,
     /// Files in folders skipped because their extension is not a known format.
     pub skipped_files: u64,
