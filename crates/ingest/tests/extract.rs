@@ -157,3 +157,10 @@ fn options_turn_heuristics_off() {
         "nav is dropped by tag regardless"
     );
 }
+
+#[test]
+fn a_page_of_links_is_its_own_content() {
+    let html = r#"<html><body><p>Redirecting to <a href="../x/struct.Y.html">../x/struct.Y.html</a>...</p></body></html>"#;
+    let text = MainContentExtractor::default().extract(html).text;
+    assert_eq!(text, "Redirecting to ../x/struct.Y.html...");
+}

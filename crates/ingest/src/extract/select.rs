@@ -74,18 +74,28 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         None => (densest(parsed, &excluded, &text, &link), true),
     };
 
-    let mut out = String::with_capacity(text[0] + parsed.blocks.len());
-    for block in parsed.blocks.iter().filter(kept) {
-        let inside = roots
-            .iter()
-            .any(|&r| (r..=elems[r].last).contains(&block.owner));
-        let linky = by_density && block.link as f64 > opts.max_link_density * len(block) as f64;
-        if inside && !linky {
-            out.push_str(&parsed.text[block.start..block.end]);
-            out.push('\n');
+    let join = |roots: &[usize], link_filter: bool| {
+        let mut out = String::with_capacity(text[0] + parsed.blocks.len());
+        for block in parsed.blocks.iter().filter(kept) {
+            let inside = roots
+                .iter()
+                .any(|&r| (r..=elems[r].last).contains(&block.owner));
+            let linky =
+                link_filter && block.link as f64 > opts.max_link_density * len(block) as f64;
+            if inside && !linky {
+                out.push_str(&parsed.text[block.start..block.end]);
+                out.push('\n');
+            }
         }
+        out.pop();
+        out
+    };
+    let out = join(&roots, by_density);
+    if out.is_empty() {
+        // A page of links only (a redirect notice, a table of contents):
+        // its links are its content.
+        return join(&[0], false);
     }
-    out.pop();
     out
 }
 
