@@ -132,7 +132,10 @@ pub fn canonicalize_with(url: &str, opts: &UrlOptions) -> Result<String, UrlErro
     let host = parsed
         .host_str()
         .ok_or_else(|| UrlError::NoHost(url.to_string()))?;
-    let mut host = host.strip_suffix('.').unwrap_or(host);
+    let mut host = host.trim_end_matches('.');
+    if host.is_empty() {
+        return Err(UrlError::NoHost(url.to_string()));
+    }
     if opts.drop_www {
         host = strip_www(host);
     }
@@ -415,6 +418,10 @@ mod tests {
             Err(UrlError::Invalid { .. })
         ));
         assert!(canonicalize("").is_err());
+        assert!(matches!(
+            canonicalize("http://./"),
+            Err(UrlError::NoHost(_))
+        ));
         assert_eq!(
             registrable_domain("docs.example.co.uk"),
             Some("example.co.uk")
