@@ -15,7 +15,12 @@
 //! | `html5gum` 0.9 tokenizer only              |  104 |
 //! | `tl` 0.7 parse only                        |  197 |
 //! | `lol_html` 3 text handler only             |  215 |
-//! | this module, main content                  | see `benches/extract.rs` |
+//! | **this module**, main content              | 400–490 |
+//! | **this module**, all visible text          | 370–560 |
+//!
+//! (The last two rows: `cargo bench -p neardup-ingest --bench extract`,
+//! every 50th page, 11 MB; the range is run-to-run noise on a shared
+//! 2-core machine.)
 //!
 //! A DOM (and anything built on one) is several times too slow, and a
 //! general tokenizer leaves little time for the rest. So this is a
