@@ -1,0 +1,135 @@
+//! Errors: what went wrong ([`ErrorKind`]) and where ([`Place`]).
+//!
+//! Every reader reports a bad record as an [`IngestError`] and goes on with the
+//! next record, so the caller decides whether to skip it or stop the run.
+
+use crate::document::Place;
+use crate::format::Compression;
+use std::io;
+
+/// A bad input record or an input that could not be read, with its place.
+///
+/// Displays as `place: message`, e.g. `data.jsonl:17: malformed JSON at
+/// column 12: expected value`.
+#[derive(Debug, thiserror::Error)]
+#[error("{place}: {kind}")]
+pub struct IngestError {
+    /// Where the problem is: file (or `-`), line or byte offset.
+    pub place: Place,
+    /// What the problem is.
+    #[source]
+    pub kind: ErrorKind,
+}
+
+impl IngestError {
+    /// Pairs a problem with its place.
+    pub fn new(place: Place, kind: ErrorKind) -> Self {
+        IngestError { place, kind }
+    }
+}
+
+/// What went wrong with an input or one of its records.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The file or folder could not be opened (missing, permissions, ...).
+    #[error("cannot open: {0}")]
+    Open(#[source] io::Error),
+    /// Reading failed part-way; the rest of this input is skipped.
+    #[error("read failed: {0}")]
+    Read(#[source] io::Error),
+    /// The compressed stream is corrupt or ends early (a truncated `.gz` or
+    /// `.zst` file); the records before this place were read.
+    #[error("corrupt or truncated {codec} stream: {source}")]
+    Decompress {
+        /// The compression format of the stream.
+        codec: Compression,
+        /// The decoder's own message.
+        #[source]
+        source: io::Error,
+    },
+    /// A folder could not be walked (a sub-folder that cannot be read, ...).
+    #[error("cannot walk folder: {0}")]
+    Walk(#[source] walkdir::Error),
+    /// The format of a path cannot be told from its name.
+    #[error("unknown format (give it explicitly, one of {names})", names = crate::format::Format::NAMES.join(", "))]
+    UnknownFormat,
+    /// The record is not valid UTF-8 (and lossy decoding was not asked for).
+    #[error("invalid UTF-8 (first bad byte at byte {valid_up_to} of the record)")]
+    InvalidUtf8 {
+        /// Length of the valid prefix of the record.
+        valid_up_to: usize,
+    },
+    /// A file with NUL bytes in its first 8 KiB: not text.
+    #[error("binary file (NUL byte in the first 8 KiB)")]
+    Binary,
+    /// The record is bigger than `ReadOptions::max_document_bytes`.
+    #[error("record of {size} bytes is over the limit of {limit} bytes (max_document_bytes)")]
+    TooLarge {
+        /// The record's size in bytes.
+        size: u64,
+        /// The limit in force.
+        limit: u64,
+    },
+    /// A JSONL line is not valid JSON.
+    #[error("malformed JSON at column {column}: {message}")]
+    Json {
+        /// 1-based column (byte) of the problem within the line.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// A JSONL line is valid JSON but not an object.
+    #[error("record is not a JSON object")]
+    NotAnObject,
+    /// A JSONL record has neither the text field nor the html field.
+    #[error("record has no text field `{text}` (nor html field `{html}`)")]
+    MissingText {
+        /// The configured text field name.
+        text: String,
+        /// The configured html field name.
+        html: String,
+    },
+    /// A JSONL field has the wrong JSON type (e.g. the text is a number).
+    #[error("field `{field}` is {found}, expected {expected}")]
+    WrongType {
+        /// The field name.
+        field: String,
+        /// What was expected, e.g. `a string`.
+        expected: &'static str,
+        /// What was found, e.g. `a number`.
+        found: &'static str,
+    },
+    /// Bytes that are not a record where a record (or gzip member) should
+    /// start; the reader skipped them and resynchronised.
+    #[error("skipped {bytes} bytes of garbage before the next {expected}")]
+    Garbage {
+        /// How many bytes were skipped.
+        bytes: u64,
+        /// What the reader was looking for, e.g. `WARC record`.
+        expected: &'static str,
+    },
+    /// A WARC record header is malformed (bad first line, missing or invalid
+    /// Content-Length, header too long, ...).
+    #[error("malformed WARC record: {0}")]
+    BadRecord(String),
+    /// A WARC block is not followed by CRLF CRLF at its declared length: the
+    /// Content-Length is wrong. The record is dropped and the reader
+    /// resynchronises on the next `WARC/1.` line.
+    #[error("Content-Length {declared} does not match the record (no CRLF CRLF after the block)")]
+    BadLength {
+        /// The declared Content-Length.
+        declared: u64,
+    },
+    /// The input ends inside a WARC record.
+    #[error("record truncated: Content-Length {declared} but only {available} bytes follow")]
+    Truncated {
+        /// The declared Content-Length.
+        declared: u64,
+        /// How many bytes the input still had.
+        available: u64,
+    },
+    /// The HTTP response inside a WARC `response` record is malformed.
+    #[error("malformed HTTP response: {0}")]
+    Http(String),
+}

@@ -1,0 +1,166 @@
+//! Choosing the main content from a scan: which element records to keep
+//! (by semantics, else by text density), and which of their blocks.
+
+use super::scan::{Block, Parsed};
+use super::tags::flag::*;
+use super::ExtractOptions;
+
+/// A furniture-flagged element holding at least this share of the page's
+/// text is a page wrapper misjudged by its class, and is kept.
+const WRAPPER_SHARE: f64 = 0.9;
+
+/// Blocks shorter than this (bytes) do not count as paragraphs when scoring.
+const MIN_PARAGRAPH: usize = 25;
+
+/// The main text of a parsed page: selected blocks joined by newlines.
+pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
+    let elems = &parsed.elems;
+    let n = elems.len();
+
+    // Text per subtree, before any judgement.
+    let mut all = vec![0usize; n];
+    let mut semantic = vec![false; n];
+    for block in &parsed.blocks {
+        all[block.owner] += len(block);
+    }
+    for e in (1..n).rev() {
+        all[elems[e].parent] += all[e];
+        semantic[e] |= elems[e].flags & (MAIN | ARTICLE) != 0;
+        if semantic[e] {
+            semantic[elems[e].parent] = true;
+        }
+    }
+
+    // Furniture, except wrappers: elements holding the semantic content or
+    // nearly all the text.
+    let mut excluded = vec![false; n];
+    if opts.drop_boilerplate {
+        for e in 1..n {
+            let boiler = elems[e].flags & BOILER != 0
+                && !semantic[e]
+                && (all[e] as f64) < WRAPPER_SHARE * all[0] as f64;
+            excluded[e] = excluded[elems[e].parent] || boiler;
+        }
+    }
+    let kept = |b: &&Block| !excluded[b.owner];
+
+    // Text and link text per subtree, furniture left out.
+    let mut text = vec![0usize; n];
+    let mut link = vec![0usize; n];
+    for block in parsed.blocks.iter().filter(kept) {
+        text[block.owner] += len(block);
+        link[block.owner] += block.link;
+    }
+    for e in (1..n).rev() {
+        text[elems[e].parent] += text[e];
+        link[elems[e].parent] += link[e];
+    }
+    let page = text[0] as f64;
+
+    // The page's own `main` (or else `article`) if it holds enough text.
+    let semantic_root = |flag: u32| {
+        (1..n)
+            .filter(|&e| elems[e].flags & flag != 0 && !excluded[e])
+            .max_by_key(|&e| (text[e], std::cmp::Reverse(e)))
+            .filter(|&e| text[e] > 0 && text[e] as f64 >= opts.min_main_share * page)
+    };
+    let semantic_pick = if opts.prefer_semantic {
+        semantic_root(MAIN).or_else(|| semantic_root(ARTICLE))
+    } else {
+        None
+    };
+    let (roots, by_density) = match semantic_pick {
+        Some(root) => (vec![root], false),
+        None => (densest(parsed, &excluded, &text, &link), true),
+    };
+
+    let join = |roots: &[usize], link_filter: bool| {
+        let mut out = String::with_capacity(text[0] + parsed.blocks.len());
+        for block in parsed.blocks.iter().filter(kept) {
+            let inside = roots
+                .iter()
+                .any(|&r| (r..=elems[r].last).contains(&block.owner));
+            let linky =
+                link_filter && block.link as f64 > opts.max_link_density * len(block) as f64;
+            if inside && !linky {
+                out.push_str(&parsed.text[block.start..block.end]);
+                out.push('\n');
+            }
+        }
+        out.pop();
+        out
+    };
+    let out = join(&roots, by_density);
+    if out.is_empty() {
+        // A page of links only (a redirect notice, a table of contents):
+        // its links are its content.
+        return join(&[0], false);
+    }
+    out
+}
+
+fn len(block: &Block) -> usize {
+    block.end - block.start
+}
+
+/// Readability's idea without a DOM: each paragraph scores its container
+/// (and half for the container's parent) by its length and commas; the
+/// container with the best score, discounted by its link density, wins,
+/// together with its siblings that score at least a fifth as well.
+/// Returns the chosen elements, or the whole document if nothing scores.
+fn densest(parsed: &Parsed, excluded: &[bool], text: &[usize], link: &[usize]) -> Vec<usize> {
+    let elems = &parsed.elems;
+    let mut score = vec![0f64; elems.len()];
+    for block in &parsed.blocks {
+        let bytes = len(block);
+        if excluded[block.owner] || bytes < MIN_PARAGRAPH {
+            continue;
+        }
+        let words = &parsed.text.as_bytes()[block.start..block.end];
+        let commas = memchr::memchr_iter(b',', words).count();
+        let points = 1.0 + commas as f64 + (bytes as f64 / 100.0).min(3.0);
+        let owner = block.owner;
+        let container = if elems[owner].flags & PARA != 0 {
+            elems[owner].parent
+        } else {
+            owner
+        };
+        score[container] += points;
+        let grand = elems[container].parent;
+        if grand != container {
+            score[grand] += points / 2.0;
+        }
+    }
+    let adjusted = |e: usize| {
+        if score[e] == 0.0 || text[e] == 0 {
+            return 0.0;
+        }
+        let bonus = if elems[e].flags & POSITIVE != 0 {
+            25.0
+        } else {
+            0.0
+        };
+        (score[e] + bonus) * (1.0 - link[e] as f64 / text[e] as f64)
+    };
+    let best = (0..elems.len())
+        .filter(|&e| !excluded[e])
+        .map(|e| (e, adjusted(e)))
+        .filter(|&(_, s)| s > 0.0)
+        .fold(None, |best: Option<(usize, f64)>, cur| match best {
+            Some(b) if b.1 >= cur.1 => Some(b),
+            _ => Some(cur),
+        });
+    let Some((best, best_score)) = best else {
+        return vec![0];
+    };
+    if best == 0 {
+        return vec![0];
+    }
+    let parent = elems[best].parent;
+    let threshold = (best_score * 0.2).max(10.0);
+    (1..elems.len())
+        .filter(|&e| {
+            e == best || (elems[e].parent == parent && !excluded[e] && adjusted(e) >= threshold)
+        })
+        .collect()
+}

@@ -1,0 +1,202 @@
+//! What the extractor knows about tags and attributes: a tag name → flags
+//! table, and the class/id/role words that mark page furniture.
+
+/// Tag flags (bits of a `u32`).
+pub(super) mod flag {
+    /// Block-level: separates text blocks and gets an element record.
+    pub const BLOCK: u32 = 1;
+    /// Never has content nor an end tag (`br`, `img`, `meta`, ...).
+    pub const VOID: u32 = 1 << 1;
+    /// Content is raw text up to the matching end tag (`script`, `style`,
+    /// `title`, ...): never parsed as markup, never visible.
+    pub const RAW: u32 = 1 << 2;
+    /// Never visible (`svg`, `template`, ...): subtree dropped in every mode.
+    pub const HIDDEN: u32 = 1 << 3;
+    /// Page furniture (`nav`, `aside`, `button`, ...): subtree dropped by the
+    /// main-content extractor.
+    pub const CHROME: u32 = 1 << 4;
+    /// `header`/`footer`: furniture at page level, kept inside `main` or
+    /// `article` (where they hold the article's title or byline).
+    pub const PAGE_PART: u32 = 1 << 5;
+    /// `a`: text inside counts as link text.
+    pub const LINK: u32 = 1 << 6;
+    /// `pre`, `listing`: white space is kept.
+    pub const PRE: u32 = 1 << 7;
+    /// `br`: a line break.
+    pub const BR: u32 = 1 << 8;
+    /// `main` (or `role=main`): the page's own statement of its content.
+    pub const MAIN: u32 = 1 << 9;
+    /// `article` (or `role=article`).
+    pub const ARTICLE: u32 = 1 << 10;
+    /// Holds one paragraph (`p`, `li`, `h1`, `td`, ...): the element that
+    /// gets its score is its parent, as in Readability.
+    pub const PARA: u32 = 1 << 11;
+    /// `form`: furniture unless it wraps most of the page (ASP.NET does).
+    pub const FORM: u32 = 1 << 12;
+    /// `title`.
+    pub const TITLE: u32 = 1 << 13;
+    /// `p`: closed implicitly by the next block.
+    pub const P: u32 = 1 << 14;
+    /// `li`: closes an open `li`.
+    pub const LI: u32 = 1 << 15;
+    /// `dt`, `dd`: close an open `dt` or `dd`.
+    pub const DT_DD: u32 = 1 << 16;
+    /// `td`, `th`: close an open cell.
+    pub const CELL: u32 = 1 << 17;
+    /// `tr`: closes an open cell and row.
+    pub const ROW: u32 = 1 << 18;
+    /// A custom element (`<rustdoc-toolbar>`): a container whose name is
+    /// judged like a class.
+    pub const CUSTOM: u32 = 1 << 19;
+    /// Element record flag: furniture by its class, id or role (judged after
+    /// the scan, see `select`).
+    pub const BOILER: u32 = 1 << 20;
+    /// Element record flag: class or id suggest content (`article`, `post`).
+    pub const POSITIVE: u32 = 1 << 21;
+    /// `body` and `html`: never judged by class.
+    pub const ROOT: u32 = 1 << 22;
+}
+
+use flag::*;
+
+/// The flags of a tag, by its lower-case name.
+pub(super) fn classify(name: &[u8]) -> u32 {
+    match name {
+        b"p" => BLOCK | PARA | P,
+        b"div" | b"section" | b"center" | b"hgroup" | b"figure" | b"details" | b"fieldset"
+        | b"address" | b"table" | b"tbody" | b"thead" | b"tfoot" | b"ul" | b"ol" | b"dl"
+        | b"dir" => BLOCK,
+        b"hr" => BLOCK | VOID,
+        b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" | b"blockquote" | b"figcaption"
+        | b"caption" | b"summary" | b"legend" => BLOCK | PARA,
+        b"li" => BLOCK | PARA | LI,
+        b"dt" | b"dd" => BLOCK | PARA | DT_DD,
+        b"td" | b"th" => BLOCK | PARA | CELL,
+        b"tr" => BLOCK | ROW,
+        b"pre" | b"listing" => BLOCK | PARA | PRE,
+        b"main" => BLOCK | MAIN,
+        b"article" => BLOCK | ARTICLE,
+        b"body" | b"html" => BLOCK | ROOT,
+        b"header" | b"footer" => BLOCK | PAGE_PART,
+        b"nav" | b"aside" | b"menu" | b"dialog" => BLOCK | CHROME,
+        b"form" => BLOCK | FORM,
+        b"button" | b"label" => CHROME,
+        b"a" => LINK,
+        b"br" => VOID | BR,
+        b"area" | b"base" | b"col" | b"embed" | b"img" | b"input" | b"keygen" | b"link"
+        | b"meta" | b"param" | b"source" | b"track" | b"wbr" => VOID,
+        b"title" => RAW | TITLE,
+        b"script" | b"style" | b"noscript" | b"textarea" | b"iframe" | b"noembed" | b"noframes"
+        | b"xmp" | b"plaintext" => RAW,
+        b"svg" | b"math" | b"template" | b"select" | b"datalist" | b"object" | b"canvas"
+        | b"audio" | b"video" | b"map" => HIDDEN,
+        _ if name.contains(&b'-') => BLOCK | CUSTOM,
+        _ => 0,
+    }
+}
+
+/// How the words of an element's class, id or custom tag name judge it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// Surely furniture: navigation, ads, sidebars, comments, share bars, ...
+    Boilerplate,
+    /// Furniture for a container, but not for a heading or paragraph: a
+    /// weak word (`header`, `meta`, `related`, ...) without a content word,
+    /// as in `site-header` (a heading's `section-header` is no furniture).
+    WeakBoilerplate,
+    /// Likely the content (`article`, `post-body`, ...).
+    Content,
+    /// Nothing to say.
+    Neutral,
+}
+
+/// Judges an element by the words of its class, id and custom tag name
+/// (split on anything not a letter or digit, compared case-insensitively).
+/// Strong furniture words (`nav`, `sidebar`, `ad`, `cookie`, `comments`, ...)
+/// decide alone; weak ones (`header`, `meta`, `related`, ...) only when no
+/// content word (`article`, `content`, `post`, ...) is there too, so that
+/// `article-header` stays while `site-header` goes.
+pub(super) fn judge(words: &[&[u8]]) -> Verdict {
+    let mut weak = false;
+    let mut content = false;
+    for source in words {
+        for word in source.split(|b| !b.is_ascii_alphanumeric()) {
+            if word.is_empty() || word.len() > 16 {
+                continue;
+            }
+            let mut buf = [0u8; 16];
+            let lower = &mut buf[..word.len()];
+            lower.copy_from_slice(word);
+            lower.make_ascii_lowercase();
+            match &*lower {
+                b"nav" | b"navbar" | b"navigation" | b"navlinks" | b"menu" | b"menubar"
+                | b"menus" | b"topbar" | b"toolbar" | b"sidebar" | b"sidenav" | b"breadcrumb"
+                | b"breadcrumbs" | b"crumbs" | b"ad" | b"ads" | b"advert" | b"adverts"
+                | b"advertisement" | b"advertising" | b"adsense" | b"adslot" | b"sponsor"
+                | b"sponsored" | b"promo" | b"promoted" | b"cookie" | b"cookies" | b"consent"
+                | b"gdpr" | b"share" | b"sharing" | b"social" | b"comment" | b"comments"
+                | b"disqus" | b"popup" | b"modal" | b"newsletter" | b"subscribe" | b"signup"
+                | b"pagination" | b"pager" | b"outbrain" | b"taboola" | b"search"
+                | b"searchbar" | b"skiplink" | b"login" | b"footer" | b"masthead" | b"widget"
+                | b"widgets" => return Verdict::Boilerplate,
+                b"header" | b"banner" | b"meta" | b"related" | b"recommended" | b"tags"
+                | b"skip" | b"hidden" | b"hide" | b"print" | b"tools" | b"extra" => weak = true,
+                b"article" | b"content" | b"main" | b"post" | b"entry" | b"story" | b"body"
+                | b"text" | b"blog" => content = true,
+                _ => {}
+            }
+        }
+    }
+    match (weak, content) {
+        (true, false) => Verdict::WeakBoilerplate,
+        (_, true) => Verdict::Content,
+        (false, false) => Verdict::Neutral,
+    }
+}
+
+/// Whether an ARIA role marks page furniture.
+pub(super) fn chrome_role(role: &[u8]) -> bool {
+    [
+        &b"navigation"[..],
+        b"banner",
+        b"contentinfo",
+        b"complementary",
+        b"search",
+        b"menu",
+        b"menubar",
+        b"toolbar",
+        b"dialog",
+        b"alertdialog",
+    ]
+    .iter()
+    .any(|r| role.trim_ascii().eq_ignore_ascii_case(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn judging_words() {
+        let j = |s: &str| judge(&[s.as_bytes()]);
+        assert_eq!(j("main-nav"), Verdict::Boilerplate);
+        assert_eq!(j("sidebar-content"), Verdict::Boilerplate);
+        assert_eq!(j("site-header"), Verdict::WeakBoilerplate);
+        assert_eq!(j("article-header"), Verdict::Content);
+        assert_eq!(j("post_body"), Verdict::Content);
+        assert_eq!(j("shadow loading download"), Verdict::Neutral);
+        assert_eq!(j("AD-slot"), Verdict::Boilerplate);
+        assert_eq!(j("rustdoc-toolbar"), Verdict::Boilerplate);
+        assert_eq!(judge(&[b"x", b"cookie-banner"]), Verdict::Boilerplate);
+        assert!(chrome_role(b"Navigation"));
+        assert!(!chrome_role(b"main"));
+    }
+
+    #[test]
+    fn classifying_tags() {
+        assert_eq!(classify(b"p"), BLOCK | PARA | P);
+        assert_ne!(classify(b"script") & RAW, 0);
+        assert_ne!(classify(b"my-widget") & CUSTOM, 0);
+        assert_eq!(classify(b"span"), 0);
+    }
+}

@@ -1,0 +1,492 @@
+//! WARC files (`.warc`, `.warc.gz`): `response` records → [`Document`]s.
+//!
+//! A small reader of our own rather than the `warc` crate: that crate stops
+//! at the first malformed record, trusts Content-Length blindly, cannot
+//! resynchronise, and hides gzip member offsets. Crawls are messy, so this
+//! reader
+//! * reads each record into a look-ahead [`Window`] and checks that its block
+//!   is followed by CRLF CRLF before using it; a wrong Content-Length is
+//!   reported and the reader resynchronises on the next `WARC/1.` header,
+//!   which may be inside the bad record's block;
+//! * reports garbage between records (and between gzip members) with its
+//!   offset and skips it;
+//! * decodes `.warc.gz` member by member, so places carry the member's offset
+//!   in the compressed file (as CDX indexes do), and a corrupt member costs
+//!   only its own records: the reader goes on at the next gzip header;
+//! * streams past records over `max_document_bytes` without holding them.
+//!
+//! Only `response` records with a 2xx status and a text/html, XHTML or
+//! text/plain payload become documents; the rest is skipped and counted in
+//! [`ReadStats`].
+
+use crate::charset;
+use crate::document::{Body, Document, Place};
+use crate::error::{ErrorKind, IngestError};
+use crate::format::Compression;
+use crate::http;
+use crate::options::{ReadOptions, WarcId};
+use crate::stats::ReadStats;
+use crate::window::Window;
+use flate2::bufread::GzDecoder;
+use std::io::{self, Read};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Longest WARC record header accepted.
+const MAX_HEADER: usize = 64 * 1024;
+
+/// How much is looked at, at a time, when scanning for a pattern.
+const SCAN_SPAN: usize = 64 * 1024;
+
+/// The start of a WARC record header (versions 1.0 and 1.1).
+const WARC_MAGIC: &[u8] = b"WARC/1.";
+
+/// The start of a gzip member (magic and the deflate method byte).
+const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b, 0x08];
+
+/// Streams [`Document`]s from the `response` records of a WARC file.
+pub struct WarcReader<R> {
+    ctx: Context,
+    source: Source<R>,
+}
+
+/// What the record parser needs besides the bytes.
+struct Context {
+    place: Place,
+    opts: Arc<ReadOptions>,
+    stats: Arc<ReadStats>,
+}
+
+enum Source<R> {
+    Plain(Window<R>),
+    Gzip {
+        /// The compressed stream, between members.
+        compressed: Option<Window<R>>,
+        /// The member being read.
+        member: Option<Box<Member<R>>>,
+        /// Skip garbage silently: we are resynchronising after a corrupt
+        /// member, which was already reported.
+        quiet: bool,
+        /// The decompressed-data buffer, kept from member to member.
+        spare: Vec<u8>,
+    },
+    Done,
+}
+
+struct Member<R> {
+    offset: u64,
+    data: Window<GzDecoder<Window<R>>>,
+}
+
+/// The outcome of one parsing step.
+enum Step {
+    Doc(Box<Document>),
+    Skipped,
+    Error(IngestError),
+    End,
+}
+
+impl<R: Read> WarcReader<R> {
+    /// Reads an uncompressed WARC stream; `source` names it in places.
+    pub fn new(reader: R, source: impl Into<Arc<Path>>, opts: Arc<ReadOptions>) -> Self {
+        Self::with_source(Source::Plain(Window::new(reader)), source, opts)
+    }
+
+    /// Reads a gzip-compressed WARC stream, normally one gzip member per
+    /// record (one member holding every record also works).
+    pub fn gzip(reader: R, source: impl Into<Arc<Path>>, opts: Arc<ReadOptions>) -> Self {
+        let gz = Source::Gzip {
+            compressed: Some(Window::new(reader)),
+            member: None,
+            quiet: false,
+            spare: Vec::new(),
+        };
+        Self::with_source(gz, source, opts)
+    }
+
+    /// Counts skipped records and responses into `stats` (shared with other
+    /// readers) instead of a counter of its own.
+    pub fn with_stats(mut self, stats: Arc<ReadStats>) -> Self {
+        self.ctx.stats = stats;
+        self
+    }
+
+    /// The counters of skipped records and responses.
+    pub fn stats(&self) -> &Arc<ReadStats> {
+        &self.ctx.stats
+    }
+
+    fn with_source(source: Source<R>, name: impl Into<Arc<Path>>, opts: Arc<ReadOptions>) -> Self {
+        WarcReader {
+            ctx: Context {
+                place: Place::file(name),
+                opts,
+                stats: Arc::default(),
+            },
+            source,
+        }
+    }
+
+    fn step(&mut self) -> Step {
+        let ctx = &self.ctx;
+        match &mut self.source {
+            Source::Done => Step::End,
+            Source::Plain(window) => match ctx.record(window, None) {
+                Ok(Step::End) => {
+                    self.source = Source::Done;
+                    Step::End
+                }
+                Ok(step) => step,
+                Err(err) => {
+                    let error = IngestError::new(
+                        ctx.place.at_offset(window.offset()),
+                        ErrorKind::Read(err),
+                    );
+                    self.source = Source::Done;
+                    Step::Error(error)
+                }
+            },
+            Source::Gzip {
+                compressed,
+                member,
+                quiet,
+                spare,
+            } => {
+                if let Some(mut m) = member.take() {
+                    let result = ctx.record(&mut m.data, Some(m.offset));
+                    if let Ok(step @ (Step::Doc(_) | Step::Skipped | Step::Error(_))) = result {
+                        *member = Some(m);
+                        return step;
+                    }
+                    // The member is done, cleanly or not: back to the
+                    // compressed stream for the next one.
+                    let Member { offset, data } = *m;
+                    let (decoder, buf) = data.into_parts();
+                    let mut window = decoder.into_inner();
+                    *spare = buf;
+                    *quiet = result.is_err();
+                    let Err(source) = result else {
+                        *compressed = Some(window);
+                        return Step::Skipped;
+                    };
+                    // Make progress even if the decoder consumed nothing.
+                    if window.offset() == offset {
+                        window.consume_buffered(1);
+                    }
+                    *compressed = Some(window);
+                    let kind = ErrorKind::Decompress {
+                        codec: Compression::Gzip,
+                        source,
+                    };
+                    return Step::Error(IngestError::new(ctx.place.at_offset(offset), kind));
+                }
+                let Some(mut window) = compressed.take() else {
+                    return Step::End;
+                };
+                let start = window.offset();
+                let (skipped, found) = match scan_to(&mut window, GZIP_MAGIC) {
+                    Ok(scan) => scan,
+                    Err(err) => {
+                        self.source = Source::Done;
+                        return Step::Error(IngestError::new(
+                            ctx.place.at_offset(start),
+                            ErrorKind::Read(err),
+                        ));
+                    }
+                };
+                let garbage = (skipped > 0 && !*quiet).then(|| {
+                    let kind = ErrorKind::Garbage {
+                        bytes: skipped,
+                        expected: "gzip member",
+                    };
+                    Step::Error(IngestError::new(ctx.place.at_offset(start), kind))
+                });
+                if found {
+                    *member = Some(Box::new(Member {
+                        offset: window.offset(),
+                        data: Window::with_buffer(GzDecoder::new(window), std::mem::take(spare)),
+                    }));
+                } else {
+                    self.source = Source::Done;
+                }
+                garbage.unwrap_or(Step::Skipped)
+            }
+        }
+    }
+}
+
+impl<R: Read> Iterator for WarcReader<R> {
+    type Item = Result<Document, IngestError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            match self.step() {
+                Step::Doc(doc) => return Some(Ok(*doc)),
+                Step::Error(err) => return Some(Err(err)),
+                Step::Skipped => continue,
+                Step::End => return None,
+            }
+        }
+    }
+}
+
+/// The WARC header fields this reader uses.
+#[derive(Default)]
+struct Header {
+    is_response: bool,
+    content_length: Option<u64>,
+    target_uri: Option<String>,
+    record_id: Option<String>,
+    date: Option<String>,
+}
+
+impl Context {
+    /// Parses the next record of `w`. `member` is the offset of the gzip
+    /// member being read, which then is the place of its records. An I/O
+    /// error is returned as such: the caller knows whether it means a
+    /// truncated gzip member or a failed read.
+    fn record<R: Read>(&self, w: &mut Window<R>, member: Option<u64>) -> io::Result<Step> {
+        // Blank lines between records are tolerated.
+        loop {
+            let avail = w.fill_to(1)?;
+            if avail.is_empty() {
+                return Ok(Step::End);
+            }
+            let blank = avail
+                .iter()
+                .take_while(|&&b| b == b'\r' || b == b'\n')
+                .count();
+            if blank == 0 {
+                break;
+            }
+            w.consume_buffered(blank);
+        }
+        let place = self.place.at_offset(member.unwrap_or(w.offset()));
+        let error = |kind| Ok(Step::Error(IngestError::new(place.clone(), kind)));
+        if !w.fill_to(WARC_MAGIC.len())?.starts_with(WARC_MAGIC) {
+            let (bytes, _) = scan_to(w, WARC_MAGIC)?;
+            return error(ErrorKind::Garbage {
+                bytes,
+                expected: "WARC record",
+            });
+        }
+        let avail = w.fill_to(MAX_HEADER)?;
+        let Some(header_len) = header_end(avail) else {
+            let problem = if avail.len() < MAX_HEADER {
+                "the input ends inside the header".to_string()
+            } else {
+                format!("no end of header within {MAX_HEADER} bytes")
+            };
+            resync(w)?;
+            return error(ErrorKind::BadRecord(problem));
+        };
+        let header = parse_header(&avail[..header_len]);
+        let Some(length) = header.content_length else {
+            resync(w)?;
+            return error(ErrorKind::BadRecord(
+                "missing or invalid Content-Length".into(),
+            ));
+        };
+        let is_response = header.is_response;
+        let limit = self.opts.max_document_bytes;
+        if length > limit {
+            w.consume_buffered(header_len);
+            let available = w.skip(length)?;
+            if available < length {
+                return error(ErrorKind::Truncated {
+                    declared: length,
+                    available,
+                });
+            }
+            let after = w.fill_to(4)?;
+            match trailer_len(after, after.len() < 4) {
+                Some(trailer) => w.consume_buffered(trailer),
+                None => resync(w)?,
+            }
+            if is_response {
+                return error(ErrorKind::TooLarge {
+                    size: length,
+                    limit,
+                });
+            }
+            self.stats.count_skipped_record();
+            return Ok(Step::Skipped);
+        }
+        // `length <= limit`, which fits in memory by the caller's choice.
+        let block_end = header_len + length as usize;
+        let avail = w.fill_to(block_end + 4)?;
+        if avail.len() < block_end {
+            let available = (avail.len() - header_len) as u64;
+            w.skip(u64::MAX)?;
+            return error(ErrorKind::Truncated {
+                declared: length,
+                available,
+            });
+        }
+        let Some(trailer) = trailer_len(&avail[block_end..], avail.len() < block_end + 4) else {
+            resync(w)?;
+            return error(ErrorKind::BadLength { declared: length });
+        };
+        let record_len = block_end + trailer;
+        let step = if is_response {
+            let record = &avail[..record_len];
+            match self.response(&header, &avail[header_len..block_end], record, &place) {
+                Ok(Some(doc)) => Step::Doc(Box::new(doc)),
+                Ok(None) => {
+                    self.stats.count_skipped_response();
+                    Step::Skipped
+                }
+                Err(kind) => Step::Error(IngestError::new(place, kind)),
+            }
+        } else {
+            self.stats.count_skipped_record();
+            Step::Skipped
+        };
+        w.consume_buffered(record_len);
+        Ok(step)
+    }
+
+    /// Turns a response record into a document; `None` if it is not one
+    /// (status not 2xx, not a text payload, undecodable content coding).
+    fn response(
+        &self,
+        header: &Header,
+        block: &[u8],
+        record: &[u8],
+        place: &Place,
+    ) -> Result<Option<Document>, ErrorKind> {
+        let Some(response) = http::parse_response(block, self.opts.max_document_bytes)? else {
+            return Ok(None);
+        };
+        if !(200..300).contains(&response.status) {
+            return Ok(None);
+        }
+        let mime = response
+            .content_type
+            .as_deref()
+            .and_then(|ct| ct.split(';').next())
+            .map(|m| m.trim().to_ascii_lowercase());
+        let html = match mime.as_deref() {
+            Some("text/html" | "application/xhtml+xml") => true,
+            Some("text/plain") => false,
+            None | Some("") => looks_like_html(&response.body),
+            Some(_) => return Ok(None),
+        };
+        if mime.is_none() && !html {
+            return Ok(None);
+        }
+        let text = charset::decode_web(&response.body, response.content_type.as_deref(), html);
+        let (body, title) = if html {
+            let title = crate::extract::html_title(&text);
+            (Body::Html(text), title)
+        } else {
+            (Body::Text(text), None)
+        };
+        let (uri, record_id) = (header.target_uri.as_ref(), header.record_id.as_ref());
+        let id = match self.opts.warc_id {
+            WarcId::TargetUri => uri.or(record_id),
+            WarcId::RecordId => record_id.or(uri),
+        };
+        Ok(Some(Document {
+            id: id.map_or_else(|| place.to_string(), String::clone),
+            url: header.target_uri.clone(),
+            title,
+            body,
+            fetched_at: header.date.clone(),
+            place: place.clone(),
+            raw: self.opts.keep_raw.then(|| record.into()),
+        }))
+    }
+}
+
+/// Length of the header including the empty line that ends it, if complete.
+fn header_end(data: &[u8]) -> Option<usize> {
+    memchr::memchr_iter(b'\n', data).find_map(|i| match data.get(i + 1..) {
+        Some([b'\n', ..]) => Some(i + 2),
+        Some([b'\r', b'\n', ..]) => Some(i + 3),
+        _ => None,
+    })
+}
+
+/// Parses `Name: value` lines (after the version line), leniently.
+fn parse_header(data: &[u8]) -> Header {
+    let mut header = Header::default();
+    let text = std::str::from_utf8(data).unwrap_or_else(|err| {
+        // Header values are ASCII by the standard; keep the valid prefix.
+        std::str::from_utf8(&data[..err.valid_up_to()]).unwrap_or_default()
+    });
+    for line in text.lines().skip(1) {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        let unbracketed = value
+            .strip_prefix('<')
+            .and_then(|v| v.strip_suffix('>'))
+            .unwrap_or(value);
+        match name.trim().to_ascii_lowercase().as_str() {
+            "warc-type" => header.is_response = value.eq_ignore_ascii_case("response"),
+            "content-length" => header.content_length = value.parse().ok(),
+            "warc-target-uri" => header.target_uri = Some(unbracketed.to_string()),
+            "warc-record-id" => header.record_id = Some(unbracketed.to_string()),
+            "warc-date" => header.date = Some(value.to_string()),
+            _ => {}
+        }
+    }
+    header
+}
+
+/// Length of the record trailer at the start of `after`: CRLF CRLF (or LF LF
+/// from sloppy writers), or whatever line ends remain at the end of input.
+/// `None` if the block is not followed by a trailer: a wrong Content-Length.
+fn trailer_len(after: &[u8], at_end: bool) -> Option<usize> {
+    if after.starts_with(b"\r\n\r\n") {
+        Some(4)
+    } else if after.starts_with(b"\n\n") {
+        Some(2)
+    } else if at_end && after.iter().all(|&b| b == b'\r' || b == b'\n') {
+        Some(after.len())
+    } else {
+        None
+    }
+}
+
+/// After a bad record at the window's position: skips its `WARC/1.` and
+/// everything up to the next one (which may be inside the bad block).
+fn resync<R: Read>(w: &mut Window<R>) -> io::Result<()> {
+    w.consume_buffered(WARC_MAGIC.len());
+    scan_to(w, WARC_MAGIC).map(drop)
+}
+
+/// Consumes bytes up to the next occurrence of `pattern` (or to the end);
+/// returns how many were skipped and whether the pattern was found.
+fn scan_to<R: Read>(w: &mut Window<R>, pattern: &[u8]) -> io::Result<(u64, bool)> {
+    let finder = memchr::memmem::Finder::new(pattern);
+    let mut skipped = 0u64;
+    loop {
+        let avail = w.fill_to(SCAN_SPAN)?;
+        if let Some(at) = finder.find(avail) {
+            w.consume_buffered(at);
+            return Ok((skipped + at as u64, true));
+        }
+        let at_end = avail.len() < SCAN_SPAN;
+        let n = if at_end {
+            avail.len()
+        } else {
+            avail.len() + 1 - pattern.len()
+        };
+        w.consume_buffered(n);
+        skipped += n as u64;
+        if at_end {
+            return Ok((skipped, false));
+        }
+    }
+}
+
+/// For a response without Content-Type: does the payload start like HTML?
+fn looks_like_html(body: &[u8]) -> bool {
+    let head = body[..body.len().min(512)]
+        .trim_ascii_start()
+        .to_ascii_lowercase();
+    head.starts_with(b"<!doctype html") || head.starts_with(b"<html") || head.starts_with(b"<head")
+}

@@ -1,0 +1,180 @@
+//! A growable read buffer that can look ahead by any number of bytes.
+//!
+//! `std::io::BufReader` cannot guarantee `n` bytes of look-ahead, which the
+//! WARC reader needs (a whole record, to check its framing before consuming it
+//! and to resynchronise inside it when the framing is wrong) and the gzip
+//! member scanner needs (a 3-byte magic that may straddle two reads).
+//! [`Window`] also counts consumed bytes, which gives readers their offsets.
+
+use std::io::{self, BufRead, Read};
+
+/// Size of one read from the inner reader.
+const CHUNK: usize = 256 * 1024;
+
+/// A buffered reader with unbounded look-ahead ([`Window::fill_to`]) and an
+/// absolute offset ([`Window::offset`]).
+pub(crate) struct Window<R> {
+    inner: R,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    offset: u64,
+    eof: bool,
+}
+
+impl<R: Read> Window<R> {
+    /// Wraps `inner`; nothing is read yet.
+    pub(crate) fn new(inner: R) -> Self {
+        Window {
+            inner,
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            offset: 0,
+            eof: false,
+        }
+    }
+
+    /// The buffered bytes not consumed yet.
+    pub(crate) fn available(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    /// Absolute offset (bytes consumed so far) of `available()[0]`.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Reads until at least `n` bytes are buffered or the input ends, and
+    /// returns the buffered bytes (fewer than `n` only at the end).
+    pub(crate) fn fill_to(&mut self, n: usize) -> io::Result<&[u8]> {
+        while self.end - self.start < n && !self.eof {
+            self.read_more(n)?;
+        }
+        Ok(self.available())
+    }
+
+    /// Discards `n` buffered bytes (at most what is buffered).
+    pub(crate) fn consume_buffered(&mut self, n: usize) {
+        let n = n.min(self.end - self.start);
+        self.start += n;
+        self.offset += n as u64;
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+    }
+
+    /// Discards up to `n` bytes, reading through the input without buffering
+    /// more than one chunk; returns how many were discarded (fewer than `n`
+    /// only at the end of the input).
+    pub(crate) fn skip(&mut self, mut n: u64) -> io::Result<u64> {
+        let wanted = n;
+        while n > 0 {
+            let got = self.fill_to(1)?.len();
+            if got == 0 {
+                break;
+            }
+            let step = (got as u64).min(n) as usize;
+            self.consume_buffered(step);
+            n -= step as u64;
+        }
+        Ok(wanted - n)
+    }
+
+    /// Wraps `inner`, reusing `buf`'s allocation (its content is ignored).
+    pub(crate) fn with_buffer(inner: R, buf: Vec<u8>) -> Self {
+        Window {
+            buf,
+            ..Window::new(inner)
+        }
+    }
+
+    /// Gives back the inner reader and the buffer (for reuse with
+    /// [`Window::with_buffer`]), dropping whatever is buffered.
+    pub(crate) fn into_parts(self) -> (R, Vec<u8>) {
+        (self.inner, self.buf)
+    }
+
+    fn read_more(&mut self, want: usize) -> io::Result<()> {
+        // Move the unconsumed bytes to the front when that makes room.
+        if self.start > 0 && self.buf.len() - self.end < CHUNK {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        // Room for the look-ahead asked for, and for at least one chunk.
+        let needed = (self.start + want).max(self.end + CHUNK);
+        if self.buf.len() < needed {
+            self.buf.resize(needed, 0);
+        }
+        loop {
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(got) => {
+                    self.end += got;
+                    return Ok(());
+                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err),
+            }
+        }
+    }
+}
+
+impl<R: Read> Read for Window<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let got = {
+            let avail = self.fill_buf()?;
+            let got = avail.len().min(out.len());
+            out[..got].copy_from_slice(&avail[..got]);
+            got
+        };
+        self.consume_buffered(got);
+        Ok(got)
+    }
+}
+
+impl<R: Read> BufRead for Window<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.fill_to(1)
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.consume_buffered(amt);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out at most 3 bytes per call.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.len().min(out.len()).min(3);
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn look_ahead_offsets_and_skip() {
+        let data: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        let mut w = Window::new(Trickle(&data));
+        assert_eq!(&w.fill_to(10).unwrap()[..10], &data[..10]);
+        w.consume_buffered(4);
+        assert_eq!(w.offset(), 4);
+        assert_eq!(w.skip(500).unwrap(), 500);
+        assert_eq!(w.offset(), 504);
+        assert_eq!(w.fill_to(2000).unwrap(), &data[504..]);
+        assert_eq!(w.skip(2000).unwrap(), 496);
+        assert!(w.fill_to(1).unwrap().is_empty());
+    }
+}

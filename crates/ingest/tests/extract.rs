@@ -1,0 +1,166 @@
+//! Main-content extraction on pages with navigation, sidebars, ads, cookie
+//! banners, comments and footers, with and without `main`/`article`.
+
+use neardup_ingest::extract::{html_title, html_to_text, ExtractOptions, MainContentExtractor};
+
+const PARAGRAPH_1: &str = "The city council voted on Tuesday to approve the new transit plan, which adds three bus lines, extends the light rail, and repaves forty kilometres of cycle lanes.";
+const PARAGRAPH_2: &str = "Critics said the plan, while welcome, does little for the northern suburbs, where commuters still face the longest trips in the region.";
+
+/// A news page around an `<article>`.
+fn news_page() -> String {
+    format!(
+        r##"<!DOCTYPE html><html><head><title>Transit plan approved &ndash; City News</title>
+<script>var ads = "<p>not text</p>";</script><style>p {{ color: red }}</style></head>
+<body class="has-sidebar">
+<div id="cookie-banner">We use cookies. <button>Accept</button></div>
+<header class="site-header"><a href="/">City News</a><nav><a href="/a">Politics</a> <a href="/b">Sport</a></nav></header>
+<div class="breadcrumbs"><a href="/">Home</a> › <a href="/local">Local</a></div>
+<main>
+<article>
+<header><h1>Transit plan approved</h1><p class="byline">By A. Writer</p></header>
+<p>{PARAGRAPH_1}</p>
+<div class="ad-slot">BUY NOW &mdash; 50% off</div>
+<p>{PARAGRAPH_2}</p>
+<div class="share-bar"><a href="#">Share on X</a></div>
+</article>
+<section id="comments"><h2>Comments</h2><p>First! This plan is great, really great.</p></section>
+</main>
+<aside class="sidebar"><h3>Most read</h3><ul><li><a href="/x">Another story with a long title here</a></li></ul></aside>
+<footer>&copy; 2024 City News. All rights reserved.</footer>
+</body></html>"##
+    )
+}
+
+#[test]
+fn article_page_keeps_the_story_only() {
+    let out = MainContentExtractor::default().extract(&news_page());
+    assert_eq!(
+        out.title.as_deref(),
+        Some("Transit plan approved – City News")
+    );
+    assert_eq!(
+        out.text,
+        format!("Transit plan approved\nBy A. Writer\n{PARAGRAPH_1}\n{PARAGRAPH_2}")
+    );
+}
+
+#[test]
+fn all_text_keeps_the_furniture() {
+    let text = html_to_text(&news_page());
+    for kept in [
+        "We use cookies. Accept",
+        "Politics Sport",
+        "BUY NOW — 50% off",
+        "Most read",
+        "© 2024",
+    ] {
+        assert!(text.contains(kept), "{kept:?} in {text}");
+    }
+    assert!(!text.contains("not text"));
+    assert!(!text.contains("color"));
+}
+
+#[test]
+fn div_soup_is_chosen_by_text_density() {
+    let html = format!(
+        r#"<html><body>
+<div id="top"><a href="/">Home</a> | <a href="/news">News</a> | <a href="/about">About us and our long history</a></div>
+<div id="left"><ul><li><a href="/1">Link one to somewhere else</a></li><li><a href="/2">Link two to somewhere else</a></li></ul></div>
+<div id="story">
+  <div class="headline">Transit plan approved</div>
+  <p>{PARAGRAPH_1}</p>
+  <p>{PARAGRAPH_2}</p>
+  <p>Read more: <a href="/1">one</a>, <a href="/2">two</a>, <a href="/3">three related stories</a></p>
+</div>
+<div id="bottom">Contact | Imprint | Privacy</div>
+</body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert!(
+        text.contains(PARAGRAPH_1) && text.contains(PARAGRAPH_2),
+        "{text}"
+    );
+    assert!(text.contains("Transit plan approved"), "{text}");
+    for dropped in ["Home", "Link one", "Imprint", "three related"] {
+        assert!(!text.contains(dropped), "{dropped:?} in {text}");
+    }
+}
+
+#[test]
+fn small_teaser_article_is_not_the_content() {
+    let html = format!(
+        "<body><article><p>Teaser.</p></article><div class=\"content\"><p>{PARAGRAPH_1}</p><p>{PARAGRAPH_2}</p></div></body>"
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert!(text.contains(PARAGRAPH_1), "{text}");
+}
+
+#[test]
+fn form_wrapping_the_page_is_kept() {
+    // ASP.NET pages put everything in one form.
+    let html = format!("<body><form id=\"form1\"><div><p>{PARAGRAPH_1}</p><p>{PARAGRAPH_2}</p></div><form><input name=q></form></form></body>");
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(text, format!("{PARAGRAPH_1}\n{PARAGRAPH_2}"));
+}
+
+#[test]
+fn hidden_things_are_dropped_everywhere() {
+    let html = r#"<p>visible</p><p hidden>secret1</p><div style="display: none">secret2</div>
+<span aria-hidden="true">secret3</span><template><p>secret4</p></template><svg><text>secret5</text></svg>
+<noscript>secret6</noscript><!-- secret7 --><p>also visible</p>"#;
+    assert_eq!(html_to_text(html), "visible\nalso visible");
+}
+
+#[test]
+fn blocks_entities_white_space_and_pre() {
+    let html = "<div>one<p>two  <b>bold</b>&nbsp;&amp; &#x41;&#66;&copy;&unknown; <br>line\n break</p>tail<ul><li>a<li>b</ul><pre>\n  code\n    indented</pre>x &lt; y</div>";
+    assert_eq!(
+        html_to_text(html),
+        "one\ntwo bold\u{a0}& AB©&unknown;\nline break\ntail\na\nb\n  code\n    indented\nx < y"
+    );
+}
+
+#[test]
+fn broken_markup_does_not_lose_text() {
+    let html = "<p>unclosed <b>bold <i>both</b> after</i> <p>next</div></span> end <3 & x<y</p><div class=\"x";
+    // As in browsers, `<y</p>` is a start tag `y<` with an attribute `p`.
+    assert_eq!(
+        html_to_text(html),
+        "unclosed bold both after\nnext end <3 & x"
+    );
+}
+
+#[test]
+fn titles() {
+    assert_eq!(
+        html_title("<html><head><TITLE> A\n  b </TITLE>"),
+        Some("A b".into())
+    );
+    assert_eq!(
+        html_title("<script>'<title>no</title>'</script><title>yes</title>"),
+        Some("yes".into())
+    );
+    assert_eq!(html_title("<body><svg><title>icon</title></svg>"), None);
+    assert_eq!(html_title("<title></title>"), None);
+}
+
+#[test]
+fn options_turn_heuristics_off() {
+    let keep_classes = MainContentExtractor::new(ExtractOptions {
+        drop_boilerplate: false,
+        ..ExtractOptions::default()
+    });
+    let text = keep_classes.extract(&news_page()).text;
+    assert!(text.contains("BUY NOW"), "{text}");
+    assert!(
+        !text.contains("Politics"),
+        "nav is dropped by tag regardless"
+    );
+}
+
+#[test]
+fn a_page_of_links_is_its_own_content() {
+    let html = r#"<html><body><p>Redirecting to <a href="../x/struct.Y.html">../x/struct.Y.html</a>...</p></body></html>"#;
+    let text = MainContentExtractor::default().extract(html).text;
+    assert_eq!(text, "Redirecting to ../x/struct.Y.html...");
+}

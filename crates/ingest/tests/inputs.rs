@@ -1,0 +1,253 @@
+//! Reading files and folders through `open_inputs`: JSONL (plain, gzip with
+//! several members, zstd with several frames), folders, and the bad inputs
+//! each reported with its place while reading goes on.
+
+mod common;
+
+use common::*;
+use neardup_ingest::{open_inputs, Body, Compression, ErrorKind, Format, ReadOptions};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn lines(from: u32, to: u32) -> String {
+    (from..to)
+        .map(|i| format!("{{\"id\":{i},\"text\":\"doc {i}\"}}\n"))
+        .collect()
+}
+
+fn ids(range: std::ops::Range<u32>) -> Vec<Result<String, String>> {
+    range.map(|i| Ok(i.to_string())).collect()
+}
+
+#[test]
+fn jsonl_plain_gzip_and_zstd_chain_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("a.jsonl");
+    let gz = dir.path().join("b.jsonl.gz");
+    let zst = dir.path().join("c.ndjson.zst");
+    fs::write(&plain, lines(0, 3)).unwrap();
+    fs::write(
+        &gz,
+        [gzip(lines(3, 5).as_bytes()), gzip(lines(5, 7).as_bytes())].concat(),
+    )
+    .unwrap();
+    fs::write(
+        &zst,
+        [
+            zstd_frame(lines(7, 8).as_bytes()),
+            zstd_frame(lines(8, 10).as_bytes()),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let inputs = open_inputs(&[plain, gz.clone(), zst], &ReadOptions::default());
+    let stats = inputs.stats().clone();
+    assert_eq!(outline(inputs), ids(0..10));
+    assert_eq!(stats.snapshot().documents, 10);
+    let doc = open_inputs(std::slice::from_ref(&gz), &ReadOptions::default())
+        .nth(1)
+        .unwrap()
+        .unwrap();
+    assert_eq!(doc.place.to_string(), format!("{}:2", gz.display()));
+    assert_eq!(doc.body, Body::Text("doc 4".into()));
+}
+
+#[test]
+fn truncated_compressed_streams_report_and_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = lines(0, 20_000);
+    for (name, mut bytes, codec) in [
+        ("t.jsonl.gz", gzip(data.as_bytes()), Compression::Gzip),
+        (
+            "t.jsonl.zst",
+            zstd_frame(data.as_bytes()),
+            Compression::Zstd,
+        ),
+    ] {
+        bytes.truncate(bytes.len() * 2 / 3);
+        let path = dir.path().join(name);
+        fs::write(&path, bytes).unwrap();
+        let next = dir.path().join("next.jsonl");
+        fs::write(&next, lines(7, 8)).unwrap();
+        let out: Vec<_> = open_inputs(&[path.clone(), next], &ReadOptions::default()).collect();
+        let (docs, errors): (Vec<_>, Vec<_>) = out.iter().partition(|r| r.is_ok());
+        assert!(
+            docs.len() > 100,
+            "{name}: the records before the damage are read"
+        );
+        assert_eq!(errors.len(), 1, "{name}");
+        let err = out[out.len() - 2].as_ref().unwrap_err();
+        assert!(
+            matches!(&err.kind, ErrorKind::Decompress { codec: c, .. } if *c == codec),
+            "{err}"
+        );
+        assert!(
+            err.to_string().starts_with(&format!("{}:", path.display())),
+            "{err}"
+        );
+        assert_eq!(
+            out.last().unwrap().as_ref().unwrap().id,
+            "7",
+            "{name}: the next input follows"
+        );
+    }
+}
+
+#[test]
+fn unreadable_and_unknown_inputs_are_errors_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.jsonl");
+    fs::write(&good, lines(0, 1)).unwrap();
+    let unknown = dir.path().join("notes.pdf");
+    fs::write(&unknown, "x").unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    let out: Vec<_> =
+        open_inputs(&[missing.clone(), unknown, good], &ReadOptions::default()).collect();
+    assert!(
+        matches!(&out[0], Err(e) if matches!(e.kind, ErrorKind::Open(_)) && e.place.source.as_ref() == missing)
+    );
+    assert!(matches!(&out[1], Err(e) if matches!(e.kind, ErrorKind::UnknownFormat)));
+    assert_eq!(out[2].as_ref().unwrap().id, "0");
+}
+
+#[test]
+fn format_override() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data.txt");
+    fs::write(&path, lines(0, 2)).unwrap();
+    let as_text: Vec<_> =
+        open_inputs(std::slice::from_ref(&path), &ReadOptions::default()).collect();
+    assert_eq!(as_text.len(), 1);
+    let opts = ReadOptions {
+        format: Some(Format::Jsonl(Compression::None)),
+        ..ReadOptions::default()
+    };
+    assert_eq!(outline(open_inputs(&[path], &opts)), ids(0..2));
+}
+
+#[test]
+fn huge_single_line_is_rejected_without_holding_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.jsonl");
+    let mut data = format!("{{\"text\":\"{}\"}}\n", "y".repeat(3 << 20)).into_bytes();
+    data.extend_from_slice(lines(1, 2).as_bytes());
+    fs::write(&path, data).unwrap();
+    let opts = ReadOptions {
+        max_document_bytes: 1 << 20,
+        ..ReadOptions::default()
+    };
+    let out: Vec<_> = open_inputs(&[path], &opts).collect();
+    let err = out[0].as_ref().unwrap_err();
+    assert!(
+        matches!(err.kind, ErrorKind::TooLarge { size, .. } if size == (3 << 20) + 11),
+        "{err}"
+    );
+    assert_eq!(err.place.line, Some(1));
+    assert_eq!(out[1].as_ref().unwrap().id, "1");
+}
+
+/// A folder with every kind of file.
+fn tree(root: &Path) {
+    let write = |rel: &str, data: &[u8]| {
+        let path = root.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, data).unwrap();
+    };
+    write("b.txt", b"plain text b");
+    write("a.txt", b"plain text a");
+    write(
+        "sub/page.html",
+        b"<html><head><title>The &lt;Page&gt;</title></head><body><p>Hi</p></body></html>",
+    );
+    write("sub/old.htm", b"<meta charset=windows-1252><p>caf\xe9</p>");
+    write("sub/binary.txt", b"\x7fELF\0\0\x01");
+    write("sub/latin1.txt", b"caf\xe9");
+    write("sub/z/records.jsonl", lines(0, 2).as_bytes());
+    write("image.png", b"\x89PNG");
+    write("README", b"no extension");
+}
+
+#[test]
+fn folders_are_walked_in_order_with_bad_files_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path());
+    let inputs = open_inputs(&[dir.path().to_path_buf()], &ReadOptions::default());
+    let stats = inputs.stats().clone();
+    let out: Vec<_> = inputs.collect();
+    let shown: Vec<String> = out
+        .iter()
+        .map(|r| match r {
+            Ok(d) => format!("ok {}", d.id),
+            Err(e) => format!(
+                "{}: {}",
+                e.place.source.strip_prefix(dir.path()).unwrap().display(),
+                e.kind
+            ),
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "ok a.txt",
+            "ok b.txt",
+            "sub/binary.txt: binary file (NUL byte in the first 8 KiB)",
+            "sub/latin1.txt: invalid UTF-8 (first bad byte at byte 3 of the record)",
+            "ok sub/old.htm",
+            "ok sub/page.html",
+            "ok 0",
+            "ok 1",
+        ]
+    );
+    let page = out[5].as_ref().unwrap();
+    assert_eq!(page.title.as_deref(), Some("The <Page>"));
+    assert!(page.body.is_html());
+    assert!(out[4].as_ref().unwrap().body.as_str().ends_with("café</p>"));
+    let s = stats.snapshot();
+    assert_eq!((s.documents, s.errors, s.skipped_files), (6, 2, 2));
+}
+
+#[test]
+fn lossy_decoding_and_size_limit_in_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path());
+    fs::write(dir.path().join("big.txt"), "z".repeat(5000)).unwrap();
+    let opts = ReadOptions {
+        lossy_utf8: true,
+        max_document_bytes: 4096,
+        ..ReadOptions::default()
+    };
+    let out: Vec<_> = open_inputs(&[dir.path().to_path_buf()], &opts).collect();
+    let err = out[2].as_ref().unwrap_err();
+    assert!(
+        matches!(
+            err.kind,
+            ErrorKind::TooLarge {
+                size: 5000,
+                limit: 4096
+            }
+        ),
+        "{err}"
+    );
+    let latin = out
+        .iter()
+        .flatten()
+        .find(|d| d.id.ends_with("latin1.txt"))
+        .unwrap();
+    assert_eq!(latin.body, Body::Text("caf\u{fffd}".into()));
+}
+
+#[test]
+fn single_files_are_one_document_each() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path());
+    let paths: Vec<PathBuf> = ["a.txt", "sub/page.html"]
+        .iter()
+        .map(|p| dir.path().join(p))
+        .collect();
+    let docs: Vec<_> = open_inputs(&paths, &ReadOptions::default())
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(docs[0].id, paths[0].to_string_lossy());
+    assert_eq!(docs[0].body, Body::Text("plain text a".into()));
+    assert_eq!(docs[1].title.as_deref(), Some("The <Page>"));
+}
