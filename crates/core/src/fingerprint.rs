@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::features::{FeatureExtractor, FeatureScratch};
-use crate::hash::{FeatureHasher, Fnv1a64, HashAlgorithm, Md5Hasher, SipHash13, Xxh3};
+use crate::hash::{FeatureHasher, Fnv1a64, HashAlgorithm, HashMemo, Md5Hasher, SipHash13, Xxh3};
 use crate::measure::FeatureSet;
 use crate::minhash::MinHasher;
 use crate::normalize::Normalizer;
@@ -47,6 +47,7 @@ struct Scratch {
     normalized: String,
     features: FeatureScratch,
     hashes: Vec<u128>,
+    memo: HashMemo,
 }
 
 thread_local! {
@@ -158,6 +159,7 @@ impl Fingerprinter {
             normalized,
             features,
             hashes,
+            memo,
         } = scratch;
         self.normalizer.normalize_into(text, normalized);
         let digest = Digest::of(self.profile.digest, normalized.as_bytes());
@@ -170,7 +172,7 @@ impl Fingerprinter {
         let (bits, count) =
             if self.profile.weighting == Weighting::Tf && self.profile.top_k.is_none() {
                 // The hot path: every occurrence adds 1, no collection, no sorting.
-                self.streaming_tf(normalized, features, &mut fold_minhash)
+                self.streaming_tf(normalized, features, memo, &mut fold_minhash)
             } else {
                 let weighted = self.weighted_hashes(normalized, features, hashes);
                 let mut sums = WeightedSums::new(self.profile.bits);
@@ -194,61 +196,76 @@ impl Fingerprinter {
         }
     }
 
-    /// TF weighting as a stream: dispatches once on the hash algorithm so that the per-feature
-    /// loop is compiled for one concrete hasher (inlined, no virtual call per feature).
+    /// TF weighting as a stream: dispatches once on the hash algorithm and width, so that the
+    /// per-feature loop is compiled for one concrete hash function (inlined, no virtual call
+    /// per feature). MD5 and SipHash go through the per-thread [`HashMemo`].
     fn streaming_tf(
         &self,
         normalized: &str,
         features: &mut FeatureScratch,
+        memo: &mut HashMemo,
         fold_minhash: &mut impl FnMut(u128),
     ) -> (u128, u64) {
-        match self.profile.hash {
+        let hash = self.profile.hash;
+        // The memo holds the values of one hasher at one width.
+        let owner = (hash as u8) << 1 | u8::from(self.profile.bits == Bits::B128);
+        let mut run = |hasher: &dyn FeatureHasher, memoize: bool| {
+            let memo = memoize.then(|| memo.owned_by(owner));
+            self.accumulate_with(hasher, memo, normalized, features, fold_minhash)
+        };
+        match hash {
             HashAlgorithm::Xxh3 => {
-                self.streaming_tf_with(&Xxh3, normalized, features, fold_minhash)
+                self.accumulate_with(&Xxh3, None, normalized, features, fold_minhash)
             }
             HashAlgorithm::Fnv1a64 => {
-                self.streaming_tf_with(&Fnv1a64, normalized, features, fold_minhash)
+                self.accumulate_with(&Fnv1a64, None, normalized, features, fold_minhash)
             }
-            HashAlgorithm::Md5 => {
-                self.streaming_tf_with(&Md5Hasher, normalized, features, fold_minhash)
-            }
-            HashAlgorithm::Siphash13 => {
-                self.streaming_tf_with(&SipHash13, normalized, features, fold_minhash)
-            }
+            HashAlgorithm::Md5 => run(&Md5Hasher, true),
+            HashAlgorithm::Siphash13 => run(&SipHash13, true),
         }
     }
 
-    fn streaming_tf_with<H: FeatureHasher>(
+    fn accumulate_with<H: FeatureHasher + ?Sized>(
         &self,
         hasher: &H,
+        memo: Option<&mut HashMemo>,
         normalized: &str,
         features: &mut FeatureScratch,
         fold_minhash: &mut impl FnMut(u128),
     ) -> (u128, u64) {
-        match self.profile.bits {
-            Bits::B64 => {
-                let mut counter = BitCounter::<1>::default();
-                self.extractor
-                    .for_each_feature(normalized, features, |feature| {
-                        let hash = u128::from(hasher.hash64(feature));
-                        counter.add(hash);
-                        fold_minhash(hash);
-                    });
-                let total = counter.total();
-                (counter.finish(), total)
+        let wide = self.profile.bits == Bits::B128;
+        match (wide, memo) {
+            (false, None) => self.accumulate::<1>(normalized, features, fold_minhash, |f| {
+                u128::from(hasher.hash64(f))
+            }),
+            (true, None) => {
+                self.accumulate::<2>(normalized, features, fold_minhash, |f| hasher.hash128(f))
             }
-            Bits::B128 => {
-                let mut counter = BitCounter::<2>::default();
-                self.extractor
-                    .for_each_feature(normalized, features, |feature| {
-                        let hash = hasher.hash128(feature);
-                        counter.add(hash);
-                        fold_minhash(hash);
-                    });
-                let total = counter.total();
-                (counter.finish(), total)
-            }
+            (false, Some(memo)) => self.accumulate::<1>(normalized, features, fold_minhash, |f| {
+                memo.get_or_compute(f, |f| u128::from(hasher.hash64(f)))
+            }),
+            (true, Some(memo)) => self.accumulate::<2>(normalized, features, fold_minhash, |f| {
+                memo.get_or_compute(f, |f| hasher.hash128(f))
+            }),
         }
+    }
+
+    fn accumulate<const WORDS: usize>(
+        &self,
+        normalized: &str,
+        features: &mut FeatureScratch,
+        fold_minhash: &mut impl FnMut(u128),
+        mut hash: impl FnMut(&[u8]) -> u128,
+    ) -> (u128, u64) {
+        let mut counter = BitCounter::<WORDS>::default();
+        self.extractor
+            .for_each_feature(normalized, features, |feature| {
+                let hash = hash(feature);
+                counter.add(hash);
+                fold_minhash(hash);
+            });
+        let total = counter.total();
+        (counter.finish(), total)
     }
 
     #[inline]

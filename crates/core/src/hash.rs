@@ -120,6 +120,79 @@ impl HashAlgorithm {
     }
 }
 
+/// A direct-mapped memo of the hashes of short features (up to 15 bytes), for hashers that
+/// cost far more than a table lookup (MD5: about 150 ns a call). Character 4-grams and short
+/// words recur constantly in real text, so most look-ups hit. Memoising a pure function
+/// cannot change any result.
+#[derive(Debug, Clone)]
+pub struct HashMemo {
+    slots: Vec<MemoSlot>,
+    owner: Option<u8>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct MemoSlot {
+    /// Key length plus one; 0 marks an empty slot.
+    tag: u8,
+    key: [u8; 15],
+    value: u128,
+}
+
+impl Default for HashMemo {
+    fn default() -> Self {
+        HashMemo::new()
+    }
+}
+
+impl HashMemo {
+    const SLOTS_LOG2: u32 = 16;
+
+    /// An empty memo (2 MiB, allocated on first use).
+    pub fn new() -> Self {
+        HashMemo {
+            slots: Vec::new(),
+            owner: None,
+        }
+    }
+
+    /// The memo, emptied first if it holds the values of another hash function than `owner`
+    /// (an id the caller gives each hasher and width).
+    pub fn owned_by(&mut self, owner: u8) -> &mut Self {
+        if self.owner != Some(owner) {
+            self.slots.fill(MemoSlot::default());
+            self.owner = Some(owner);
+        }
+        self
+    }
+
+    /// The memoised `compute(feature)`. Features longer than 15 bytes are computed directly.
+    #[inline]
+    pub fn get_or_compute(&mut self, feature: &[u8], compute: impl FnOnce(&[u8]) -> u128) -> u128 {
+        if feature.len() > 15 {
+            return compute(feature);
+        }
+        if self.slots.is_empty() {
+            self.slots = vec![MemoSlot::default(); 1 << Self::SLOTS_LOG2];
+        }
+        let mut key = [0u8; 15];
+        key[..feature.len()].copy_from_slice(feature);
+        let tag = feature.len() as u8 + 1;
+        let mut word = [0u8; 16];
+        word[..15].copy_from_slice(&key);
+        let folded = u128::from_le_bytes(word);
+        let mixed = ((folded as u64) ^ ((folded >> 64) as u64).rotate_left(29) ^ u64::from(tag))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let index = (mixed >> (64 - Self::SLOTS_LOG2)) as usize;
+        let slot = &mut self.slots[index];
+        if slot.tag == tag && slot.key == key {
+            return slot.value;
+        }
+        let value = compute(feature);
+        *slot = MemoSlot { tag, key, value };
+        value
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +218,31 @@ mod tests {
         assert_eq!(Xxh3.hash64(b""), 0x2d06800538d394c2);
         assert_eq!(Xxh3.hash128(b""), 0x99aa06d3014798d86001c324468d497f);
         assert_eq!(Xxh3.hash64(b"neardup"), 0x7a9c10a417354e44);
+    }
+
+    #[test]
+    fn memo_returns_what_it_memoises() {
+        let mut memo = HashMemo::new();
+        for round in 0..2 {
+            for i in 0..100_000u32 {
+                let feature = i.to_string();
+                let value = memo.get_or_compute(feature.as_bytes(), |f| Md5Hasher.hash128(f));
+                assert_eq!(
+                    value,
+                    Md5Hasher.hash128(feature.as_bytes()),
+                    "round {round}"
+                );
+            }
+        }
+        let long = b"a feature longer than fifteen bytes";
+        assert_eq!(
+            memo.get_or_compute(long, |f| Md5Hasher.hash128(f)),
+            Md5Hasher.hash128(long)
+        );
+        // Keys that differ only in length (trailing zero bytes) are told apart.
+        let a = memo.get_or_compute(b"ab", |f| Md5Hasher.hash128(f));
+        let b = memo.get_or_compute(b"ab\0", |f| Md5Hasher.hash128(f));
+        assert_ne!(a, b);
     }
 
     #[test]
