@@ -23,6 +23,7 @@ pub struct Fingerprints {
     /// The SimHash fingerprint.
     pub simhash: Simhash,
     /// The MinHash signature, when the profile asks for one.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub minhash: Option<Vec<u32>>,
     /// The digest of the normalised text, for exact duplicates.
     pub digest: Digest,
