@@ -21,7 +21,7 @@ use crate::design::{choose_blocks, split, Design, Table};
 use crate::error::{checked_len, Result};
 use crate::fingerprint::Fingerprint;
 use crate::hamming::check_k;
-use crate::radix::{lsd_sort, sort_high_bits};
+use crate::radix::{lsd_sort, sort_by_high_bits};
 
 /// Runs longer than this are searched recursively instead of pair by pair.
 const RECURSE_MIN: usize = 256;
@@ -186,35 +186,44 @@ impl<F: Fingerprint> Search<'_, F> {
     ) {
         let idx_bits = (usize::BITS - members.len().leading_zeros()).max(1);
         let width = table.key_bits().min(64 - idx_bits);
-        let mut keys: Vec<u64> = members
+        // Sort (key, position in `members`) together with the value, so that runs can be
+        // compared without jumping around memory.
+        let mut items: Vec<(u64, F)> = members
             .iter()
             .enumerate()
-            .map(|(i, &u)| (table.key(self.vals[u as usize], width) << idx_bits) | i as u64)
+            .map(|(i, &u)| {
+                let fp = self.vals[u as usize];
+                ((table.key(fp, width) << idx_bits) | i as u64, fp)
+            })
             .collect();
-        sort_high_bits(&mut keys, idx_bits);
+        sort_by_high_bits(&mut items, idx_bits, idx_bits + width, |item| item.0);
         // A key cut short groups pairs that may disagree on the rest of the mask: check it.
         let mut filter = filter.clone();
         if width < table.key_bits() {
             filter.require.push(table.mask());
         }
         let index_mask = (1u64 << idx_bits) - 1;
+        let member = |item: &(u64, F)| members[(item.0 & index_mask) as usize];
         let fixed = &table.positions()[..width as usize];
         let rest: Vec<u32> = free
             .iter()
             .copied()
             .filter(|p| !fixed.contains(p))
             .collect();
-        let mut run: Vec<u32> = Vec::new();
-        for chunk in keys.chunk_by(|x, y| x >> idx_bits == y >> idx_bits) {
-            if chunk.len() < 2 {
+        for run in items.chunk_by(|x, y| x.0 >> idx_bits == y.0 >> idx_bits) {
+            if run.len() > RECURSE_MIN && rest.len() > self.k as usize {
+                let run_members: Vec<u32> = run.iter().map(member).collect();
+                self.recurse(&run_members, &rest, &filter, out);
                 continue;
             }
-            run.clear();
-            run.extend(chunk.iter().map(|&v| members[(v & index_mask) as usize]));
-            if run.len() > RECURSE_MIN && rest.len() > self.k as usize {
-                self.recurse(&run, &rest, &filter, out);
-            } else {
-                self.compare(&run, &filter, out);
+            for (i, x) in run.iter().enumerate() {
+                for y in &run[i + 1..] {
+                    let diff = x.1.xor(y.1);
+                    let distance = diff.ones();
+                    if distance <= self.k && filter.accepts(diff) {
+                        out.push((member(x), member(y), distance));
+                    }
+                }
             }
         }
     }
@@ -235,20 +244,6 @@ impl<F: Fingerprint> Search<'_, F> {
             let mut sub = filter.clone();
             sub.exclude.extend(tables[..s].iter().map(Table::mask));
             self.table(members, table, free, &sub, out);
-        }
-    }
-
-    /// Compares every pair of `run`.
-    fn compare(&self, run: &[u32], filter: &Filter<F>, out: &mut Vec<(u32, u32, u32)>) {
-        for (i, &u) in run.iter().enumerate() {
-            let fu = self.vals[u as usize];
-            for &v in &run[i + 1..] {
-                let diff = fu.xor(self.vals[v as usize]);
-                let distance = diff.ones();
-                if distance <= self.k && filter.accepts(diff) {
-                    out.push((u, v, distance));
-                }
-            }
         }
     }
 }

@@ -11,6 +11,8 @@ const SMALL: usize = 256;
 
 /// Sorts `items` stably by the bits `lo..hi` of their key, where `digit(item, shift)` returns the
 /// key bits from `shift` upwards (only the low 8 are used).
+///
+/// One scan counts the digits of every pass; a pass whose items all share one digit is skipped.
 pub(crate) fn lsd_sort<T: Copy + Default>(
     items: &mut Vec<T>,
     lo: u32,
@@ -18,15 +20,17 @@ pub(crate) fn lsd_sort<T: Copy + Default>(
     digit: impl Fn(&T, u32) -> usize,
 ) {
     let n = items.len();
-    let mut scratch: Vec<T> = Vec::new();
-    let mut shift = lo;
-    while shift < hi {
-        let mut counts = [0usize; 1 << DIGIT_BITS];
-        for item in items.iter() {
-            counts[digit(item, shift) & 0xFF] += 1;
+    let shifts: Vec<u32> = (lo..hi).step_by(DIGIT_BITS as usize).collect();
+    let mut counts = vec![[0usize; 1 << DIGIT_BITS]; shifts.len()];
+    for item in items.iter() {
+        for (pass, &shift) in shifts.iter().enumerate() {
+            counts[pass][digit(item, shift) & 0xFF] += 1;
         }
-        if counts.iter().all(|&c| c == 0 || c == n) {
-            shift += DIGIT_BITS;
+    }
+    let mut scratch: Vec<T> = Vec::new();
+    for (pass, &shift) in shifts.iter().enumerate() {
+        let counts = &mut counts[pass];
+        if counts.iter().any(|&c| c == n) {
             continue;
         }
         let mut sum = 0;
@@ -42,17 +46,22 @@ pub(crate) fn lsd_sort<T: Copy + Default>(
             counts[d] += 1;
         }
         std::mem::swap(items, &mut scratch);
-        shift += DIGIT_BITS;
     }
 }
 
-/// Sorts `u64` values by their bits `lo..64` (stable for the bits below `lo` only when radix
-/// sorting; small inputs are fully sorted, which orders ties by their low bits too).
-pub(crate) fn sort_high_bits(values: &mut Vec<u64>, lo: u32) {
-    if values.len() < SMALL {
-        values.sort_unstable();
+/// Sorts `items` by the bits `lo..hi` of `key(item)` (the bits above `hi` must be zero). Items
+/// whose bits `lo..hi` are equal keep their input order provided their keys' bits below `lo`
+/// ascend in input order, as the packed `key << lo | position` keys of the callers do.
+pub(crate) fn sort_by_high_bits<T: Copy + Default>(
+    items: &mut Vec<T>,
+    lo: u32,
+    hi: u32,
+    key: impl Fn(&T) -> u64,
+) {
+    if items.len() < SMALL {
+        items.sort_unstable_by_key(&key);
     } else {
-        lsd_sort(values, lo, 64, |&v, shift| (v >> shift) as usize);
+        lsd_sort(items, lo, hi, |item, shift| (key(item) >> shift) as usize);
     }
 }
 
@@ -73,7 +82,7 @@ mod tests {
             .collect();
         let mut expected = v.clone();
         expected.sort_unstable();
-        sort_high_bits(&mut v, 0);
+        sort_by_high_bits(&mut v, 0, 64, |&x| x);
         assert_eq!(v, expected);
         let mut pairs: Vec<(u128, u32)> = (0..1000u32).map(|i| ((i % 7) as u128, i)).collect();
         lsd_sort(&mut pairs, 0, 128, |p, s| (p.0 >> s) as usize);
