@@ -30,7 +30,7 @@ pub(crate) fn lsd_sort<T: Copy + Default>(
     let mut scratch: Vec<T> = Vec::new();
     for (pass, &shift) in shifts.iter().enumerate() {
         let counts = &mut counts[pass];
-        if counts.iter().any(|&c| c == n) {
+        if counts.contains(&n) {
             continue;
         }
         let mut sum = 0;
