@@ -8,6 +8,7 @@
 //! which alone would break the 40 bytes per fingerprint budget of the permuted tables.
 
 use crate::error::{checked_len, IndexError, Result};
+use crate::radix::sort_by_high_bits;
 
 /// Marks an empty bucket of the id map.
 const EMPTY: u32 = u32::MAX;
@@ -31,6 +32,11 @@ pub(crate) struct Removed<F> {
     pub fp: F,
     /// The former last slot, now living at `slot` (None if the removed item was the last).
     pub moved_from: Option<u32>,
+}
+
+/// Id map buckets for `n` items: a power of two, load at most 3/4.
+fn map_capacity(n: usize) -> usize {
+    (n * 4 / 3 + 1).next_power_of_two().max(16)
 }
 
 /// Spreads an id over the table (the SplitMix64 finaliser: sequential ids do not cluster).
@@ -89,22 +95,75 @@ impl<F: Copy> Slots<F> {
 
     /// Appends many items at once; on a duplicate id (in the batch or already stored) nothing is
     /// added.
+    ///
+    /// The new slots enter the id map in order of their home bucket, so the map is written
+    /// front to back instead of at random: several times faster for millions of items.
     pub fn extend(&mut self, items: &[(u64, F)]) -> Result<()> {
         let old = self.len();
         checked_len(old + items.len())?;
-        self.fps.reserve_exact(items.len());
-        self.ids.reserve_exact(items.len());
-        self.reserve_map(old + items.len());
-        for (i, &(id, fp)) in items.iter().enumerate() {
-            if self.find(id).is_some() {
-                self.truncate(old);
+        if items.is_empty() {
+            return Ok(());
+        }
+        if old > 0 {
+            if let Some(&(id, _)) = items.iter().find(|(id, _)| self.find(*id).is_some()) {
                 return Err(IndexError::DuplicateId(id));
             }
-            self.fps.push(fp);
-            self.ids.push(id);
-            self.map_insert((old + i) as u32);
         }
+        self.fps.reserve_exact(items.len());
+        self.ids.reserve_exact(items.len());
+        self.fps.extend(items.iter().map(|&(_, fp)| fp));
+        self.ids.extend(items.iter().map(|&(id, _)| id));
+        let mut first_new = old;
+        if self.map.is_empty() || self.len() * 4 > self.map.len() * 3 {
+            self.map = vec![EMPTY; map_capacity(self.len())];
+            first_new = 0;
+        }
+        let homes = self.sorted_homes(first_new..self.len());
+        if let Some(id) = self.duplicate(&homes) {
+            // Only items already stored may be in the map (and they are unique): re-map them.
+            self.fps.truncate(old);
+            self.ids.truncate(old);
+            if first_new == 0 {
+                self.map.fill(EMPTY);
+                let homes = self.sorted_homes(0..old);
+                self.map_sorted(&homes);
+            }
+            return Err(IndexError::DuplicateId(id));
+        }
+        self.map_sorted(&homes);
         Ok(())
+    }
+
+    /// `home bucket << 32 | slot` for the given slots, sorted by home bucket.
+    fn sorted_homes(&self, slots: std::ops::Range<usize>) -> Vec<u64> {
+        let bits = self.map.len().trailing_zeros();
+        let mask = self.map.len() as u64 - 1;
+        let mut homes: Vec<u64> = slots
+            .map(|s| ((hash(self.ids[s]) & mask) << 32) | s as u64)
+            .collect();
+        sort_by_high_bits(&mut homes, 32, 32 + bits, |&v| v);
+        homes
+    }
+
+    /// An id appearing twice among sorted homes (equal ids share a home bucket).
+    fn duplicate(&self, homes: &[u64]) -> Option<u64> {
+        let runs = homes.chunk_by(|x, y| x >> 32 == y >> 32);
+        runs.filter(|run| run.len() > 1).find_map(|run| {
+            run.iter().enumerate().find_map(|(i, &x)| {
+                let id = self.ids[x as u32 as usize];
+                run[i + 1..]
+                    .iter()
+                    .any(|&y| self.ids[y as u32 as usize] == id)
+                    .then_some(id)
+            })
+        })
+    }
+
+    /// Inserts the slots of sorted homes (ids not yet in the map) into the map.
+    fn map_sorted(&mut self, homes: &[u64]) {
+        for &v in homes {
+            self.map_insert_from((v >> 32) as usize, v as u32);
+        }
     }
 
     /// Removes `id`, moving the last slot into its place.
@@ -126,32 +185,27 @@ impl<F: Copy> Slots<F> {
         })
     }
 
-    /// Drops every slot from `len` on (used to undo a failed batch).
-    fn truncate(&mut self, len: usize) {
-        for slot in len..self.len() {
-            self.map_delete(self.ids[slot]);
-        }
-        self.fps.truncate(len);
-        self.ids.truncate(len);
-    }
-
     /// Makes room in the map for `n` items at load ≤ 3/4, rehashing the stored ones if it grows.
     /// Called before new slots are pushed.
     fn reserve_map(&mut self, n: usize) {
         if n * 4 <= self.map.len() * 3 {
             return;
         }
-        let cap = (n * 4 / 3 + 1).next_power_of_two().max(16);
-        self.map = vec![EMPTY; cap];
-        for slot in 0..self.ids.len() {
-            self.map_insert(slot as u32);
-        }
+        self.map = vec![EMPTY; map_capacity(n)];
+        let homes = self.sorted_homes(0..self.len());
+        self.map_sorted(&homes);
     }
 
     /// Puts `slot` (whose id is not in the map) into the map.
     fn map_insert(&mut self, slot: u32) {
+        let home = hash(self.ids[slot as usize]) as usize & (self.map.len() - 1);
+        self.map_insert_from(home, slot);
+    }
+
+    /// Puts `slot` into the first free bucket from its `home` bucket on.
+    fn map_insert_from(&mut self, home: usize, slot: u32) {
         let mask = self.map.len() - 1;
-        let mut at = hash(self.ids[slot as usize]) as usize & mask;
+        let mut at = home;
         while self.map[at] != EMPTY {
             at = (at + 1) & mask;
         }

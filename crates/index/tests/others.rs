@@ -21,7 +21,11 @@ fn optimal_params_match_datasketch() {
     ];
     for (t, n, fpw, fnw, (bands, rows)) in cases {
         let p = LshParams::optimal(t, n, fpw, fnw).unwrap();
-        assert_eq!((p.bands, p.rows), (bands, rows), "threshold {t}, num_perm {n}");
+        assert_eq!(
+            (p.bands, p.rows),
+            (bands, rows),
+            "threshold {t}, num_perm {n}"
+        );
     }
 }
 
@@ -166,7 +170,12 @@ fn clusters_and_representatives() {
         vec![4, 2, 3]
     );
     // The same components whatever the order of the pairs.
-    let reversed = clusters(6, pairs.iter().rev().copied(), Representative::FirstSeen, false);
+    let reversed = clusters(
+        6,
+        pairs.iter().rev().copied(),
+        Representative::FirstSeen,
+        false,
+    );
     assert_eq!(reversed.unwrap(), first);
     assert!(clusters(3, [(0, 3)], Representative::FirstSeen, false).is_err());
     assert!(clusters(3, [(0, 1)], Representative::Longest(&[1, 2]), false).is_err());
@@ -187,7 +196,10 @@ fn rotate_finds_a_subset_and_errors() {
         assert!(found.len() >= previous);
         previous = found.len();
     }
-    assert!(previous * 10 >= exact.len() * 9, "64 rotations find most pairs");
+    assert!(
+        previous * 10 >= exact.len() * 9,
+        "64 rotations find most pairs"
+    );
     let bad = RotateParams {
         rotations: 0,
         window: 1,
