@@ -5,10 +5,12 @@
 //! cargo run --release -p neardup-index --example index_bench -- online 10000000
 //! cargo run --release -p neardup-index --example index_bench -- rotate 1000000
 //! cargo run --release -p neardup-index --example index_bench -- gen 1000000 > fps.txt
+//! cargo run --release -p neardup-index --example index_bench -- online 10000000 --skewed
 //! ```
 //!
 //! Data: `synth::planted` (random, plus 10% near-copies with 0–3 bits flipped and 1% exact
-//! duplicates), seed 2024. Queries: half near-copies of stored fingerprints, half random.
+//! duplicates), seed 2024; with `--skewed`, `synth::skewed` instead (30% of the set share their
+//! top 16 bits). Queries: half near-copies of stored fingerprints, half random.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -25,25 +27,56 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: index_bench pairs|online|rotate|gen N [N ...] [--design D]".into());
     };
     let mut design: Option<Design> = None;
+    let mut skewed = false;
     let mut ns = Vec::new();
     let mut it = sizes.iter();
     while let Some(arg) = it.next() {
         if arg == "--design" {
             design = Some(it.next().ok_or("--design needs a value")?.parse()?);
+        } else if arg == "--skewed" {
+            skewed = true;
         } else {
             ns.push(arg.replace('_', "").parse::<usize>()?);
         }
     }
     for n in ns {
+        let data = Data { n, skewed };
         match command.as_str() {
-            "pairs" => pairs(n, design)?,
-            "online" => online(n, design)?,
-            "rotate" => rotate(n)?,
-            "gen" => generate(n)?,
+            "pairs" => pairs(data, design)?,
+            "online" => online(data, design)?,
+            "rotate" => rotate(data)?,
+            "gen" => generate(data)?,
             other => return Err(format!("unknown command {other}").into()),
         }
     }
     Ok(())
+}
+
+/// Which data set to generate.
+#[derive(Clone, Copy)]
+struct Data {
+    n: usize,
+    skewed: bool,
+}
+
+impl Data {
+    /// The fingerprints.
+    fn fps(self) -> Vec<u64> {
+        if self.skewed {
+            synth::skewed(self.n, SEED, 0.3, 16)
+        } else {
+            synth::planted(self.n, SEED)
+        }
+    }
+
+    /// A label for the output.
+    fn name(self) -> &'static str {
+        if self.skewed {
+            "skewed"
+        } else {
+            "planted"
+        }
+    }
 }
 
 /// Times `f`, returning its result and the elapsed time.
@@ -54,8 +87,8 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
 }
 
 /// Writes the planted set, one decimal fingerprint a line.
-fn generate(n: usize) -> Result<(), Box<dyn std::error::Error>> {
-    let fps: Vec<u64> = synth::planted(n, SEED);
+fn generate(data: Data) -> Result<(), Box<dyn std::error::Error>> {
+    let fps = data.fps();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for fp in fps {
         writeln!(out, "{fp}")?;
@@ -64,15 +97,17 @@ fn generate(n: usize) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// Batch all-pairs at k = 3.
-fn pairs(n: usize, design: Option<Design>) -> Result<(), Box<dyn std::error::Error>> {
-    let (fps, gen_time) = timed(|| synth::planted::<u64>(n, SEED));
+fn pairs(data: Data, design: Option<Design>) -> Result<(), Box<dyn std::error::Error>> {
+    let n = data.n;
+    let (fps, gen_time) = timed(|| data.fps());
     let design = design.unwrap_or_else(|| Design::for_expected_len(n, K, 64));
     let (pairs, time) = timed(|| all_pairs(&fps, K, design));
     let pairs = pairs?;
     let exact = pairs.iter().filter(|p| p.distance == 0).count();
     println!(
-        "all_pairs n={n} k={K} design={design} threads={} pairs={} (distance 0: {exact}) \
+        "all_pairs n={n} data={} k={K} design={design} threads={} pairs={} (distance 0: {exact}) \
          time={:.3}s (data generated in {:.2}s)",
+        data.name(),
         rayon::current_num_threads(),
         pairs.len(),
         time.as_secs_f64(),
@@ -82,8 +117,9 @@ fn pairs(n: usize, design: Option<Design>) -> Result<(), Box<dyn std::error::Err
 }
 
 /// The online index: build time, memory, query latency.
-fn online(n: usize, design: Option<Design>) -> Result<(), Box<dyn std::error::Error>> {
-    let fps: Vec<u64> = synth::planted(n, SEED);
+fn online(data: Data, design: Option<Design>) -> Result<(), Box<dyn std::error::Error>> {
+    let n = data.n;
+    let fps = data.fps();
     let items: Vec<(u64, u64)> = fps
         .iter()
         .enumerate()
@@ -121,8 +157,9 @@ fn online(n: usize, design: Option<Design>) -> Result<(), Box<dyn std::error::Er
     latencies.sort_unstable();
     let at = |p: f64| latencies[((latencies.len() - 1) as f64 * p) as usize];
     println!(
-        "online n={n} design={design} build={:.3}s memory={:.1} MiB ({:.1} bytes/fp) \
+        "online n={n} data={} design={design} build={:.3}s memory={:.1} MiB ({:.1} bytes/fp) \
          queries={} median={:.1}µs p99={:.1}µs max={:.1}µs candidates/query={:.0} matches={found}",
+        data.name(),
         build.as_secs_f64(),
         index.memory_bytes() as f64 / (1 << 20) as f64,
         index.memory_bytes() as f64 / n as f64,
@@ -136,8 +173,9 @@ fn online(n: usize, design: Option<Design>) -> Result<(), Box<dyn std::error::Er
 }
 
 /// Recall of rotate-sort-compare against the exact all-pairs, for several rotations and windows.
-fn rotate(n: usize) -> Result<(), Box<dyn std::error::Error>> {
-    let fps: Vec<u64> = synth::planted(n, SEED);
+fn rotate(data: Data) -> Result<(), Box<dyn std::error::Error>> {
+    let n = data.n;
+    let fps = data.fps();
     let (exact, exact_time) = timed(|| all_pairs(&fps, K, Design::for_expected_len(n, K, 64)));
     let exact = exact?;
     println!(

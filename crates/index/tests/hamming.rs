@@ -260,3 +260,38 @@ fn errors_for_bad_input() {
     assert!(PermutedTables::<u64>::new(Design::Blocks { blocks: 2, k: 2 }).is_err());
     assert!(BruteForce::<u64>::new().query(0, 65).is_err());
 }
+
+#[test]
+fn skewed_buckets_split_and_stay_exact() {
+    // 30% of 12,000 share their top 16 bits: that bucket of the first table is split.
+    let fps: Vec<u64> = data(Kind::Skewed, 12_000, 3, 9);
+    let items: Vec<(u64, u64)> = fps
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| (i as u64, f))
+        .collect();
+    let mut batch = PermutedTables::<u64>::new(Design::Tables4x16).unwrap();
+    batch.insert_batch(&items).unwrap();
+    let mut single = PermutedTables::<u64>::new(Design::Tables4x16).unwrap();
+    let mut brute = BruteForce::new();
+    for &(id, fp) in &items {
+        single.insert(id, fp).unwrap();
+        brute.insert(id, fp).unwrap();
+    }
+    for &(id, _) in items.iter().step_by(5) {
+        assert!(batch.remove(id).is_some());
+        assert!(single.remove(id).is_some());
+        assert!(brute.remove(id).is_some());
+    }
+    let mut rng = Rng::new(3);
+    for &q in fps.iter().step_by(37) {
+        let flips = rng.below(4) as u32;
+        let q = rng.flip(q, flips);
+        let want = brute.query(q, 3).unwrap();
+        assert_eq!(batch.query(q, 3).unwrap(), want);
+        assert_eq!(single.query(q, 3).unwrap(), want);
+        // Far fewer candidates than the 3,600 fingerprints sharing the skewed block.
+        assert!(batch.candidates(q) < 1500, "{}", batch.candidates(q));
+        assert!(single.candidates(q) < 1500, "{}", single.candidates(q));
+    }
+}
