@@ -37,7 +37,6 @@ use crate::design::{choose_blocks, split, Design, Table};
 use crate::error::Result;
 use crate::fingerprint::Fingerprint;
 use crate::hamming::{check_k, sorted, HammingIndex, Match};
-use crate::radix::sort_by_high_bits;
 use crate::slots::Slots;
 
 /// Smallest directory width (bits).
@@ -129,23 +128,21 @@ impl<F: Fingerprint> Directory<F> {
             .tables
             .par_iter()
             .map(|table| {
-                // Radix-sort (key, slot) and cut the sorted run into buckets: streaming through
-                // memory instead of scattering pushes over up to a million buckets.
                 let width = table.key_bits().min(dir_bits);
-                let mut keyed: Vec<u64> = slots
+                let keys: Vec<u32> = slots
                     .iter()
-                    .map(|&s| (table.key(fps[s as usize], width) << 32) | u64::from(s))
+                    .map(|&s| table.key(fps[s as usize], width) as u32)
                     .collect();
-                sort_by_high_bits(&mut keyed, 32, 32 + width, |&v| v);
-                let mut rest = keyed.as_slice();
-                (0..1u64 << width)
-                    .map(|key| {
-                        let end = rest.partition_point(|&v| v >> 32 <= key);
-                        let (bucket, tail) = rest.split_at(end);
-                        rest = tail;
-                        bucket.iter().map(|&v| v as u32).collect()
-                    })
-                    .collect()
+                let mut counts = vec![0usize; 1 << width];
+                for &key in &keys {
+                    counts[key as usize] += 1;
+                }
+                let mut lists: Vec<Vec<u32>> =
+                    counts.iter().map(|&c| Vec::with_capacity(c)).collect();
+                for (&slot, &key) in slots.iter().zip(&keys) {
+                    lists[key as usize].push(slot);
+                }
+                lists
             })
             .collect();
         dir.buckets = lists
