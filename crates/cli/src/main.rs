@@ -26,6 +26,8 @@ enum Command {
     Fingerprint(commands::fingerprint::FingerprintArgs),
     /// Explain how similar two texts are, and why.
     Compare(commands::compare::CompareArgs),
+    /// Find every pair of fingerprints within a Hamming distance, or their clusters (JSON lines).
+    Pairs(commands::pairs::PairsArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Fingerprint(args) => commands::fingerprint::run(args),
         Command::Compare(args) => commands::compare::run(args),
+        Command::Pairs(args) => commands::pairs::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

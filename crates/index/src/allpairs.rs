@@ -1,0 +1,249 @@
+//! Batch all-pairs: every pair of positions whose fingerprints are within distance `k`, exactly
+//! once, identical fingerprints included.
+//!
+//! # Method
+//! 1. Radix-sort `(fingerprint, position)` and group identical fingerprints. Every pair inside a
+//!    group is reported at distance 0; the search below runs on the distinct values only, so a
+//!    million copies of one value cost a sort, not a quadratic search.
+//! 2. For each table of the [`Design`] (in parallel with rayon): pack `(table key, value)` into a
+//!    `u64`, radix-sort, and scan runs of equal keys. Within a run, compare every pair. A pair
+//!    found in table `t` is reported only if it does not agree on the mask of any earlier table —
+//!    that table reports it — so no global hash set is needed.
+//! 3. A run much longer than expected (skewed data: one block value shared by a large share of
+//!    the set) is not compared pair by pair: its members already agree on the table's key bits, so
+//!    their pairs within `k` differ only in the remaining bits, and the same pigeonhole search runs
+//!    recursively on those bits with `k + 1` blocks. The "earlier table" rule carries down.
+//! 4. Expand value pairs to position pairs and sort them by `(a, b)`: the output is deterministic.
+
+use rayon::prelude::*;
+
+use crate::design::{choose_blocks, split, Design, Table};
+use crate::error::{checked_len, Result};
+use crate::fingerprint::Fingerprint;
+use crate::hamming::check_k;
+use crate::radix::{lsd_sort, sort_by_high_bits};
+
+/// Runs longer than this are searched recursively instead of pair by pair.
+const RECURSE_MIN: usize = 256;
+
+/// Two positions in the input slice, `a < b`, at Hamming distance `distance`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pair {
+    /// The smaller position.
+    pub a: u32,
+    /// The larger position.
+    pub b: u32,
+    /// Hamming distance between the two fingerprints.
+    pub distance: u32,
+}
+
+impl Pair {
+    /// The pair of positions `x` and `y` (in either order) at `distance`.
+    pub fn new(x: u32, y: u32, distance: u32) -> Pair {
+        Pair {
+            a: x.min(y),
+            b: x.max(y),
+            distance,
+        }
+    }
+}
+
+/// Every pair of positions in `fps` within distance `k`, each once, sorted by `(a, b)`.
+///
+/// Exact for `k ≤ design.max_k()`; fails with [`crate::IndexError::KTooLarge`] beyond that, or if
+/// the design is invalid for `F`. Choose the design with [`Design::for_expected_len`] unless you
+/// have a reason not to.
+///
+/// ```
+/// use neardup_index::{all_pairs, Design, Pair};
+/// let fps: Vec<u64> = vec![0b0000, 0b0111, 0b0000, 0xFF00];
+/// let pairs = all_pairs(&fps, 3, Design::Tables4x16).unwrap();
+/// assert_eq!(pairs, vec![Pair::new(0, 1, 3), Pair::new(0, 2, 0), Pair::new(1, 2, 3)]);
+/// ```
+pub fn all_pairs<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<Vec<Pair>> {
+    check_k(k, design.max_k())?;
+    let tables = design.tables::<F>()?;
+    checked_len(fps.len())?;
+    let groups = Groups::new(fps);
+    let mut pairs = groups.identical_pairs();
+    let search = Search {
+        vals: &groups.values,
+        k,
+    };
+    let all: Vec<u32> = (0..groups.values.len() as u32).collect();
+    let free: Vec<u32> = (0..F::BITS).rev().collect();
+    let masks: Vec<F> = tables.iter().map(Table::mask).collect();
+    let found: Vec<Vec<(u32, u32, u32)>> = tables
+        .par_iter()
+        .enumerate()
+        .map(|(t, table)| {
+            let mut out = Vec::new();
+            let filter = Filter {
+                require: Vec::new(),
+                exclude: masks[..t].to_vec(),
+            };
+            search.table(&all, table, &free, &filter, &mut out);
+            out
+        })
+        .collect();
+    for (u, v, distance) in found.into_iter().flatten() {
+        for &a in groups.members(u) {
+            for &b in groups.members(v) {
+                pairs.push(Pair::new(a, b, distance));
+            }
+        }
+    }
+    pairs.par_sort_unstable();
+    Ok(pairs)
+}
+
+/// Input positions grouped by identical fingerprint: distinct values ascending.
+struct Groups<F> {
+    /// Distinct fingerprints, ascending.
+    values: Vec<F>,
+    /// `positions[starts[u]..starts[u + 1]]`: the positions holding `values[u]`, ascending.
+    starts: Vec<u32>,
+    positions: Vec<u32>,
+}
+
+impl<F: Fingerprint> Groups<F> {
+    fn new(fps: &[F]) -> Self {
+        let mut order: Vec<(F, u32)> = fps
+            .iter()
+            .enumerate()
+            .map(|(i, &fp)| (fp, i as u32))
+            .collect();
+        lsd_sort(&mut order, 0, F::BITS, |&(fp, _), shift| {
+            fp.field(shift, 8) as usize
+        });
+        let mut values = Vec::new();
+        let mut starts = Vec::new();
+        for (i, &(fp, _)) in order.iter().enumerate() {
+            if values.last() != Some(&fp) {
+                values.push(fp);
+                starts.push(i as u32);
+            }
+        }
+        starts.push(order.len() as u32);
+        let positions = order.into_iter().map(|(_, p)| p).collect();
+        Groups {
+            values,
+            starts,
+            positions,
+        }
+    }
+
+    /// Positions holding distinct value `u`.
+    fn members(&self, u: u32) -> &[u32] {
+        &self.positions[self.starts[u as usize] as usize..self.starts[u as usize + 1] as usize]
+    }
+
+    /// Every pair of positions holding the same value (distance 0).
+    fn identical_pairs(&self) -> Vec<Pair> {
+        let mut pairs = Vec::new();
+        for u in 0..self.values.len() as u32 {
+            let members = self.members(u);
+            for (i, &a) in members.iter().enumerate() {
+                pairs.extend(members[i + 1..].iter().map(|&b| Pair::new(a, b, 0)));
+            }
+        }
+        pairs
+    }
+}
+
+/// Which tables' masks a reported pair must agree on (`require`) and must not (`exclude`).
+#[derive(Clone)]
+struct Filter<F> {
+    require: Vec<F>,
+    exclude: Vec<F>,
+}
+
+impl<F: Fingerprint> Filter<F> {
+    /// True if a pair whose xor is `diff` belongs to the table being searched.
+    #[inline]
+    fn accepts(&self, diff: F) -> bool {
+        self.require.iter().all(|&m| diff.and(m) == F::ZERO)
+            && self.exclude.iter().all(|&m| diff.and(m) != F::ZERO)
+    }
+}
+
+/// The recursive pigeonhole search over distinct values.
+struct Search<'a, F> {
+    vals: &'a [F],
+    k: u32,
+}
+
+impl<F: Fingerprint> Search<'_, F> {
+    /// Reports (as value indices) every pair of `members` within `k` that agrees on `table`'s
+    /// mask and passes `filter`. `free` lists the bits the members may still differ in.
+    fn table(
+        &self,
+        members: &[u32],
+        table: &Table<F>,
+        free: &[u32],
+        filter: &Filter<F>,
+        out: &mut Vec<(u32, u32, u32)>,
+    ) {
+        let idx_bits = (usize::BITS - members.len().leading_zeros()).max(1);
+        let width = table.key_bits().min(64 - idx_bits);
+        // Sort (key, position in `members`) together with the value, so that runs can be
+        // compared without jumping around memory.
+        let mut items: Vec<(u64, F)> = members
+            .iter()
+            .enumerate()
+            .map(|(i, &u)| {
+                let fp = self.vals[u as usize];
+                ((table.key(fp, width) << idx_bits) | i as u64, fp)
+            })
+            .collect();
+        sort_by_high_bits(&mut items, idx_bits, idx_bits + width, |item| item.0);
+        // A key cut short groups pairs that may disagree on the rest of the mask: check it.
+        let mut filter = filter.clone();
+        if width < table.key_bits() {
+            filter.require.push(table.mask());
+        }
+        let index_mask = (1u64 << idx_bits) - 1;
+        let member = |item: &(u64, F)| members[(item.0 & index_mask) as usize];
+        let fixed = &table.positions()[..width as usize];
+        let rest: Vec<u32> = free
+            .iter()
+            .copied()
+            .filter(|p| !fixed.contains(p))
+            .collect();
+        for run in items.chunk_by(|x, y| x.0 >> idx_bits == y.0 >> idx_bits) {
+            if run.len() > RECURSE_MIN && rest.len() > self.k as usize {
+                let run_members: Vec<u32> = run.iter().map(member).collect();
+                self.recurse(&run_members, &rest, &filter, out);
+                continue;
+            }
+            for (i, x) in run.iter().enumerate() {
+                for y in &run[i + 1..] {
+                    let diff = x.1.xor(y.1);
+                    let distance = diff.ones();
+                    if distance <= self.k && filter.accepts(diff) {
+                        out.push((member(x), member(y), distance));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Searches `members` (which agree on every bit outside `free`) with `k + 1` blocks of `free`.
+    fn recurse(
+        &self,
+        members: &[u32],
+        free: &[u32],
+        filter: &Filter<F>,
+        out: &mut Vec<(u32, u32, u32)>,
+    ) {
+        let tables: Vec<Table<F>> = choose_blocks(&split(free, self.k + 1), 1)
+            .iter()
+            .map(|set| Table::new(set))
+            .collect();
+        for (s, table) in tables.iter().enumerate() {
+            let mut sub = filter.clone();
+            sub.exclude.extend(tables[..s].iter().map(Table::mask));
+            self.table(members, table, free, &sub, out);
+        }
+    }
+}

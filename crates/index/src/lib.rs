@@ -1,0 +1,46 @@
+//! neardup-index: find near-duplicate fingerprints without comparing every pair.
+//!
+//! Comparing every pair of `n` fingerprints is O(n²). This crate makes it near-linear, exactly,
+//! following seed 001's framework — brute force ([`BruteForce`]) → the bitwise inverted index
+//! ([`BitInvertedIndex`]) → pigeonhole blocks — generalised to Manku et al.'s permuted tables
+//! ([`PermutedTables`], [`Design`]), plus the lecture slides' approximate rotate-sort-compare
+//! ([`rotate_pairs`]).
+//!
+//! * Online Hamming search: the [`HammingIndex`] trait (insert, remove, query within `k`), for
+//!   64- and 128-bit fingerprints ([`Fingerprint`] is `u64` or `u128`).
+//! * Batch: [`all_pairs`] — every pair within `k`, once, identical values included, in parallel.
+//! * MinHash LSH for Jaccard thresholds ([`MinHashLsh`], [`candidate_pairs`], [`LshParams`]) and an
+//!   exact-digest index ([`ExactIndex`], [`exact_groups`]).
+//! * [`clusters`]: connected components over pairs, with a representative per cluster.
+//!
+//! The crate knows nothing of text: fingerprints are plain integers, MinHash signatures `&[u32]`,
+//! ids `u64` chosen by the caller (online) or slice positions (batch).
+
+mod allpairs;
+mod bitwise;
+mod brute;
+mod cluster;
+mod design;
+mod error;
+mod exact;
+mod fingerprint;
+mod hamming;
+mod lsh;
+mod permuted;
+mod radix;
+mod rotate;
+mod slots;
+pub mod synth;
+
+pub use allpairs::{all_pairs, Pair};
+pub use bitwise::BitInvertedIndex;
+pub use brute::BruteForce;
+pub use cluster::{clusters, Cluster, Representative, UnionFind};
+pub use design::{Design, Table, MAX_TABLES};
+pub use error::{IndexError, Result};
+pub use exact::{exact_groups, ExactIndex};
+pub use fingerprint::Fingerprint;
+pub use hamming::{HammingIndex, Match};
+pub use lsh::{candidate_pairs, estimated_jaccard, LshParams, MinHashLsh, SimilarPair};
+pub use permuted::PermutedTables;
+pub use rotate::{rotate_pairs, RotateParams};

@@ -1,0 +1,297 @@
+//! Every exact Hamming method against brute force: online queries and batch all-pairs, at 64 and
+//! 128 bits, on random data, planted near-copies, many identical fingerprints and skewed data.
+
+use neardup_index::synth::{self, Rng};
+use neardup_index::{
+    all_pairs, BitInvertedIndex, BruteForce, Design, Fingerprint, HammingIndex, IndexError, Match,
+    Pair, PermutedTables,
+};
+use proptest::prelude::*;
+
+/// The kinds of data every method must get right.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Random,
+    Planted,
+    Identical,
+    Skewed,
+}
+
+/// `n` fingerprints of the given kind; near-copies differ by up to `k` bits.
+fn data<F: Fingerprint>(kind: Kind, n: usize, k: u32, seed: u64) -> Vec<F> {
+    match kind {
+        Kind::Random => synth::random(n, seed),
+        Kind::Planted => synth::planted_with(n, seed, n / 3, k, n / 10),
+        Kind::Identical => {
+            let mut rng = Rng::new(seed);
+            let pool: Vec<F> = (0..3).map(|_| rng.fingerprint()).collect();
+            (0..n)
+                .map(|i| {
+                    let fp = pool[i % pool.len()];
+                    if i % 4 == 0 {
+                        let flips = rng.below(u64::from(k) + 2) as u32;
+                        rng.flip(fp, flips)
+                    } else {
+                        fp
+                    }
+                })
+                .collect()
+        }
+        Kind::Skewed => {
+            // 30% share one top-16-bit value; add near-copies so there are pairs inside it.
+            let mut fps: Vec<F> = synth::skewed(n, seed, 0.3, 16);
+            let mut rng = Rng::new(seed ^ 1);
+            for i in (1..fps.len()).step_by(5) {
+                let flips = rng.below(u64::from(k) + 1) as u32;
+                fps[i] = rng.flip(fps[i - 1], flips);
+            }
+            fps
+        }
+    }
+}
+
+fn kind() -> impl Strategy<Value = Kind> {
+    prop_oneof![
+        Just(Kind::Random),
+        Just(Kind::Planted),
+        Just(Kind::Identical),
+        Just(Kind::Skewed)
+    ]
+}
+
+/// Brute-force all pairs: the reference.
+fn reference_pairs<F: Fingerprint>(fps: &[F], k: u32) -> Vec<Pair> {
+    let mut pairs = Vec::new();
+    for (i, &x) in fps.iter().enumerate() {
+        for (j, &y) in fps.iter().enumerate().skip(i + 1) {
+            let d = x.distance(y);
+            if d <= k {
+                pairs.push(Pair::new(i as u32, j as u32, d));
+            }
+        }
+    }
+    pairs
+}
+
+/// Designs valid for `F` that answer distance `k`.
+fn designs<F: Fingerprint>(k: u32, extra_blocks: u32) -> Vec<Design> {
+    let mut designs = vec![
+        Design::Blocks {
+            blocks: k + 1 + extra_blocks,
+            k,
+        },
+        Design::for_expected_len(1000, k, F::BITS),
+    ];
+    if F::BITS == 64 && k <= 3 {
+        designs.extend(Design::PRESETS);
+    }
+    designs
+}
+
+/// Loads `fps` (id = 1000 + position) half by batch, half one by one; removes every 7th; then
+/// checks that queries agree with brute force for existing fingerprints, their near-copies and
+/// random ones.
+fn check_online<F: Fingerprint>(fps: &[F], k: u32, seed: u64, index: &mut dyn HammingIndex<F>) {
+    let mut brute = BruteForce::<F>::new();
+    let items: Vec<(u64, F)> = fps
+        .iter()
+        .enumerate()
+        .map(|(i, &fp)| (1000 + i as u64, fp))
+        .collect();
+    let half = items.len() / 2;
+    index.insert_batch(&items[..half]).unwrap();
+    brute.insert_batch(&items[..half]).unwrap();
+    for &(id, fp) in &items[half..] {
+        index.insert(id, fp).unwrap();
+        brute.insert(id, fp).unwrap();
+    }
+    for &(id, fp) in items.iter().step_by(7) {
+        assert_eq!(index.remove(id), Some(fp));
+        assert_eq!(brute.remove(id), Some(fp));
+        assert_eq!(index.remove(id), None);
+    }
+    assert_eq!(index.len(), brute.len());
+    let mut rng = Rng::new(seed);
+    let mut queries: Vec<F> = fps.iter().copied().step_by(3).collect();
+    queries.extend(fps.iter().take(20).map(|&fp| {
+        let flips = rng.below(u64::from(k) + 2) as u32;
+        rng.flip(fp, flips)
+    }));
+    queries.extend((0..5).map(|_| rng.fingerprint::<F>()));
+    for q in queries {
+        let got = index.query(q, k).unwrap();
+        let want = brute.query(q, k).unwrap();
+        assert_eq!(got, want, "query {q:?} at k = {k}");
+    }
+    for &(id, fp) in items.iter().skip(1).step_by(7) {
+        assert_eq!(index.get(id), Some(fp));
+    }
+}
+
+/// Checks every online method and all-pairs on one data set.
+fn check_all<F: Fingerprint>(kind: Kind, n: usize, k: u32, seed: u64, extra: u32) {
+    let fps: Vec<F> = data(kind, n, k, seed);
+    check_online(&fps, k, seed, &mut BitInvertedIndex::<F>::new());
+    let want = reference_pairs(&fps, k);
+    for design in designs::<F>(k, extra) {
+        check_online(
+            &fps,
+            k,
+            seed,
+            &mut PermutedTables::<F>::new(design).unwrap(),
+        );
+        let got = all_pairs(&fps, k, design).unwrap();
+        assert_eq!(
+            got, want,
+            "all_pairs with {design:?} on {kind:?} data at k = {k}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn exact_methods_agree_with_brute_force_64(
+        kind in kind(), n in 0usize..160, k in 0u32..=3, seed: u64, extra in 0u32..3
+    ) {
+        check_all::<u64>(kind, n, k, seed, extra);
+    }
+
+    #[test]
+    fn exact_methods_agree_with_brute_force_64_large_k(
+        kind in kind(), n in 0usize..120, k in 4u32..=12, seed: u64
+    ) {
+        check_all::<u64>(kind, n, k, seed, 0);
+    }
+
+    #[test]
+    fn exact_methods_agree_with_brute_force_128(
+        kind in kind(), n in 0usize..120, k in 0u32..=8, seed: u64, extra in 0u32..2
+    ) {
+        check_all::<u128>(kind, n, k, seed, extra);
+    }
+}
+
+#[test]
+fn skewed_runs_recurse_and_stay_exact() {
+    // 30% of 3000 share the top 16 bits: runs far longer than the recursion threshold.
+    for k in [0, 1, 3] {
+        let fps: Vec<u64> = data(Kind::Skewed, 3000, k, 42);
+        let want = reference_pairs(&fps, k);
+        assert!(!want.is_empty());
+        assert_eq!(all_pairs(&fps, k, Design::Tables4x16).unwrap(), want);
+        let wide: Vec<u128> = data(Kind::Skewed, 1500, k, 43);
+        let design = Design::for_expected_len(wide.len(), k, 128);
+        assert_eq!(
+            all_pairs(&wide, k, design).unwrap(),
+            reference_pairs(&wide, k)
+        );
+    }
+}
+
+#[test]
+fn identical_fingerprints_are_all_returned_once() {
+    let fp = 0xDEAD_BEEF_0BAD_F00Du64;
+    let mut fps = vec![fp; 300];
+    fps.push(fp ^ 0b111);
+    fps.push(!fp);
+    let pairs = all_pairs(&fps, 3, Design::Tables4x16).unwrap();
+    assert_eq!(pairs.len(), 300 * 299 / 2 + 300);
+    assert!(pairs
+        .windows(2)
+        .all(|w| (w[0].a, w[0].b) < (w[1].a, w[1].b)));
+
+    let mut index = PermutedTables::<u64>::new(Design::Tables4x16).unwrap();
+    let items: Vec<(u64, u64)> = fps
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| (i as u64, f))
+        .collect();
+    index.insert_batch(&items).unwrap();
+    let found = index.query(fp, 3).unwrap();
+    assert_eq!(found.len(), 301);
+    assert!(found[..300].iter().all(|m| m.distance == 0));
+    assert_eq!(
+        found[300],
+        Match {
+            distance: 3,
+            id: 300
+        }
+    );
+    let mut ids: Vec<u64> = found.iter().map(|m| m.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 301, "an id returned twice");
+}
+
+#[test]
+fn many_single_inserts_grow_the_directory() {
+    let fps: Vec<u64> = synth::planted(5000, 7);
+    let mut index = PermutedTables::<u64>::new(Design::Tables10).unwrap();
+    let mut brute = BruteForce::new();
+    for (i, &fp) in fps.iter().enumerate() {
+        index.insert(i as u64, fp).unwrap();
+        brute.insert(i as u64, fp).unwrap();
+    }
+    for &q in fps.iter().step_by(11) {
+        assert_eq!(index.query(q, 3).unwrap(), brute.query(q, 3).unwrap());
+    }
+    assert!(index.memory_bytes() > 5000 * 8);
+}
+
+#[test]
+fn errors_for_bad_input() {
+    let mut index = PermutedTables::<u64>::new(Design::Tables4x16).unwrap();
+    index.insert(1, 5).unwrap();
+    assert_eq!(index.insert(1, 6), Err(IndexError::DuplicateId(1)));
+    assert_eq!(index.get(1), Some(5));
+    assert_eq!(
+        index.insert_batch(&[(2, 1), (3, 1), (2, 9)]),
+        Err(IndexError::DuplicateId(2))
+    );
+    assert_eq!(index.len(), 1);
+    assert_eq!(
+        index.query(5, 4),
+        Err(IndexError::KTooLarge { k: 4, max: 3 })
+    );
+    assert!(all_pairs(&[1u64, 2], 4, Design::Tables4x16).is_err());
+    assert!(PermutedTables::<u128>::new(Design::Tables20).is_err());
+    assert!(PermutedTables::<u64>::new(Design::Blocks { blocks: 2, k: 2 }).is_err());
+    assert!(BruteForce::<u64>::new().query(0, 65).is_err());
+}
+
+#[test]
+fn skewed_buckets_split_and_stay_exact() {
+    // 30% of 12,000 share their top 16 bits: that bucket of the first table is split.
+    let fps: Vec<u64> = data(Kind::Skewed, 12_000, 3, 9);
+    let items: Vec<(u64, u64)> = fps
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| (i as u64, f))
+        .collect();
+    let mut batch = PermutedTables::<u64>::new(Design::Tables4x16).unwrap();
+    batch.insert_batch(&items).unwrap();
+    let mut single = PermutedTables::<u64>::new(Design::Tables4x16).unwrap();
+    let mut brute = BruteForce::new();
+    for &(id, fp) in &items {
+        single.insert(id, fp).unwrap();
+        brute.insert(id, fp).unwrap();
+    }
+    for &(id, _) in items.iter().step_by(5) {
+        assert!(batch.remove(id).is_some());
+        assert!(single.remove(id).is_some());
+        assert!(brute.remove(id).is_some());
+    }
+    let mut rng = Rng::new(3);
+    for &q in fps.iter().step_by(37) {
+        let flips = rng.below(4) as u32;
+        let q = rng.flip(q, flips);
+        let want = brute.query(q, 3).unwrap();
+        assert_eq!(batch.query(q, 3).unwrap(), want);
+        assert_eq!(single.query(q, 3).unwrap(), want);
+        // Far fewer candidates than the 3,600 fingerprints sharing the skewed block.
+        assert!(batch.candidates(q) < 1500, "{}", batch.candidates(q));
+        assert!(single.candidates(q) < 1500, "{}", single.candidates(q));
+    }
+}
