@@ -175,40 +175,82 @@ pub fn lines(block: &[u8], first_line: u64) -> impl Iterator<Item = (u64, &[u8])
 
 /// Reads `input` in blocks of whole lines (about `block_bytes` each), calling `handle` with each
 /// block and the 1-based number of its first line. A final line without a newline is included.
+///
+/// A reader thread reads the next block while `handle` works on the current one.
 pub fn for_each_block(
-    mut input: impl Read,
+    input: impl Read + Send,
     block_bytes: usize,
     mut handle: impl FnMut(&[u8], u64) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut buffer: Vec<u8> = Vec::with_capacity(block_bytes);
-    let mut carry = 0usize;
+    std::thread::scope(|scope| {
+        let (sender, receiver) =
+            std::sync::mpsc::sync_channel::<std::io::Result<(Vec<u8>, u64)>>(1);
+        scope.spawn(move || read_blocks(input, block_bytes, &sender));
+        for block in receiver {
+            let (block, first_line) = block?;
+            handle(&block, first_line)?;
+        }
+        Ok(())
+    })
+}
+
+/// The reader side of [`for_each_block`]: sends blocks of whole lines until the input ends,
+/// an error occurs, or the receiver hangs up.
+fn read_blocks(
+    mut input: impl Read,
+    block_bytes: usize,
+    sender: &std::sync::mpsc::SyncSender<std::io::Result<(Vec<u8>, u64)>>,
+) {
+    let mut carry: Vec<u8> = Vec::new();
     let mut first_line = 1u64;
     loop {
-        buffer.resize(carry.max(block_bytes / 2) + block_bytes, 0);
-        let read = input.read(&mut buffer[carry..])?;
-        let filled = carry + read;
-        let end = if read == 0 {
-            filled
-        } else {
-            match memchr::memrchr(b'\n', &buffer[..filled]) {
-                Some(last) => last + 1,
-                // A line longer than the buffer: keep reading until it ends.
+        let mut block = std::mem::take(&mut carry);
+        let start = block.len();
+        block.resize(start + block_bytes, 0);
+        let read = match read_full(&mut input, &mut block[start..]) {
+            Ok(read) => read,
+            Err(error) => {
+                let _ = sender.send(Err(error));
+                return;
+            }
+        };
+        block.truncate(start + read);
+        let at_end = read == 0;
+        if !at_end {
+            match memchr::memrchr(b'\n', &block) {
+                Some(last) => carry = block.split_off(last + 1),
+                // A line longer than the block: keep reading until it ends.
                 None => {
-                    carry = filled;
+                    carry = block;
                     continue;
                 }
             }
-        };
-        if end > 0 {
-            handle(&buffer[..end], first_line)?;
-            first_line += memchr::memchr_iter(b'\n', &buffer[..end]).count() as u64;
         }
-        if read == 0 {
-            return Ok(());
+        if !block.is_empty() {
+            let lines = memchr::memchr_iter(b'\n', &block).count() as u64;
+            if sender.send(Ok((block, first_line))).is_err() {
+                return;
+            }
+            first_line += lines;
         }
-        buffer.copy_within(end..filled, 0);
-        carry = filled - end;
+        if at_end {
+            return;
+        }
     }
+}
+
+/// Reads until `buffer` is full or the input ends; the number of bytes read.
+fn read_full(input: &mut impl Read, buffer: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match input.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ struct Line<'a> {
 }
 
 /// Bytes of JSONL read and fingerprinted in parallel at a time.
-const BLOCK_BYTES: usize = 8 << 20;
+const BLOCK_BYTES: usize = 16 << 20;
 
 /// Runs `neardup fingerprint`.
 pub fn run(args: FingerprintArgs) -> anyhow::Result<()> {
@@ -112,7 +112,7 @@ fn fingerprint_jsonl(
     fingerprinter: &Fingerprinter,
     args: &FingerprintArgs,
     path: &std::path::Path,
-    input: impl Read,
+    input: impl Read + Send,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
     let fields = Fields {
@@ -125,7 +125,6 @@ fn fingerprint_jsonl(
             .collect();
         let results: Vec<anyhow::Result<Vec<u8>>> = lines
             .par_iter()
-            .with_min_len(64)
             .map(|&(number, line)| {
                 let record = parse_record(line, &fields, args.lossy)
                     .with_context(|| format!("{}:{number}", path.display()))?;
