@@ -10,6 +10,11 @@ use std::collections::HashMap;
 pub struct FeatureSet(Vec<u64>);
 
 impl FeatureSet {
+    /// The empty set.
+    pub const fn empty() -> Self {
+        FeatureSet(Vec::new())
+    }
+
     /// The set of the given hashes.
     pub fn new(mut hashes: Vec<u64>) -> Self {
         hashes.sort_unstable();

@@ -1,0 +1,364 @@
+//! The dedup run itself.
+
+use std::collections::HashMap;
+
+use neardup_core::measure::{containment, jaccard, FeatureSet};
+use neardup_core::{Fingerprints, Simhash};
+use neardup_index::{
+    all_pairs, candidate_pairs, clusters, exact_groups, Cluster, Design, Fingerprint, LshParams,
+    Representative,
+};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::error::DedupError;
+use crate::options::{DedupOptions, KeepPolicy, Method, VerifyMeasure};
+
+/// What the engine needs to know of one document.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// The document's fingerprints (all items of one run come from one profile).
+    pub fingerprints: Fingerprints,
+    /// Length of its text in bytes (for [`KeepPolicy::Longest`]).
+    pub bytes: u64,
+    /// When it was fetched, as Unix seconds (for [`KeepPolicy::Newest`]).
+    pub fetched_at: Option<i64>,
+    /// Its canonical URL (for URL duplicates).
+    pub url_key: Option<String>,
+    /// Its shingle set (for verification).
+    pub features: Option<FeatureSet>,
+}
+
+impl Item {
+    /// An item with fingerprints and length only.
+    pub fn new(fingerprints: Fingerprints, bytes: u64) -> Self {
+        Item {
+            fingerprints,
+            bytes,
+            fetched_at: None,
+            url_key: None,
+            features: None,
+        }
+    }
+}
+
+/// Why two documents are duplicates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Same normalised text.
+    Exact,
+    /// Similar text (SimHash distance, MinHash estimate, verified measure).
+    Near,
+    /// Same canonical URL.
+    Url,
+}
+
+/// A pair of positions found to be duplicates, `a < b`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FoundPair {
+    /// The earlier position.
+    pub a: u32,
+    /// The later position.
+    pub b: u32,
+    /// Why they are duplicates.
+    pub kind: Kind,
+    /// SimHash distance between the two.
+    pub distance: u32,
+    /// Similarity: the verified measure, the MinHash estimate, or `1 - distance / f`.
+    pub similarity: f64,
+}
+
+/// A document that is not kept, and the kept document it duplicates.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Removal {
+    /// The removed document's position.
+    pub index: u32,
+    /// The position of its cluster's representative (the kept document).
+    pub of: u32,
+    /// `Exact` when their digests are equal, `Url` when only their URLs are, else `Near`.
+    pub kind: Kind,
+    /// SimHash distance to the representative (may exceed `k` when the two are linked through
+    /// other members of the cluster).
+    pub distance: u32,
+    /// `1 - distance / f`.
+    pub similarity: f64,
+}
+
+/// The result of a run.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// Every accepted pair, sorted by `(a, b)`. An exact group of m copies contributes m − 1
+    /// pairs (each copy with the first), not m(m − 1)/2.
+    pub pairs: Vec<FoundPair>,
+    /// Clusters of two or more documents, ordered by their first member.
+    pub clusters: Vec<Cluster>,
+    /// Every removed document, by position.
+    pub removals: Vec<Removal>,
+    /// `kept[i]`: whether document `i` is kept.
+    pub kept: Vec<bool>,
+    /// How many candidate pairs verification examined (0 without verification).
+    pub verified_candidates: usize,
+}
+
+/// Runs deduplication over `items` (in input order).
+pub fn dedup(items: &[Item], options: &DedupOptions) -> Result<Outcome, DedupError> {
+    options.validate()?;
+    let n = u32::try_from(items.len())
+        .map_err(|_| DedupError::InvalidOption("more than 4,294,967,295 documents".into()))?;
+    let digests: Vec<&[u8]> = items
+        .iter()
+        .map(|i| i.fingerprints.digest.as_bytes())
+        .collect();
+    let groups = exact_groups(&digests);
+    let mut pairs: Vec<FoundPair> = Vec::new();
+    let mut is_copy = vec![false; n as usize];
+    for group in &groups {
+        for &member in &group[1..] {
+            is_copy[member as usize] = true;
+            pairs.push(exact_pair(items, group[0], member));
+        }
+    }
+    // Near-duplicates among one representative (the first) of each exact group.
+    let representatives: Vec<u32> = (0..n).filter(|&i| !is_copy[i as usize]).collect();
+    let (near, verified_candidates) = near_pairs(items, &representatives, options)?;
+    pairs.extend(near);
+    if options.url_dedup {
+        pairs.extend(url_pairs(items));
+    }
+    pairs.sort_by_key(|p| (p.a, p.b, p.kind));
+    pairs.dedup_by_key(|p| (p.a, p.b));
+
+    let lengths: Vec<u64>;
+    let times: Vec<i64>;
+    let policy = match options.keep {
+        KeepPolicy::First => Representative::FirstSeen,
+        KeepPolicy::Longest => {
+            lengths = items.iter().map(|i| i.bytes).collect();
+            Representative::Longest(&lengths)
+        }
+        KeepPolicy::Newest => {
+            times = items
+                .iter()
+                .map(|i| i.fetched_at.unwrap_or(i64::MIN))
+                .collect();
+            Representative::Newest(&times)
+        }
+    };
+    let clusters = clusters(items.len(), pairs.iter().map(|p| (p.a, p.b)), policy, false)?;
+    let mut kept = vec![true; items.len()];
+    let mut removals = Vec::new();
+    for cluster in &clusters {
+        let representative = cluster.representative;
+        for &member in cluster.members.iter().filter(|&&m| m != representative) {
+            kept[member as usize] = false;
+            removals.push(removal(items, member, representative));
+        }
+    }
+    removals.sort_by_key(|r| r.index);
+    Ok(Outcome {
+        pairs,
+        clusters,
+        removals,
+        kept,
+        verified_candidates,
+    })
+}
+
+fn distance(items: &[Item], a: u32, b: u32) -> u32 {
+    let (x, y) = (
+        items[a as usize].fingerprints.simhash,
+        items[b as usize].fingerprints.simhash,
+    );
+    // Widths are equal within a run; a mismatch would be a caller bug, shown as maximal distance.
+    x.distance(y).unwrap_or(x.bits().count())
+}
+
+fn simhash_similarity(items: &[Item], a: u32, b: u32) -> f64 {
+    let bits = items[a as usize].fingerprints.simhash.bits().count();
+    1.0 - f64::from(distance(items, a, b)) / f64::from(bits)
+}
+
+fn exact_pair(items: &[Item], a: u32, b: u32) -> FoundPair {
+    FoundPair {
+        a,
+        b,
+        kind: Kind::Exact,
+        distance: distance(items, a, b),
+        similarity: 1.0,
+    }
+}
+
+fn removal(items: &[Item], index: u32, of: u32) -> Removal {
+    let (this, kept) = (&items[index as usize], &items[of as usize]);
+    let kind = if this.fingerprints.digest == kept.fingerprints.digest {
+        Kind::Exact
+    } else if this.url_key.is_some() && this.url_key == kept.url_key {
+        Kind::Url
+    } else {
+        Kind::Near
+    };
+    Removal {
+        index,
+        of,
+        kind,
+        distance: distance(items, index, of),
+        similarity: simhash_similarity(items, index, of),
+    }
+}
+
+/// Near-duplicate pairs among `positions` (ascending), and how many candidates were verified.
+fn near_pairs(
+    items: &[Item],
+    positions: &[u32],
+    options: &DedupOptions,
+) -> Result<(Vec<FoundPair>, usize), DedupError> {
+    let candidates: Vec<(u32, u32, f64)> = match options.method {
+        Method::Exact => return Ok((Vec::new(), 0)),
+        Method::Simhash | Method::Cascade => simhash_candidates(items, positions, options.k)?,
+        Method::Minhash => minhash_candidates(items, positions, options.threshold)?,
+    };
+    let Some(measure) = options.verify else {
+        let pairs = candidates
+            .into_iter()
+            .map(|(a, b, similarity)| near_pair(items, a, b, similarity))
+            .collect();
+        return Ok((pairs, 0));
+    };
+    if let Some(i) = positions
+        .iter()
+        .find(|&&i| items[i as usize].features.is_none())
+    {
+        return Err(DedupError::MissingData(format!(
+            "verification needs the shingle set of every document (document {i} has none)"
+        )));
+    }
+    let examined = candidates.len();
+    let verified = candidates
+        .into_par_iter()
+        .filter_map(|(a, b, _)| {
+            let (fa, fb) = (features(items, a), features(items, b));
+            let similarity = match measure {
+                VerifyMeasure::Jaccard => jaccard(fa, fb),
+                VerifyMeasure::Containment => containment(fa, fb).max(containment(fb, fa)),
+            };
+            (similarity >= options.threshold).then(|| near_pair(items, a, b, similarity))
+        })
+        .collect();
+    Ok((verified, examined))
+}
+
+fn features(items: &[Item], i: u32) -> &FeatureSet {
+    static EMPTY: FeatureSet = FeatureSet::empty();
+    items[i as usize].features.as_ref().unwrap_or(&EMPTY)
+}
+
+fn near_pair(items: &[Item], a: u32, b: u32, similarity: f64) -> FoundPair {
+    FoundPair {
+        a,
+        b,
+        kind: Kind::Near,
+        distance: distance(items, a, b),
+        similarity,
+    }
+}
+
+/// SimHash pairs within `k` among `positions`, mapped back to item positions, with
+/// `1 - d/f` as similarity.
+fn simhash_candidates(
+    items: &[Item],
+    positions: &[u32],
+    k: u32,
+) -> Result<Vec<(u32, u32, f64)>, DedupError> {
+    let Some(&first) = positions.first() else {
+        return Ok(Vec::new());
+    };
+    let pairs = match items[first as usize].fingerprints.simhash {
+        Simhash::B64(_) => {
+            let fps: Vec<u64> = positions
+                .iter()
+                .map(|&i| items[i as usize].fingerprints.simhash.as_u128() as u64)
+                .collect();
+            pairs_of(&fps, k)?
+        }
+        Simhash::B128(_) => {
+            let fps: Vec<u128> = positions
+                .iter()
+                .map(|&i| items[i as usize].fingerprints.simhash.as_u128())
+                .collect();
+            pairs_of(&fps, k)?
+        }
+    };
+    Ok(pairs
+        .into_iter()
+        .map(|(a, b)| {
+            let (a, b) = (positions[a as usize], positions[b as usize]);
+            (a, b, simhash_similarity(items, a, b))
+        })
+        .collect())
+}
+
+fn pairs_of<F: Fingerprint>(fps: &[F], k: u32) -> Result<Vec<(u32, u32)>, DedupError> {
+    let design = Design::for_expected_len(fps.len(), k, F::BITS);
+    Ok(all_pairs(fps, k, design)?
+        .into_iter()
+        .map(|p| (p.a, p.b))
+        .collect())
+}
+
+/// MinHash LSH candidates among `positions` whose estimated Jaccard is at least `threshold`.
+fn minhash_candidates(
+    items: &[Item],
+    positions: &[u32],
+    threshold: f64,
+) -> Result<Vec<(u32, u32, f64)>, DedupError> {
+    let signatures: Vec<&[u32]> = positions
+        .iter()
+        .map(|&i| {
+            items[i as usize].fingerprints.minhash.as_deref().ok_or_else(|| {
+                DedupError::MissingData(
+                    "the minhash method needs a profile with MinHash signatures (\"minhash\": {\"num_perm\": 128, \"seed\": 1})".into(),
+                )
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let Some(num_perm) = signatures.first().map(|s| s.len()) else {
+        return Ok(Vec::new());
+    };
+    let params = LshParams::optimal(threshold, num_perm, 0.5, 0.5)?;
+    Ok(candidate_pairs(&signatures, params, Some(threshold))?
+        .into_iter()
+        .map(|p| {
+            (
+                positions[p.a as usize],
+                positions[p.b as usize],
+                p.similarity,
+            )
+        })
+        .collect())
+}
+
+/// Pairs of documents with the same canonical URL: each with the first of its URL.
+fn url_pairs(items: &[Item]) -> Vec<FoundPair> {
+    let mut first: HashMap<&str, u32> = HashMap::new();
+    let mut pairs = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let Some(key) = item.url_key.as_deref() else {
+            continue;
+        };
+        let i = i as u32;
+        match first.get(key) {
+            Some(&a) => pairs.push(FoundPair {
+                a,
+                b: i,
+                kind: Kind::Url,
+                distance: distance(items, a, i),
+                similarity: simhash_similarity(items, a, i),
+            }),
+            None => {
+                first.insert(key, i);
+            }
+        }
+    }
+    pairs
+}

@@ -1,0 +1,41 @@
+//! # neardup-dedup
+//!
+//! The batch half of neardup: given the fingerprints of a corpus (one [`Item`] per document, in
+//! input order), find the exact and near-duplicate pairs, verify them if asked, group them into
+//! clusters, choose what to keep, and say why every other document goes.
+//!
+//! The steps, each exact where it claims to be:
+//! 1. exact duplicates: documents with the same digest of their normalised text;
+//! 2. near-duplicate candidates among one representative per exact group: all pairs of SimHash
+//!    fingerprints within `k` bits (permuted tables, exact), or MinHash LSH bands;
+//! 3. optional verification of each candidate by the true Jaccard resemblance or containment of
+//!    the two shingle sets;
+//! 4. optional URL duplicates (equal canonical URLs);
+//! 5. clusters as connected components of all accepted pairs, one representative each by the
+//!    keep policy; every other member is removed as a duplicate of its representative.
+//!
+//! Everything is deterministic: the same items and options give the same outcome, whatever the
+//! number of threads.
+//!
+//! ```
+//! use neardup_core::{Fingerprinter, Profile};
+//! use neardup_dedup::{dedup, DedupOptions, Item};
+//! let fingerprinter = Fingerprinter::new(Profile::web()).unwrap();
+//! let texts = ["the same text here", "The same text here!", "something else entirely, really"];
+//! let items: Vec<Item> = texts.iter().map(|t| Item::new(fingerprinter.fingerprint(t), t.len() as u64)).collect();
+//! let outcome = dedup(&items, &DedupOptions::default()).unwrap();
+//! assert_eq!(outcome.kept, [true, false, true]);
+//! assert_eq!(outcome.removals[0].of, 0);
+//! ```
+
+mod engine;
+mod error;
+mod options;
+
+pub use engine::{dedup, Item, Kind, Outcome, Removal};
+pub use error::DedupError;
+pub use neardup_index::{Cluster, Pair};
+pub use options::{DedupOptions, KeepPolicy, Method, VerifyMeasure};
+
+/// A pair of documents found to be duplicates.
+pub use engine::FoundPair;

@@ -1,0 +1,88 @@
+//! Options of a dedup run.
+
+use serde::{Deserialize, Serialize};
+
+/// How near-duplicates are searched for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Exact duplicates only (same digest of the normalised text).
+    Exact,
+    /// Exact duplicates, then SimHash fingerprints within `k` bits.
+    Simhash,
+    /// Exact duplicates, then MinHash LSH candidates with estimated Jaccard ≥ `threshold`.
+    Minhash,
+    /// Exact duplicates, then SimHash candidates, then verification by the true shingle-set
+    /// measure (the default: fast, and precise where SimHash alone is not).
+    Cascade,
+}
+
+/// The exact measure a candidate pair is verified with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerifyMeasure {
+    /// Jaccard resemblance |A ∩ B| / |A ∪ B|.
+    Jaccard,
+    /// The larger of the two containments |A ∩ B| / |A| and |A ∩ B| / |B|: finds a page
+    /// quoted whole inside a longer one.
+    Containment,
+}
+
+/// Which member of a cluster is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeepPolicy {
+    /// The one seen first in the input.
+    First,
+    /// The longest (in bytes of text); ties to the first seen.
+    Longest,
+    /// The most recently fetched; ties, and documents without a date, to the first seen.
+    Newest,
+}
+
+/// Everything a dedup run is told.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DedupOptions {
+    /// The search method.
+    pub method: Method,
+    /// Largest SimHash distance of a near-duplicate.
+    pub k: u32,
+    /// Smallest similarity of a near-duplicate for MinHash and for verification.
+    pub threshold: f64,
+    /// Verify candidates with this measure (required data: each item's shingle set).
+    pub verify: Option<VerifyMeasure>,
+    /// Which cluster member is kept.
+    pub keep: KeepPolicy,
+    /// Treat equal canonical URLs as duplicates.
+    pub url_dedup: bool,
+}
+
+impl Default for DedupOptions {
+    /// SimHash within 3 bits of 64 (the classic threshold), first seen kept, no verification.
+    fn default() -> Self {
+        DedupOptions {
+            method: Method::Simhash,
+            k: 3,
+            threshold: 0.8,
+            verify: None,
+            keep: KeepPolicy::First,
+            url_dedup: false,
+        }
+    }
+}
+
+impl DedupOptions {
+    /// Checks ranges and combinations.
+    pub fn validate(&self) -> Result<(), crate::DedupError> {
+        let invalid = |m: &str| Err(crate::DedupError::InvalidOption(m.to_string()));
+        if !(0.0..=1.0).contains(&self.threshold) || self.threshold.is_nan() {
+            return invalid("threshold must be between 0 and 1");
+        }
+        if self.method == Method::Cascade && self.verify.is_none() {
+            return invalid(
+                "the cascade method verifies candidates: choose a measure (jaccard or containment)",
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,204 @@
+//! The dedup engine against a brute-force reference, and its policies.
+
+use neardup_core::digest::{Digest, DigestAlgorithm};
+use neardup_core::measure::FeatureSet;
+use neardup_core::{Fingerprints, Simhash};
+use neardup_dedup::{dedup, DedupOptions, KeepPolicy, Kind, Method, VerifyMeasure};
+use neardup_index::UnionFind;
+use proptest::prelude::*;
+
+/// An item with a given fingerprint and a digest standing for text `text_id`.
+fn item(simhash: u64, text_id: u64) -> neardup_dedup::Item {
+    let fingerprints = Fingerprints {
+        simhash: Simhash::B64(simhash),
+        minhash: None,
+        digest: Digest::of(DigestAlgorithm::Xxh3_128, &text_id.to_le_bytes()),
+        features: 1,
+    };
+    neardup_dedup::Item::new(fingerprints, 100)
+}
+
+/// Connected components of "same text or within k bits", by brute force over all pairs.
+fn reference_clusters(fps: &[(u64, u64)], k: u32) -> Vec<Vec<u32>> {
+    let n = fps.len();
+    let mut sets = UnionFind::new(n).unwrap();
+    for i in 0..n {
+        for j in i + 1..n {
+            if fps[i].1 == fps[j].1 || (fps[i].0 ^ fps[j].0).count_ones() <= k {
+                sets.union(i as u32, j as u32);
+            }
+        }
+    }
+    let mut groups: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+    for i in 0..n as u32 {
+        let root = sets.find(i);
+        groups.entry(root).or_default().push(i);
+    }
+    let mut clusters: Vec<Vec<u32>> = groups.into_values().filter(|g| g.len() > 1).collect();
+    clusters.sort();
+    clusters
+}
+
+/// Fingerprints with planted near-copies (0–4 bits flipped) and exact copies (same text).
+fn corpus() -> impl Strategy<Value = Vec<(u64, u64)>> {
+    (
+        prop::collection::vec(any::<u64>(), 1..40),
+        prop::collection::vec(
+            (any::<usize>(), 0u32..5, any::<u64>(), any::<bool>()),
+            0..40,
+        ),
+    )
+        .prop_map(|(base, plants)| {
+            let mut fps: Vec<(u64, u64)> = base
+                .iter()
+                .enumerate()
+                .map(|(i, &f)| (f, i as u64))
+                .collect();
+            for (source, flips, bits, exact) in plants {
+                let (fp, text) = fps[source % fps.len()];
+                if exact {
+                    fps.push((fp, text));
+                } else {
+                    let mut fp = fp;
+                    for b in 0..flips {
+                        fp ^= 1 << ((bits >> (6 * b)) % 64);
+                    }
+                    fps.push((fp, 1_000_000 + fps.len() as u64));
+                }
+            }
+            fps
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn clusters_equal_brute_force(fps in corpus(), k in 0u32..=3) {
+        let items: Vec<_> = fps.iter().map(|&(f, t)| item(f, t)).collect();
+        let options = DedupOptions { k, ..DedupOptions::default() };
+        let outcome = dedup(&items, &options).unwrap();
+        let found: Vec<Vec<u32>> = outcome.clusters.iter().map(|c| c.members.clone()).collect();
+        prop_assert_eq!(found, reference_clusters(&fps, k));
+        // Exactly one kept per cluster; removals point at kept documents.
+        for removal in &outcome.removals {
+            prop_assert!(!outcome.kept[removal.index as usize]);
+            prop_assert!(outcome.kept[removal.of as usize]);
+        }
+        let removed = outcome.kept.iter().filter(|k| !**k).count();
+        let expected: usize = outcome.clusters.iter().map(|c| c.members.len() - 1).sum();
+        prop_assert_eq!(removed, expected);
+        // Deterministic.
+        let again = dedup(&items, &options).unwrap();
+        prop_assert_eq!(again.pairs, outcome.pairs);
+    }
+}
+
+#[test]
+fn exact_near_and_unrelated() {
+    let items = vec![item(0, 1), item(0b111, 2), item(0, 1), item(u64::MAX, 3)];
+    let outcome = dedup(&items, &DedupOptions::default()).unwrap();
+    assert_eq!(outcome.kept, [true, false, false, true]);
+    let kinds: Vec<(u32, u32, Kind)> = outcome.pairs.iter().map(|p| (p.a, p.b, p.kind)).collect();
+    assert_eq!(kinds, [(0, 1, Kind::Near), (0, 2, Kind::Exact)]);
+    assert_eq!(outcome.removals[0].distance, 3);
+    assert_eq!(outcome.removals[1].kind, Kind::Exact);
+
+    let exact_only = DedupOptions {
+        method: Method::Exact,
+        ..DedupOptions::default()
+    };
+    assert_eq!(
+        dedup(&items, &exact_only).unwrap().kept,
+        [true, true, false, true]
+    );
+}
+
+#[test]
+fn keep_policies_choose_the_representative() {
+    let mut items = vec![item(0, 1), item(1, 2), item(3, 3)];
+    items[1].bytes = 500;
+    items[2].fetched_at = Some(1_700_000_000);
+    let keep = |keep| {
+        dedup(
+            &items,
+            &DedupOptions {
+                keep,
+                ..DedupOptions::default()
+            },
+        )
+        .unwrap()
+        .kept
+    };
+    assert_eq!(keep(KeepPolicy::First), [true, false, false]);
+    assert_eq!(keep(KeepPolicy::Longest), [false, true, false]);
+    assert_eq!(keep(KeepPolicy::Newest), [false, false, true]);
+}
+
+#[test]
+fn verification_drops_candidates_below_the_threshold() {
+    let mut items = vec![item(0, 1), item(1, 2), item(2, 3)];
+    items[0].features = Some(FeatureSet::new((0..10).collect()));
+    items[1].features = Some(FeatureSet::new((0..9).collect())); // Jaccard 0.9 with 0
+    items[2].features = Some(FeatureSet::new((5..10).collect())); // contained in 0 and 1
+    let run = |verify, threshold| {
+        let options = DedupOptions {
+            method: Method::Cascade,
+            verify: Some(verify),
+            threshold,
+            ..DedupOptions::default()
+        };
+        dedup(&items, &options).unwrap()
+    };
+    let jaccard = run(VerifyMeasure::Jaccard, 0.85);
+    assert_eq!(jaccard.kept, [true, false, true]);
+    assert_eq!(jaccard.verified_candidates, 3);
+    assert!((jaccard.pairs[0].similarity - 0.9).abs() < 1e-12);
+    let containment = run(VerifyMeasure::Containment, 0.99);
+    assert_eq!(containment.kept, [true, false, false]);
+    // Cascade needs a measure; verification needs shingle sets.
+    let no_measure = DedupOptions {
+        method: Method::Cascade,
+        ..DedupOptions::default()
+    };
+    assert!(dedup(&items, &no_measure).is_err());
+    items[1].features = None;
+    assert!(dedup(
+        &items,
+        &DedupOptions {
+            verify: Some(VerifyMeasure::Jaccard),
+            ..DedupOptions::default()
+        }
+    )
+    .is_err());
+}
+
+#[test]
+fn url_duplicates_and_empty_input() {
+    let mut items = vec![item(0, 1), item(u64::MAX, 2)];
+    items[0].url_key = Some("example.com/a".into());
+    items[1].url_key = Some("example.com/a".into());
+    let options = DedupOptions {
+        url_dedup: true,
+        ..DedupOptions::default()
+    };
+    let outcome = dedup(&items, &options).unwrap();
+    assert_eq!(outcome.removals[0].kind, Kind::Url);
+    assert!(dedup(&[], &DedupOptions::default())
+        .unwrap()
+        .kept
+        .is_empty());
+}
+
+#[test]
+fn minhash_method_needs_signatures() {
+    let items = vec![item(0, 1), item(1, 2)];
+    let options = DedupOptions {
+        method: Method::Minhash,
+        ..DedupOptions::default()
+    };
+    assert!(dedup(&items, &options)
+        .unwrap_err()
+        .to_string()
+        .contains("MinHash signatures"));
+}
