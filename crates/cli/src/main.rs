@@ -4,6 +4,7 @@
 //! result. Exit codes: 0 success, 1 error (one readable line on stderr), 2 usage error.
 
 mod commands;
+mod documents;
 mod input;
 mod jsonl;
 mod profile_args;
@@ -22,6 +23,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Find the exact and near duplicates in a corpus: what to keep, what goes, and why.
+    Dedup(commands::dedup::DedupArgs),
     /// Write one JSON line of fingerprints per document.
     Fingerprint(commands::fingerprint::FingerprintArgs),
     /// Explain how similar two texts are, and why.
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Dedup(args) => commands::dedup::run(args),
         Command::Fingerprint(args) => commands::fingerprint::run(args),
         Command::Compare(args) => commands::compare::run(args),
         Command::Pairs(args) => commands::pairs::run(args),

@@ -1,0 +1,400 @@
+//! `neardup dedup`: the main job. Read a corpus, find its exact and near duplicates, and write
+//! what to keep, what goes and why.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Context;
+use neardup_core::minhash::MinHashOptions;
+use neardup_core::{Bits, Fingerprinter};
+use neardup_dedup::{dedup, DedupOptions, Item, KeepPolicy, Kind, Method, Outcome, VerifyMeasure};
+use neardup_ingest::url::canonicalize;
+use serde::Serialize;
+
+use crate::documents::{for_each_document, progress, unix_seconds, InputArgs};
+use crate::profile_args::ProfileArgs;
+
+/// Arguments of `neardup dedup`.
+#[derive(Debug, clap::Args)]
+pub struct DedupArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    profile: ProfileArgs,
+    /// How near-duplicates are found. Exact duplicates are always found first.
+    #[arg(long, value_enum, default_value_t = MethodArg::Simhash)]
+    method: MethodArg,
+    /// Largest SimHash distance of a near-duplicate.
+    #[arg(long, default_value_t = 3)]
+    k: u32,
+    /// Fingerprint width, instead of the profile's.
+    #[arg(long, value_parser = ["64", "128"])]
+    bits: Option<String>,
+    /// Smallest similarity of a near-duplicate for --method minhash and for --verify.
+    #[arg(long, default_value_t = 0.8)]
+    threshold: f64,
+    /// Check each candidate pair by the true measure of the two shingle sets (implied by
+    /// --method cascade, with jaccard).
+    #[arg(long, value_enum)]
+    verify: Option<VerifyArg>,
+    /// Which document of a cluster is kept.
+    #[arg(long, value_enum, default_value_t = KeepArg::First)]
+    keep: KeepArg,
+    /// Documents with the same canonical URL are duplicates too.
+    #[arg(long)]
+    url_dedup: bool,
+    /// Write the input records of kept documents here, unchanged, in input order.
+    #[arg(long, value_name = "FILE")]
+    kept: Option<PathBuf>,
+    /// Write one JSON line per removed document: its id, the id it duplicates, why. (`-` for
+    /// standard output, here and in the other outputs.)
+    #[arg(long, value_name = "FILE")]
+    removed: Option<PathBuf>,
+    /// Write every duplicate pair as a JSON line {"a", "b", "kind", "distance", "similarity"}.
+    #[arg(long, value_name = "FILE")]
+    pairs: Option<PathBuf>,
+    /// Write clusters of two or more documents as JSON lines.
+    #[arg(long, value_name = "FILE")]
+    clusters: Option<PathBuf>,
+    /// Write the summary as JSON here (it always goes to stderr as text).
+    #[arg(long, value_name = "FILE")]
+    summary: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum MethodArg {
+    Exact,
+    Simhash,
+    Minhash,
+    Cascade,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum VerifyArg {
+    Jaccard,
+    Containment,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum KeepArg {
+    First,
+    Longest,
+    Newest,
+}
+
+/// The run's figures, printed to stderr and written with --summary.
+#[derive(Debug, Serialize)]
+struct Summary {
+    documents: usize,
+    bytes: u64,
+    exact_duplicates: usize,
+    near_duplicates: usize,
+    url_duplicates: usize,
+    kept: usize,
+    clusters: usize,
+    pairs: usize,
+    verified_candidates: usize,
+    skipped_records: u64,
+    skipped_files: u64,
+    seconds: f64,
+    mb_per_second: f64,
+    documents_per_second: f64,
+    /// Memory held per document until the run ends (excluding heap-held shingle sets when
+    /// verifying, and raw records when --kept reads standard input).
+    bytes_in_memory_per_document: usize,
+    profile: String,
+    method: Method,
+    k: u32,
+    threshold: f64,
+}
+
+/// What is kept of each document after it is fingerprinted.
+struct Kept {
+    id: String,
+    raw: Option<Box<[u8]>>,
+}
+
+/// Runs `neardup dedup`.
+pub fn run(args: DedupArgs) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let options = dedup_options(&args);
+    options.validate()?;
+    let mut profile = args.profile.load()?;
+    if let Some(bits) = &args.bits {
+        profile.bits = if bits == "128" { Bits::B128 } else { Bits::B64 };
+    }
+    if options.method == Method::Minhash && profile.minhash.is_none() {
+        profile.minhash = Some(MinHashOptions::default());
+    }
+    let fingerprinter = Fingerprinter::new(profile)?;
+    let verify = options.verify.is_some();
+    let url_dedup = options.url_dedup;
+    // Standard input cannot be read a second time for --kept: keep its raw records instead.
+    let raw_in_memory = args.kept.is_some() && args.input.reads_stdin();
+    let bar = progress("fingerprinting");
+    let mut documents: Vec<Kept> = Vec::new();
+    let mut items: Vec<Item> = Vec::new();
+    let mut bytes = 0u64;
+    let stats = for_each_document(
+        &args.input,
+        raw_in_memory,
+        |doc, text| {
+            let mut item = Item::new(fingerprinter.fingerprint(text), text.len() as u64);
+            item.fetched_at = doc.fetched_at.as_deref().and_then(unix_seconds);
+            item.features = verify.then(|| fingerprinter.feature_set(text));
+            item.url_key = url_dedup
+                .then(|| doc.url.as_deref().and_then(|u| canonicalize(u).ok()))
+                .flatten();
+            item
+        },
+        |doc, item| {
+            bytes += item.bytes;
+            bar.inc(1);
+            if items.len() % 4096 == 0 {
+                bar.set_message(format!("{:.0} MB", bytes as f64 / 1e6));
+            }
+            documents.push(Kept {
+                id: doc.id,
+                raw: doc.raw,
+            });
+            items.push(item);
+            Ok(())
+        },
+    )?;
+    bar.finish_and_clear();
+    let outcome = dedup(&items, &options)?;
+    let ids: Vec<&str> = documents.iter().map(|d| d.id.as_str()).collect();
+    if let Some(path) = &args.removed {
+        write_removed(path, &outcome, &ids)?;
+    }
+    if let Some(path) = &args.pairs {
+        write_pairs(path, &outcome, &ids)?;
+    }
+    if let Some(path) = &args.clusters {
+        write_clusters(path, &outcome, &ids)?;
+    }
+    if let Some(path) = &args.kept {
+        write_kept(path, &args.input, &outcome.kept, &documents)?;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let count = |kind| outcome.removals.iter().filter(|r| r.kind == kind).count();
+    let summary = Summary {
+        documents: items.len(),
+        bytes,
+        exact_duplicates: count(Kind::Exact),
+        near_duplicates: count(Kind::Near),
+        url_duplicates: count(Kind::Url),
+        kept: outcome.kept.iter().filter(|k| **k).count(),
+        clusters: outcome.clusters.len(),
+        pairs: outcome.pairs.len(),
+        verified_candidates: outcome.verified_candidates,
+        skipped_records: stats.errors,
+        skipped_files: stats.skipped_files,
+        seconds,
+        mb_per_second: bytes as f64 / 1e6 / seconds.max(1e-9),
+        documents_per_second: items.len() as f64 / seconds.max(1e-9),
+        bytes_in_memory_per_document: std::mem::size_of::<Item>()
+            + std::mem::size_of::<Kept>()
+            + ids.iter().map(|id| id.len()).sum::<usize>() / ids.len().max(1),
+        profile: fingerprinter.profile().name.clone(),
+        method: options.method,
+        k: options.k,
+        threshold: options.threshold,
+    };
+    print_summary(&summary);
+    if let Some(path) = &args.summary {
+        let mut out = create(path)?;
+        serde_json::to_writer_pretty(&mut out, &summary)?;
+        writeln!(out)?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+fn dedup_options(args: &DedupArgs) -> DedupOptions {
+    let method = match args.method {
+        MethodArg::Exact => Method::Exact,
+        MethodArg::Simhash => Method::Simhash,
+        MethodArg::Minhash => Method::Minhash,
+        MethodArg::Cascade => Method::Cascade,
+    };
+    let verify = match (args.verify, method) {
+        (Some(VerifyArg::Jaccard), _) | (None, Method::Cascade) => Some(VerifyMeasure::Jaccard),
+        (Some(VerifyArg::Containment), _) => Some(VerifyMeasure::Containment),
+        (None, _) => None,
+    };
+    DedupOptions {
+        method,
+        k: args.k,
+        threshold: args.threshold,
+        verify,
+        keep: match args.keep {
+            KeepArg::First => KeepPolicy::First,
+            KeepArg::Longest => KeepPolicy::Longest,
+            KeepArg::Newest => KeepPolicy::Newest,
+        },
+        url_dedup: args.url_dedup,
+    }
+}
+
+/// Opens an output; `-` is standard output.
+fn create(path: &Path) -> anyhow::Result<BufWriter<Box<dyn Write>>> {
+    let sink: Box<dyn Write> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdout())
+    } else {
+        Box::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?)
+    };
+    Ok(BufWriter::with_capacity(1 << 20, sink))
+}
+
+fn write_lines<T: Serialize>(path: &Path, lines: impl Iterator<Item = T>) -> anyhow::Result<()> {
+    let mut out = create(path)?;
+    for line in lines {
+        serde_json::to_writer(&mut out, &line)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn write_removed(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result<()> {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        id: &'a str,
+        duplicate_of: &'a str,
+        kind: Kind,
+        distance: u32,
+        similarity: f64,
+    }
+    write_lines(
+        path,
+        outcome.removals.iter().map(|r| Line {
+            id: ids[r.index as usize],
+            duplicate_of: ids[r.of as usize],
+            kind: r.kind,
+            distance: r.distance,
+            similarity: r.similarity,
+        }),
+    )
+}
+
+fn write_pairs(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result<()> {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        a: &'a str,
+        b: &'a str,
+        kind: Kind,
+        distance: u32,
+        similarity: f64,
+    }
+    write_lines(
+        path,
+        outcome.pairs.iter().map(|p| Line {
+            a: ids[p.a as usize],
+            b: ids[p.b as usize],
+            kind: p.kind,
+            distance: p.distance,
+            similarity: p.similarity,
+        }),
+    )
+}
+
+fn write_clusters(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result<()> {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        cluster: usize,
+        members: Vec<&'a str>,
+        representative: &'a str,
+    }
+    write_lines(
+        path,
+        outcome.clusters.iter().enumerate().map(|(i, c)| Line {
+            cluster: i,
+            members: c.members.iter().map(|&m| ids[m as usize]).collect(),
+            representative: ids[c.representative as usize],
+        }),
+    )
+}
+
+/// Writes the input records of kept documents, unchanged and in input order. The records come
+/// from a second read of the inputs (so nothing but fingerprints is held in memory), or from
+/// memory when they came from standard input. A document read whole from a folder has no
+/// record line: it is written as a JSON object with its id and text.
+fn write_kept(
+    path: &Path,
+    input: &InputArgs,
+    kept: &[bool],
+    documents: &[Kept],
+) -> anyhow::Result<()> {
+    let mut out = create(path)?;
+    if input.reads_stdin() {
+        for (document, _) in documents.iter().zip(kept).filter(|(_, k)| **k) {
+            write_record(&mut out, document.raw.as_deref(), &document.id, None)?;
+        }
+    } else {
+        let mut index = 0usize;
+        for_each_document(
+            input,
+            true,
+            |_, text| text.to_string(),
+            |doc, text| {
+                if kept.get(index).copied().unwrap_or(false) {
+                    write_record(&mut out, doc.raw.as_deref(), &doc.id, Some(&text))?;
+                }
+                index += 1;
+                Ok(())
+            },
+        )?;
+        anyhow::ensure!(
+            index == kept.len(),
+            "the inputs changed while deduplicating ({} documents on the second read, {} on the first)",
+            index,
+            kept.len()
+        );
+    }
+    out.flush()
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn write_record(
+    out: &mut impl Write,
+    raw: Option<&[u8]>,
+    id: &str,
+    text: Option<&str>,
+) -> anyhow::Result<()> {
+    match raw {
+        Some(raw) => {
+            out.write_all(raw)?;
+            if !raw.ends_with(b"\n") {
+                out.write_all(b"\n")?;
+            }
+        }
+        None => {
+            serde_json::to_writer(&mut *out, &serde_json::json!({ "id": id, "text": text }))?;
+            out.write_all(b"\n")?;
+        }
+    }
+    Ok(())
+}
+
+fn print_summary(s: &Summary) {
+    eprintln!(
+        "neardup: {} documents ({:.1} MB) in {:.2} s ({:.1} MB/s, {:.0} documents/s)",
+        s.documents,
+        s.bytes as f64 / 1e6,
+        s.seconds,
+        s.mb_per_second,
+        s.documents_per_second
+    );
+    eprintln!(
+        "neardup: {} exact and {} near duplicates{} removed, {} kept, {} clusters; {} bad records skipped",
+        s.exact_duplicates,
+        s.near_duplicates,
+        if s.url_duplicates > 0 { format!(" and {} URL duplicates", s.url_duplicates) } else { String::new() },
+        s.kept,
+        s.clusters,
+        s.skipped_records
+    );
+}
