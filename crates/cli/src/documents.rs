@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 use std::sync::mpsc::sync_channel;
 
-use anyhow::Context;
 use neardup_ingest::extract::MainContentExtractor;
 use neardup_ingest::{
     open_inputs, Document, Format, IngestError, JsonlFields, ReadOptions, StatsSnapshot,
@@ -121,26 +120,22 @@ pub fn for_each_document<T: Send>(
             let _ = sender.send(batch);
         });
         for batch in receiver {
-            let mapped: Vec<Option<T>> = batch
-                .par_iter()
+            let mapped: Vec<Result<(Document, T), IngestError>> = batch
+                .into_par_iter()
                 .map(|record| {
-                    record
-                        .as_ref()
-                        .ok()
-                        .map(|doc| map(doc, &doc.main_text(&extractor)))
+                    record.map(|doc| {
+                        let value = map(&doc, &doc.main_text(&extractor));
+                        (doc, value)
+                    })
                 })
                 .collect();
-            for (record, result) in batch.into_iter().zip(mapped) {
-                match (record, result) {
-                    (Ok(doc), Some(value)) => sink(doc, value)?,
-                    (Err(error), _) => match args.on_error {
+            for result in mapped {
+                match result {
+                    Ok((doc, value)) => sink(doc, value)?,
+                    Err(error) => match args.on_error {
                         OnError::Skip => eprintln!("neardup: skipped {error}"),
-                        OnError::Fail => {
-                            return Err(error)
-                                .context("bad input record (use --on-error skip to go on)")
-                        }
+                        OnError::Fail => anyhow::bail!("{error} (use --on-error skip to go on)"),
                     },
-                    (Ok(_), None) => unreachable!("every document is mapped"),
                 }
             }
         }

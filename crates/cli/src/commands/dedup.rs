@@ -125,6 +125,12 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     if let Some(bits) = &args.bits {
         profile.bits = if bits == "128" { Bits::B128 } else { Bits::B64 };
     }
+    let width = profile.bits.count();
+    anyhow::ensure!(
+        options.k < width,
+        "--k {} must be less than the fingerprint width ({width} bits)",
+        options.k
+    );
     if options.method == Method::Minhash && profile.minhash.is_none() {
         profile.minhash = Some(MinHashOptions::default());
     }

@@ -1,0 +1,309 @@
+//! `neardup dedup`, end to end, on corpora the tests write.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{assert_one_line_error, neardup};
+use serde_json::{json, Value};
+
+const COUNCIL: &str = "The city council approved the new budget on Tuesday evening after a long debate over \
+    school funding, road repairs and the cost of the proposed stadium. The mayor said the plan keeps taxes \
+    flat for a third year while adding forty teachers and resurfacing twelve miles of road.";
+const WEATHER: &str = "Forecasters expect heavy rain across the region on Monday, with up to forty millimetres \
+    in the hills and strong gusts along the coast. Drivers are advised to allow extra time for the morning \
+    commute, and the ferry service may run a reduced timetable if winds are strong.";
+const LIBRARY: &str = "From next month the central library will open until nine in the evening on weekdays \
+    and from ten until four on Sundays, following a survey in which two thirds of members asked for it.";
+
+fn corpus() -> String {
+    [
+        json!({"id": "council", "text": COUNCIL, "url": "https://news.example.com/budget", "fetched_at": "2024-07-25T10:00:00Z"}),
+        json!({"id": "weather", "text": WEATHER, "extra": {"kept": "as is"}}),
+        json!({"id": "council-copy", "text": COUNCIL.to_uppercase(), "fetched_at": "2024-07-26T10:00:00Z"}),
+        json!({"id": "library", "text": LIBRARY}),
+        json!({"id": "weather-near", "text": format!("{WEATHER} Updated.")}),
+    ]
+    .iter()
+    .map(|v| format!("{v}\n"))
+    .collect()
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn finds_exact_and_near_duplicates_and_writes_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("corpus.jsonl");
+    std::fs::write(&input, corpus()).unwrap();
+    let out = |name: &str| dir.path().join(name);
+    let run = neardup(
+        &[
+            "dedup",
+            input.to_str().unwrap(),
+            "--k",
+            "6",
+            "--kept",
+            out("kept.jsonl").to_str().unwrap(),
+            "--removed",
+            out("removed.jsonl").to_str().unwrap(),
+            "--pairs",
+            out("pairs.jsonl").to_str().unwrap(),
+            "--clusters",
+            out("clusters.jsonl").to_str().unwrap(),
+            "--summary",
+            out("summary.json").to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("5 documents") && run.stderr.contains("1 exact and 1 near"),
+        "{}",
+        run.stderr
+    );
+
+    let removed = lines(&out("removed.jsonl"));
+    let removed: Vec<(&str, &str, &str)> = removed
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap(),
+                r["duplicate_of"].as_str().unwrap(),
+                r["kind"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        removed,
+        [
+            ("council-copy", "council", "exact"),
+            ("weather-near", "weather", "near")
+        ]
+    );
+
+    // Kept records are the input lines, unchanged, in input order.
+    let kept = std::fs::read_to_string(out("kept.jsonl")).unwrap();
+    let input_lines: Vec<&str> = corpus().leak().lines().collect();
+    assert_eq!(
+        kept,
+        format!(
+            "{}\n{}\n{}\n",
+            input_lines[0], input_lines[1], input_lines[3]
+        )
+    );
+
+    let pairs = lines(&out("pairs.jsonl"));
+    assert_eq!(pairs.len(), 2);
+    assert_eq!(
+        (pairs[0]["a"].as_str(), pairs[0]["b"].as_str()),
+        (Some("council"), Some("council-copy"))
+    );
+    let clusters = lines(&out("clusters.jsonl"));
+    assert_eq!(clusters[1]["members"], json!(["weather", "weather-near"]));
+    assert_eq!(clusters[1]["representative"], "weather");
+
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["documents"], 5);
+    assert_eq!(summary["kept"], 3);
+    assert_eq!(summary["clusters"], 2);
+    assert!(summary["bytes_in_memory_per_document"].as_u64().unwrap() > 0);
+
+    // --keep newest keeps the later copy.
+    let newest = neardup(
+        &[
+            "dedup",
+            input.to_str().unwrap(),
+            "--keep",
+            "newest",
+            "--removed",
+            "-",
+        ],
+        b"",
+    );
+    assert!(
+        newest
+            .stdout
+            .contains(r#"{"id":"council","duplicate_of":"council-copy","kind":"exact""#),
+        "{}",
+        newest.stdout
+    );
+}
+
+#[test]
+fn standard_input_and_kept_records() {
+    let run = neardup(&["dedup", "-", "--kept", "-"], corpus().as_bytes());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout.lines().count(),
+        4,
+        "the exact copy goes: {}",
+        run.stdout
+    );
+}
+
+#[test]
+fn outputs_are_identical_whatever_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("corpus.jsonl");
+    let many: String = (0..300).map(|i| format!("{}", json!({"id": i, "text": format!("{} {}", [COUNCIL, WEATHER, LIBRARY][i % 3], i % 7)}))).map(|l| l + "\n").collect();
+    std::fs::write(&input, many).unwrap();
+    let pairs_with = |threads: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_neardup"))
+            .args([
+                "dedup",
+                input.to_str().unwrap(),
+                "--method",
+                "cascade",
+                "--pairs",
+                "-",
+            ])
+            .env("RAYON_NUM_THREADS", threads)
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        output.stdout
+    };
+    let one = pairs_with("1");
+    assert!(!one.is_empty());
+    assert_eq!(one, pairs_with("2"));
+}
+
+#[test]
+fn folders_html_and_warc() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    std::fs::create_dir_all(site.join("sub")).unwrap();
+    let page = |body: &str, nav: &str| {
+        format!("<html><head><title>T</title></head><body><nav>{nav}</nav><main><p>{body}</p></main><footer>(c) site</footer></body></html>")
+    };
+    std::fs::write(
+        site.join("a.html"),
+        page(COUNCIL, "Home News Sport Weather"),
+    )
+    .unwrap();
+    std::fs::write(
+        site.join("sub/b.html"),
+        page(COUNCIL, "Start Politics Culture Markets Travel Jobs"),
+    )
+    .unwrap();
+    std::fs::write(site.join("c.txt"), LIBRARY).unwrap();
+    let run = neardup(&["dedup", site.to_str().unwrap(), "--removed", "-"], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let removed: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(
+        (removed["id"].as_str(), removed["kind"].as_str()),
+        (Some("sub/b.html"), Some("exact")),
+        "navigation is not content"
+    );
+
+    let warc = dir.path().join("crawl.warc");
+    let record = |uri: &str, html: &str| {
+        let http =
+            format!("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n{html}");
+        format!(
+            "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {uri}\r\nWARC-Date: 2024-01-01T00:00:00Z\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n{http}\r\n\r\n",
+            http.len()
+        )
+    };
+    std::fs::write(
+        &warc,
+        record("http://a.example/x", &page(WEATHER, "A"))
+            + &record("http://b.example/y", &page(WEATHER, "B")),
+    )
+    .unwrap();
+    let run = neardup(&["dedup", warc.to_str().unwrap(), "--removed", "-"], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains(r#""id":"http://b.example/y","duplicate_of":"http://a.example/x""#),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn bad_records_are_reported_with_their_place_and_skipped_or_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("bad.jsonl");
+    let text = format!(
+        "{}\nnot json\n{}\n{}\n",
+        json!({"id": "ok", "text": COUNCIL}),
+        json!({"id": "no-text", "body": "x"}),
+        json!({"id": "big", "text": "x".repeat(5000)})
+    );
+    std::fs::write(&input, text).unwrap();
+    let path = input.to_str().unwrap();
+    let run = neardup(
+        &[
+            "dedup",
+            path,
+            "--max-document-bytes",
+            "4096",
+            "--summary",
+            "-",
+        ],
+        b"",
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for place in [":2:", ":3:", ":4:"] {
+        assert!(
+            run.stderr.contains(&format!("bad.jsonl{place}")),
+            "{place} in {}",
+            run.stderr
+        );
+    }
+    let summary: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        (
+            summary["documents"].as_u64(),
+            summary["skipped_records"].as_u64()
+        ),
+        (Some(1), Some(3))
+    );
+
+    let fail = neardup(&["dedup", path, "--on-error", "fail"], b"");
+    assert_one_line_error(&fail, 1, "bad.jsonl:2");
+
+    // A truncated gzip file: the records before the damage are read, the damage is reported.
+    let gz = dir.path().join("cut.jsonl.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut encoder, corpus().as_bytes()).unwrap();
+    let compressed = encoder.finish().unwrap();
+    std::fs::write(&gz, &compressed[..compressed.len() - 20]).unwrap();
+    let run = neardup(&["dedup", gz.to_str().unwrap(), "--summary", "-"], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("cut.jsonl.gz"), "{}", run.stderr);
+    let summary: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(summary["skipped_records"], 1);
+
+    // A binary file in a folder.
+    let folder = dir.path().join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("ok.txt"), LIBRARY).unwrap();
+    std::fs::write(folder.join("image.txt"), [0u8, 159, 146, 150, 0, 1, 2]).unwrap();
+    let run = neardup(&["dedup", folder.to_str().unwrap()], b"");
+    assert_eq!(run.code, 0);
+    assert!(run.stderr.contains("image.txt"), "{}", run.stderr);
+
+    // Wrong parameters are usage errors or one-line errors.
+    assert_eq!(neardup(&["dedup", path, "--method", "magic"], b"").code, 2);
+    assert_one_line_error(
+        &neardup(&["dedup", path, "--threshold", "1.5"], b""),
+        1,
+        "threshold",
+    );
+    assert_one_line_error(
+        &neardup(&["dedup", path, "--k", "65"], b""),
+        1,
+        "--k 65 must be less than the fingerprint width (64 bits)",
+    );
+}
