@@ -4,9 +4,11 @@
 use std::path::PathBuf;
 use std::sync::mpsc::sync_channel;
 
-use neardup_ingest::extract::MainContentExtractor;
+use std::borrow::Cow;
+
+use neardup_ingest::extract::{html_to_text, MainContentExtractor};
 use neardup_ingest::{
-    open_inputs, Document, Format, IngestError, JsonlFields, ReadOptions, StatsSnapshot,
+    open_inputs, Body, Document, Format, IngestError, JsonlFields, ReadOptions, StatsSnapshot,
 };
 use rayon::prelude::*;
 
@@ -47,6 +49,19 @@ pub struct InputArgs {
     /// What to do with a bad record: report it and go on (skip), or stop (fail).
     #[arg(long, value_enum, default_value_t = OnError::Skip)]
     pub on_error: OnError,
+    /// Which text of an HTML document is fingerprinted: its main content (navigation,
+    /// sidebars, ads and footers dropped) or all visible text.
+    #[arg(long, value_enum, default_value_t = HtmlText::Main)]
+    pub html: HtmlText,
+}
+
+/// Which text of an HTML document is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HtmlText {
+    /// The main content.
+    Main,
+    /// All visible text.
+    All,
 }
 
 /// What to do with a bad input record.
@@ -124,7 +139,11 @@ pub fn for_each_document<T: Send>(
                 .into_par_iter()
                 .map(|record| {
                     record.map(|doc| {
-                        let value = map(&doc, &doc.main_text(&extractor));
+                        let text = match (&doc.body, args.html) {
+                            (Body::Html(html), HtmlText::All) => Cow::Owned(html_to_text(html)),
+                            _ => doc.main_text(&extractor),
+                        };
+                        let value = map(&doc, &text);
                         (doc, value)
                     })
                 })

@@ -88,7 +88,10 @@ enum KeepArg {
 #[derive(Debug, Serialize)]
 struct Summary {
     documents: usize,
-    bytes: u64,
+    /// Bytes of document bodies as read (HTML included).
+    input_bytes: u64,
+    /// Bytes of text fingerprinted (after main-content extraction).
+    text_bytes: u64,
     exact_duplicates: usize,
     near_duplicates: usize,
     url_duplicates: usize,
@@ -142,7 +145,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let bar = progress("fingerprinting");
     let mut documents: Vec<Kept> = Vec::new();
     let mut items: Vec<Item> = Vec::new();
-    let mut bytes = 0u64;
+    let (mut input_bytes, mut text_bytes) = (0u64, 0u64);
     let stats = for_each_document(
         &args.input,
         raw_in_memory,
@@ -156,10 +159,11 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
             item
         },
         |doc, item| {
-            bytes += item.bytes;
+            input_bytes += doc.body.as_str().len() as u64;
+            text_bytes += item.bytes;
             bar.inc(1);
             if items.len() % 4096 == 0 {
-                bar.set_message(format!("{:.0} MB", bytes as f64 / 1e6));
+                bar.set_message(format!("{:.0} MB", input_bytes as f64 / 1e6));
             }
             documents.push(Kept {
                 id: doc.id,
@@ -188,7 +192,8 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let count = |kind| outcome.removals.iter().filter(|r| r.kind == kind).count();
     let summary = Summary {
         documents: items.len(),
-        bytes,
+        input_bytes,
+        text_bytes,
         exact_duplicates: count(Kind::Exact),
         near_duplicates: count(Kind::Near),
         url_duplicates: count(Kind::Url),
@@ -199,7 +204,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         skipped_records: stats.errors,
         skipped_files: stats.skipped_files,
         seconds,
-        mb_per_second: bytes as f64 / 1e6 / seconds.max(1e-9),
+        mb_per_second: input_bytes as f64 / 1e6 / seconds.max(1e-9),
         documents_per_second: items.len() as f64 / seconds.max(1e-9),
         bytes_in_memory_per_document: std::mem::size_of::<Item>()
             + std::mem::size_of::<Kept>()
@@ -387,9 +392,10 @@ fn write_record(
 
 fn print_summary(s: &Summary) {
     eprintln!(
-        "neardup: {} documents ({:.1} MB) in {:.2} s ({:.1} MB/s, {:.0} documents/s)",
+        "neardup: {} documents ({:.1} MB read, {:.1} MB of text) in {:.2} s ({:.1} MB/s, {:.0} documents/s)",
         s.documents,
-        s.bytes as f64 / 1e6,
+        s.input_bytes as f64 / 1e6,
+        s.text_bytes as f64 / 1e6,
         s.seconds,
         s.mb_per_second,
         s.documents_per_second
