@@ -25,6 +25,8 @@ struct Cli {
 enum Command {
     /// Find the exact and near duplicates in a corpus: what to keep, what goes, and why.
     Dedup(commands::dedup::DedupArgs),
+    /// Find mirror sites: host or path-prefix pairs whose shared paths carry the same content.
+    Mirrors(commands::mirrors::MirrorsArgs),
     /// Write one JSON line of fingerprints per document.
     Fingerprint(commands::fingerprint::FingerprintArgs),
     /// Explain how similar two texts are, and why.
@@ -45,6 +47,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Dedup(args) => commands::dedup::run(args),
         Command::Fingerprint(args) => commands::fingerprint::run(args),
+        Command::Mirrors(args) => commands::mirrors::run(args),
         Command::Compare(args) => commands::compare::run(args),
         Command::Pairs(args) => commands::pairs::run(args),
     };

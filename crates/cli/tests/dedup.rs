@@ -307,3 +307,43 @@ fn bad_records_are_reported_with_their_place_and_skipped_or_fatal() {
         "--k 65 must be less than the fingerprint width (64 bits)",
     );
 }
+
+#[test]
+fn mirrors_are_found_by_shared_paths_with_the_same_content() {
+    let texts = [
+        COUNCIL,
+        WEATHER,
+        LIBRARY,
+        "a fourth page of text",
+        "a fifth page of text",
+        "a sixth page",
+    ];
+    let mut corpus = String::new();
+    for (i, text) in texts.iter().enumerate() {
+        for host in [
+            "https://www.origin.example/docs",
+            "http://mirror.example.net/pub/docs",
+        ] {
+            corpus += &format!(
+                "{}\n",
+                json!({"id": format!("{host}/{i}"), "url": format!("{host}/page{i}.html"), "text": text})
+            );
+        }
+        corpus += &format!(
+            "{}\n",
+            json!({"id": format!("other{i}"), "url": format!("https://other.example/page{i}.html"), "text": format!("other {i}")})
+        );
+    }
+    let run = neardup(&["mirrors", "-"], corpus.as_bytes());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let first: Value = serde_json::from_str(run.stdout.lines().next().unwrap()).unwrap();
+    let hosts = [first["a"].as_str().unwrap(), first["b"].as_str().unwrap()];
+    assert!(
+        hosts.iter().any(|h| h.contains("origin.example"))
+            && hosts.iter().any(|h| h.contains("mirror.example.net")),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(first["same_content"], 6);
+    assert!(!run.stdout.contains("other.example"));
+}

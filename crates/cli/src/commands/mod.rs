@@ -3,4 +3,5 @@
 pub mod compare;
 pub mod dedup;
 pub mod fingerprint;
+pub mod mirrors;
 pub mod pairs;

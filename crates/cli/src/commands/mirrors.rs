@@ -1,0 +1,82 @@
+//! `neardup mirrors`: host (or host/path-prefix) pairs whose shared paths mostly carry the same
+//! content — mirror sites, the largest single cause of duplication on the web.
+
+use std::io::Write;
+
+use neardup_core::Fingerprinter;
+use neardup_ingest::mirror::{MirrorFinder, MirrorOptions};
+
+use crate::documents::{for_each_document, progress, InputArgs};
+use crate::profile_args::ProfileArgs;
+
+/// Arguments of `neardup mirrors`.
+#[derive(Debug, clap::Args)]
+pub struct MirrorsArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    profile: ProfileArgs,
+    /// Fewest shared paths for a pair of hosts or prefixes to be reported.
+    #[arg(long, default_value_t = 5)]
+    min_shared_paths: usize,
+    /// Smallest share of shared paths whose content is the same.
+    #[arg(long, default_value_t = 0.8)]
+    min_ratio: f64,
+    /// Deepest path prefix compared (0: whole hosts only).
+    #[arg(long, default_value_t = 2)]
+    max_prefix_depth: usize,
+}
+
+/// Runs `neardup mirrors`: documents need a URL; pages count as the same content when their
+/// normalised texts have the same digest.
+pub fn run(args: MirrorsArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&args.min_ratio),
+        "--min-ratio must be between 0 and 1"
+    );
+    let fingerprinter = Fingerprinter::new(args.profile.load()?)?;
+    let mut finder = MirrorFinder::new(MirrorOptions {
+        min_shared_paths: args.min_shared_paths,
+        min_ratio: args.min_ratio,
+        max_prefix_depth: args.max_prefix_depth,
+        ..MirrorOptions::default()
+    });
+    let bar = progress("reading");
+    let (mut without_url, mut bad_urls) = (0u64, 0u64);
+    for_each_document(
+        &args.input,
+        false,
+        |_, text| {
+            let digest = fingerprinter.fingerprint(text).digest;
+            let mut key = [0u8; 8];
+            key.copy_from_slice(&digest.as_bytes()[..8]);
+            u64::from_le_bytes(key)
+        },
+        |doc, key| {
+            bar.inc(1);
+            match doc.url.as_deref() {
+                None => without_url += 1,
+                Some(url) => {
+                    if finder.add(url, key).is_err() {
+                        bad_urls += 1;
+                    }
+                }
+            }
+            Ok(())
+        },
+    )?;
+    bar.finish_and_clear();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let pairs = finder.finish();
+    for pair in &pairs {
+        serde_json::to_writer(&mut out, pair)?;
+        writeln!(out)?;
+    }
+    out.flush()?;
+    eprintln!(
+        "neardup: {} mirror pairs; {without_url} documents without a URL and {bad_urls} with an unusable URL ignored",
+        pairs.len()
+    );
+    Ok(())
+}
