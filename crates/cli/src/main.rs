@@ -6,6 +6,7 @@
 mod commands;
 mod input;
 mod jsonl;
+mod plot;
 mod profile_args;
 
 use std::process::ExitCode;
@@ -28,6 +29,8 @@ enum Command {
     Compare(commands::compare::CompareArgs),
     /// Find every pair of fingerprints within a Hamming distance, or their clusters (JSON lines).
     Pairs(commands::pairs::PairsArgs),
+    /// Precision, recall and F1 of the near-duplicate decision on labelled pairs.
+    Eval(commands::eval::EvalArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
         Command::Fingerprint(args) => commands::fingerprint::run(args),
         Command::Compare(args) => commands::compare::run(args),
         Command::Pairs(args) => commands::pairs::run(args),
+        Command::Eval(args) => commands::eval::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

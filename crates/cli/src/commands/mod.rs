@@ -1,5 +1,6 @@
 //! One module per subcommand: its clap arguments and its `run` function.
 
 pub mod compare;
+pub mod eval;
 pub mod fingerprint;
 pub mod pairs;
