@@ -100,10 +100,11 @@ pub struct EvalArgs {
     lossy: bool,
 }
 
-/// The default SimHash distance bound (a candidate bound under the cascade).
-pub const DEFAULT_K: u32 = 3;
-/// The default similarity threshold.
-pub const DEFAULT_THRESHOLD: f64 = 0.8;
+/// The default SimHash distance bound: the candidate bound of the default cascade (chosen on
+/// the CopyCat pairs, see BENCHMARKS.md).
+pub const DEFAULT_K: u32 = 8;
+/// The default similarity threshold: the Jaccard bound of the default cascade.
+pub const DEFAULT_THRESHOLD: f64 = 0.9;
 
 /// Whether a used pair is a positive or a negative.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
