@@ -215,6 +215,7 @@ mod tests {
         profile.features = FeatureKind::WordShingles { width: 0 };
         assert!(profile.validate().is_err());
         let mut profile = Profile::zh();
+        profile.weighting = Weighting::JiebaTfIdf;
         profile.features = FeatureKind::CharShingles { width: 2 };
         assert!(profile.validate().is_err());
         let unknown = r#"{"name": "x", "bogus": 1}"#;
