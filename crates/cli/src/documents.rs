@@ -105,13 +105,15 @@ const BATCH_DOCUMENTS: usize = 2048;
 const BATCH_BYTES: usize = 32 << 20;
 
 /// Reads every document of `args`' inputs in order and maps each (its main text extracted from
-/// HTML) with `map`, in parallel, calling `sink` with the results in input order. Bad records
+/// HTML) with `map(index, document, text)`, in parallel, calling `sink` with the results in
+/// input order. `index` counts the documents read so far (bad records excluded), so a second
+/// read of the same inputs gives every document the same index. Bad records
 /// are reported and counted, or stop the run, as `args.on_error` says. Returns the reader's
 /// statistics.
 pub fn for_each_document<T: Send>(
     args: &InputArgs,
     keep_raw: bool,
-    map: impl Fn(&Document, &str) -> T + Sync,
+    map: impl Fn(usize, &Document, &str) -> T + Sync,
     mut sink: impl FnMut(Document, T) -> anyhow::Result<()>,
 ) -> anyhow::Result<StatsSnapshot> {
     let inputs = open_inputs(&args.inputs, &args.read_options(keep_raw));
@@ -134,16 +136,25 @@ pub fn for_each_document<T: Send>(
             }
             let _ = sender.send(batch);
         });
+        let mut next_index = 0usize;
         for batch in receiver {
-            let mapped: Vec<Result<(Document, T), IngestError>> = batch
-                .into_par_iter()
+            let indexed: Vec<(usize, Result<Document, IngestError>)> = batch
+                .into_iter()
                 .map(|record| {
+                    let index = next_index;
+                    next_index += usize::from(record.is_ok());
+                    (index, record)
+                })
+                .collect();
+            let mapped: Vec<Result<(Document, T), IngestError>> = indexed
+                .into_par_iter()
+                .map(|(index, record)| {
                     record.map(|doc| {
                         let text = match (&doc.body, args.html) {
                             (Body::Html(html), HtmlText::All) => Cow::Owned(html_to_text(html)),
                             _ => doc.main_text(&extractor),
                         };
-                        let value = map(&doc, &text);
+                        let value = map(index, &doc, &text);
                         (doc, value)
                     })
                 })

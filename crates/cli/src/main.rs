@@ -7,6 +7,7 @@ mod commands;
 mod documents;
 mod input;
 mod jsonl;
+mod plot;
 mod profile_args;
 
 use std::process::ExitCode;
@@ -33,6 +34,8 @@ enum Command {
     Compare(commands::compare::CompareArgs),
     /// Find every pair of fingerprints within a Hamming distance, or their clusters (JSON lines).
     Pairs(commands::pairs::PairsArgs),
+    /// Precision, recall and F1 of the near-duplicate decision on labelled pairs.
+    Eval(commands::eval::EvalArgs),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
         Command::Mirrors(args) => commands::mirrors::run(args),
         Command::Compare(args) => commands::compare::run(args),
         Command::Pairs(args) => commands::pairs::run(args),
+        Command::Eval(args) => commands::eval::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

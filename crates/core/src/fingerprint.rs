@@ -59,8 +59,10 @@ thread_local! {
 /// everywhere; scratch buffers are per thread).
 ///
 /// ```
-/// use neardup_core::{Fingerprinter, Profile};
-/// let fingerprinter = Fingerprinter::new(Profile::web()).unwrap();
+/// use neardup_core::{features::FeatureKind, Fingerprinter, Profile};
+/// let mut profile = Profile::web();
+/// profile.features = FeatureKind::WordShingles { width: 3 };
+/// let fingerprinter = Fingerprinter::new(profile).unwrap();
 /// let a = fingerprinter.fingerprint("The quick brown fox jumps over the lazy dog, again and again.");
 /// let b = fingerprinter.fingerprint("The quick brown fox jumps over the lazy dog, again and again!");
 /// assert_eq!(a.simhash, b.simhash, "the features (word shingles) are the same");

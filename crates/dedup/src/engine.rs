@@ -101,8 +101,47 @@ pub struct Outcome {
     pub verified_candidates: usize,
 }
 
-/// Runs deduplication over `items` (in input order).
+/// Where verification gets the shingle sets of the documents in candidate pairs.
+///
+/// Shingle sets are large (8 bytes per shingle, about one shingle per character for character
+/// shingles), so a caller with a big corpus does not keep them: it computes them on demand,
+/// for the documents that are in candidate pairs, e.g. by reading its inputs again.
+pub trait FeatureSource {
+    /// The shingle sets of the documents at `positions` (ascending, distinct), in that order.
+    fn feature_sets(&mut self, positions: &[u32]) -> Result<Vec<FeatureSet>, DedupError>;
+}
+
+/// The shingle sets held in the items themselves ([`Item::features`]).
+struct HeldFeatures<'a>(&'a [Item]);
+
+impl FeatureSource for HeldFeatures<'_> {
+    fn feature_sets(&mut self, positions: &[u32]) -> Result<Vec<FeatureSet>, DedupError> {
+        positions
+            .iter()
+            .map(|&i| {
+                self.0[i as usize].features.clone().ok_or_else(|| {
+                    DedupError::MissingData(format!(
+                        "verification needs the shingle set of every candidate (document {i} has none)"
+                    ))
+                })
+            })
+            .collect()
+    }
+}
+
+/// Runs deduplication over `items` (in input order), verifying with the shingle sets held in
+/// the items.
 pub fn dedup(items: &[Item], options: &DedupOptions) -> Result<Outcome, DedupError> {
+    dedup_with(items, options, &mut HeldFeatures(items))
+}
+
+/// Runs deduplication over `items` (in input order), fetching shingle sets for verification
+/// from `features` (only for documents in candidate pairs).
+pub fn dedup_with(
+    items: &[Item],
+    options: &DedupOptions,
+    features: &mut dyn FeatureSource,
+) -> Result<Outcome, DedupError> {
     options.validate()?;
     let n = u32::try_from(items.len())
         .map_err(|_| DedupError::InvalidOption("more than 4,294,967,295 documents".into()))?;
@@ -121,7 +160,7 @@ pub fn dedup(items: &[Item], options: &DedupOptions) -> Result<Outcome, DedupErr
     }
     // Near-duplicates among one representative (the first) of each exact group.
     let representatives: Vec<u32> = (0..n).filter(|&i| !is_copy[i as usize]).collect();
-    let (near, verified_candidates) = near_pairs(items, &representatives, options)?;
+    let (near, verified_candidates) = near_pairs(items, &representatives, options, features)?;
     pairs.extend(near);
     if options.url_dedup {
         pairs.extend(url_pairs(items));
@@ -212,6 +251,7 @@ fn near_pairs(
     items: &[Item],
     positions: &[u32],
     options: &DedupOptions,
+    source: &mut dyn FeatureSource,
 ) -> Result<(Vec<FoundPair>, usize), DedupError> {
     let candidates: Vec<(u32, u32, f64)> = match options.method {
         Method::Exact => return Ok((Vec::new(), 0)),
@@ -225,19 +265,23 @@ fn near_pairs(
             .collect();
         return Ok((pairs, 0));
     };
-    if let Some(i) = positions
-        .iter()
-        .find(|&&i| items[i as usize].features.is_none())
-    {
+    let mut involved: Vec<u32> = candidates.iter().flat_map(|&(a, b, _)| [a, b]).collect();
+    involved.sort_unstable();
+    involved.dedup();
+    let sets = source.feature_sets(&involved)?;
+    if sets.len() != involved.len() {
         return Err(DedupError::MissingData(format!(
-            "verification needs the shingle set of every document (document {i} has none)"
+            "asked for {} shingle sets, got {}",
+            involved.len(),
+            sets.len()
         )));
     }
+    let set_of = |i: u32| involved.binary_search(&i).ok().map(|at| &sets[at]);
     let examined = candidates.len();
     let verified = candidates
         .into_par_iter()
         .filter_map(|(a, b, _)| {
-            let (fa, fb) = (features(items, a), features(items, b));
+            let (fa, fb) = (set_of(a)?, set_of(b)?);
             let similarity = match measure {
                 VerifyMeasure::Jaccard => jaccard(fa, fb),
                 VerifyMeasure::Containment => containment(fa, fb).max(containment(fb, fa)),
@@ -246,11 +290,6 @@ fn near_pairs(
         })
         .collect();
     Ok((verified, examined))
-}
-
-fn features(items: &[Item], i: u32) -> &FeatureSet {
-    static EMPTY: FeatureSet = FeatureSet::empty();
-    items[i as usize].features.as_ref().unwrap_or(&EMPTY)
 }
 
 fn near_pair(items: &[Item], a: u32, b: u32, similarity: f64) -> FoundPair {

@@ -21,8 +21,19 @@
 //! use neardup_core::{Fingerprinter, Profile};
 //! use neardup_dedup::{dedup, DedupOptions, Item};
 //! let fingerprinter = Fingerprinter::new(Profile::web()).unwrap();
-//! let texts = ["the same text here", "The same text here!", "something else entirely, really"];
-//! let items: Vec<Item> = texts.iter().map(|t| Item::new(fingerprinter.fingerprint(t), t.len() as u64)).collect();
+//! let texts = [
+//!     "The city council approved the new budget on Tuesday after a long debate.",
+//!     "The city council approved the new budget on Tuesday after a long debate!",
+//!     "Forecasters expect heavy rain across the region on Monday and Tuesday.",
+//! ];
+//! let items: Vec<Item> = texts
+//!     .iter()
+//!     .map(|t| {
+//!         let mut item = Item::new(fingerprinter.fingerprint(t), t.len() as u64);
+//!         item.features = Some(fingerprinter.feature_set(t)); // for verification
+//!         item
+//!     })
+//!     .collect();
 //! let outcome = dedup(&items, &DedupOptions::default()).unwrap();
 //! assert_eq!(outcome.kept, [true, false, true]);
 //! assert_eq!(outcome.removals[0].of, 0);
@@ -32,10 +43,10 @@ mod engine;
 mod error;
 mod options;
 
-pub use engine::{dedup, Item, Kind, Outcome, Removal};
+pub use engine::{dedup, dedup_with, FeatureSource, Item, Kind, Outcome, Removal};
 pub use error::DedupError;
 pub use neardup_index::{Cluster, Pair};
-pub use options::{DedupOptions, KeepPolicy, Method, VerifyMeasure};
+pub use options::{DedupOptions, KeepPolicy, Method, VerifyMeasure, DEFAULT_K, DEFAULT_THRESHOLD};
 
 /// A pair of documents found to be duplicates.
 pub use engine::FoundPair;

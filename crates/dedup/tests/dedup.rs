@@ -18,6 +18,16 @@ fn item(simhash: u64, text_id: u64) -> neardup_dedup::Item {
     neardup_dedup::Item::new(fingerprints, 100)
 }
 
+/// Plain SimHash within `k`, no verification.
+fn simhash(k: u32) -> DedupOptions {
+    DedupOptions {
+        method: Method::Simhash,
+        k,
+        verify: None,
+        ..DedupOptions::default()
+    }
+}
+
 /// Connected components of "same text or within k bits", by brute force over all pairs.
 fn reference_clusters(fps: &[(u64, u64)], k: u32) -> Vec<Vec<u32>> {
     let n = fps.len();
@@ -76,7 +86,7 @@ proptest! {
     #[test]
     fn clusters_equal_brute_force(fps in corpus(), k in 0u32..=3) {
         let items: Vec<_> = fps.iter().map(|&(f, t)| item(f, t)).collect();
-        let options = DedupOptions { k, ..DedupOptions::default() };
+        let options = simhash(k);
         let outcome = dedup(&items, &options).unwrap();
         let found: Vec<Vec<u32>> = outcome.clusters.iter().map(|c| c.members.clone()).collect();
         prop_assert_eq!(found, reference_clusters(&fps, k));
@@ -97,7 +107,7 @@ proptest! {
 #[test]
 fn exact_near_and_unrelated() {
     let items = vec![item(0, 1), item(0b111, 2), item(0, 1), item(u64::MAX, 3)];
-    let outcome = dedup(&items, &DedupOptions::default()).unwrap();
+    let outcome = dedup(&items, &simhash(3)).unwrap();
     assert_eq!(outcome.kept, [true, false, false, true]);
     let kinds: Vec<(u32, u32, Kind)> = outcome.pairs.iter().map(|p| (p.a, p.b, p.kind)).collect();
     assert_eq!(kinds, [(0, 1, Kind::Near), (0, 2, Kind::Exact)]);
@@ -106,7 +116,7 @@ fn exact_near_and_unrelated() {
 
     let exact_only = DedupOptions {
         method: Method::Exact,
-        ..DedupOptions::default()
+        ..simhash(3)
     };
     assert_eq!(
         dedup(&items, &exact_only).unwrap().kept,
@@ -120,15 +130,9 @@ fn keep_policies_choose_the_representative() {
     items[1].bytes = 500;
     items[2].fetched_at = Some(1_700_000_000);
     let keep = |keep| {
-        dedup(
-            &items,
-            &DedupOptions {
-                keep,
-                ..DedupOptions::default()
-            },
-        )
-        .unwrap()
-        .kept
+        dedup(&items, &DedupOptions { keep, ..simhash(3) })
+            .unwrap()
+            .kept
     };
     assert_eq!(keep(KeepPolicy::First), [true, false, false]);
     assert_eq!(keep(KeepPolicy::Longest), [false, true, false]);
@@ -146,7 +150,7 @@ fn verification_drops_candidates_below_the_threshold() {
             method: Method::Cascade,
             verify: Some(verify),
             threshold,
-            ..DedupOptions::default()
+            ..simhash(3)
         };
         dedup(&items, &options).unwrap()
     };
@@ -159,7 +163,7 @@ fn verification_drops_candidates_below_the_threshold() {
     // Cascade needs a measure; verification needs shingle sets.
     let no_measure = DedupOptions {
         method: Method::Cascade,
-        ..DedupOptions::default()
+        ..simhash(3)
     };
     assert!(dedup(&items, &no_measure).is_err());
     items[1].features = None;
@@ -167,7 +171,7 @@ fn verification_drops_candidates_below_the_threshold() {
         &items,
         &DedupOptions {
             verify: Some(VerifyMeasure::Jaccard),
-            ..DedupOptions::default()
+            ..simhash(3)
         }
     )
     .is_err());
@@ -180,7 +184,7 @@ fn url_duplicates_and_empty_input() {
     items[1].url_key = Some("example.com/a".into());
     let options = DedupOptions {
         url_dedup: true,
-        ..DedupOptions::default()
+        ..simhash(3)
     };
     let outcome = dedup(&items, &options).unwrap();
     assert_eq!(outcome.removals[0].kind, Kind::Url);
@@ -195,7 +199,7 @@ fn minhash_method_needs_signatures() {
     let items = vec![item(0, 1), item(1, 2)];
     let options = DedupOptions {
         method: Method::Minhash,
-        ..DedupOptions::default()
+        ..simhash(3)
     };
     assert!(dedup(&items, &options)
         .unwrap_err()

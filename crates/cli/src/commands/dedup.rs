@@ -7,9 +7,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
+use neardup_core::measure::FeatureSet;
 use neardup_core::minhash::MinHashOptions;
 use neardup_core::{Bits, Fingerprinter};
-use neardup_dedup::{dedup, DedupOptions, Item, KeepPolicy, Kind, Method, Outcome, VerifyMeasure};
+use neardup_dedup::{
+    dedup_with, DedupError, DedupOptions, FeatureSource, Item, KeepPolicy, Kind, Method, Outcome,
+    VerifyMeasure,
+};
 use neardup_ingest::url::canonicalize;
 use serde::Serialize;
 
@@ -23,17 +27,18 @@ pub struct DedupArgs {
     input: InputArgs,
     #[command(flatten)]
     profile: ProfileArgs,
-    /// How near-duplicates are found. Exact duplicates are always found first.
-    #[arg(long, value_enum, default_value_t = MethodArg::Simhash)]
+    /// How near-duplicates are found. Exact duplicates are always found first; the default
+    /// cascade takes SimHash candidates and verifies them by Jaccard resemblance.
+    #[arg(long, value_enum, default_value_t = MethodArg::Cascade)]
     method: MethodArg,
-    /// Largest SimHash distance of a near-duplicate.
-    #[arg(long, default_value_t = 3)]
+    /// Largest SimHash distance of a near-duplicate (of a candidate, with verification).
+    #[arg(long, default_value_t = neardup_dedup::DEFAULT_K)]
     k: u32,
     /// Fingerprint width, instead of the profile's.
     #[arg(long, value_parser = ["64", "128"])]
     bits: Option<String>,
     /// Smallest similarity of a near-duplicate for --method minhash and for --verify.
-    #[arg(long, default_value_t = 0.8)]
+    #[arg(long, default_value_t = neardup_dedup::DEFAULT_THRESHOLD)]
     threshold: f64,
     /// Check each candidate pair by the true measure of the two shingle sets (implied by
     /// --method cascade, with jaccard).
@@ -104,8 +109,8 @@ struct Summary {
     seconds: f64,
     mb_per_second: f64,
     documents_per_second: f64,
-    /// Memory held per document until the run ends (excluding heap-held shingle sets when
-    /// verifying, and raw records when --kept reads standard input).
+    /// Memory held per document until the run ends (plus, for standard input only, its raw
+    /// record with --kept and its text with verification).
     bytes_in_memory_per_document: usize,
     profile: String,
     method: Method,
@@ -116,7 +121,56 @@ struct Summary {
 /// What is kept of each document after it is fingerprinted.
 struct Kept {
     id: String,
+    /// The input record, only when it came from standard input and --kept is asked for.
     raw: Option<Box<[u8]>>,
+    /// The text, only when it came from standard input and verification is on.
+    text: Option<String>,
+}
+
+/// Shingle sets for verification, computed only for the documents in candidate pairs: from the
+/// texts held in memory (standard input) or by reading the inputs again.
+struct ShingleSets<'a> {
+    input: &'a InputArgs,
+    fingerprinter: &'a Fingerprinter,
+    documents: &'a [Kept],
+}
+
+impl FeatureSource for ShingleSets<'_> {
+    fn feature_sets(&mut self, positions: &[u32]) -> Result<Vec<FeatureSet>, DedupError> {
+        let wanted = |i: usize| positions.binary_search(&(i as u32)).is_ok();
+        if self.input.reads_stdin() {
+            return Ok(positions
+                .iter()
+                .map(|&i| {
+                    let text = self.documents[i as usize]
+                        .text
+                        .as_deref()
+                        .unwrap_or_default();
+                    self.fingerprinter.feature_set(text)
+                })
+                .collect());
+        }
+        let mut sets = Vec::with_capacity(positions.len());
+        for_each_document(
+            self.input,
+            false,
+            |index, _, text| wanted(index).then(|| self.fingerprinter.feature_set(text)),
+            |_, set| {
+                sets.extend(set);
+                Ok(())
+            },
+        )
+        .map_err(|e| {
+            DedupError::MissingData(format!("reading the inputs again for verification: {e:#}"))
+        })?;
+        if sets.len() != positions.len() {
+            return Err(DedupError::MissingData(
+                "the inputs changed while deduplicating (a second read found other documents)"
+                    .into(),
+            ));
+        }
+        Ok(sets)
+    }
 }
 
 /// Runs `neardup dedup`.
@@ -140,8 +194,11 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let fingerprinter = Fingerprinter::new(profile)?;
     let verify = options.verify.is_some();
     let url_dedup = options.url_dedup;
-    // Standard input cannot be read a second time for --kept: keep its raw records instead.
-    let raw_in_memory = args.kept.is_some() && args.input.reads_stdin();
+    // Standard input cannot be read a second time: for --kept its raw records are held, and
+    // for verification its texts.
+    let stdin = args.input.reads_stdin();
+    let raw_in_memory = args.kept.is_some() && stdin;
+    let texts_in_memory = verify && stdin;
     let bar = progress("fingerprinting");
     let mut documents: Vec<Kept> = Vec::new();
     let mut items: Vec<Item> = Vec::new();
@@ -149,16 +206,15 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let stats = for_each_document(
         &args.input,
         raw_in_memory,
-        |doc, text| {
+        |_, doc, text| {
             let mut item = Item::new(fingerprinter.fingerprint(text), text.len() as u64);
             item.fetched_at = doc.fetched_at.as_deref().and_then(unix_seconds);
-            item.features = verify.then(|| fingerprinter.feature_set(text));
             item.url_key = url_dedup
                 .then(|| doc.url.as_deref().and_then(|u| canonicalize(u).ok()))
                 .flatten();
-            item
+            (item, texts_in_memory.then(|| text.to_string()))
         },
-        |doc, item| {
+        |doc, (item, text)| {
             input_bytes += doc.body.as_str().len() as u64;
             text_bytes += item.bytes;
             bar.inc(1);
@@ -168,13 +224,19 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
             documents.push(Kept {
                 id: doc.id,
                 raw: doc.raw,
+                text,
             });
             items.push(item);
             Ok(())
         },
     )?;
     bar.finish_and_clear();
-    let outcome = dedup(&items, &options)?;
+    let mut features = ShingleSets {
+        input: &args.input,
+        fingerprinter: &fingerprinter,
+        documents: &documents,
+    };
+    let outcome = dedup_with(&items, &options, &mut features)?;
     let ids: Vec<&str> = documents.iter().map(|d| d.id.as_str()).collect();
     if let Some(path) = &args.removed {
         write_removed(path, &outcome, &ids)?;
@@ -349,10 +411,11 @@ fn write_kept(
         for_each_document(
             input,
             true,
-            |_, text| text.to_string(),
+            // Only a document without a raw record (a file of a folder) needs its text.
+            |_, doc, text| doc.raw.is_none().then(|| text.to_string()),
             |doc, text| {
                 if kept.get(index).copied().unwrap_or(false) {
-                    write_record(&mut out, doc.raw.as_deref(), &doc.id, Some(&text))?;
+                    write_record(&mut out, doc.raw.as_deref(), &doc.id, text.as_deref())?;
                 }
                 index += 1;
                 Ok(())

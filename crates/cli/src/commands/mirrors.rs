@@ -46,7 +46,7 @@ pub fn run(args: MirrorsArgs) -> anyhow::Result<()> {
     for_each_document(
         &args.input,
         false,
-        |_, text| {
+        |_, _, text| {
             let digest = fingerprinter.fingerprint(text).digest;
             let mut key = [0u8; 8];
             key.copy_from_slice(&digest.as_bytes()[..8]);

@@ -1,0 +1,251 @@
+//! End-to-end tests of `neardup eval` on a small pairs file made up here.
+
+mod common;
+
+use common::{assert_one_line_error, neardup};
+
+/// A sentence long enough to make many character shingles.
+const BASE: &str = "the committee met on tuesday to discuss the new budget for the city library \
+                    and agreed to extend the opening hours during the winter months";
+
+/// Writes `lines` to a temporary JSONL file.
+fn pairs_file(lines: &[String]) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pairs.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let path = path.to_str().unwrap().to_string();
+    (dir, path)
+}
+
+fn pair(a: &str, b: &str, label: serde_json::Value) -> String {
+    serde_json::json!({"text_a": a, "text_b": b, "label": label}).to_string()
+}
+
+/// Three identical positives, one positive that shares nothing, two negatives that share
+/// nothing, one identical negative, plus ignored labels: under every method, TP 3, FN 1, FP 1,
+/// TN 2.
+fn fixture() -> Vec<String> {
+    let other = "completely unrelated words about football scores and the weather in spain";
+    let third = "an entirely different story about cooking pasta with garlic and olive oil";
+    vec![
+        pair(BASE, BASE, 3.into()),
+        pair(other, other, 3.into()),
+        pair(third, third, "3".into()),
+        pair(BASE, other, 3.into()),
+        pair(BASE, third, 0.5.into()),
+        pair(other, third, 0.5.into()),
+        pair(third, third, 0.5.into()),
+        pair(BASE, BASE, serde_json::Value::Null),
+        pair(BASE, BASE, 1.into()),
+        pair(BASE, BASE, "unknown".into()),
+    ]
+}
+
+#[test]
+fn metrics_are_exact_under_every_method() {
+    let (_dir, path) = pairs_file(&fixture());
+    for method in ["simhash", "minhash", "jaccard", "containment", "cascade"] {
+        let run = neardup(
+            &[
+                "eval",
+                &path,
+                "--positive",
+                "3",
+                "--negative",
+                "0.5",
+                "--method",
+                method,
+                "--json",
+            ],
+            b"",
+        );
+        assert_eq!(run.code, 0, "{method}: {}", run.stderr);
+        let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let count = |f: &str| report[f].as_u64().unwrap();
+        assert_eq!(
+            (count("tp"), count("fp"), count("fn_"), count("tn")),
+            (3, 1, 1, 2),
+            "{method}"
+        );
+        assert_eq!(report["precision"].as_f64().unwrap(), 0.75);
+        assert_eq!(report["recall"].as_f64().unwrap(), 0.75);
+        assert_eq!(report["f1"].as_f64().unwrap(), 0.75);
+        let counts = &report["counts"];
+        assert_eq!(counts["lines"], 10);
+        assert_eq!(
+            (counts["positives"].as_u64(), counts["negatives"].as_u64()),
+            (Some(4), Some(3))
+        );
+        assert_eq!(counts["null_labels"], 1);
+        assert_eq!(counts["other_labels"], 2);
+        // Label 1 is ignored for the metrics but still counted as flagged.
+        let by_label = report["by_label"].as_array().unwrap();
+        let label_1 = by_label.iter().find(|l| l["label"] == 1.0).unwrap();
+        assert_eq!(
+            (label_1["pairs"].as_u64(), label_1["flagged"].as_u64()),
+            (Some(1), Some(1))
+        );
+    }
+}
+
+#[test]
+fn lenient_labels_and_other_field_names() {
+    let lines: Vec<String> = fixture()
+        .iter()
+        .map(|l| {
+            l.replace("\"text_a\"", "\"sentence1\"")
+                .replace("\"text_b\"", "\"sentence2\"")
+        })
+        .collect();
+    let (_dir, path) = pairs_file(&lines);
+    let run = neardup(
+        &[
+            "eval",
+            &path,
+            "--positive",
+            "3,1",
+            "--negative",
+            "0.5",
+            "--text-a-field",
+            "sentence1",
+            "--text-b-field",
+            "sentence2",
+            "--method",
+            "jaccard",
+            "--json",
+        ],
+        b"",
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        (report["tp"].as_u64(), report["fn_"].as_u64()),
+        (Some(4), Some(1))
+    );
+    // F1 = 2·4 / (2·4 + 1 + 1).
+    assert_eq!(report["f1"].as_f64().unwrap(), 0.8);
+}
+
+#[test]
+fn sweeps_have_one_row_per_parameter() {
+    let (_dir, path) = pairs_file(&fixture());
+    let args = |method| {
+        [
+            "eval",
+            &path,
+            "--positive",
+            "3",
+            "--negative",
+            "0.5",
+            "--sweep",
+            "--method",
+            method,
+        ]
+    };
+    let run = neardup(&args("simhash"), b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let rows: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("k "))
+        .collect();
+    // Header and k = 0..=16 for 64 bits.
+    assert_eq!(rows.len(), 18, "{}", run.stdout);
+    assert!(rows[1].trim_start().starts_with("0 "));
+    assert!(rows[17].trim_start().starts_with("16 "));
+    let run = neardup(&args("jaccard"), b"");
+    let rows: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("threshold"))
+        .collect();
+    assert_eq!(rows.len(), 22, "{}", run.stdout);
+    assert!(rows[1].trim_start().starts_with("0.00 "));
+    assert!(rows[21].trim_start().starts_with("1.00 "));
+    // At threshold 0 every pair is flagged: recall 1, precision 4/7.
+    let zero: Vec<&str> = rows[1].split_whitespace().collect();
+    assert_eq!(zero[1..], ["0.571", "1.000", "0.727", "4", "3", "0", "0"]);
+}
+
+#[test]
+fn plot_is_written() {
+    let (dir, path) = pairs_file(&fixture());
+    for method in ["simhash", "cascade"] {
+        let plot = dir.path().join(format!("{method}.svg"));
+        let plot = plot.to_str().unwrap();
+        let run = neardup(
+            &[
+                "eval",
+                &path,
+                "--positive",
+                "3",
+                "--negative",
+                "0.5",
+                "--method",
+                method,
+                "--plot",
+                plot,
+            ],
+            b"",
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let svg = std::fs::read_to_string(plot).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("<rect"), "{svg}");
+    }
+    let run = neardup(
+        &[
+            "eval",
+            &path,
+            "--positive",
+            "3",
+            "--negative",
+            "0.5",
+            "--plot",
+            "x.png",
+        ],
+        b"",
+    );
+    assert_one_line_error(&run, 1, "only SVG");
+}
+
+#[test]
+fn errors_are_one_line() {
+    let mut lines = fixture();
+    lines.insert(2, "{not json".to_string());
+    let (_dir, path) = pairs_file(&lines);
+    let run = neardup(
+        &["eval", &path, "--positive", "3", "--negative", "0.5"],
+        b"",
+    );
+    assert_one_line_error(&run, 1, "pairs.jsonl:3: not a JSON object");
+
+    let mut lines = fixture();
+    lines.push(serde_json::json!({"text_a": "x", "label": 3}).to_string());
+    let (_dir, path) = pairs_file(&lines);
+    let run = neardup(
+        &["eval", &path, "--positive", "3", "--negative", "0.5"],
+        b"",
+    );
+    assert_one_line_error(&run, 1, "pairs.jsonl:11: no field \"text_b\"");
+
+    let lines = vec![serde_json::json!({"text_a": "x", "text_b": "y"}).to_string()];
+    let (_dir, path) = pairs_file(&lines);
+    let run = neardup(
+        &["eval", &path, "--positive", "3", "--negative", "0.5"],
+        b"",
+    );
+    assert_one_line_error(&run, 1, "pairs.jsonl:1: no field \"label\"");
+
+    let run = neardup(
+        &[
+            "eval",
+            "/nonexistent/pairs.jsonl",
+            "--positive",
+            "3",
+            "--negative",
+            "0.5",
+        ],
+        b"",
+    );
+    assert_one_line_error(&run, 1, "cannot open /nonexistent/pairs.jsonl");
+}
