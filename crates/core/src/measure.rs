@@ -73,6 +73,51 @@ pub fn jaccard(a: &FeatureSet, b: &FeatureSet) -> f64 {
     shared as f64 / (a.len() + b.len() - shared) as f64
 }
 
+/// The Jaccard resemblance of `a` and `b` if it is at least `threshold`, else `None`: exact,
+/// but it stops as soon as the threshold is out of reach. Sets whose sizes alone rule it out
+/// (J ≤ min/max) are rejected without a merge; the merge stops when the shared elements found
+/// plus the most that can still be found are too few. Verification of near-identical template
+/// pages (close, but under the threshold) costs a fraction of a full merge this way.
+///
+/// ```
+/// use neardup_core::measure::{jaccard_at_least, FeatureSet};
+/// let a = FeatureSet::new((0..100).collect());
+/// let b = FeatureSet::new((5..100).collect());
+/// assert_eq!(jaccard_at_least(&a, &b, 0.9), Some(0.95));
+/// assert_eq!(jaccard_at_least(&a, &b, 0.96), None);
+/// ```
+pub fn jaccard_at_least(a: &FeatureSet, b: &FeatureSet, threshold: f64) -> Option<f64> {
+    let (x, y) = (a.as_slice(), b.as_slice());
+    if x.is_empty() && y.is_empty() {
+        return (1.0 >= threshold).then_some(1.0);
+    }
+    // J = I / (|A| + |B| - I) ≥ t  ⇔  I ≥ t (|A| + |B|) / (1 + t). The bound only prunes, so
+    // it is rounded down a little: floating-point error must never reject a pair exactly at
+    // the threshold (the final comparison below decides).
+    let bound = threshold * (x.len() + y.len()) as f64 / (1.0 + threshold);
+    let needed = (bound - 1e-6).ceil().max(0.0) as usize;
+    if x.len().min(y.len()) < needed {
+        return None;
+    }
+    let (mut i, mut j, mut shared) = (0, 0, 0);
+    while i < x.len() && j < y.len() {
+        match x[i].cmp(&y[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+        if shared + (x.len() - i).min(y.len() - j) < needed {
+            return None;
+        }
+    }
+    let similarity = shared as f64 / (x.len() + y.len() - shared) as f64;
+    (similarity >= threshold).then_some(similarity)
+}
+
 /// Containment of `a` in `b`: |A ∩ B| / |A| (Broder); 1 when `a` is empty.
 pub fn containment(a: &FeatureSet, b: &FeatureSet) -> f64 {
     if a.is_empty() {
@@ -116,6 +161,22 @@ pub fn token_edit_distance<T: PartialEq>(a: &[T], b: &[T]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::Strategy;
+
+    proptest::proptest! {
+        /// The early-exit form agrees with the full computation.
+        #[test]
+        fn jaccard_at_least_agrees_with_jaccard(
+            a in proptest::collection::vec(0u64..60, 0..50),
+            b in proptest::collection::vec(0u64..60, 0..50),
+            threshold in proptest::prop_oneof![0.0f64..=1.0, (1u32..20, 1u32..20).prop_map(|(p, q)| f64::from(p.min(q)) / f64::from(p.max(q)))],
+        ) {
+            let (a, b) = (FeatureSet::new(a), FeatureSet::new(b));
+            let full = jaccard(&a, &b);
+            let expected = (full >= threshold).then_some(full);
+            proptest::prop_assert_eq!(jaccard_at_least(&a, &b, threshold), expected);
+        }
+    }
 
     #[test]
     fn containment_is_directional() {

@@ -2,11 +2,11 @@
 
 use std::collections::HashMap;
 
-use neardup_core::measure::{containment, jaccard, FeatureSet};
+use neardup_core::measure::{containment, jaccard_at_least, FeatureSet};
 use neardup_core::{Fingerprints, Simhash};
 use neardup_index::{
     all_pairs, candidate_pairs, clusters, exact_groups, Cluster, Design, Fingerprint, LshParams,
-    Representative,
+    Representative, UnionFind,
 };
 use rayon::prelude::*;
 use serde::Serialize;
@@ -277,20 +277,41 @@ fn near_pairs(
         )));
     }
     let set_of = |i: u32| involved.binary_search(&i).ok().map(|at| &sets[at]);
-    let examined = candidates.len();
-    let verified = candidates
-        .into_par_iter()
-        .filter_map(|(a, b, _)| {
-            let (fa, fb) = (set_of(a)?, set_of(b)?);
-            let similarity = match measure {
-                VerifyMeasure::Jaccard => jaccard(fa, fb),
-                VerifyMeasure::Containment => containment(fa, fb).max(containment(fb, fa)),
-            };
-            (similarity >= options.threshold).then(|| near_pair(items, a, b, similarity))
-        })
-        .collect();
+    let check = |&(a, b, _): &(u32, u32, f64)| {
+        let (fa, fb) = (set_of(a)?, set_of(b)?);
+        let similarity = match measure {
+            VerifyMeasure::Jaccard => jaccard_at_least(fa, fb, options.threshold)?,
+            VerifyMeasure::Containment => containment(fa, fb).max(containment(fb, fa)),
+        };
+        (similarity >= options.threshold).then(|| near_pair(items, a, b, similarity))
+    };
+    if options.all_pairs {
+        let examined = candidates.len();
+        let verified = candidates.par_iter().filter_map(check).collect();
+        return Ok((verified, examined));
+    }
+    // Nearest first: they are the likeliest to pass, and once they join two documents the
+    // farther candidates inside the same cluster need no check. Batches keep the work parallel
+    // and the result independent of the thread count.
+    let mut candidates = candidates;
+    candidates.sort_by(|x, y| y.2.total_cmp(&x.2).then((x.0, x.1).cmp(&(y.0, y.1))));
+    let mut components = UnionFind::new(items.len())?;
+    let (mut verified, mut examined) = (Vec::new(), 0);
+    for batch in candidates.chunks(VERIFY_BATCH) {
+        let open: Vec<(u32, u32, f64)> = batch
+            .iter()
+            .filter(|&&(a, b, _)| components.find(a) != components.find(b))
+            .copied()
+            .collect();
+        examined += open.len();
+        let passed: Vec<FoundPair> = open.par_iter().filter_map(check).collect();
+        verified.extend(passed.into_iter().filter(|p| components.union(p.a, p.b)));
+    }
     Ok((verified, examined))
 }
+
+/// Candidates verified in parallel between two updates of the clusters.
+const VERIFY_BATCH: usize = 4096;
 
 fn near_pair(items: &[Item], a: u32, b: u32, similarity: f64) -> FoundPair {
     FoundPair {

@@ -55,6 +55,12 @@ pub struct DedupOptions {
     pub keep: KeepPolicy,
     /// Treat equal canonical URLs as duplicates.
     pub url_dedup: bool,
+    /// Verify and report every candidate pair. When false, candidates are verified nearest
+    /// first and a pair whose documents are already in one cluster is not verified: the
+    /// clusters and decisions are the same, the work is about one verification per document
+    /// instead of one per candidate (quadratic in the size of a cluster), but
+    /// [`crate::Outcome::pairs`] holds only the verified pairs that joined clusters.
+    pub all_pairs: bool,
 }
 
 /// Default largest SimHash distance of a candidate pair.
@@ -78,6 +84,7 @@ impl Default for DedupOptions {
             verify: Some(VerifyMeasure::Jaccard),
             keep: KeepPolicy::First,
             url_dedup: false,
+            all_pairs: false,
         }
     }
 }

@@ -104,6 +104,31 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// Skipping candidates inside an already connected cluster gives the same clusters and
+    /// decisions as verifying every candidate.
+    #[test]
+    fn pruned_verification_gives_the_same_clusters(fps in corpus(), threshold in 0.0f64..1.0) {
+        let items: Vec<_> = fps
+            .iter()
+            .map(|&(f, t)| {
+                let mut item = item(f, t);
+                // Shingle sets that overlap more the closer the fingerprints' low bits are.
+                item.features = Some(FeatureSet::new((0..20).map(|i| (f >> (i % 8)) & 0xff | i << 8).collect()));
+                item
+            })
+            .collect();
+        let pruned = DedupOptions { method: Method::Cascade, verify: Some(VerifyMeasure::Jaccard), threshold, ..simhash(3) };
+        let full = DedupOptions { all_pairs: true, ..pruned.clone() };
+        let (a, b) = (dedup(&items, &pruned).unwrap(), dedup(&items, &full).unwrap());
+        prop_assert_eq!(&a.clusters, &b.clusters);
+        prop_assert_eq!(&a.kept, &b.kept);
+        prop_assert!(a.verified_candidates <= b.verified_candidates);
+    }
+}
+
 #[test]
 fn exact_near_and_unrelated() {
     let items = vec![item(0, 1), item(0b111, 2), item(0, 1), item(u64::MAX, 3)];
@@ -156,7 +181,10 @@ fn verification_drops_candidates_below_the_threshold() {
     };
     let jaccard = run(VerifyMeasure::Jaccard, 0.85);
     assert_eq!(jaccard.kept, [true, false, true]);
-    assert_eq!(jaccard.verified_candidates, 3);
+    assert_eq!(
+        jaccard.verified_candidates, 3,
+        "the three candidates are in one batch"
+    );
     assert!((jaccard.pairs[0].similarity - 0.9).abs() < 1e-12);
     let containment = run(VerifyMeasure::Containment, 0.99);
     assert_eq!(containment.kept, [true, false, false]);

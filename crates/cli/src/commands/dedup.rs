@@ -309,6 +309,9 @@ fn dedup_options(args: &DedupArgs) -> DedupOptions {
             KeepArg::Newest => KeepPolicy::Newest,
         },
         url_dedup: args.url_dedup,
+        // Listing every pair needs every candidate verified; otherwise verifying one pair per
+        // join of two clusters gives the same clusters.
+        all_pairs: args.pairs.is_some(),
     }
 }
 
