@@ -4,6 +4,7 @@
 //! result. Exit codes: 0 success, 1 error (one readable line on stderr), 2 usage error.
 
 mod commands;
+mod db_args;
 mod input;
 mod jsonl;
 mod profile_args;
@@ -28,6 +29,10 @@ enum Command {
     Compare(commands::compare::CompareArgs),
     /// Find every pair of fingerprints within a Hamming distance, or their clusters (JSON lines).
     Pairs(commands::pairs::PairsArgs),
+    /// Add, check, get and delete documents in a near-duplicate database.
+    Index(commands::index::IndexArgs),
+    /// Serve a near-duplicate database as JSON over HTTP.
+    Serve(commands::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +48,8 @@ fn main() -> ExitCode {
         Command::Fingerprint(args) => commands::fingerprint::run(args),
         Command::Compare(args) => commands::compare::run(args),
         Command::Pairs(args) => commands::pairs::run(args),
+        Command::Index(args) => commands::index::run(args),
+        Command::Serve(args) => commands::serve::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

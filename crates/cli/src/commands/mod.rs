@@ -2,4 +2,6 @@
 
 pub mod compare;
 pub mod fingerprint;
+pub mod index;
 pub mod pairs;
+pub mod serve;
