@@ -323,19 +323,11 @@ impl Store for RedisStore {
         let slots_key = self.key("slots");
         let ids: Vec<Option<String>> =
             self.run(|conn| redis::cmd("HMGET").arg(&slots_key).arg(slots).query(conn))?;
-        let mut pipe = redis::pipe();
-        for id in ids.iter().flatten() {
-            pipe.cmd("HMGET")
-                .arg(self.doc_key(id))
-                .arg("record")
-                .arg("slot");
-        }
-        let rows: Vec<(Option<String>, Option<u64>)> = self.run(|conn| pipe.query(conn))?;
-        let mut rows = rows.into_iter();
+        // One HMGET per match (at most a handful): cluster connections take no pipelines.
         ids.iter()
-            .map(|id| match (id, id.as_ref().and_then(|_| rows.next())) {
-                (Some(_), Some((Some(json), Some(slot)))) => Ok(Some(parse_record(&json, slot)?)),
-                _ => Ok(None),
+            .map(|id| {
+                let Some(id) = id else { return Ok(None) };
+                self.get(id)
             })
             .collect()
     }
