@@ -1,8 +1,8 @@
 //! neardup-store: what must survive a crash, and the online "have we seen this, or nearly?".
 //!
-//! A [`NearDupDb`] is a [`Store`] (durable records) + the [`neardup_core::Profile`] the
-//! fingerprints are made with (stored with the data: opening with another profile is an error)
-//! + an in-memory index (permuted SimHash tables and an exact-digest map, rebuilt at open from
+//! A [`NearDupDb`] is a [`Store`] (durable records), plus the [`neardup_core::Profile`] the
+//! fingerprints are made with (stored with the data: opening with another profile is an error),
+//! plus an in-memory index (permuted SimHash tables and an exact-digest map, rebuilt at open from
 //! compact rows). It answers [`NearDupDb::check`] with a [`Verdict`] and the matching documents,
 //! and does check-and-insert atomically ([`NearDupDb::check_and_insert`]).
 //!

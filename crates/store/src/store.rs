@@ -100,4 +100,9 @@ pub trait Store: Send + Sync {
 
     /// Number of stored documents.
     fn len(&self) -> Result<u64>;
+
+    /// True if no document is stored.
+    fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
 }

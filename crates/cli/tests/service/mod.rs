@@ -21,7 +21,7 @@ pub struct Server {
 impl Server {
     /// Starts `neardup serve --db DB --listen 127.0.0.1:0 EXTRA...` and waits until it listens.
     pub fn start(db: &str, extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        let child = Command::new(env!("CARGO_BIN_EXE_neardup"))
             .args(["serve", "--db", db, "--listen", "127.0.0.1:0"])
             .args(extra)
             .stdin(Stdio::null())
@@ -29,24 +29,27 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .expect("neardup serve starts");
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        // Owned by the `Server` at once, so a panic below still kills it.
+        let mut server = Server {
+            child,
+            base: String::new(),
+        };
+        let mut stderr = BufReader::new(server.child.stderr.take().unwrap());
         let mut line = String::new();
         loop {
             line.clear();
-            if stderr.read_line(&mut line).unwrap() == 0 {
-                let _ = child.kill();
-                panic!("neardup serve exited before listening");
-            }
+            let read = stderr.read_line(&mut line).unwrap();
+            assert!(read > 0, "neardup serve exited before listening");
             if let Some(addr) = line.trim().strip_prefix("neardup: listening on ") {
-                let base = addr.to_string();
+                server.base = addr.to_string();
                 // Keep draining stderr so the server never blocks on a full pipe.
                 std::thread::spawn(move || {
                     let mut sink = String::new();
-                    while stderr.read_line(&mut sink).map_or(false, |n| n > 0) {
+                    while stderr.read_line(&mut sink).is_ok_and(|n| n > 0) {
                         sink.clear();
                     }
                 });
-                return Server { child, base };
+                return server;
             }
         }
     }
@@ -80,7 +83,7 @@ pub fn try_call(
     url: &str,
     body: &[u8],
     token: Option<&str>,
-) -> Result<(u16, Value), ureq::Error> {
+) -> Result<(u16, Value), String> {
     let mut request = ureq::request(method, url).timeout(Duration::from_secs(30));
     if let Some(token) = token {
         request = request.set("Authorization", &format!("Bearer {token}"));
@@ -95,10 +98,10 @@ pub fn try_call(
     let response = match result {
         Ok(response) => response,
         Err(ureq::Error::Status(_, response)) => response,
-        Err(error) => return Err(error),
+        Err(error) => return Err(error.to_string()),
     };
     let status = response.status();
-    let text = response.into_string().map_err(|e| ureq::Error::from(e))?;
+    let text = response.into_string().map_err(|e| e.to_string())?;
     Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
 }
 
