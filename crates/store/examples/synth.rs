@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use neardup_core::{Profile, Simhash};
-use neardup_store::{open_db, Cursor, Insert, Meta, OpenOptions, RedbStore, Record, Store};
+use neardup_store::{open_db, Cursor, Insert, Meta, OpenOptions, Record, RedbStore, Store};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

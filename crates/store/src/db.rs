@@ -126,11 +126,19 @@ impl NearDupDb {
         };
         meta.check(&location, options.profile.as_ref(), options.k)?;
         let fingerprinter = Fingerprinter::new(meta.profile.clone())?;
+        let started = std::time::Instant::now();
         let mut entries = Vec::new();
         let cursor = store.load(&mut |entry| entries.push(entry))?;
+        let loaded = started.elapsed();
         let index = MemIndex::build(&entries, meta.profile.bits, meta.k)?;
         drop(entries);
-        tracing::info!(%location, documents = index.len(), "database open");
+        tracing::info!(
+            %location,
+            documents = index.len(),
+            ?loaded,
+            built = ?(started.elapsed() - loaded),
+            "database open"
+        );
         Ok(NearDupDb {
             store,
             fingerprinter,
