@@ -5,6 +5,7 @@
 
 mod commands;
 mod documents;
+mod db_args;
 mod input;
 mod jsonl;
 mod plot;
@@ -36,6 +37,10 @@ enum Command {
     Pairs(commands::pairs::PairsArgs),
     /// Precision, recall and F1 of the near-duplicate decision on labelled pairs.
     Eval(commands::eval::EvalArgs),
+    /// Add, check, get and delete documents in a near-duplicate database.
+    Index(commands::index::IndexArgs),
+    /// Serve a near-duplicate database as JSON over HTTP.
+    Serve(commands::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +59,8 @@ fn main() -> ExitCode {
         Command::Compare(args) => commands::compare::run(args),
         Command::Pairs(args) => commands::pairs::run(args),
         Command::Eval(args) => commands::eval::run(args),
+        Command::Index(args) => commands::index::run(args),
+        Command::Serve(args) => commands::serve::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,5 +4,7 @@ pub mod compare;
 pub mod dedup;
 pub mod eval;
 pub mod fingerprint;
+pub mod index;
 pub mod mirrors;
 pub mod pairs;
+pub mod serve;

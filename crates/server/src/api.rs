@@ -1,0 +1,104 @@
+//! The JSON the API reads: request bodies and query parameters, strictly (unknown fields are
+//! errors), and the extractors that turn every rejection into an [`ApiError`].
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Query, Request};
+use axum::http::request::Parts;
+use neardup_ingest::extract::MainContentExtractor;
+use neardup_store::{InsertMode, NewDocument};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+use crate::error::ApiError;
+
+/// A document as posted: `text` or `html`, exactly one.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentIn {
+    /// The caller's id; generated if absent.
+    pub id: Option<String>,
+    /// The URL.
+    pub url: Option<String>,
+    /// The title (taken from the HTML `<title>` when absent).
+    pub title: Option<String>,
+    /// When it was fetched.
+    pub fetched_at: Option<String>,
+    /// Plain text.
+    pub text: Option<String>,
+    /// An HTML page: its main content is extracted.
+    pub html: Option<String>,
+}
+
+impl DocumentIn {
+    /// The document to check, with HTML reduced to its main text.
+    pub fn into_document(self, extractor: &MainContentExtractor) -> Result<NewDocument, ApiError> {
+        let (text, title) = match (self.text, self.html) {
+            (Some(text), None) => (text, self.title),
+            (None, Some(html)) => {
+                let extracted = extractor.extract(&html);
+                (extracted.text, self.title.or(extracted.title))
+            }
+            (Some(_), Some(_)) => return Err(ApiError::bad_request("give text or html, not both")),
+            (None, None) => return Err(ApiError::bad_request("missing field: text or html")),
+        };
+        if text.trim().is_empty() {
+            return Err(ApiError::bad_request("the text is empty"));
+        }
+        Ok(NewDocument {
+            id: self.id,
+            url: self.url,
+            title,
+            fetched_at: self.fetched_at,
+            text,
+        })
+    }
+}
+
+/// Query parameters of the document-posting routes.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InsertQuery {
+    /// When to insert: `if_unique` (default), `always`, `never`.
+    #[serde(default)]
+    pub insert: InsertMode,
+}
+
+/// A JSON body: any syntax, UTF-8, field or size error becomes a 400 (or 413) JSON error.
+#[derive(Debug)]
+pub struct JsonBody<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|rejection| {
+                let status = rejection.status();
+                let message = if status == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                    "the request body is too large".to_string()
+                } else {
+                    rejection.body_text()
+                };
+                ApiError::new(status, message)
+            })?;
+        serde_json::from_slice(&bytes)
+            .map(JsonBody)
+            .map_err(|error| ApiError::bad_request(format!("invalid JSON: {error}")))
+    }
+}
+
+/// Query parameters; an unknown or bad parameter is a 400 JSON error.
+#[derive(Debug)]
+pub struct Params<T>(pub T);
+
+impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Params<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(value)| Params(value))
+            .map_err(|rejection| ApiError::bad_request(rejection.body_text()))
+    }
+}

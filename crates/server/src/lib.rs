@@ -1,0 +1,202 @@
+//! neardup-server: "have we seen this, or nearly?" as JSON over HTTP.
+//!
+//! A thin layer over [`neardup_store::NearDupDb`]: parse, call the database on tokio's blocking
+//! pool (fingerprinting and index queries are CPU work), format. Routes (see
+//! `src/openapi.json`, served at `/v1/openapi.json`):
+//!
+//! * `POST /v1/documents` — check and insert (`?insert=if_unique|always|never`): 201 if
+//!   inserted, else 200, with `{"verdict", "id", "inserted", "matches"}`.
+//! * `POST /v1/check` — check only; `POST /v1/documents/batch` — many at once (bounded).
+//! * `GET`/`DELETE /v1/documents/{id}`, `GET /v1/stats`, `GET /healthz`, `GET /metrics`.
+//!
+//! Safety: loopback by default, a bearer token required to bind anything else, a body limit
+//! (413), strict JSON (400 on bad syntax, bad UTF-8, unknown fields, empty text), and every
+//! error is `{"error": "..."}`.
+
+mod api;
+mod error;
+mod handlers;
+mod metrics;
+mod middleware;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::Router;
+use neardup_ingest::extract::MainContentExtractor;
+use neardup_store::NearDupDb;
+
+pub use error::ApiError;
+pub use metrics::Metrics;
+
+/// The default listening address: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7070";
+/// The default request body limit: 10 MB.
+pub const DEFAULT_BODY_LIMIT: usize = 10 * 1024 * 1024;
+/// The default number of documents one batch request may hold.
+pub const DEFAULT_BATCH_LIMIT: usize = 1000;
+
+/// How the server runs.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// A bearer token every request (but `/healthz`) must carry; required off loopback.
+    pub token: Option<String>,
+    /// Largest request body, in bytes.
+    pub body_limit: usize,
+    /// Most documents in one batch.
+    pub batch_limit: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 7070)),
+            token: None,
+            body_limit: DEFAULT_BODY_LIMIT,
+            batch_limit: DEFAULT_BATCH_LIMIT,
+        }
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// Binding a non-loopback address without a token.
+    #[error("refusing to listen on {0} without --token: only loopback addresses may be served without one")]
+    TokenRequired(SocketAddr),
+    /// The token is empty.
+    #[error("the token is empty")]
+    EmptyToken,
+    /// Binding or serving failed.
+    #[error("cannot serve on {addr}: {source}")]
+    Io {
+        /// The address.
+        addr: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// What every handler shares.
+#[derive(Debug)]
+pub struct AppState {
+    /// The database.
+    pub db: Arc<NearDupDb>,
+    /// The configuration.
+    pub config: ServerConfig,
+    /// Request counters.
+    pub metrics: Metrics,
+    /// Main-content extraction for HTML bodies.
+    pub extractor: MainContentExtractor,
+}
+
+/// Checks that `config` is safe to serve: a token is required off loopback.
+pub fn check_config(config: &ServerConfig) -> Result<(), ServerError> {
+    match &config.token {
+        Some(token) if token.is_empty() => Err(ServerError::EmptyToken),
+        None if !config.listen.ip().is_loopback() => Err(ServerError::TokenRequired(config.listen)),
+        _ => Ok(()),
+    }
+}
+
+/// The application: every route, the body limit, authentication and metrics.
+pub fn router(db: Arc<NearDupDb>, config: ServerConfig) -> Router {
+    let body_limit = config.body_limit;
+    let state = Arc::new(AppState {
+        db,
+        config,
+        metrics: Metrics::default(),
+        extractor: MainContentExtractor::default(),
+    });
+    Router::new()
+        .route("/v1/documents", post(handlers::post_document))
+        .route("/v1/documents/batch", post(handlers::post_batch))
+        .route(
+            "/v1/documents/{id}",
+            get(handlers::get_document).delete(handlers::delete_document),
+        )
+        .route("/v1/check", post(handlers::check))
+        .route("/v1/stats", get(handlers::stats))
+        .route("/v1/openapi.json", get(handlers::openapi))
+        .route("/metrics", get(handlers::metrics))
+        .route("/healthz", get(handlers::healthz))
+        .fallback(handlers::not_found)
+        .method_not_allowed_fallback(handlers::method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            middleware::authenticate,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            middleware::measure,
+        ))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .with_state(state)
+}
+
+/// Serves `db` until Ctrl-C or SIGTERM. `ready` is called with the bound address (useful with
+/// port 0) before the first request is accepted.
+pub async fn serve(
+    db: Arc<NearDupDb>,
+    config: ServerConfig,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), ServerError> {
+    check_config(&config)?;
+    let addr = config.listen;
+    let io = |source| ServerError::Io { addr, source };
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(io)?;
+    ready(listener.local_addr().map_err(io)?);
+    axum::serve(listener, router(db, config))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(io)
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_required_off_loopback() {
+        let mut config = ServerConfig::default();
+        assert!(check_config(&config).is_ok());
+        config.listen = "0.0.0.0:7070".parse().unwrap();
+        assert!(matches!(
+            check_config(&config),
+            Err(ServerError::TokenRequired(_))
+        ));
+        config.token = Some("secret".into());
+        assert!(check_config(&config).is_ok());
+        config.token = Some(String::new());
+        assert!(matches!(
+            check_config(&config),
+            Err(ServerError::EmptyToken)
+        ));
+    }
+}

@@ -1,0 +1,67 @@
+//! Creates (or extends) a redb database with N synthetic records, then times a fresh open.
+//!
+//! `cargo run --release -p neardup-store --example synth -- DIR N`
+//!
+//! Records have random 64-bit SimHash fingerprints and digests (a fixed-seed generator), ids
+//! `s00000000`, ...: what the open path reads is the same as for real documents.
+
+use std::time::Instant;
+
+use neardup_core::{Profile, Simhash};
+use neardup_store::{open_db, Cursor, Insert, Meta, OpenOptions, Record, RedbStore, Store};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let (Some(dir), Some(n)) = (args.next(), args.next()) else {
+        return Err("usage: synth DIR N".into());
+    };
+    let n: u64 = n.parse()?;
+    let started = Instant::now();
+    {
+        let store = RedbStore::open(dir.as_ref())?;
+        store.init_meta(&Meta::new(Profile::web(), 3))?;
+        let first = store.len()?;
+        let mut state = 0x853C_49E6_748F_EA9B_u64 ^ first;
+        let mut next = move || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        let mut waiting = Vec::new();
+        for i in first..first + n {
+            let record = Record {
+                id: format!("s{i:08}"),
+                url: Some(format!("https://news.example/{i}")),
+                title: Some(format!("Story {i}")),
+                fetched_at: None,
+                simhash: Simhash::B64(next()),
+                digest: format!("{:016x}{:016x}{:032x}", next(), next(), 0),
+                minhash: None,
+                inserted_at: 0,
+                slot: 0,
+            };
+            if let Insert::Accepted { durable, .. } = store.insert(record, Cursor::default())? {
+                waiting.push(durable);
+            }
+            if waiting.len() >= 100_000 {
+                waiting.drain(..).try_for_each(|d| d.wait())?;
+            }
+        }
+        waiting.drain(..).try_for_each(|d| d.wait())?;
+        println!(
+            "wrote {n} records (now {}) in {:.1} s",
+            store.len()?,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let opened = Instant::now();
+    let db = open_db(&dir, OpenOptions::default())?;
+    println!(
+        "opened {} documents in {:.2} s",
+        db.indexed(),
+        opened.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

@@ -1,0 +1,48 @@
+//! neardup-store: what must survive a crash, and the online "have we seen this, or nearly?".
+//!
+//! A [`NearDupDb`] is a [`Store`] (durable records), plus the [`neardup_core::Profile`] the
+//! fingerprints are made with (stored with the data: opening with another profile is an error),
+//! plus an in-memory index (permuted SimHash tables and an exact-digest map, rebuilt at open from
+//! compact rows). It answers [`NearDupDb::check`] with a [`Verdict`] and the matching documents,
+//! and does check-and-insert atomically ([`NearDupDb::check_and_insert`]).
+//!
+//! Stores: [`RedbStore`] (embedded, the default: a directory, nothing to install) and
+//! [`RedisStore`] (several processes share one database). [`open_db`] opens either from a
+//! location string.
+//!
+//! ```
+//! use neardup_store::{open_db, InsertMode, NewDocument, OpenOptions, Verdict};
+//! let dir = tempfile::tempdir().unwrap();
+//! let db = open_db(dir.path().to_str().unwrap(), OpenOptions::default()).unwrap();
+//! let doc = |id: &str, text: &str| NewDocument {
+//!     id: Some(id.into()),
+//!     text: text.into(),
+//!     ..NewDocument::default()
+//! };
+//! let text = "The council approved the new budget on Monday after a long debate about schools.";
+//! let first = db.check_and_insert(&doc("a", text), InsertMode::IfUnique).unwrap();
+//! assert_eq!(first.verdict, Verdict::Unique);
+//! let again = db.check(&doc("b", text)).unwrap();
+//! assert_eq!(again.verdict, Verdict::Duplicate { of: "a".into() });
+//! ```
+
+mod db;
+mod error;
+mod memory;
+mod meta;
+mod record;
+mod redb_store;
+mod redis_store;
+mod spec;
+mod store;
+mod verdict;
+
+pub use db::{NearDupDb, NewDocument, OpenOptions, Stats, DEFAULT_K, MAX_MATCHES};
+pub use error::{Result, StoreError};
+pub use meta::{Meta, FORMAT_VERSION};
+pub use record::{digest_key, Entry, Record};
+pub use redb_store::{RedbStore, MAX_BATCH};
+pub use redis_store::RedisStore;
+pub use spec::{open_db, open_store, DbSpec};
+pub use store::{Change, Cursor, Durable, Insert, Store};
+pub use verdict::{DocMatch, InsertMode, Outcome, Verdict};

@@ -1,0 +1,339 @@
+//! [`RedisStore`]: one database shared by several processes through Redis (one server or a
+//! Redis Cluster).
+//!
+//! # Keys (all tagged `{name}`, so one database lives in one cluster slot)
+//! * `neardup:{name}:meta` — the [`Meta`] as JSON (written once, `SET NX`).
+//! * `neardup:{name}:doc:<id>` — one hash per document: `record` (its JSON), `slot`.
+//! * `neardup:{name}:slots` — hash slot → id.
+//! * `neardup:{name}:seq` — the slot counter (`INCR`).
+//! * `neardup:{name}:log` — a stream with one entry per insert (`op=i slot sim dig`) or delete
+//!   (`op=d slot`): every process keeps its in-memory index current by reading it from where it
+//!   last was ([`Store::changes`]) before each check.
+//! * `neardup:{name}:last` — the id of the log's last entry.
+//!
+//! # Atomicity across processes
+//! An insert is one Lua script (atomic in Redis): it refuses the insert if `last` is not the
+//! position the caller's index had caught up to, so a document is inserted as unique only if
+//! nothing was written since it was checked; the caller then catches up and checks again. Every
+//! key is in one hash slot because a script may only touch keys of one slot: a database then
+//! lives on one cluster node (several databases spread over the cluster).
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+use redis::cluster::ClusterClient;
+use redis::{Client, ConnectionLike, RedisResult, Script};
+
+use crate::error::{Result, StoreError};
+use crate::meta::Meta;
+use crate::record::{Entry, Record};
+use crate::store::{Change, Cursor, Durable, Insert, Store};
+
+/// Stream entries read per round trip.
+const PAGE: usize = 10_000;
+/// Idle connections kept for reuse.
+const MAX_IDLE: usize = 64;
+
+const INSERT: &str = r"
+local last = redis.call('GET', KEYS[1]) or '0-0'
+if last ~= ARGV[1] then return {'conflict'} end
+if redis.call('EXISTS', KEYS[4]) == 1 then return {'exists'} end
+local slot = redis.call('INCR', KEYS[3])
+redis.call('HSET', KEYS[4], 'record', ARGV[3], 'slot', slot)
+redis.call('HSET', KEYS[5], slot, ARGV[2])
+local xid = redis.call('XADD', KEYS[2], '*', 'op', 'i', 'slot', slot, 'sim', ARGV[4], 'dig', ARGV[5])
+redis.call('SET', KEYS[1], xid)
+return {'ok', tostring(slot), xid}
+";
+
+const DELETE: &str = r"
+local slot = redis.call('HGET', KEYS[1], 'slot')
+if not slot then return {} end
+local record = redis.call('HGET', KEYS[1], 'record')
+redis.call('DEL', KEYS[1])
+redis.call('HDEL', KEYS[2], slot)
+local xid = redis.call('XADD', KEYS[3], '*', 'op', 'd', 'slot', slot)
+redis.call('SET', KEYS[4], xid)
+return {slot, record}
+";
+
+/// How new connections are made.
+enum Opener {
+    Single(Client),
+    Cluster(ClusterClient),
+}
+
+type Conn = Box<dyn ConnectionLike + Send>;
+
+/// A database in Redis.
+pub struct RedisStore {
+    location: String,
+    name: String,
+    opener: Opener,
+    idle: Mutex<Vec<Conn>>,
+    insert: Script,
+    delete: Script,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("location", &self.location)
+            .finish()
+    }
+}
+
+impl RedisStore {
+    /// Connects to one Redis server (`redis://host:port[/db]`); `name` tags the keys.
+    pub fn open(url: &str, name: &str) -> Result<RedisStore> {
+        Self::connect(url.to_string(), name, Opener::Single(Client::open(url)?))
+    }
+
+    /// Connects to a Redis Cluster through any of its nodes; `name` tags the keys.
+    pub fn open_cluster(nodes: &[String], name: &str) -> Result<RedisStore> {
+        let location = format!("redis+cluster://{}", nodes.join(","));
+        Self::connect(
+            location,
+            name,
+            Opener::Cluster(ClusterClient::new(nodes.to_vec())?),
+        )
+    }
+
+    fn connect(location: String, name: &str, opener: Opener) -> Result<RedisStore> {
+        let store = RedisStore {
+            location: format!("{location} (name {name})"),
+            name: name.to_string(),
+            opener,
+            idle: Mutex::new(Vec::new()),
+            insert: Script::new(INSERT),
+            delete: Script::new(DELETE),
+        };
+        store.run(|conn| redis::cmd("PING").query::<String>(conn))?;
+        Ok(store)
+    }
+
+    fn key(&self, what: &str) -> String {
+        format!("neardup:{{{}}}:{what}", self.name)
+    }
+
+    fn doc_key(&self, id: &str) -> String {
+        self.key(&format!("doc:{id}"))
+    }
+
+    fn idle(&self) -> MutexGuard<'_, Vec<Conn>> {
+        self.idle.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` on a pooled connection; a connection that failed is dropped, not reused.
+    fn run<T>(&self, f: impl FnOnce(&mut dyn ConnectionLike) -> RedisResult<T>) -> Result<T> {
+        let pooled = self.idle().pop();
+        let mut conn: Conn = match pooled {
+            Some(conn) => conn,
+            None => match &self.opener {
+                Opener::Single(client) => Box::new(client.get_connection()?),
+                Opener::Cluster(client) => Box::new(client.get_connection()?),
+            },
+        };
+        let result = f(conn.as_mut())?;
+        let mut idle = self.idle();
+        if idle.len() < MAX_IDLE {
+            idle.push(conn);
+        }
+        Ok(result)
+    }
+
+    /// Reads the log after `after`, page by page.
+    fn read_log(&self, after: Cursor, sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor> {
+        let log = self.key("log");
+        let mut at = after;
+        loop {
+            let start = format!("{}-{}", at.0, at.1.saturating_add(1));
+            let page: Vec<(String, Vec<String>)> = self.run(|conn| {
+                redis::cmd("XRANGE")
+                    .arg(&log)
+                    .arg(&start)
+                    .arg("+")
+                    .arg("COUNT")
+                    .arg(PAGE)
+                    .query(conn)
+            })?;
+            for (id, fields) in &page {
+                at = parse_stream_id(id)?;
+                sink(at, parse_change(fields)?);
+            }
+            if page.len() < PAGE {
+                return Ok(at);
+            }
+        }
+    }
+}
+
+fn corrupt(what: &str) -> StoreError {
+    StoreError::Corrupt(format!("unexpected Redis data: {what}"))
+}
+
+fn parse_stream_id(id: &str) -> Result<Cursor> {
+    let (ms, seq) = id.split_once('-').ok_or_else(|| corrupt(id))?;
+    Ok(Cursor(
+        ms.parse().map_err(|_| corrupt(id))?,
+        seq.parse().map_err(|_| corrupt(id))?,
+    ))
+}
+
+fn parse_change(fields: &[String]) -> Result<Change> {
+    let field = |name: &str| -> Result<&str> {
+        fields
+            .chunks_exact(2)
+            .find(|kv| kv[0] == name)
+            .map(|kv| kv[1].as_str())
+            .ok_or_else(|| corrupt(&format!("log entry without {name}")))
+    };
+    let number = |name: &str, radix: u32| -> Result<u128> {
+        let text = field(name)?;
+        u128::from_str_radix(text, radix).map_err(|_| corrupt(text))
+    };
+    let slot = number("slot", 10)? as u64;
+    match field("op")? {
+        "i" => Ok(Change::Insert(Entry {
+            slot,
+            simhash: number("sim", 16)?,
+            digest: number("dig", 16)?,
+        })),
+        "d" => Ok(Change::Delete(slot)),
+        other => Err(corrupt(other)),
+    }
+}
+
+fn parse_record(json: &str, slot: u64) -> Result<Record> {
+    let mut record: Record = serde_json::from_str(json)?;
+    record.slot = slot;
+    Ok(record)
+}
+
+impl Store for RedisStore {
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    fn init_meta(&self, meta: &Meta) -> Result<Meta> {
+        let key = self.key("meta");
+        let json = serde_json::to_string(meta)?;
+        let stored: String = self.run(|conn| {
+            redis::cmd("SET")
+                .arg(&key)
+                .arg(&json)
+                .arg("NX")
+                .exec(conn)?;
+            redis::cmd("GET").arg(&key).query(conn)
+        })?;
+        Ok(serde_json::from_str(&stored)?)
+    }
+
+    fn meta(&self) -> Result<Option<Meta>> {
+        let key = self.key("meta");
+        let stored: Option<String> = self.run(|conn| redis::cmd("GET").arg(&key).query(conn))?;
+        stored
+            .map(|json| Ok(serde_json::from_str(&json)?))
+            .transpose()
+    }
+
+    fn load(&self, sink: &mut dyn FnMut(Entry)) -> Result<Cursor> {
+        let mut live = BTreeMap::new();
+        let cursor = self.read_log(Cursor::default(), &mut |_, change| match change {
+            Change::Insert(entry) => {
+                live.insert(entry.slot, entry);
+            }
+            Change::Delete(slot) => {
+                live.remove(&slot);
+            }
+        })?;
+        live.into_values().for_each(sink);
+        Ok(cursor)
+    }
+
+    fn changes(&self, after: Cursor, sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor> {
+        self.read_log(after, sink)
+    }
+
+    fn insert(&self, record: Record, seen: Cursor) -> Result<Insert> {
+        let entry = record.entry();
+        let json = serde_json::to_string(&record)?;
+        let mut invocation = self.insert.prepare_invoke();
+        invocation
+            .key(self.key("last"))
+            .key(self.key("log"))
+            .key(self.key("seq"))
+            .key(self.doc_key(&record.id))
+            .key(self.key("slots"))
+            .arg(format!("{}-{}", seen.0, seen.1))
+            .arg(&record.id)
+            .arg(json)
+            .arg(format!("{:x}", entry.simhash))
+            .arg(format!("{:x}", entry.digest));
+        let reply: Vec<String> = self.run(|conn| invocation.invoke(conn))?;
+        match reply.as_slice() {
+            [status] if status == "conflict" => Ok(Insert::Conflict),
+            [status] if status == "exists" => Ok(Insert::IdExists),
+            [status, slot, xid] if status == "ok" => Ok(Insert::Accepted {
+                slot: slot.parse().map_err(|_| corrupt(slot))?,
+                cursor: parse_stream_id(xid)?,
+                durable: Durable::done(),
+            }),
+            _ => Err(corrupt("insert script reply")),
+        }
+    }
+
+    fn delete(&self, id: &str) -> Result<Option<Record>> {
+        let mut invocation = self.delete.prepare_invoke();
+        invocation
+            .key(self.doc_key(id))
+            .key(self.key("slots"))
+            .key(self.key("log"))
+            .key(self.key("last"));
+        let reply: Vec<String> = self.run(|conn| invocation.invoke(conn))?;
+        match reply.as_slice() {
+            [] => Ok(None),
+            [slot, json] => Ok(Some(parse_record(
+                json,
+                slot.parse().map_err(|_| corrupt(slot))?,
+            )?)),
+            _ => Err(corrupt("delete script reply")),
+        }
+    }
+
+    fn get(&self, id: &str) -> Result<Option<Record>> {
+        let key = self.doc_key(id);
+        let (json, slot): (Option<String>, Option<u64>) = self.run(|conn| {
+            redis::cmd("HMGET")
+                .arg(&key)
+                .arg("record")
+                .arg("slot")
+                .query(conn)
+        })?;
+        match (json, slot) {
+            (Some(json), Some(slot)) => Ok(Some(parse_record(&json, slot)?)),
+            _ => Ok(None),
+        }
+    }
+
+    fn get_slots(&self, slots: &[u64]) -> Result<Vec<Option<Record>>> {
+        if slots.is_empty() {
+            return Ok(Vec::new());
+        }
+        let slots_key = self.key("slots");
+        let ids: Vec<Option<String>> =
+            self.run(|conn| redis::cmd("HMGET").arg(&slots_key).arg(slots).query(conn))?;
+        // One HMGET per match (at most a handful): cluster connections take no pipelines.
+        ids.iter()
+            .map(|id| {
+                let Some(id) = id else { return Ok(None) };
+                self.get(id)
+            })
+            .collect()
+    }
+
+    fn len(&self) -> Result<u64> {
+        let key = self.key("slots");
+        self.run(|conn| redis::cmd("HLEN").arg(&key).query(conn))
+    }
+}

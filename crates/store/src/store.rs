@@ -1,0 +1,108 @@
+//! The [`Store`] trait: what must survive a crash, behind one interface for redb and Redis.
+
+use std::sync::mpsc::Receiver;
+
+use crate::error::{Result, StoreError};
+use crate::meta::Meta;
+use crate::record::{Entry, Record};
+
+/// A position in a store's log of changes. Stores with a single writer (redb) always report
+/// the default position; Redis reports the id of the last stream entry seen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Cursor(pub u64, pub u64);
+
+/// One change another writer made, as seen when catching up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// A document was inserted.
+    Insert(Entry),
+    /// The document in this slot was deleted.
+    Delete(u64),
+}
+
+/// What [`Store::insert`] did.
+#[derive(Debug)]
+pub enum Insert {
+    /// Accepted: stored under `slot`; durable once `durable` resolves. `cursor` is the store's
+    /// position just after this insert.
+    Accepted {
+        /// The slot the store gave the document.
+        slot: u64,
+        /// The store's position after the insert.
+        cursor: Cursor,
+        /// Resolves when the insert is durable.
+        durable: Durable,
+    },
+    /// Another writer changed the store since the caller's position: catch up and retry.
+    Conflict,
+    /// A document with this id is stored already.
+    IdExists,
+}
+
+/// Resolves when a write is durable: at once, or when a group commit completes.
+#[derive(Debug)]
+pub struct Durable(Option<Receiver<Result<()>>>);
+
+impl Durable {
+    /// A write that is durable already.
+    pub fn done() -> Durable {
+        Durable(None)
+    }
+
+    /// A write that is durable when `receiver` yields `Ok`.
+    pub fn pending(receiver: Receiver<Result<()>>) -> Durable {
+        Durable(Some(receiver))
+    }
+
+    /// Waits until the write is durable, or fails if it could not be made so.
+    pub fn wait(self) -> Result<()> {
+        match self.0 {
+            None => Ok(()),
+            Some(receiver) => receiver.recv().map_err(|_| StoreError::CommitterGone)?,
+        }
+    }
+}
+
+/// Durable storage of records and of the compact rows the in-memory index is built from.
+///
+/// Writes go through [`crate::NearDupDb`], which holds its lock around check and insert; a store
+/// shared by several processes (Redis) detects concurrent writers by [`Cursor`]: an insert made
+/// from a stale position is refused with [`Insert::Conflict`].
+pub trait Store: Send + Sync {
+    /// Where the store is, for messages (a directory or a Redis URL).
+    fn location(&self) -> String;
+
+    /// The metadata, written at creation if absent. Returns what is stored (which may have
+    /// been written by another process first).
+    fn init_meta(&self, meta: &Meta) -> Result<Meta>;
+
+    /// The stored metadata, if the database has been created.
+    fn meta(&self) -> Result<Option<Meta>>;
+
+    /// Calls `sink` with every live document's compact row; returns the position reached.
+    fn load(&self, sink: &mut dyn FnMut(Entry)) -> Result<Cursor>;
+
+    /// Calls `sink` with every change after `after` and its position; returns the position reached.
+    fn changes(&self, after: Cursor, sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor>;
+
+    /// Inserts `record` (its `slot` is ignored: the store assigns one) if the store is still at
+    /// position `seen`.
+    fn insert(&self, record: Record, seen: Cursor) -> Result<Insert>;
+
+    /// Deletes the document `id`, durably; returns its record if it was stored.
+    fn delete(&self, id: &str) -> Result<Option<Record>>;
+
+    /// The record of document `id`.
+    fn get(&self, id: &str) -> Result<Option<Record>>;
+
+    /// The records in these slots (`None` for a slot deleted meanwhile).
+    fn get_slots(&self, slots: &[u64]) -> Result<Vec<Option<Record>>>;
+
+    /// Number of stored documents.
+    fn len(&self) -> Result<u64>;
+
+    /// True if no document is stored.
+    fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+}
