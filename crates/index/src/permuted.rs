@@ -17,8 +17,8 @@
 //!
 //! # Skewed data
 //! When one key value holds a large share of the set (say 30% share a 16-bit block), its bucket
-//! would make every query with that key scan that share. A bucket that grows past
-//! [`SPLIT_MIN`] slots and 16 times the average is therefore *split*: its slots are indexed again,
+//! would make every query with that key scan that share. A bucket that grows past 2048 slots
+//! and 16 times the average is therefore *split*: its slots are indexed again,
 //! by a nested directory keyed on `k + 1` blocks of the bits the table does not fix (all the
 //! pairs within `k` in the bucket differ only there, so pigeonhole applies again). Nested
 //! directories split further the same way. The "earlier table" rule carries down, so results stay
@@ -46,7 +46,7 @@ const MAX_DIR_BITS: u32 = 20;
 /// The root directory is widened when the items per bucket exceed 2^this.
 const GROW_SHIFT: u32 = 6;
 /// A bucket is split only past this many slots ...
-pub const SPLIT_MIN: usize = 2048;
+const SPLIT_MIN: usize = 2048;
 /// ... and only if it holds this many times the average bucket.
 const SPLIT_FACTOR: usize = 16;
 
@@ -359,6 +359,12 @@ impl<F: Fingerprint> PermutedTables<F> {
     }
 
     /// Builds an index from a batch, choosing the design with [`Design::for_expected_len`].
+    ///
+    /// ```
+    /// use neardup_index::{HammingIndex, PermutedTables};
+    /// let index = PermutedTables::from_batch(&[(1, 0u64), (2, 0b11), (3, !0)], 3).unwrap();
+    /// assert_eq!(index.query(0b1, 3).unwrap().len(), 2);
+    /// ```
     pub fn from_batch(items: &[(u64, F)], k: u32) -> Result<Self> {
         let mut index = Self::new(Design::for_expected_len(items.len(), k, F::BITS))?;
         index.insert_batch(items)?;
