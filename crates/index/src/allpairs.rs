@@ -21,7 +21,7 @@ use crate::design::{choose_blocks, split, Design, Table};
 use crate::error::{checked_len, Result};
 use crate::fingerprint::Fingerprint;
 use crate::hamming::check_k;
-use crate::radix::{lsd_sort, sort_by_high_bits};
+use crate::radix::{par_lsd_sort, sort_by_high_bits};
 
 /// Runs longer than this are searched recursively instead of pair by pair.
 const RECURSE_MIN: usize = 256;
@@ -113,7 +113,7 @@ impl<F: Fingerprint> Groups<F> {
             .enumerate()
             .map(|(i, &fp)| (fp, i as u32))
             .collect();
-        lsd_sort(&mut order, 0, F::BITS, |&(fp, _), shift| {
+        par_lsd_sort(&mut order, F::BITS, |&(fp, _), shift| {
             fp.field(shift, 8) as usize
         });
         let mut values = Vec::new();
