@@ -295,3 +295,47 @@ fn skewed_buckets_split_and_stay_exact() {
         assert!(single.candidates(q) < 1500, "{}", single.candidates(q));
     }
 }
+
+/// Dense clusters: `copies` identical fingerprints plus every value of a 12-bit subspace around
+/// another fingerprint — each block value but one is shared by the whole cluster.
+fn dense_clusters(copies: usize, seed: u64) -> Vec<u64> {
+    let mut rng = Rng::new(seed);
+    let same: u64 = rng.fingerprint();
+    let base: u64 = rng.fingerprint::<u64>() & !0xFFF;
+    let mut fps: Vec<u64> = vec![same; copies];
+    fps.extend((0..4096u64).map(|low| base | low));
+    fps.extend(synth::random::<u64>(500, seed));
+    rng.shuffle(&mut fps);
+    fps
+}
+
+#[test]
+fn dense_clusters_stay_exact_and_small() {
+    let fps = dense_clusters(3000, 11);
+    let want = reference_pairs(&fps, 3);
+    assert_eq!(all_pairs(&fps, 3, Design::Tables4x16).unwrap(), want);
+    let items: Vec<(u64, u64)> = fps
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| (i as u64, f))
+        .collect();
+    let mut batch = PermutedTables::<u64>::new(Design::Tables4x16).unwrap();
+    batch.insert_batch(&items).unwrap();
+    let mut single = PermutedTables::<u64>::new(Design::Tables4x16).unwrap();
+    let mut brute = BruteForce::new();
+    for &(id, fp) in &items {
+        single.insert(id, fp).unwrap();
+        brute.insert(id, fp).unwrap();
+    }
+    for index in [&batch, &single] {
+        // No blow-up: well under 100 bytes per fingerprint.
+        assert!(
+            index.memory_bytes() < fps.len() * 100,
+            "{}",
+            index.memory_bytes()
+        );
+        for &q in fps.iter().step_by(97) {
+            assert_eq!(index.query(q, 3).unwrap(), brute.query(q, 3).unwrap());
+        }
+    }
+}
