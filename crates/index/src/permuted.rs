@@ -94,14 +94,17 @@ enum Bucket<F> {
     Split(Box<Directory<F>>),
 }
 
+// A bucket costs one vector header: the split variant hides in the vector's niche.
+const _: () = assert!(std::mem::size_of::<Bucket<u64>>() == std::mem::size_of::<Vec<u32>>());
+
 impl<F: Fingerprint> Default for Bucket<F> {
     fn default() -> Self {
         Bucket::Small(Vec::new())
     }
 }
 
-/// Where a query is: the masks its results must agree on and the earlier tables' masks they must
-/// not agree on (those tables report them).
+/// One query on its way down the directories: what it looks for, the masks of earlier tables its
+/// results must not agree on (those tables report them), and what it found.
 struct Probe<'a, F> {
     fp: F,
     k: u32,
