@@ -256,17 +256,14 @@ impl<F: Fingerprint> Search<'_, F> {
             .copied()
             .filter(|p| !fixed.contains(p))
             .collect();
-        let mut run_members: Vec<(u32, F)> = Vec::new();
+        let member = |item: &(u64, F)| members[(item.0 & index_mask) as usize];
         for run in sorted.runs() {
-            run_members.clear();
-            run_members.extend(
-                run.iter()
-                    .map(|&(key, fp)| (members[(key & index_mask) as usize], fp)),
-            );
             if run.len() > RECURSE_MIN && rest.len() > self.k as usize {
+                let run_members: Vec<(u32, F)> = run.iter().map(|x| (member(x), x.1)).collect();
                 self.recurse(&run_members, &rest, &filter, out);
             } else {
-                self.compare(&run_members, &filter, out);
+                // Positions are looked up for reported pairs only.
+                self.compare(run, member, &filter, out);
             }
         }
     }
@@ -289,7 +286,7 @@ impl<F: Fingerprint> Search<'_, F> {
         let sorted: Vec<Sorted<F>> = tables.iter().map(|t| self.sort(&members, t)).collect();
         let cost: usize = sorted.iter().map(Sorted::cost).sum();
         if cost * 2 > run.len() * run.len() {
-            self.compare(run, filter, out);
+            self.compare(run, |&(u, _)| u, filter, out);
             return;
         }
         for (s, (table, sorted)) in tables.iter().zip(&sorted).enumerate() {
@@ -299,14 +296,21 @@ impl<F: Fingerprint> Search<'_, F> {
         }
     }
 
-    /// Compares every pair of `run` (value indices with their values).
-    fn compare(&self, run: &[(u32, F)], filter: &Filter<F>, out: &mut Vec<(u32, u32, u32)>) {
-        for (i, &(u, x)) in run.iter().enumerate() {
-            for &(v, y) in &run[i + 1..] {
-                let diff = x.xor(y);
+    /// Compares every pair of `run`: items holding a value (second field) and naming a value
+    /// index through `member`.
+    fn compare<T>(
+        &self,
+        run: &[(T, F)],
+        member: impl Fn(&(T, F)) -> u32,
+        filter: &Filter<F>,
+        out: &mut Vec<(u32, u32, u32)>,
+    ) {
+        for (i, x) in run.iter().enumerate() {
+            for y in &run[i + 1..] {
+                let diff = x.1.xor(y.1);
                 let distance = diff.ones();
                 if distance <= self.k && filter.accepts(diff) {
-                    out.push((u, v, distance));
+                    out.push((member(x), member(y), distance));
                 }
             }
         }
