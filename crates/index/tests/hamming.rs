@@ -341,3 +341,71 @@ fn dense_clusters_stay_exact_and_small() {
         }
     }
 }
+
+/// One step of an interleaved workload.
+#[derive(Debug, Clone)]
+enum Op {
+    /// Insert id with a near-copy (`flips` bits) of pool entry `base`.
+    Insert {
+        id: u64,
+        base: usize,
+        flips: u32,
+    },
+    Remove {
+        id: u64,
+    },
+    Query {
+        base: usize,
+        flips: u32,
+        k: u32,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0u64..60, 0usize..8, 0u32..5).prop_map(|(id, base, flips)| Op::Insert { id, base, flips }),
+        2 => (0u64..60).prop_map(|id| Op::Remove { id }),
+        2 => (0usize..8, 0u32..5, 0u32..=3).prop_map(|(base, flips, k)| Op::Query { base, flips, k }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn interleaved_operations_agree_with_brute_force(ops in prop::collection::vec(op(), 0..200), seed: u64) {
+        let mut rng = Rng::new(seed);
+        let pool: Vec<u64> = (0..8).map(|_| rng.fingerprint()).collect();
+        let mut indexes: Vec<Box<dyn HammingIndex<u64>>> = vec![
+            Box::new(PermutedTables::<u64>::new(Design::Tables4x16).unwrap()),
+            Box::new(PermutedTables::<u64>::new(Design::Blocks { blocks: 5, k: 3 }).unwrap()),
+            Box::new(BitInvertedIndex::<u64>::new()),
+        ];
+        let mut brute = BruteForce::<u64>::new();
+        for op in ops {
+            match op {
+                Op::Insert { id, base, flips } => {
+                    let fp = rng.flip(pool[base], flips);
+                    let want = brute.insert(id, fp);
+                    for index in &mut indexes {
+                        prop_assert_eq!(index.insert(id, fp), want.clone());
+                    }
+                }
+                Op::Remove { id } => {
+                    let want = brute.remove(id);
+                    for index in &mut indexes {
+                        prop_assert_eq!(index.remove(id), want);
+                    }
+                }
+                Op::Query { base, flips, k } => {
+                    let q = rng.flip(pool[base], flips);
+                    let want = brute.query(q, k).unwrap();
+                    for index in &indexes {
+                        prop_assert_eq!(index.query(q, k).unwrap(), want.clone());
+                        prop_assert_eq!(index.len(), brute.len());
+                    }
+                }
+            }
+        }
+    }
+}
