@@ -131,3 +131,23 @@ fn bad_input_is_one_line_and_exit_1() {
     let (code, _, _) = pairs(&["--k", "3", "--design", "7"], "1\n");
     assert_eq!(code, 2, "a bad --design is a usage error");
 }
+
+#[test]
+fn format_override() {
+    // Lines of 16 digits are read as hex unless told otherwise: 0x1000000000000000 and
+    // 0x1000000000000010 differ in 1 bit, the decimal numbers 1000000000000000 and
+    // 1000000000000010 in 2.
+    let input = "1000000000000000\n1000000000000010\n";
+    assert_eq!(
+        ok(&["--k", "1"], input),
+        "{\"a\":0,\"b\":1,\"distance\":1}\n"
+    );
+    assert_eq!(ok(&["--k", "1", "--format", "dec"], input), "");
+    assert_eq!(
+        ok(&["--k", "2", "--format", "dec"], input),
+        "{\"a\":0,\"b\":1,\"distance\":2}\n"
+    );
+    let (code, _, err) = pairs(&["--k", "1", "--format", "hex"], "12\n");
+    assert_eq!(code, 1);
+    assert!(err.contains("line 1"), "{err}");
+}

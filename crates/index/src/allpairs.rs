@@ -12,7 +12,9 @@
 //! 3. A run much longer than expected (skewed data: one block value shared by a large share of
 //!    the set) is not compared pair by pair: its members already agree on the table's key bits, so
 //!    their pairs within `k` differ only in the remaining bits, and the same pigeonhole search runs
-//!    recursively on those bits with `k + 1` blocks. The "earlier table" rule carries down.
+//!    recursively on those bits with `k + 1` blocks — when that at least halves the comparisons
+//!    (a dense cluster of near-identical values shares most blocks; it is compared pair by pair).
+//!    The "earlier table" rule carries down.
 //! 4. Expand value pairs to position pairs and sort them by `(a, b)`: the output is deterministic.
 
 use rayon::prelude::*;
@@ -21,7 +23,7 @@ use crate::design::{choose_blocks, split, Design, Table};
 use crate::error::{checked_len, Result};
 use crate::fingerprint::Fingerprint;
 use crate::hamming::check_k;
-use crate::radix::{lsd_sort, sort_by_high_bits};
+use crate::radix::{par_lsd_sort, sort_by_high_bits};
 
 /// Runs longer than this are searched recursively instead of pair by pair.
 const RECURSE_MIN: usize = 256;
@@ -113,7 +115,7 @@ impl<F: Fingerprint> Groups<F> {
             .enumerate()
             .map(|(i, &fp)| (fp, i as u32))
             .collect();
-        lsd_sort(&mut order, 0, F::BITS, |&(fp, _), shift| {
+        par_lsd_sort(&mut order, F::BITS, |&(fp, _), shift| {
             fp.field(shift, 8) as usize
         });
         let mut values = Vec::new();
@@ -173,6 +175,29 @@ struct Search<'a, F> {
     k: u32,
 }
 
+/// The members of one search, sorted by one table's key, with their values alongside.
+struct Sorted<F> {
+    /// `(key << idx_bits | position in members, value)`, sorted by key.
+    items: Vec<(u64, F)>,
+    idx_bits: u32,
+    /// Number of key bits used (the key may be cut short to leave room for the position).
+    width: u32,
+}
+
+impl<F: Fingerprint> Sorted<F> {
+    /// Runs of items with equal keys.
+    fn runs(&self) -> impl Iterator<Item = &[(u64, F)]> {
+        let shift = self.idx_bits;
+        self.items
+            .chunk_by(move |x, y| x.0 >> shift == y.0 >> shift)
+    }
+
+    /// Pairs compared if every run is compared pair by pair (about).
+    fn cost(&self) -> usize {
+        self.runs().map(|r| r.len() * r.len()).sum()
+    }
+}
+
 impl<F: Fingerprint> Search<'_, F> {
     /// Reports (as value indices) every pair of `members` within `k` that agrees on `table`'s
     /// mask and passes `filter`. `free` lists the bits the members may still differ in.
@@ -184,10 +209,15 @@ impl<F: Fingerprint> Search<'_, F> {
         filter: &Filter<F>,
         out: &mut Vec<(u32, u32, u32)>,
     ) {
+        let sorted = self.sort(members, table);
+        self.scan(members, table, &sorted, free, filter, out);
+    }
+
+    /// Sorts `members` by `table`'s key, values alongside, so that runs can be compared without
+    /// jumping around memory.
+    fn sort(&self, members: &[u32], table: &Table<F>) -> Sorted<F> {
         let idx_bits = (usize::BITS - members.len().leading_zeros()).max(1);
         let width = table.key_bits().min(64 - idx_bits);
-        // Sort (key, position in `members`) together with the value, so that runs can be
-        // compared without jumping around memory.
         let mut items: Vec<(u64, F)> = members
             .iter()
             .enumerate()
@@ -197,53 +227,92 @@ impl<F: Fingerprint> Search<'_, F> {
             })
             .collect();
         sort_by_high_bits(&mut items, idx_bits, idx_bits + width, |item| item.0);
+        Sorted {
+            items,
+            idx_bits,
+            width,
+        }
+    }
+
+    /// Compares within every run of `sorted` (see [`Search::table`]), recursing into long runs.
+    fn scan(
+        &self,
+        members: &[u32],
+        table: &Table<F>,
+        sorted: &Sorted<F>,
+        free: &[u32],
+        filter: &Filter<F>,
+        out: &mut Vec<(u32, u32, u32)>,
+    ) {
         // A key cut short groups pairs that may disagree on the rest of the mask: check it.
         let mut filter = filter.clone();
-        if width < table.key_bits() {
+        if sorted.width < table.key_bits() {
             filter.require.push(table.mask());
         }
-        let index_mask = (1u64 << idx_bits) - 1;
-        let member = |item: &(u64, F)| members[(item.0 & index_mask) as usize];
-        let fixed = &table.positions()[..width as usize];
+        let index_mask = (1u64 << sorted.idx_bits) - 1;
+        let fixed = &table.positions()[..sorted.width as usize];
         let rest: Vec<u32> = free
             .iter()
             .copied()
             .filter(|p| !fixed.contains(p))
             .collect();
-        for run in items.chunk_by(|x, y| x.0 >> idx_bits == y.0 >> idx_bits) {
+        let member = |item: &(u64, F)| members[(item.0 & index_mask) as usize];
+        for run in sorted.runs() {
             if run.len() > RECURSE_MIN && rest.len() > self.k as usize {
-                let run_members: Vec<u32> = run.iter().map(member).collect();
+                let run_members: Vec<(u32, F)> = run.iter().map(|x| (member(x), x.1)).collect();
                 self.recurse(&run_members, &rest, &filter, out);
-                continue;
-            }
-            for (i, x) in run.iter().enumerate() {
-                for y in &run[i + 1..] {
-                    let diff = x.1.xor(y.1);
-                    let distance = diff.ones();
-                    if distance <= self.k && filter.accepts(diff) {
-                        out.push((member(x), member(y), distance));
-                    }
-                }
+            } else {
+                // Positions are looked up for reported pairs only.
+                self.compare(run, member, &filter, out);
             }
         }
     }
 
-    /// Searches `members` (which agree on every bit outside `free`) with `k + 1` blocks of `free`.
+    /// Searches `run` (members that agree on every bit outside `free`, with their values) with
+    /// `k + 1` tables keyed on blocks of `free` — if that at least halves the comparisons; dense
+    /// clusters (every block shared by most members) are compared pair by pair instead.
     fn recurse(
         &self,
-        members: &[u32],
+        run: &[(u32, F)],
         free: &[u32],
         filter: &Filter<F>,
         out: &mut Vec<(u32, u32, u32)>,
     ) {
+        let members: Vec<u32> = run.iter().map(|&(u, _)| u).collect();
         let tables: Vec<Table<F>> = choose_blocks(&split(free, self.k + 1), 1)
             .iter()
             .map(|set| Table::new(set))
             .collect();
-        for (s, table) in tables.iter().enumerate() {
+        let sorted: Vec<Sorted<F>> = tables.iter().map(|t| self.sort(&members, t)).collect();
+        let cost: usize = sorted.iter().map(Sorted::cost).sum();
+        if cost * 2 > run.len() * run.len() {
+            self.compare(run, |&(u, _)| u, filter, out);
+            return;
+        }
+        for (s, (table, sorted)) in tables.iter().zip(&sorted).enumerate() {
             let mut sub = filter.clone();
             sub.exclude.extend(tables[..s].iter().map(Table::mask));
-            self.table(members, table, free, &sub, out);
+            self.scan(&members, table, sorted, free, &sub, out);
+        }
+    }
+
+    /// Compares every pair of `run`: items holding a value (second field) and naming a value
+    /// index through `member`.
+    fn compare<T>(
+        &self,
+        run: &[(T, F)],
+        member: impl Fn(&(T, F)) -> u32,
+        filter: &Filter<F>,
+        out: &mut Vec<(u32, u32, u32)>,
+    ) {
+        for (i, x) in run.iter().enumerate() {
+            for y in &run[i + 1..] {
+                let diff = x.1.xor(y.1);
+                let distance = diff.ones();
+                if distance <= self.k && filter.accepts(diff) {
+                    out.push((member(x), member(y), distance));
+                }
+            }
         }
     }
 }

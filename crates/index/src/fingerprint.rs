@@ -51,8 +51,6 @@ pub trait Fingerprint:
     fn bit(i: u32) -> Self;
     /// Builds a fingerprint from the low `BITS` bits of a `u128`.
     fn from_u128(value: u128) -> Self;
-    /// The fingerprint's value as a `u128`.
-    fn to_u128(self) -> u128;
 }
 
 /// Implements [`Fingerprint`] for one unsigned integer type.
@@ -105,10 +103,6 @@ macro_rules! impl_fingerprint {
             #[inline]
             fn from_u128(value: u128) -> Self {
                 value as $t
-            }
-            #[inline]
-            fn to_u128(self) -> u128 {
-                self as u128
             }
         }
     };

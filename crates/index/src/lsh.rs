@@ -75,6 +75,20 @@ impl LshParams {
         Ok(best.1)
     }
 
+    /// Signature values the bands use, `bands × rows`; fails if either is 0 or the product
+    /// overflows.
+    pub fn values(&self) -> Result<usize> {
+        self.bands
+            .checked_mul(self.rows)
+            .filter(|&v| v > 0)
+            .ok_or_else(|| {
+                IndexError::InvalidParam(format!(
+                    "{} bands of {} rows is not a banding",
+                    self.bands, self.rows
+                ))
+            })
+    }
+
     /// Probability that two sets of Jaccard similarity `s` share a band.
     pub fn collision_probability(&self, s: f64) -> f64 {
         1.0 - (1.0 - s.powi(self.rows as i32)).powi(self.bands as i32)
@@ -176,7 +190,7 @@ impl MinHashLsh {
     /// the one verification uses.
     pub fn with_params(threshold: f64, num_perm: usize, params: LshParams) -> Result<Self> {
         check_threshold(threshold)?;
-        if params.bands == 0 || params.rows == 0 || params.bands * params.rows > num_perm {
+        if params.values()? > num_perm {
             return Err(IndexError::InvalidParam(format!(
                 "{} bands of {} rows do not fit {num_perm} values",
                 params.bands, params.rows
@@ -303,12 +317,7 @@ pub fn candidate_pairs<S: AsRef<[u32]> + Sync>(
     if let Some(t) = verify {
         check_threshold(t)?;
     }
-    let needed = params.bands * params.rows;
-    if params.bands == 0 || params.rows == 0 {
-        return Err(IndexError::InvalidParam(
-            "bands and rows must be ≥ 1".into(),
-        ));
-    }
+    let needed = params.values()?;
     if let Some(short) = sigs.iter().find(|s| s.as_ref().len() < needed) {
         return Err(IndexError::SignatureLength {
             got: short.as_ref().len(),
@@ -363,6 +372,13 @@ mod tests {
         assert!(LshParams::optimal(0.5, 1, 0.5, 0.5).is_err());
         assert!(LshParams::optimal(0.5, 128, 0.9, 0.5).is_err());
         assert!(MinHashLsh::with_params(0.5, 8, LshParams { bands: 3, rows: 3 }).is_err());
+        assert!(LshParams {
+            bands: usize::MAX,
+            rows: 2
+        }
+        .values()
+        .is_err());
+        assert!(LshParams { bands: 0, rows: 2 }.values().is_err());
         let mut lsh = MinHashLsh::new(0.5, 8).unwrap();
         assert!(lsh.insert(1, &[1, 2, 3]).is_err());
         lsh.insert(1, &[0; 8]).unwrap();

@@ -17,12 +17,13 @@
 //!
 //! # Skewed data
 //! When one key value holds a large share of the set (say 30% share a 16-bit block), its bucket
-//! would make every query with that key scan that share. A bucket that grows past
-//! [`SPLIT_MIN`] slots and 16 times the average is therefore *split*: its slots are indexed again,
-//! by a nested directory keyed on `k + 1` blocks of the bits the table does not fix (all the
-//! pairs within `k` in the bucket differ only there, so pigeonhole applies again). Nested
-//! directories split further the same way. The "earlier table" rule carries down, so results stay
-//! exact and each id still comes once.
+//! would make every query with that key scan that share. A bucket that grows past 2048 slots
+//! and 16 times the average is therefore *split*: its slots are indexed again, by a nested
+//! directory keyed on `k + 1` blocks of the bits the table does not fix (all the pairs within `k`
+//! in the bucket differ only there, so pigeonhole applies again) — but only if that at least
+//! halves what a query scans, which it does not for clusters of identical or nearly identical
+//! fingerprints. Nested directories split further the same way, at most three levels deep. The
+//! "earlier table" rule carries down, so results stay exact and each id still comes once.
 //!
 //! # Updates
 //! Buckets are vectors: insert pushes the slot into one bucket per table; remove swap-removes the
@@ -46,9 +47,11 @@ const MAX_DIR_BITS: u32 = 20;
 /// The root directory is widened when the items per bucket exceed 2^this.
 const GROW_SHIFT: u32 = 6;
 /// A bucket is split only past this many slots ...
-pub const SPLIT_MIN: usize = 2048;
+const SPLIT_MIN: usize = 2048;
 /// ... and only if it holds this many times the average bucket.
 const SPLIT_FACTOR: usize = 16;
+/// Nested directories go at most this deep (each level stores its slots `k + 1` more times).
+const MAX_DEPTH: u32 = 3;
 
 /// Directory width for `n` items: about 8 items per bucket.
 fn dir_bits_for(n: usize) -> u32 {
@@ -78,6 +81,8 @@ struct Directory<F> {
     len: usize,
     /// The distance the tables are built for.
     k: u32,
+    /// Nesting level: 0 at the root.
+    depth: u32,
 }
 
 /// The slots of one key prefix.
@@ -89,14 +94,17 @@ enum Bucket<F> {
     Split(Box<Directory<F>>),
 }
 
+// A bucket costs one vector header: the split variant hides in the vector's niche.
+const _: () = assert!(std::mem::size_of::<Bucket<u64>>() == std::mem::size_of::<Vec<u32>>());
+
 impl<F: Fingerprint> Default for Bucket<F> {
     fn default() -> Self {
         Bucket::Small(Vec::new())
     }
 }
 
-/// Where a query is: the masks its results must agree on and the earlier tables' masks they must
-/// not agree on (those tables report them).
+/// One query on its way down the directories: what it looks for, the masks of earlier tables its
+/// results must not agree on (those tables report them), and what it found.
 struct Probe<'a, F> {
     fp: F,
     k: u32,
@@ -106,14 +114,53 @@ struct Probe<'a, F> {
     out: Vec<Match>,
 }
 
+/// Per table, per bucket: the slots whose key prefix is the bucket's.
+type Lists = Vec<Vec<Vec<u32>>>;
+
+/// Sorts `slots` into the buckets of each table (`dir_bits` wide), by counting then placing.
+fn bucket_lists<F: Fingerprint>(
+    tables: &[Table<F>],
+    dir_bits: u32,
+    slots: &[u32],
+    fps: &[F],
+) -> Lists {
+    tables
+        .par_iter()
+        .map(|table| {
+            let width = table.key_bits().min(dir_bits);
+            let keys: Vec<u32> = slots
+                .iter()
+                .map(|&s| table.key(fps[s as usize], width) as u32)
+                .collect();
+            let mut counts = vec![0usize; 1 << width];
+            for &key in &keys {
+                counts[key as usize] += 1;
+            }
+            let mut lists: Vec<Vec<u32>> = counts.iter().map(|&c| Vec::with_capacity(c)).collect();
+            for (&slot, &key) in slots.iter().zip(&keys) {
+                lists[key as usize].push(slot);
+            }
+            lists
+        })
+        .collect()
+}
+
 impl<F: Fingerprint> Directory<F> {
-    /// A directory `dir_bits` wide over `slots` (holding `fps[slot]`), with the given tables.
-    fn build(
+    /// The root directory, `dir_bits` wide, over `slots` (holding `fps[slot]`).
+    fn root(tables: Vec<Table<F>>, k: u32, dir_bits: u32, slots: &[u32], fps: &[F]) -> Self {
+        let lists = bucket_lists(&tables, dir_bits, slots, fps);
+        let free = (0..F::BITS).rev().collect();
+        Directory::from_lists(tables, free, k, dir_bits, 0, lists, fps)
+    }
+
+    /// A directory whose buckets hold `lists`; its own large buckets are split in turn.
+    fn from_lists(
         tables: Vec<Table<F>>,
         free: Vec<u32>,
         k: u32,
         dir_bits: u32,
-        slots: &[u32],
+        depth: u32,
+        lists: Lists,
         fps: &[F],
     ) -> Self {
         let mut dir = Directory {
@@ -121,30 +168,10 @@ impl<F: Fingerprint> Directory<F> {
             free,
             dir_bits,
             buckets: Vec::new(),
-            len: slots.len(),
+            len: lists.first().map_or(0, |l| l.iter().map(Vec::len).sum()),
             k,
+            depth,
         };
-        let lists: Vec<Vec<Vec<u32>>> = dir
-            .tables
-            .par_iter()
-            .map(|table| {
-                let width = table.key_bits().min(dir_bits);
-                let keys: Vec<u32> = slots
-                    .iter()
-                    .map(|&s| table.key(fps[s as usize], width) as u32)
-                    .collect();
-                let mut counts = vec![0usize; 1 << width];
-                for &key in &keys {
-                    counts[key as usize] += 1;
-                }
-                let mut lists: Vec<Vec<u32>> =
-                    counts.iter().map(|&c| Vec::with_capacity(c)).collect();
-                for (&slot, &key) in slots.iter().zip(&keys) {
-                    lists[key as usize].push(slot);
-                }
-                lists
-            })
-            .collect();
         dir.buckets = lists
             .into_iter()
             .enumerate()
@@ -169,10 +196,11 @@ impl<F: Fingerprint> Directory<F> {
         self.tables[t].key(fp, self.width(t)) as usize
     }
 
-    /// True if a bucket of table `t` with `len` slots should be split.
+    /// True if a bucket of table `t` with `len` slots is worth trying to split.
     fn should_split(&self, t: usize, len: usize) -> bool {
         let average = self.len >> self.width(t);
-        len > SPLIT_MIN
+        self.depth < MAX_DEPTH
+            && len > SPLIT_MIN
             && len > SPLIT_FACTOR * average.max(1)
             && self.rest(t).len() > self.k as usize
     }
@@ -187,20 +215,30 @@ impl<F: Fingerprint> Directory<F> {
             .collect()
     }
 
-    /// Makes a bucket of table `t` from its slots, splitting it if it is too large.
+    /// Makes a bucket of table `t` from its slots, split if it is large and splitting pays.
+    ///
+    /// Splitting pays when a query would scan at most half as many slots: the nested tables'
+    /// expected bucket size, summed over tables, `Σ |bucket|² / len`, must be at most `len / 2`.
+    /// Identical or nearly identical fingerprints share every block, so splitting them would only
+    /// copy them into `k + 1` more buckets of the same size; such buckets stay whole.
     fn bucket_of(&self, t: usize, list: Vec<u32>, fps: &[F]) -> Bucket<F> {
         if !self.should_split(t, list.len()) {
             return Bucket::Small(list);
         }
         let rest = self.rest(t);
-        let tables = choose_blocks(&split(&rest, self.k + 1), 1)
+        let tables: Vec<Table<F>> = choose_blocks(&split(&rest, self.k + 1), 1)
             .iter()
             .map(|set| Table::new(set))
             .collect();
         let dir_bits = dir_bits_for(list.len());
-        Bucket::Split(Box::new(Directory::build(
-            tables, rest, self.k, dir_bits, &list, fps,
-        )))
+        let lists = bucket_lists(&tables, dir_bits, &list, fps);
+        let scanned: usize = lists.iter().flatten().map(|b| b.len() * b.len()).sum();
+        if scanned * 2 > list.len() * list.len() {
+            return Bucket::Small(list);
+        }
+        let depth = self.depth + 1;
+        let sub = Directory::from_lists(tables, rest, self.k, dir_bits, depth, lists, fps);
+        Bucket::Split(Box::new(sub))
     }
 
     /// Adds `slot` (holding `fp`; `fps` is every stored fingerprint).
@@ -218,7 +256,8 @@ impl<F: Fingerprint> Directory<F> {
                     list.len()
                 }
             };
-            if self.should_split(t, len) {
+            // Retried at powers of two only, so a bucket that does not split costs O(1) amortised.
+            if len.is_power_of_two() && self.should_split(t, len) {
                 let list = match std::mem::take(&mut self.buckets[t][j]) {
                     Bucket::Small(list) => list,
                     split @ Bucket::Split(_) => {
@@ -349,8 +388,7 @@ impl<F: Fingerprint> PermutedTables<F> {
     /// An empty index sized for about `n` fingerprints (the directory still grows past that).
     pub fn with_capacity(design: Design, n: usize) -> Result<Self> {
         let tables = design.tables::<F>()?;
-        let free = (0..F::BITS).rev().collect();
-        let root = Directory::build(tables, free, design.max_k(), dir_bits_for(n), &[], &[]);
+        let root = Directory::root(tables, design.max_k(), dir_bits_for(n), &[], &[]);
         Ok(PermutedTables {
             design,
             root,
@@ -359,6 +397,12 @@ impl<F: Fingerprint> PermutedTables<F> {
     }
 
     /// Builds an index from a batch, choosing the design with [`Design::for_expected_len`].
+    ///
+    /// ```
+    /// use neardup_index::{HammingIndex, PermutedTables};
+    /// let index = PermutedTables::from_batch(&[(1, 0u64), (2, 0b11), (3, !0)], 3).unwrap();
+    /// assert_eq!(index.query(0b1, 3).unwrap().len(), 2);
+    /// ```
     pub fn from_batch(items: &[(u64, F)], k: u32) -> Result<Self> {
         let mut index = Self::new(Design::for_expected_len(items.len(), k, F::BITS))?;
         index.insert_batch(items)?;
@@ -380,10 +424,9 @@ impl<F: Fingerprint> PermutedTables<F> {
     fn rebuild(&mut self) {
         let slots: Vec<u32> = (0..self.slots.len() as u32).collect();
         let tables = std::mem::take(&mut self.root.tables);
-        let free = std::mem::take(&mut self.root.free);
         let dir_bits = dir_bits_for(slots.len()).max(self.root.dir_bits);
         let k = self.design.max_k();
-        self.root = Directory::build(tables, free, k, dir_bits, &slots, &self.slots.fps);
+        self.root = Directory::root(tables, k, dir_bits, &slots, &self.slots.fps);
     }
 
     /// Widens the root directory when buckets have grown long and a wider one would split them.

@@ -287,11 +287,125 @@ fn skewed_buckets_split_and_stay_exact() {
     for &q in fps.iter().step_by(37) {
         let flips = rng.below(4) as u32;
         let q = rng.flip(q, flips);
-        let want = brute.query(q, 3).unwrap();
-        assert_eq!(batch.query(q, 3).unwrap(), want);
-        assert_eq!(single.query(q, 3).unwrap(), want);
+        for k in [0, 1, 3] {
+            let want = brute.query(q, k).unwrap();
+            assert_eq!(batch.query(q, k).unwrap(), want);
+            assert_eq!(single.query(q, k).unwrap(), want);
+        }
         // Far fewer candidates than the 3,600 fingerprints sharing the skewed block.
         assert!(batch.candidates(q) < 1500, "{}", batch.candidates(q));
         assert!(single.candidates(q) < 1500, "{}", single.candidates(q));
+    }
+}
+
+/// Dense clusters: `copies` identical fingerprints plus every value of a 12-bit subspace around
+/// another fingerprint — each block value but one is shared by the whole cluster.
+fn dense_clusters(copies: usize, seed: u64) -> Vec<u64> {
+    let mut rng = Rng::new(seed);
+    let same: u64 = rng.fingerprint();
+    let base: u64 = rng.fingerprint::<u64>() & !0xFFF;
+    let mut fps: Vec<u64> = vec![same; copies];
+    fps.extend((0..4096u64).map(|low| base | low));
+    fps.extend(synth::random::<u64>(500, seed));
+    rng.shuffle(&mut fps);
+    fps
+}
+
+#[test]
+fn dense_clusters_stay_exact_and_small() {
+    let fps = dense_clusters(3000, 11);
+    let want = reference_pairs(&fps, 3);
+    assert_eq!(all_pairs(&fps, 3, Design::Tables4x16).unwrap(), want);
+    let items: Vec<(u64, u64)> = fps
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| (i as u64, f))
+        .collect();
+    let mut batch = PermutedTables::<u64>::new(Design::Tables4x16).unwrap();
+    batch.insert_batch(&items).unwrap();
+    let mut single = PermutedTables::<u64>::new(Design::Tables4x16).unwrap();
+    let mut brute = BruteForce::new();
+    for &(id, fp) in &items {
+        single.insert(id, fp).unwrap();
+        brute.insert(id, fp).unwrap();
+    }
+    for index in [&batch, &single] {
+        // No blow-up: well under 100 bytes per fingerprint.
+        assert!(
+            index.memory_bytes() < fps.len() * 100,
+            "{}",
+            index.memory_bytes()
+        );
+        for &q in fps.iter().step_by(97) {
+            assert_eq!(index.query(q, 3).unwrap(), brute.query(q, 3).unwrap());
+        }
+    }
+}
+
+/// One step of an interleaved workload.
+#[derive(Debug, Clone)]
+enum Op {
+    /// Insert id with a near-copy (`flips` bits) of pool entry `base`.
+    Insert {
+        id: u64,
+        base: usize,
+        flips: u32,
+    },
+    Remove {
+        id: u64,
+    },
+    Query {
+        base: usize,
+        flips: u32,
+        k: u32,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0u64..60, 0usize..8, 0u32..5).prop_map(|(id, base, flips)| Op::Insert { id, base, flips }),
+        2 => (0u64..60).prop_map(|id| Op::Remove { id }),
+        2 => (0usize..8, 0u32..5, 0u32..=3).prop_map(|(base, flips, k)| Op::Query { base, flips, k }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn interleaved_operations_agree_with_brute_force(ops in prop::collection::vec(op(), 0..200), seed: u64) {
+        let mut rng = Rng::new(seed);
+        let pool: Vec<u64> = (0..8).map(|_| rng.fingerprint()).collect();
+        let mut indexes: Vec<Box<dyn HammingIndex<u64>>> = vec![
+            Box::new(PermutedTables::<u64>::new(Design::Tables4x16).unwrap()),
+            Box::new(PermutedTables::<u64>::new(Design::Blocks { blocks: 5, k: 3 }).unwrap()),
+            Box::new(BitInvertedIndex::<u64>::new()),
+        ];
+        let mut brute = BruteForce::<u64>::new();
+        for op in ops {
+            match op {
+                Op::Insert { id, base, flips } => {
+                    let fp = rng.flip(pool[base], flips);
+                    let want = brute.insert(id, fp);
+                    for index in &mut indexes {
+                        prop_assert_eq!(index.insert(id, fp), want.clone());
+                    }
+                }
+                Op::Remove { id } => {
+                    let want = brute.remove(id);
+                    for index in &mut indexes {
+                        prop_assert_eq!(index.remove(id), want);
+                    }
+                }
+                Op::Query { base, flips, k } => {
+                    let q = rng.flip(pool[base], flips);
+                    let want = brute.query(q, k).unwrap();
+                    for index in &indexes {
+                        prop_assert_eq!(index.query(q, k).unwrap(), want.clone());
+                        prop_assert_eq!(index.len(), brute.len());
+                    }
+                }
+            }
+        }
     }
 }
