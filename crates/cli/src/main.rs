@@ -4,8 +4,8 @@
 //! result. Exit codes: 0 success, 1 error (one readable line on stderr), 2 usage error.
 
 mod commands;
-mod documents;
 mod db_args;
+mod documents;
 mod input;
 mod jsonl;
 mod plot;

@@ -347,3 +347,102 @@ fn mirrors_are_found_by_shared_paths_with_the_same_content() {
     assert_eq!(first["same_content"], 6);
     assert!(!run.stdout.contains("other.example"));
 }
+
+#[test]
+fn incremental_dedup_against_a_saved_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let today = dir.path().join("today.jsonl");
+    let tomorrow = dir.path().join("tomorrow.jsonl");
+    std::fs::write(&today, corpus()).unwrap();
+    let next_day = [
+        json!({"id": "council-again", "text": COUNCIL}),
+        json!({"id": "fresh", "text": "A completely new story about the harbour festival, fireworks and boats."}),
+    ];
+    std::fs::write(
+        &tomorrow,
+        next_day
+            .iter()
+            .map(|v| format!("{v}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    let index = index.to_str().unwrap();
+    let first = neardup(
+        &[
+            "dedup",
+            today.to_str().unwrap(),
+            "--index",
+            index,
+            "--removed",
+            "-",
+        ],
+        b"",
+    );
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(
+        first
+            .stdout
+            .contains(r#""id":"council-copy","duplicate_of":"council""#),
+        "{}",
+        first.stdout
+    );
+    let second = neardup(
+        &[
+            "dedup",
+            tomorrow.to_str().unwrap(),
+            "--index",
+            index,
+            "--removed",
+            "-",
+            "--kept",
+            dir.path().join("kept.jsonl").to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    let removed: Vec<Value> = second
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(removed.len(), 1);
+    assert_eq!(
+        (
+            removed[0]["id"].as_str(),
+            removed[0]["duplicate_of"].as_str()
+        ),
+        (Some("council-again"), Some("council"))
+    );
+    let kept = std::fs::read_to_string(dir.path().join("kept.jsonl")).unwrap();
+    assert!(kept.contains("\"fresh\"") && !kept.contains("council-again"));
+    // The index remembers its profile: another one is refused with a clear error.
+    let wrong = neardup(
+        &[
+            "dedup",
+            tomorrow.to_str().unwrap(),
+            "--index",
+            index,
+            "--profile",
+            "zh",
+        ],
+        b"",
+    );
+    assert_one_line_error(&wrong, 1, "cannot open index");
+    // `neardup index` reads the same store.
+    let check = neardup(
+        &["index", "check", "--db", index, tomorrow.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    assert!(
+        check
+            .stdout
+            .lines()
+            .all(|l| !l.contains(r#""verdict":"unique""#)),
+        "{}",
+        check.stdout
+    );
+    let stats = neardup(&["index", "stats", "--db", index], b"");
+    assert!(stats.stdout.contains("\"documents\":"), "{}", stats.stdout);
+}

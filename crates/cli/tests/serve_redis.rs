@@ -39,7 +39,7 @@ fn two_servers_share(db: &str) {
             .map(|i| {
                 let (barrier, url) = (Arc::clone(&barrier), urls[i % 2].clone());
                 scope.spawn(move || {
-                    let body = json!({ "id": format!("r{i}"), "text": format!("{}{}", text(2), "!".repeat(i)) });
+                    let body = json!({ "id": format!("r{i}"), "text": format!("{}{}", " ".repeat(i), text(2)) });
                     barrier.wait();
                     let (_, reply) = post(&url, &body);
                     reply["verdict"].as_str().unwrap_or("?").to_string()

@@ -15,8 +15,10 @@ use neardup_dedup::{
     VerifyMeasure,
 };
 use neardup_ingest::url::canonicalize;
+use neardup_store::{open_db, InsertMode, OpenOptions, Verdict};
 use serde::Serialize;
 
+use crate::commands::index::check_in_chunks;
 use crate::documents::{for_each_document, progress, unix_seconds, InputArgs};
 use crate::profile_args::ProfileArgs;
 
@@ -66,6 +68,13 @@ pub struct DedupArgs {
     /// Write the summary as JSON here (it always goes to stderr as text).
     #[arg(long, value_name = "FILE")]
     summary: Option<PathBuf>,
+    /// Incremental dedup against a saved index (a directory, or redis://…; the store of
+    /// `neardup index` and `neardup serve`): each document is checked, in input order, against
+    /// the index (which holds the documents kept before it, in this run and earlier ones) by
+    /// exact digest and SimHash distance ≤ the index's k, and added to it when unique. The
+    /// index keeps its profile and k; --method and verification do not apply.
+    #[arg(long, value_name = "DIR|URL")]
+    index: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -116,6 +125,127 @@ struct Summary {
     method: Method,
     k: u32,
     threshold: f64,
+}
+
+/// `neardup dedup --index`: every document checked against the saved index and added when
+/// unique (see [`neardup_store::NearDupDb::check_and_insert_many`]).
+fn run_incremental(
+    args: &DedupArgs,
+    spec: &str,
+    profile: neardup_core::Profile,
+    started: Instant,
+) -> anyhow::Result<()> {
+    let db = open_db(
+        spec,
+        OpenOptions {
+            profile: Some(profile.clone()),
+            k: Some(args.k),
+        },
+    )
+    .with_context(|| format!("cannot open index {spec}"))?;
+    let bar = progress("checking");
+    let mut ids: Vec<String> = Vec::new();
+    let mut removals: Vec<(usize, String, Kind, u32, f64)> = Vec::new();
+    let stats = check_in_chunks(&db, &args.input, InsertMode::IfUnique, |index, outcome| {
+        bar.inc(1);
+        match outcome.verdict {
+            Verdict::Unique => {}
+            Verdict::Duplicate { of } => removals.push((index, of, Kind::Exact, 0, 1.0)),
+            Verdict::NearDuplicate {
+                of,
+                distance,
+                similarity,
+            } => removals.push((index, of, Kind::Near, distance, similarity)),
+        }
+        ids.push(outcome.id);
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    let mut kept = vec![true; ids.len()];
+    for (index, ..) in &removals {
+        kept[*index] = false;
+    }
+    #[derive(Serialize)]
+    struct Removed<'a> {
+        id: &'a str,
+        duplicate_of: &'a str,
+        kind: Kind,
+        distance: u32,
+        similarity: f64,
+    }
+    let removed = || {
+        removals
+            .iter()
+            .map(|(index, of, kind, distance, similarity)| Removed {
+                id: &ids[*index],
+                duplicate_of: of,
+                kind: *kind,
+                distance: *distance,
+                similarity: *similarity,
+            })
+    };
+    if let Some(path) = &args.removed {
+        write_lines(path, removed())?;
+    }
+    if let Some(path) = &args.pairs {
+        write_lines(
+            path,
+            removed().map(|r| serde_json::json!({"a": r.duplicate_of, "b": r.id, "kind": r.kind, "distance": r.distance, "similarity": r.similarity})),
+        )?;
+    }
+    // A cluster: a document of the index and the documents of this run that duplicate it.
+    let mut clusters: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for r in removed() {
+        clusters.entry(r.duplicate_of).or_default().push(r.id);
+    }
+    if let Some(path) = &args.clusters {
+        write_lines(
+            path,
+            clusters.iter().enumerate().map(|(i, (kept, members))| {
+                let mut all = vec![*kept];
+                all.extend(members);
+                serde_json::json!({"cluster": i, "members": all, "representative": kept})
+            }),
+        )?;
+    }
+    if let Some(path) = &args.kept {
+        anyhow::ensure!(
+            !args.input.reads_stdin(),
+            "--kept with --index needs files, not standard input"
+        );
+        let documents: Vec<Kept> = Vec::new();
+        write_kept(path, &args.input, &kept, &documents)?;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let count = |kind| removals.iter().filter(|r| r.2 == kind).count();
+    eprintln!(
+        "neardup: {} documents checked against {spec} in {seconds:.2} s: {} exact and {} near duplicates, {} added; {} bad records skipped",
+        ids.len(),
+        count(Kind::Exact),
+        count(Kind::Near),
+        kept.iter().filter(|k| **k).count(),
+        stats.errors
+    );
+    if let Some(path) = &args.summary {
+        let summary = serde_json::json!({
+            "documents": ids.len(),
+            "exact_duplicates": count(Kind::Exact),
+            "near_duplicates": count(Kind::Near),
+            "kept": kept.iter().filter(|k| **k).count(),
+            "clusters": clusters.len(),
+            "skipped_records": stats.errors,
+            "seconds": seconds,
+            "index": spec,
+            "indexed": db.indexed(),
+            "k": db.k(),
+            "profile": db.profile().name,
+        });
+        let mut out = create(path)?;
+        serde_json::to_writer_pretty(&mut out, &summary)?;
+        writeln!(out)?;
+        out.flush()?;
+    }
+    Ok(())
 }
 
 /// What is kept of each document after it is fingerprinted.
@@ -190,6 +320,9 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     );
     if options.method == Method::Minhash && profile.minhash.is_none() {
         profile.minhash = Some(MinHashOptions::default());
+    }
+    if let Some(spec) = &args.index {
+        return run_incremental(&args, spec, profile, started);
     }
     let fingerprinter = Fingerprinter::new(profile)?;
     let verify = options.verify.is_some();

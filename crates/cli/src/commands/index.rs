@@ -1,14 +1,13 @@
 //! `neardup index`: add, check, get, delete documents in a database, and its stats.
 
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
 
 use anyhow::Context;
-use neardup_ingest::extract::MainContentExtractor;
-use neardup_ingest::{open_inputs, Format, ReadOptions};
-use neardup_store::{InsertMode, NearDupDb, NewDocument};
+use neardup_ingest::StatsSnapshot;
+use neardup_store::{InsertMode, NearDupDb, NewDocument, Outcome};
 
 use crate::db_args::DbArgs;
+use crate::documents::{for_each_document, InputArgs};
 
 /// Documents read and checked per group (fingerprinted in parallel, committed together).
 const CHUNK: usize = 1024;
@@ -78,20 +77,6 @@ pub enum Mode {
     Always,
 }
 
-/// The documents to read (the same inputs `neardup dedup` takes).
-#[derive(Debug, Clone, clap::Args)]
-pub struct InputArgs {
-    /// Input files or folders (JSONL, text, HTML, WARC; compressed too); `-` is standard input.
-    #[arg(default_value = "-")]
-    pub inputs: Vec<PathBuf>,
-    /// Input format, instead of guessing from each name.
-    #[arg(long)]
-    pub format: Option<Format>,
-    /// Stop at the first bad record instead of reporting it and going on.
-    #[arg(long)]
-    pub strict: bool,
-}
-
 /// Runs `neardup index`.
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     match args.command {
@@ -123,53 +108,66 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     }
 }
 
-/// Reads the inputs in chunks and checks (and inserts) each document, writing one JSON line per
-/// document to standard output; a summary goes to standard error.
+/// Reads the inputs and checks (and inserts) each document in input order, in chunks that are
+/// fingerprinted in parallel and committed together, writing one JSON line per document to
+/// standard output; a summary goes to standard error.
 fn check_inputs(db: &NearDupDb, args: &InputArgs, mode: InsertMode) -> anyhow::Result<()> {
-    let options = ReadOptions {
-        format: args.format,
-        ..ReadOptions::default()
-    };
-    let extractor = MainContentExtractor::default();
     let mut out = BufWriter::new(std::io::stdout().lock());
-    let (mut read, mut inserted, mut failed) = (0u64, 0u64, 0u64);
-    let mut chunk = Vec::with_capacity(CHUNK);
-    let mut inputs = open_inputs(&args.inputs, &options).peekable();
-    while inputs.peek().is_some() {
-        chunk.clear();
-        for item in inputs.by_ref().take(CHUNK) {
-            match item {
-                Ok(doc) => chunk.push(NewDocument {
-                    text: doc.main_text(&extractor).into_owned(),
-                    id: Some(doc.id),
-                    url: doc.url,
-                    title: doc.title,
-                    fetched_at: doc.fetched_at,
-                }),
-                Err(error) if !args.strict => {
-                    failed += 1;
-                    eprintln!("neardup: skipped: {error}");
-                }
-                Err(error) => return Err(error.into()),
-            }
-        }
-        read += chunk.len() as u64;
-        for (doc, result) in chunk.iter().zip(db.check_and_insert_many(&chunk, mode)) {
-            match result {
-                Ok(outcome) => {
-                    inserted += u64::from(outcome.inserted);
-                    serde_json::to_writer(&mut out, &outcome)?;
-                    out.write_all(b"\n")?;
-                }
-                Err(error) if !args.strict => {
-                    failed += 1;
-                    eprintln!("neardup: {}: {error}", doc.id.as_deref().unwrap_or("?"));
-                }
-                Err(error) => return Err(error.into()),
-            }
-        }
-    }
+    let (mut read, mut inserted) = (0u64, 0u64);
+    let stats = check_in_chunks(db, args, mode, |_, outcome| {
+        read += 1;
+        inserted += u64::from(outcome.inserted);
+        serde_json::to_writer(&mut out, &outcome)?;
+        out.write_all(b"\n")?;
+        Ok(())
+    })?;
     out.flush()?;
-    eprintln!("neardup: {read} documents read, {inserted} inserted, {failed} failed");
+    eprintln!(
+        "neardup: {read} documents read, {inserted} inserted, {} bad records skipped",
+        stats.errors
+    );
     Ok(())
+}
+
+/// Checks every document of `args`' inputs against `db` (and inserts it as `mode` says), in
+/// input order: each sees the ones before it. Calls `sink` with each document's index (as in
+/// [`for_each_document`]) and outcome. Shared by `neardup index` and `neardup dedup --index`.
+pub fn check_in_chunks(
+    db: &NearDupDb,
+    args: &InputArgs,
+    mode: InsertMode,
+    mut sink: impl FnMut(usize, Outcome) -> anyhow::Result<()>,
+) -> anyhow::Result<StatsSnapshot> {
+    let mut chunk: Vec<NewDocument> = Vec::with_capacity(CHUNK);
+    let mut next = 0usize;
+    let mut flush = |chunk: &mut Vec<NewDocument>, next: &mut usize| -> anyhow::Result<()> {
+        for (doc, result) in chunk.iter().zip(db.check_and_insert_many(chunk, mode)) {
+            let outcome =
+                result.with_context(|| format!("document {}", doc.id.as_deref().unwrap_or("?")))?;
+            sink(*next, outcome)?;
+            *next += 1;
+        }
+        chunk.clear();
+        Ok(())
+    };
+    let stats = for_each_document(
+        args,
+        false,
+        |_, _, text| text.to_string(),
+        |doc, text| {
+            chunk.push(NewDocument {
+                text,
+                id: Some(doc.id),
+                url: doc.url,
+                title: doc.title,
+                fetched_at: doc.fetched_at,
+            });
+            if chunk.len() == CHUNK {
+                flush(&mut chunk, &mut next)?;
+            }
+            Ok(())
+        },
+    )?;
+    flush(&mut chunk, &mut next)?;
+    Ok(stats)
 }
