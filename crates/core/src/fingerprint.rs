@@ -245,7 +245,7 @@ impl Fingerprinter {
                 self.accumulate::<2>(normalized, features, fold_minhash, |f| hasher.hash128(f))
             }
             (false, Some(memo)) => self.accumulate::<1>(normalized, features, fold_minhash, |f| {
-                memo.get_or_compute(f, |f| u128::from(hasher.hash64(f)))
+                u128::from(memo.get_or_compute64(f, |f| hasher.hash64(f)))
             }),
             (true, Some(memo)) => self.accumulate::<2>(normalized, features, fold_minhash, |f| {
                 memo.get_or_compute(f, |f| hasher.hash128(f))
