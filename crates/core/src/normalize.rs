@@ -368,6 +368,16 @@ pub fn is_word_char(c: char, word_chars: WordChars) -> bool {
     if word_chars == WordChars::PythonRe {
         return crate::python_compat::is_word_char(c);
     }
+    is_letter_or_number(c)
+        || matches!(
+            get_general_category(c),
+            G::NonspacingMark | G::SpacingMark | G::EnclosingMark | G::ConnectorPunctuation
+        )
+}
+
+/// Whether `c` is in a letter (L*) or number (N*) category.
+pub(crate) fn is_letter_or_number(c: char) -> bool {
+    use GeneralCategory as G;
     matches!(
         get_general_category(c),
         G::UppercaseLetter
@@ -378,10 +388,6 @@ pub fn is_word_char(c: char, word_chars: WordChars) -> bool {
             | G::DecimalNumber
             | G::LetterNumber
             | G::OtherNumber
-            | G::NonspacingMark
-            | G::SpacingMark
-            | G::EnclosingMark
-            | G::ConnectorPunctuation
     )
 }
 

@@ -80,18 +80,7 @@ pub fn is_word_char(c: char) -> bool {
     if c.is_ascii() {
         return c.is_ascii_alphanumeric() || c == '_';
     }
-    let letter_or_number = matches!(
-        get_general_category(c),
-        G::UppercaseLetter
-            | G::LowercaseLetter
-            | G::TitlecaseLetter
-            | G::ModifierLetter
-            | G::OtherLetter
-            | G::DecimalNumber
-            | G::LetterNumber
-            | G::OtherNumber
-    );
-    letter_or_number && !in_ranges(c, &NEW_WORD_CHARS)
+    crate::normalize::is_letter_or_number(c) && !in_ranges(c, &NEW_WORD_CHARS)
 }
 
 /// Whether `c` was assigned after Unicode 14.0 (so Python 3.11 treats it as unassigned).
