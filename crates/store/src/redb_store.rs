@@ -205,6 +205,19 @@ fn set_row(
     Ok(())
 }
 
+/// Writes back the chunks [`set_row`] changed (none is empty unless it was not stored: skipped).
+fn write_chunks(
+    chunks: &mut redb::Table<u64, &[u8]>,
+    touched: BTreeMap<u64, Vec<u8>>,
+) -> Result<()> {
+    for (chunk, bytes) in touched {
+        if !bytes.is_empty() {
+            chunks.insert(chunk, bytes.as_slice())?;
+        }
+    }
+    Ok(())
+}
+
 /// The committer thread: group commits until the queue closes.
 fn run_committer(db: &Database, pending: &Mutex<Pending>, jobs: &Receiver<Job>) {
     while let Ok(first) = jobs.recv() {
@@ -285,9 +298,7 @@ fn commit(db: &Database, batch: &[Job]) -> Result<Vec<Option<Record>>> {
                 }
             }
         }
-        for (chunk, bytes) in touched {
-            chunks.insert(chunk, bytes.as_slice())?;
-        }
+        write_chunks(&mut chunks, touched)?;
     }
     txn.commit()?;
     Ok(deleted)
@@ -409,5 +420,58 @@ impl Store for RedbStore {
         let txn = self.db.begin_read()?;
         let stored = txn.open_table(DOCS)?.len()?;
         Ok(stored + self.pending().by_id.len() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_format_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = Database::create(dir.path().join(FILE_NAME)).unwrap();
+            let txn = db.begin_write().unwrap();
+            let mut meta = Meta::new(neardup_core::Profile::web(), 3);
+            meta.version = 1;
+            txn.open_table(META)
+                .unwrap()
+                .insert(META_KEY, serde_json::to_string(&meta).unwrap().as_str())
+                .unwrap();
+            let rows: TableDefinition<u64, (u128, u128)> = TableDefinition::new(OLD_ROWS);
+            txn.open_table(rows).unwrap().insert(0, (1, 2)).unwrap();
+            txn.commit().unwrap();
+        }
+        let error = RedbStore::open(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("format version 1"), "{error}");
+    }
+
+    #[test]
+    fn rows_survive_gaps_and_deletes_across_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::create(dir.path().join(FILE_NAME)).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut chunks = txn.open_table(ROW_CHUNKS).unwrap();
+            let mut touched = BTreeMap::new();
+            for slot in [0, 5, CHUNK_ROWS + 2, 3 * CHUNK_ROWS - 1] {
+                set_row(&chunks, &mut touched, slot, Some((slot.into(), 7))).unwrap();
+            }
+            set_row(&chunks, &mut touched, 5, None).unwrap();
+            set_row(&chunks, &mut touched, 9 * CHUNK_ROWS, None).unwrap();
+            write_chunks(&mut chunks, touched).unwrap();
+        }
+        txn.commit().unwrap();
+        drop(db);
+        let store = RedbStore::open(dir.path()).unwrap();
+        assert_eq!(store.next_slot.load(Ordering::Relaxed), 3 * CHUNK_ROWS);
+        let mut loaded = Vec::new();
+        store
+            .load(&mut |e| loaded.push((e.slot, e.simhash, e.digest)))
+            .unwrap();
+        let slots = [0, CHUNK_ROWS + 2, 3 * CHUNK_ROWS - 1];
+        let expected: Vec<_> = slots.iter().map(|&s| (s, u128::from(s), 7)).collect();
+        assert_eq!(loaded, expected);
     }
 }
