@@ -3,8 +3,9 @@
 //! A [`NearDupDb`] is a [`Store`] (durable records), plus the [`neardup_core::Profile`] the
 //! fingerprints are made with (stored with the data: opening with another profile is an error),
 //! plus an in-memory index (permuted SimHash tables and each document's digest key, rebuilt at
-//! open from compact rows; exact duplicates are the distance-0 matches with the same digest). It answers [`NearDupDb::check`] with a [`Verdict`] and the matching documents,
-//! and does check-and-insert atomically ([`NearDupDb::check_and_insert`]).
+//! open from compact rows; exact duplicates are the distance-0 matches with the same digest). It
+//! answers [`NearDupDb::check`] with a [`Verdict`] and the matching documents, and does
+//! check-and-insert atomically ([`NearDupDb::check_and_insert`]).
 //!
 //! Stores: [`RedbStore`] (embedded, the default: a directory, nothing to install) and
 //! [`RedisStore`] (several processes share one database). [`open_db`] opens either from a
