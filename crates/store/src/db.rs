@@ -54,7 +54,7 @@ pub struct Stats {
     pub documents: u64,
     /// Documents in this process's in-memory index.
     pub indexed: u64,
-    /// Heap bytes of the in-memory Hamming index.
+    /// Heap bytes of the in-memory index (Hamming tables and digest keys).
     pub index_bytes: u64,
     /// The profile's name.
     pub profile: String,

@@ -2,9 +2,10 @@
 //!
 //! A [`NearDupDb`] is a [`Store`] (durable records), plus the [`neardup_core::Profile`] the
 //! fingerprints are made with (stored with the data: opening with another profile is an error),
-//! plus an in-memory index (permuted SimHash tables and an exact-digest map, rebuilt at open from
-//! compact rows). It answers [`NearDupDb::check`] with a [`Verdict`] and the matching documents,
-//! and does check-and-insert atomically ([`NearDupDb::check_and_insert`]).
+//! plus an in-memory index (permuted SimHash tables and each document's digest key, rebuilt at
+//! open from compact rows; exact duplicates are the distance-0 matches with the same digest). It
+//! answers [`NearDupDb::check`] with a [`Verdict`] and the matching documents, and does
+//! check-and-insert atomically ([`NearDupDb::check_and_insert`]).
 //!
 //! Stores: [`RedbStore`] (embedded, the default: a directory, nothing to install) and
 //! [`RedisStore`] (several processes share one database). [`open_db`] opens either from a
@@ -41,7 +42,7 @@ pub use db::{NearDupDb, NewDocument, OpenOptions, Stats, DEFAULT_K, MAX_MATCHES}
 pub use error::{Result, StoreError};
 pub use meta::{Meta, FORMAT_VERSION};
 pub use record::{digest_key, Entry, Record};
-pub use redb_store::{RedbStore, MAX_BATCH};
+pub use redb_store::{RedbStore, CHUNK_ROWS, MAX_BATCH};
 pub use redis_store::RedisStore;
 pub use spec::{open_db, open_store, DbSpec};
 pub use store::{Change, Cursor, Durable, Insert, Store};

@@ -1,8 +1,12 @@
 //! The in-memory index a [`crate::NearDupDb`] checks against: permuted tables over SimHash
-//! fingerprints (64 or 128 bits) plus an exact-digest map, both keyed by slot.
+//! fingerprints (64 or 128 bits), plus each slot's digest key in a plain array.
+//!
+//! No digest map is needed: documents with the same digest have the same normalised text, hence
+//! the same SimHash, so every exact duplicate is among the distance-0 matches of the SimHash
+//! query; comparing their digest keys finds them.
 
 use neardup_core::Bits;
-use neardup_index::{ExactIndex, HammingIndex, IndexError, Match, PermutedTables};
+use neardup_index::{HammingIndex, IndexError, Match, PermutedTables};
 
 use crate::error::Result;
 use crate::record::Entry;
@@ -21,47 +25,35 @@ pub(crate) struct Found {
     pub exact: Vec<u64>,
 }
 
-/// SimHash and digest indexes over the live documents.
+/// The SimHash index over the live documents and the digest key of every slot.
 #[derive(Debug)]
 pub(crate) struct MemIndex {
     sim: SimIndex,
-    exact: ExactIndex<u128>,
+    /// Digest key by slot (meaningful only for slots in `sim`).
+    digests: Vec<u128>,
     k: u32,
 }
 
 impl MemIndex {
-    /// Builds the index from every live row; the two halves are built on two threads.
+    /// Builds the index from every live row.
     pub fn build(entries: &[Entry], bits: Bits, k: u32) -> Result<MemIndex> {
-        let (sim, exact) = std::thread::scope(|scope| {
-            let exact = scope.spawn(|| {
-                let mut exact = ExactIndex::new();
-                for e in entries {
-                    exact.insert(e.slot, e.digest)?;
-                }
-                Ok::<_, IndexError>(exact)
-            });
-            let sim = match bits {
-                Bits::B64 => {
-                    let items: Vec<(u64, u64)> =
-                        entries.iter().map(|e| (e.slot, e.simhash as u64)).collect();
-                    PermutedTables::from_batch(&items, k).map(SimIndex::B64)
-                }
-                Bits::B128 => {
-                    let items: Vec<(u64, u128)> =
-                        entries.iter().map(|e| (e.slot, e.simhash)).collect();
-                    PermutedTables::from_batch(&items, k).map(SimIndex::B128)
-                }
-            };
-            let exact = exact
-                .join()
-                .expect("the exact-index builder does not panic");
-            (sim, exact)
-        });
-        Ok(MemIndex {
-            sim: sim?,
-            exact: exact?,
-            k,
-        })
+        let top = entries.iter().map(|e| e.slot + 1).max().unwrap_or(0);
+        let mut digests = vec![0; usize::try_from(top).unwrap_or(usize::MAX)];
+        for e in entries {
+            digests[e.slot as usize] = e.digest;
+        }
+        let sim = match bits {
+            Bits::B64 => {
+                let items: Vec<(u64, u64)> =
+                    entries.iter().map(|e| (e.slot, e.simhash as u64)).collect();
+                SimIndex::B64(PermutedTables::from_batch(&items, k)?)
+            }
+            Bits::B128 => {
+                let items: Vec<(u64, u128)> = entries.iter().map(|e| (e.slot, e.simhash)).collect();
+                SimIndex::B128(PermutedTables::from_batch(&items, k)?)
+            }
+        };
+        Ok(MemIndex { sim, digests, k })
     }
 
     /// Adds a row; a slot already present is left as it is (catching up may replay it).
@@ -71,7 +63,14 @@ impl MemIndex {
             SimIndex::B128(index) => index.insert(e.slot, e.simhash),
         };
         match added {
-            Ok(()) => Ok(self.exact.insert(e.slot, e.digest)?),
+            Ok(()) => {
+                let at = e.slot as usize;
+                if at >= self.digests.len() {
+                    self.digests.resize(at + 1, 0);
+                }
+                self.digests[at] = e.digest;
+                Ok(())
+            }
             Err(IndexError::DuplicateId(_)) => Ok(()),
             Err(error) => Err(error.into()),
         }
@@ -83,7 +82,6 @@ impl MemIndex {
             SimIndex::B64(index) => index.remove(slot).map(drop),
             SimIndex::B128(index) => index.remove(slot).map(drop),
         };
-        self.exact.remove(slot);
     }
 
     /// Everything within the database's `k` of `simhash`, and every slot with this digest key.
@@ -92,22 +90,29 @@ impl MemIndex {
             SimIndex::B64(index) => index.query(simhash as u64, self.k)?,
             SimIndex::B128(index) => index.query(simhash, self.k)?,
         };
-        Ok(Found {
-            near,
-            exact: self.exact.query(&digest).to_vec(),
-        })
+        let exact = near
+            .iter()
+            .take_while(|m| m.distance == 0)
+            .filter(|m| self.digests.get(m.id as usize) == Some(&digest))
+            .map(|m| m.id)
+            .collect();
+        Ok(Found { near, exact })
     }
 
     /// Number of indexed documents.
     pub fn len(&self) -> usize {
-        self.exact.len()
+        match &self.sim {
+            SimIndex::B64(index) => index.len(),
+            SimIndex::B128(index) => index.len(),
+        }
     }
 
-    /// Heap bytes of the Hamming index.
+    /// Heap bytes of the Hamming index and the digest array.
     pub fn memory_bytes(&self) -> usize {
-        match &self.sim {
+        let sim = match &self.sim {
             SimIndex::B64(index) => index.memory_bytes(),
             SimIndex::B128(index) => index.memory_bytes(),
-        }
+        };
+        sim + self.digests.capacity() * std::mem::size_of::<u128>()
     }
 }

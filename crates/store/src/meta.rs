@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Result, StoreError};
 
 /// The on-disk format version this crate writes.
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// 1: redb rows one per slot; 2: redb rows in chunks (the Redis layout is unchanged).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The database's metadata, stored as JSON when the database is created.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,7 +1,11 @@
 //! [`RedbStore`]: the embedded default. A directory holding one redb file; nothing to install.
 //!
 //! Tables: `meta` (the [`Meta`] as JSON), `docs` (id → record JSON), `slots` (slot → id) and
-//! `rows` (slot → (simhash, digest key)): the fixed-size rows read sequentially at open.
+//! `row_chunks` (chunk number → [`CHUNK_ROWS`] fixed-size rows): the compact rows the in-memory
+//! index is rebuilt from. Row `slot` is at `slot % CHUNK_ROWS` in chunk `slot / CHUNK_ROWS`: a
+//! state byte (1 live, 0 absent or deleted), then the SimHash bits and the digest key, each 16
+//! bytes big-endian. A chunk grows as inserts are committed and a delete clears the state byte,
+//! so opening reads about 33 bytes per document in large values, not a B-tree row each.
 //!
 //! Group commit: inserts and deletes are queued to one committer thread, which takes every job
 //! waiting in the queue (up to [`MAX_BATCH`]), writes them in one write transaction and commits it
@@ -10,17 +14,17 @@
 //! concurrent inserts share fsyncs. Until its commit, an insert is visible to reads through the
 //! `pending` map.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use redb::{Database, ReadableTable, ReadableTableMetadata, TableDefinition};
+use redb::{Database, ReadableTable, ReadableTableMetadata, TableDefinition, TableHandle};
 
 use crate::error::{Result, StoreError};
-use crate::meta::Meta;
+use crate::meta::{Meta, FORMAT_VERSION};
 use crate::record::{Entry, Record};
 use crate::store::{Change, Cursor, Durable, Insert, Store};
 
@@ -32,7 +36,13 @@ const FILE_NAME: &str = "neardup.redb";
 const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
 const DOCS: TableDefinition<&str, &[u8]> = TableDefinition::new("docs");
 const SLOTS: TableDefinition<u64, &str> = TableDefinition::new("slots");
-const ROWS: TableDefinition<u64, (u128, u128)> = TableDefinition::new("rows");
+const ROW_CHUNKS: TableDefinition<u64, &[u8]> = TableDefinition::new("row_chunks");
+/// The format before row chunks: its presence means a database this program cannot read.
+const OLD_ROWS: &str = "rows";
+/// Rows per chunk.
+pub const CHUNK_ROWS: u64 = 1024;
+/// Bytes per row: state, SimHash bits, digest key.
+const ROW_BYTES: usize = 33;
 const META_KEY: &str = "meta";
 
 /// Writes not yet committed, readable meanwhile.
@@ -71,14 +81,17 @@ impl RedbStore {
         std::fs::create_dir_all(dir)?;
         let db = Database::create(dir.join(FILE_NAME))
             .map_err(|error| StoreError::Redb(format!("cannot open {}: {error}", dir.display())))?;
+        check_format(&db, dir)?;
         let txn = db.begin_write()?;
         txn.open_table(META)?;
         txn.open_table(DOCS)?;
         txn.open_table(SLOTS)?;
         let next_slot = {
-            let rows = txn.open_table(ROWS)?;
-            let last = rows.last()?.map(|(slot, _)| slot.value());
-            last.map_or(0, |slot| slot + 1)
+            let chunks = txn.open_table(ROW_CHUNKS)?;
+            let last = chunks.last()?;
+            last.map_or(0, |(chunk, rows)| {
+                chunk.value() * CHUNK_ROWS + (rows.value().len() / ROW_BYTES) as u64
+            })
         };
         txn.commit()?;
         let db = Arc::new(db);
@@ -129,6 +142,80 @@ impl Drop for RedbStore {
             let _ = handle.join();
         }
     }
+}
+
+/// Fails with a clear message if `db` was written in another format: a stored format version
+/// other than [`FORMAT_VERSION`], or the per-row table of the first format.
+fn check_format(db: &Database, dir: &Path) -> Result<()> {
+    let txn = db.begin_read()?;
+    let old = txn.list_tables()?.any(|table| table.name() == OLD_ROWS);
+    let version = match txn.open_table(META) {
+        Ok(table) => {
+            let found = table.get(META_KEY)?;
+            found
+                .map(|json| serde_json::from_str::<Meta>(json.value()).map(|m| m.version))
+                .transpose()?
+        }
+        Err(redb::TableError::TableDoesNotExist(_)) => None,
+        Err(error) => return Err(error.into()),
+    };
+    if old || version.is_some_and(|v| v != FORMAT_VERSION) {
+        return Err(StoreError::Corrupt(format!(
+            "{}: format version {} (this program reads {FORMAT_VERSION}); no migration: write \
+             the documents into a new database",
+            dir.display(),
+            version.filter(|_| !old).unwrap_or(1)
+        )));
+    }
+    Ok(())
+}
+
+/// Puts `row` (`None`: absent) at `slot` in its chunk, read from `chunks` at first use and kept in
+/// `touched` until written back.
+fn set_row(
+    chunks: &redb::Table<u64, &[u8]>,
+    touched: &mut BTreeMap<u64, Vec<u8>>,
+    slot: u64,
+    row: Option<(u128, u128)>,
+) -> Result<()> {
+    let chunk = slot / CHUNK_ROWS;
+    let bytes = match touched.entry(chunk) {
+        std::collections::btree_map::Entry::Occupied(found) => found.into_mut(),
+        std::collections::btree_map::Entry::Vacant(vacant) => {
+            let stored = chunks.get(chunk)?.map(|v| v.value().to_vec());
+            vacant.insert(stored.unwrap_or_default())
+        }
+    };
+    let at = (slot % CHUNK_ROWS) as usize * ROW_BYTES;
+    if bytes.len() < at + ROW_BYTES {
+        if row.is_none() {
+            return Ok(());
+        }
+        bytes.resize(at + ROW_BYTES, 0);
+    }
+    let out = &mut bytes[at..at + ROW_BYTES];
+    match row {
+        Some((simhash, digest)) => {
+            out[0] = 1;
+            out[1..17].copy_from_slice(&simhash.to_be_bytes());
+            out[17..].copy_from_slice(&digest.to_be_bytes());
+        }
+        None => out.fill(0),
+    }
+    Ok(())
+}
+
+/// Writes back the chunks [`set_row`] changed (none is empty unless it was not stored: skipped).
+fn write_chunks(
+    chunks: &mut redb::Table<u64, &[u8]>,
+    touched: BTreeMap<u64, Vec<u8>>,
+) -> Result<()> {
+    for (chunk, bytes) in touched {
+        if !bytes.is_empty() {
+            chunks.insert(chunk, bytes.as_slice())?;
+        }
+    }
+    Ok(())
 }
 
 /// The committer thread: group commits until the queue closes.
@@ -183,14 +270,20 @@ fn commit(db: &Database, batch: &[Job]) -> Result<Vec<Option<Record>>> {
     {
         let mut docs = txn.open_table(DOCS)?;
         let mut slots = txn.open_table(SLOTS)?;
-        let mut rows = txn.open_table(ROWS)?;
+        let mut chunks = txn.open_table(ROW_CHUNKS)?;
+        let mut touched = BTreeMap::new();
         for job in batch {
             match job {
                 Job::Insert(record, _) => {
                     let entry = record.entry();
                     docs.insert(record.id.as_str(), serde_json::to_vec(record)?.as_slice())?;
                     slots.insert(entry.slot, record.id.as_str())?;
-                    rows.insert(entry.slot, (entry.simhash, entry.digest))?;
+                    set_row(
+                        &chunks,
+                        &mut touched,
+                        entry.slot,
+                        Some((entry.simhash, entry.digest)),
+                    )?;
                 }
                 Job::Delete(id, _) => {
                     let removed = docs.remove(id.as_str())?;
@@ -199,12 +292,13 @@ fn commit(db: &Database, batch: &[Job]) -> Result<Vec<Option<Record>>> {
                         .transpose()?;
                     if let Some(record) = &record {
                         slots.remove(record.slot)?;
-                        rows.remove(record.slot)?;
+                        set_row(&chunks, &mut touched, record.slot, None)?;
                     }
                     deleted.push(record);
                 }
             }
         }
+        write_chunks(&mut chunks, touched)?;
     }
     txn.commit()?;
     Ok(deleted)
@@ -237,15 +331,22 @@ impl Store for RedbStore {
 
     fn load(&self, sink: &mut dyn FnMut(Entry)) -> Result<Cursor> {
         let txn = self.db.begin_read()?;
-        let rows = txn.open_table(ROWS)?;
-        for row in rows.iter()? {
-            let (slot, value) = row?;
-            let (simhash, digest) = value.value();
-            sink(Entry {
-                slot: slot.value(),
-                simhash,
-                digest,
-            });
+        let chunks = txn.open_table(ROW_CHUNKS)?;
+        for chunk in chunks.iter()? {
+            let (chunk, rows) = chunk?;
+            let first = chunk.value() * CHUNK_ROWS;
+            for (slot, row) in (first..).zip(rows.value().chunks_exact(ROW_BYTES)) {
+                if row[0] != 1 {
+                    continue;
+                }
+                let word =
+                    |at: usize| u128::from_be_bytes(row[at..at + 16].try_into().expect("16 bytes"));
+                sink(Entry {
+                    slot,
+                    simhash: word(1),
+                    digest: word(17),
+                });
+            }
         }
         Ok(Cursor::default())
     }
@@ -319,5 +420,58 @@ impl Store for RedbStore {
         let txn = self.db.begin_read()?;
         let stored = txn.open_table(DOCS)?.len()?;
         Ok(stored + self.pending().by_id.len() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_format_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = Database::create(dir.path().join(FILE_NAME)).unwrap();
+            let txn = db.begin_write().unwrap();
+            let mut meta = Meta::new(neardup_core::Profile::web(), 3);
+            meta.version = 1;
+            txn.open_table(META)
+                .unwrap()
+                .insert(META_KEY, serde_json::to_string(&meta).unwrap().as_str())
+                .unwrap();
+            let rows: TableDefinition<u64, (u128, u128)> = TableDefinition::new(OLD_ROWS);
+            txn.open_table(rows).unwrap().insert(0, (1, 2)).unwrap();
+            txn.commit().unwrap();
+        }
+        let error = RedbStore::open(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("format version 1"), "{error}");
+    }
+
+    #[test]
+    fn rows_survive_gaps_and_deletes_across_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::create(dir.path().join(FILE_NAME)).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut chunks = txn.open_table(ROW_CHUNKS).unwrap();
+            let mut touched = BTreeMap::new();
+            for slot in [0, 5, CHUNK_ROWS + 2, 3 * CHUNK_ROWS - 1] {
+                set_row(&chunks, &mut touched, slot, Some((slot.into(), 7))).unwrap();
+            }
+            set_row(&chunks, &mut touched, 5, None).unwrap();
+            set_row(&chunks, &mut touched, 9 * CHUNK_ROWS, None).unwrap();
+            write_chunks(&mut chunks, touched).unwrap();
+        }
+        txn.commit().unwrap();
+        drop(db);
+        let store = RedbStore::open(dir.path()).unwrap();
+        assert_eq!(store.next_slot.load(Ordering::Relaxed), 3 * CHUNK_ROWS);
+        let mut loaded = Vec::new();
+        store
+            .load(&mut |e| loaded.push((e.slot, e.simhash, e.digest)))
+            .unwrap();
+        let slots = [0, CHUNK_ROWS + 2, 3 * CHUNK_ROWS - 1];
+        let expected: Vec<_> = slots.iter().map(|&s| (s, u128::from(s), 7)).collect();
+        assert_eq!(loaded, expected);
     }
 }
