@@ -152,8 +152,12 @@ impl FeatureExtractor {
     }
 }
 
+/// The widest shingle a profile may ask for (profiles are validated against it).
+pub const MAX_SHINGLE_WIDTH: usize = 64;
+
 /// Character `width`-grams of `text`; the whole text when it is shorter than `width`.
 fn char_shingles(text: &str, width: usize, emit: &mut impl FnMut(&[u8])) {
+    let width = width.min(MAX_SHINGLE_WIDTH);
     if text.is_ascii() {
         let bytes = text.as_bytes();
         if bytes.len() <= width {
@@ -165,19 +169,23 @@ fn char_shingles(text: &str, width: usize, emit: &mut impl FnMut(&[u8])) {
         }
         return;
     }
-    // Byte offsets of every character start, plus the end.
-    let starts: Vec<usize> = text
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain(std::iter::once(text.len()))
-        .collect();
-    let chars = starts.len() - 1;
-    if chars <= width {
-        emit(text.as_bytes());
-        return;
+    // A ring of the byte offsets of the last `width + 1` character starts: shingle `j` (chars
+    // `j..j + width`) is emitted when the start of char `j + width` is seen. No allocation.
+    let bytes = text.as_bytes();
+    let slots = width + 1;
+    let mut ring = [0usize; MAX_SHINGLE_WIDTH + 1];
+    let mut chars = 0usize;
+    for (i, _) in text.char_indices() {
+        if chars >= width {
+            emit(&bytes[ring[(chars - width) % slots]..i]);
+        }
+        ring[chars % slots] = i;
+        chars += 1;
     }
-    for i in 0..=chars - width {
-        emit(&text.as_bytes()[starts[i]..starts[i + width]]);
+    if chars <= width {
+        emit(bytes);
+    } else {
+        emit(&bytes[ring[(chars - width) % slots]..]);
     }
 }
 

@@ -160,7 +160,7 @@ impl Profile {
             })
         };
         let width = self.features.width();
-        if width == 0 || width > 64 {
+        if width == 0 || width > crate::features::MAX_SHINGLE_WIDTH {
             return invalid("shingle width must be between 1 and 64");
         }
         if self.top_k == Some(0) {
