@@ -392,9 +392,13 @@ impl Store for RedbStore {
     }
 
     fn get_slots(&self, slots: &[u64]) -> Result<Vec<Option<Record>>> {
+        // The pending lock first, then the read snapshot: the committer removes records from
+        // `pending` only after their commit, so a record is either still pending or in the
+        // snapshot. (The other order lost records committed between the two steps, and a
+        // near-duplicate check then found no match.)
+        let pending = self.pending();
         let txn = self.db.begin_read()?;
         let (ids, docs) = (txn.open_table(SLOTS)?, txn.open_table(DOCS)?);
-        let pending = self.pending();
         slots
             .iter()
             .map(|&slot| {
@@ -417,9 +421,11 @@ impl Store for RedbStore {
     }
 
     fn len(&self) -> Result<u64> {
+        // Pending first, as in `get_slots`: a record is counted once, pending or stored.
+        let pending = self.pending();
         let txn = self.db.begin_read()?;
         let stored = txn.open_table(DOCS)?.len()?;
-        Ok(stored + self.pending().by_id.len() as u64)
+        Ok(stored + pending.by_id.len() as u64)
     }
 }
 
