@@ -39,6 +39,12 @@ impl FeatureSet {
 
     /// Size of the intersection with `other`.
     pub fn intersection_len(&self, other: &FeatureSet) -> usize {
+        self.merge_intersection(other, 0).unwrap_or(0)
+    }
+
+    /// Size of the intersection with `other` by one linear merge, or `None` as soon as it
+    /// cannot reach `needed` (the elements left on the shorter side are too few).
+    fn merge_intersection(&self, other: &FeatureSet, needed: usize) -> Option<usize> {
         let (mut i, mut j, mut shared) = (0, 0, 0);
         let (a, b) = (&self.0, &other.0);
         while i < a.len() && j < b.len() {
@@ -51,8 +57,11 @@ impl FeatureSet {
                     j += 1;
                 }
             }
+            if shared + (a.len() - i).min(b.len() - j) < needed {
+                return None;
+            }
         }
-        shared
+        Some(shared)
     }
 }
 
@@ -99,21 +108,7 @@ pub fn jaccard_at_least(a: &FeatureSet, b: &FeatureSet, threshold: f64) -> Optio
     if x.len().min(y.len()) < needed {
         return None;
     }
-    let (mut i, mut j, mut shared) = (0, 0, 0);
-    while i < x.len() && j < y.len() {
-        match x[i].cmp(&y[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-        if shared + (x.len() - i).min(y.len() - j) < needed {
-            return None;
-        }
-    }
+    let shared = a.merge_intersection(b, needed)?;
     let similarity = shared as f64 / (x.len() + y.len() - shared) as f64;
     (similarity >= threshold).then_some(similarity)
 }
