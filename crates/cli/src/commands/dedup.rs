@@ -165,18 +165,10 @@ fn run_incremental(
     for (index, ..) in &removals {
         kept[*index] = false;
     }
-    #[derive(Serialize)]
-    struct Removed<'a> {
-        id: &'a str,
-        duplicate_of: &'a str,
-        kind: Kind,
-        distance: u32,
-        similarity: f64,
-    }
     let removed = || {
         removals
             .iter()
-            .map(|(index, of, kind, distance, similarity)| Removed {
+            .map(|(index, of, kind, distance, similarity)| RemovedLine {
                 id: &ids[*index],
                 duplicate_of: of,
                 kind: *kind,
@@ -190,7 +182,13 @@ fn run_incremental(
     if let Some(path) = &args.pairs {
         write_lines(
             path,
-            removed().map(|r| serde_json::json!({"a": r.duplicate_of, "b": r.id, "kind": r.kind, "distance": r.distance, "similarity": r.similarity})),
+            removed().map(|r| PairLine {
+                a: r.duplicate_of,
+                b: r.id,
+                kind: r.kind,
+                distance: r.distance,
+                similarity: r.similarity,
+            }),
         )?;
     }
     // A cluster: a document of the index and the documents of this run that duplicate it.
@@ -468,18 +466,30 @@ fn write_lines<T: Serialize>(path: &Path, lines: impl Iterator<Item = T>) -> any
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// One line of `--removed`: a removed document, the kept one it duplicates, and why.
+#[derive(Serialize)]
+struct RemovedLine<'a> {
+    id: &'a str,
+    duplicate_of: &'a str,
+    kind: Kind,
+    distance: u32,
+    similarity: f64,
+}
+
+/// One line of `--pairs`: two duplicate documents.
+#[derive(Serialize)]
+struct PairLine<'a> {
+    a: &'a str,
+    b: &'a str,
+    kind: Kind,
+    distance: u32,
+    similarity: f64,
+}
+
 fn write_removed(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result<()> {
-    #[derive(Serialize)]
-    struct Line<'a> {
-        id: &'a str,
-        duplicate_of: &'a str,
-        kind: Kind,
-        distance: u32,
-        similarity: f64,
-    }
     write_lines(
         path,
-        outcome.removals.iter().map(|r| Line {
+        outcome.removals.iter().map(|r| RemovedLine {
             id: ids[r.index as usize],
             duplicate_of: ids[r.of as usize],
             kind: r.kind,
@@ -490,17 +500,9 @@ fn write_removed(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result
 }
 
 fn write_pairs(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result<()> {
-    #[derive(Serialize)]
-    struct Line<'a> {
-        a: &'a str,
-        b: &'a str,
-        kind: Kind,
-        distance: u32,
-        similarity: f64,
-    }
     write_lines(
         path,
-        outcome.pairs.iter().map(|p| Line {
+        outcome.pairs.iter().map(|p| PairLine {
             a: ids[p.a as usize],
             b: ids[p.b as usize],
             kind: p.kind,
