@@ -63,21 +63,7 @@ impl<F: Copy> Slots<F> {
 
     /// The slot holding `id`.
     pub fn find(&self, id: u64) -> Option<u32> {
-        if self.map.is_empty() {
-            return None;
-        }
-        let mask = self.map.len() - 1;
-        let mut at = hash(id) as usize & mask;
-        loop {
-            let slot = self.map[at];
-            if slot == EMPTY {
-                return None;
-            }
-            if self.ids[slot as usize] == id {
-                return Some(slot);
-            }
-            at = (at + 1) & mask;
-        }
+        self.bucket_of(id).map(|at| self.map[at])
     }
 
     /// Appends an item; fails (changing nothing) if `id` is already stored.
