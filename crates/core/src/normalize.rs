@@ -185,14 +185,14 @@ impl Normalizer {
     /// table built from the options drives one pass.
     fn ascii_pass(&self, bytes: &[u8], sink: &mut Sink) {
         if self.options.punctuation == PunctuationPolicy::Keep {
-            let start = sink.out.len();
             if self.options.whitespace == WhitespacePolicy::Keep {
+                let start = sink.out.len();
                 sink.out.extend_from_slice(bytes);
+                if self.options.lowercase {
+                    sink.out[start..].make_ascii_lowercase();
+                }
             } else {
-                sink.append_ascii_words(bytes);
-            }
-            if self.options.lowercase {
-                sink.out[start..].make_ascii_lowercase();
+                sink.append_ascii_words(bytes, self.options.lowercase);
             }
             return;
         }
@@ -292,22 +292,60 @@ impl Sink {
         }
     }
 
-    /// Appends ASCII `bytes` under the collapse or remove policy: the runs between white
-    /// space are copied whole, and the white space is found eight bytes at a time.
-    fn append_ascii_words(&mut self, mut bytes: &[u8]) {
-        while !bytes.is_empty() {
-            match find_ascii_whitespace(bytes) {
-                Some(0) => {
-                    self.push_space(' ');
-                    bytes = &bytes[1..];
-                }
-                found => {
-                    let end = found.unwrap_or(bytes.len());
-                    self.out.extend_from_slice(&bytes[..end]);
-                    self.last_space = false;
-                    bytes = &bytes[end..];
-                }
+    /// Appends ASCII `bytes` under the collapse or remove white-space policy, lower-cased when
+    /// asked. Eight bytes at a time (SWAR) while a word of eight holds no white space but
+    /// single spaces that the policy keeps as they are (the common case in prose); byte by
+    /// byte around anything else.
+    fn append_ascii_words(&mut self, bytes: &[u8], lowercase: bool) {
+        let collapse = self.whitespace == WhitespacePolicy::Collapse;
+        let start = self.out.len();
+        // Room for every byte, plus the slack of one whole-word store.
+        self.out.resize(start + bytes.len() + 8, 0);
+        let mut end = start;
+        // Under collapse, white space at the very start of the output is dropped: as if a
+        // space had just been written.
+        let mut last_space = self.last_space || start == 0;
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+            let spaceish = ascii_at_most_space(word);
+            let spaces = ascii_spaces(word);
+            let untouched = if collapse {
+                spaceish == spaces && spaces & (spaces << 8 | u64::from(last_space) << 7) == 0
+            } else {
+                spaceish == 0
+            };
+            if untouched {
+                let word = if lowercase { ascii_lower(word) } else { word };
+                self.out[end..end + 8].copy_from_slice(&word.to_le_bytes());
+                end += 8;
+                last_space = spaces >> 63 != 0;
+                continue;
             }
+            for &b in chunk {
+                self.push_ascii(b, lowercase, &mut end, &mut last_space);
+            }
+        }
+        for &b in chunks.remainder() {
+            self.push_ascii(b, lowercase, &mut end, &mut last_space);
+        }
+        self.out.truncate(end);
+        self.last_space = last_space && end > 0;
+    }
+
+    /// One byte of [`Sink::append_ascii_words`]'s slow path, written at `out[*end]`.
+    #[inline]
+    fn push_ascii(&mut self, b: u8, lowercase: bool, end: &mut usize, last_space: &mut bool) {
+        if is_ascii_space(b) {
+            if self.whitespace == WhitespacePolicy::Collapse && !*last_space {
+                self.out[*end] = b' ';
+                *end += 1;
+                *last_space = true;
+            }
+        } else {
+            self.out[*end] = if lowercase { b.to_ascii_lowercase() } else { b };
+            *end += 1;
+            *last_space = false;
         }
     }
 }
@@ -317,29 +355,26 @@ fn is_ascii_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
-/// Index of the first white-space byte of ASCII `bytes`. Bytes up to 0x20 are flagged eight
-/// at a time (SWAR), then checked exactly.
-fn find_ascii_whitespace(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut i = 0;
-    while i + 8 <= bytes.len() {
-        let word = u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
-        // High bit set in each byte below 0x21 (exact for ASCII input).
-        let mut low = word.wrapping_sub(ONES * 0x21) & !word & HIGH;
-        while low != 0 {
-            let at = i + (low.trailing_zeros() / 8) as usize;
-            if is_ascii_space(bytes[at]) {
-                return Some(at);
-            }
-            low &= low - 1;
-        }
-        i += 8;
-    }
-    bytes[i..]
-        .iter()
-        .position(|&b| is_ascii_space(b))
-        .map(|p| i + p)
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = ONES * 0x80;
+
+/// The high bit of each byte of ASCII `word` that is at most 0x20 (white space and control
+/// characters). Exact: no byte addition carries into the next byte for inputs below 0x80.
+fn ascii_at_most_space(word: u64) -> u64 {
+    !word.wrapping_add(ONES * (0x80 - 0x21)) & HIGH
+}
+
+/// The high bit of each byte of ASCII `word` that is a space (0x20). Exact, as above.
+fn ascii_spaces(word: u64) -> u64 {
+    let x = word ^ (ONES * 0x20);
+    !(x.wrapping_add(ONES * 0x7f) | x) & HIGH
+}
+
+/// ASCII `word` with its upper-case letters lower-cased.
+fn ascii_lower(word: u64) -> u64 {
+    let at_least_a = word.wrapping_add(ONES * (0x80 - u64::from(b'A')));
+    let beyond_z = word.wrapping_add(ONES * (0x80 - u64::from(b'Z') - 1));
+    word | ((at_least_a & !beyond_z & HIGH) >> 2)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -451,16 +486,49 @@ mod tests {
         assert_eq!(norm(o, "美国“51区”"), "美国51区");
     }
 
+    #[test]
+    fn word_at_a_time_helpers_are_exact_on_every_ascii_byte() {
+        for b in 0u8..128 {
+            for neighbour in [0u8, b' ', b'Z', 0x7f] {
+                for at in 0..8 {
+                    let mut bytes = [neighbour; 8];
+                    bytes[at] = b;
+                    let word = u64::from_le_bytes(bytes);
+                    let flag = |mask: u64| (mask >> (8 * at + 7)) & 1 == 1;
+                    assert_eq!(flag(ascii_at_most_space(word)), b <= 0x20, "{b:#x}");
+                    assert_eq!(flag(ascii_spaces(word)), b == b' ', "{b:#x}");
+                    let mut lowered = bytes;
+                    lowered.make_ascii_lowercase();
+                    assert_eq!(ascii_lower(word).to_le_bytes(), lowered, "{b:#x}");
+                }
+            }
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
         /// Stretch-wise normalisation equals whole-text NFKC, lower-casing and collapsing.
         #[test]
         fn stretches_equal_whole_text_normalisation(
-            text in "[aB1 .\t\n\u{301}é\u{FF21}ΣΑ\u{3000}\u{A0}ﬁ²]{0,40}"
+            text in "[aBzZ@\\[`{1 .\t\n\r\u{b}\u{c}\u{1}\u{1f}\u{301}é\u{FF21}ΣΑ\u{3000}\u{A0}ﬁ²]{0,80}"
         ) {
             let reference: String = text.nfkc().collect::<String>().to_lowercase();
             let reference = reference.split_whitespace().collect::<Vec<_>>().join(" ");
             proptest::prop_assert_eq!(norm(NormalizeOptions::web(), &text), reference);
+        }
+
+        /// The same without lower-casing and with white space removed.
+        #[test]
+        fn whitespace_removal_equals_whole_text_removal(
+            text in "[aBzZ@\\[`{1 .\t\n\r\u{b}\u{c}\u{1}\u{1f}\u{301}é\u{FF21}ΣΑ\u{3000}\u{A0}ﬁ²]{0,80}"
+        ) {
+            let options = NormalizeOptions {
+                lowercase: false,
+                whitespace: WhitespacePolicy::Remove,
+                ..NormalizeOptions::web()
+            };
+            let reference: String = text.nfkc().filter(|c| !c.is_whitespace()).collect();
+            proptest::prop_assert_eq!(norm(options, &text), reference);
         }
     }
 }

@@ -149,28 +149,72 @@ static SPREAD: [u64; 256] = {
     table
 };
 
+/// Hashes a [`BitCounter`] gathers before it folds them into its bit-sliced counts.
+const BLOCK: usize = 16;
+
+/// A carry-save adder over bit-sliced counters: adds the bits of `a`, `b` and `c` column by
+/// column, returning the carries (weight 2) and the sums (weight 1).
+#[inline(always)]
+fn carry_save(a: u64, b: u64, c: u64) -> (u64, u64) {
+    let u = a ^ b;
+    ((a & b) | (u & c), u ^ c)
+}
+
 /// Counts, for each bit position, how many added hashes have that bit set: the hot path for
 /// integer weights (TF weighting adds a feature once per occurrence; uniform weighting once per
 /// distinct feature).
 ///
-/// Bit-parallel: each hash costs `WORDS * 8` table lookups and additions into byte counters,
-/// flushed to 32-bit counters every 255 hashes, instead of a 64-step loop per feature.
+/// This is a *positional population count*, written by hand because it is the core of the
+/// product's hot loop. Hashes are gathered in blocks of 16 and folded into bit-sliced counters
+/// of weights 1, 2, 4 and 8 with a tree of carry-save adders (Harley and Seal's popcount
+/// scheme, applied per bit column): 15 adders of five word operations for 16 hashes. Only the
+/// weight-16 carry of a block (one word) is spread into byte-wide counters with [`SPREAD`]
+/// (8 table lookups and additions), which are flushed to 64-bit counts every 255 blocks. That
+/// is about 6 word operations a hash instead of the 8 lookups and 8 additions of the plain
+/// spread scheme, or the 64 steps of the naive loop.
 /// `WORDS` is 1 for 64-bit and 2 for 128-bit fingerprints.
+///
+/// ```
+/// use neardup_core::simhash::BitCounter;
+/// let mut counter = BitCounter::<1>::default();
+/// for hash in [0b1101u128, 0b1010, 0b1001] {
+///     counter.add(hash);
+/// }
+/// assert_eq!(counter.total(), 3);
+/// assert_eq!(counter.finish(), 0b1001, "bits set in more than half of the hashes");
+/// ```
 #[derive(Debug, Clone)]
 pub struct BitCounter<const WORDS: usize> {
+    /// Hashes not yet folded in, `filled` of them.
+    block: [[u64; WORDS]; BLOCK],
+    filled: usize,
+    /// Bit-sliced counts of weight 1, 2, 4 and 8.
+    ones: [u64; WORDS],
+    twos: [u64; WORDS],
+    fours: [u64; WORDS],
+    eights: [u64; WORDS],
+    /// Byte counters (in [`SPREAD`] layout) of weight 16, `pending` additions since the
+    /// last flush into `sixteens`.
     lanes: [[u64; 8]; WORDS],
     pending: u32,
-    ones: [[u32; 64]; WORDS],
-    total: u64,
+    sixteens: [[u64; 64]; WORDS],
+    /// Hashes folded into the bit-sliced counts.
+    folded: u64,
 }
 
 impl<const WORDS: usize> Default for BitCounter<WORDS> {
     fn default() -> Self {
         BitCounter {
+            block: [[0; WORDS]; BLOCK],
+            filled: 0,
+            ones: [0; WORDS],
+            twos: [0; WORDS],
+            fours: [0; WORDS],
+            eights: [0; WORDS],
             lanes: [[0; 8]; WORDS],
             pending: 0,
-            ones: [[0; 64]; WORDS],
-            total: 0,
+            sixteens: [[0; 64]; WORDS],
+            folded: 0,
         }
     }
 }
@@ -179,48 +223,89 @@ impl<const WORDS: usize> BitCounter<WORDS> {
     /// Adds one hash (its low `64 * WORDS` bits) with weight 1.
     #[inline]
     pub fn add(&mut self, hash: u128) {
-        for (w, lane) in self.lanes.iter_mut().enumerate() {
-            let word = (hash >> (64 * w)) as u64;
-            for (j, counter) in lane.iter_mut().enumerate() {
-                *counter += SPREAD[((word >> (8 * j)) & 0xff) as usize];
-            }
+        let slot = &mut self.block[self.filled];
+        for (w, word) in slot.iter_mut().enumerate() {
+            *word = (hash >> (64 * w)) as u64;
         }
-        self.pending += 1;
-        if self.pending == 255 {
-            self.flush();
+        self.filled += 1;
+        if self.filled == BLOCK {
+            self.fold_block();
         }
     }
 
-    fn flush(&mut self) {
-        for (lane, ones) in self.lanes.iter_mut().zip(self.ones.iter_mut()) {
-            for (j, counter) in lane.iter_mut().enumerate() {
-                for (byte, one) in counter
-                    .to_le_bytes()
-                    .iter()
-                    .zip(&mut ones[8 * j..8 * j + 8])
-                {
-                    *one += u32::from(*byte);
-                }
-                *counter = 0;
+    /// Folds a full block into the bit-sliced counts with the carry-save adder tree.
+    fn fold_block(&mut self) {
+        for w in 0..WORDS {
+            let x = |i: usize| self.block[i][w];
+            let (twos_a, ones) = carry_save(self.ones[w], x(0), x(1));
+            let (twos_b, ones) = carry_save(ones, x(2), x(3));
+            let (fours_a, twos) = carry_save(self.twos[w], twos_a, twos_b);
+            let (twos_a, ones) = carry_save(ones, x(4), x(5));
+            let (twos_b, ones) = carry_save(ones, x(6), x(7));
+            let (fours_b, twos) = carry_save(twos, twos_a, twos_b);
+            let (eights_a, fours) = carry_save(self.fours[w], fours_a, fours_b);
+            let (twos_a, ones) = carry_save(ones, x(8), x(9));
+            let (twos_b, ones) = carry_save(ones, x(10), x(11));
+            let (fours_a, twos) = carry_save(twos, twos_a, twos_b);
+            let (twos_a, ones) = carry_save(ones, x(12), x(13));
+            let (twos_b, ones) = carry_save(ones, x(14), x(15));
+            let (fours_b, twos) = carry_save(twos, twos_a, twos_b);
+            let (eights_b, fours) = carry_save(fours, fours_a, fours_b);
+            let (sixteens, eights) = carry_save(self.eights[w], eights_a, eights_b);
+            self.ones[w] = ones;
+            self.twos[w] = twos;
+            self.fours[w] = fours;
+            self.eights[w] = eights;
+            for (j, lane) in self.lanes[w].iter_mut().enumerate() {
+                *lane += SPREAD[((sixteens >> (8 * j)) & 0xff) as usize];
             }
         }
-        self.total += u64::from(self.pending);
+        self.filled = 0;
+        self.folded += BLOCK as u64;
+        self.pending += 1;
+        if self.pending == u32::from(u8::MAX) {
+            self.flush_lanes();
+        }
+    }
+
+    /// Moves the byte counters into the 64-bit counts before a byte can overflow.
+    fn flush_lanes(&mut self) {
+        for (lanes, sixteens) in self.lanes.iter_mut().zip(self.sixteens.iter_mut()) {
+            for (j, lane) in lanes.iter_mut().enumerate() {
+                for (byte, count) in lane.to_le_bytes().iter().zip(&mut sixteens[8 * j..]) {
+                    *count += u64::from(*byte);
+                }
+                *lane = 0;
+            }
+        }
         self.pending = 0;
     }
 
     /// How many hashes were added.
     pub fn total(&self) -> u64 {
-        self.total + u64::from(self.pending)
+        self.folded + self.filled as u64
     }
 
     /// The fingerprint: bit *i* set when more than half of the hashes have bit *i* set (the
     /// sum of +1/-1 is strictly positive).
     pub fn finish(mut self) -> u128 {
-        self.flush();
+        self.flush_lanes();
+        let total = self.total();
         let mut bits = 0u128;
-        for (w, ones) in self.ones.iter().enumerate() {
-            for (i, &count) in ones.iter().enumerate() {
-                if 2 * u64::from(count) > self.total {
+        for w in 0..WORDS {
+            for i in 0..64 {
+                let bit = |word: u64| (word >> i) & 1;
+                let buffered: u64 = self.block[..self.filled]
+                    .iter()
+                    .map(|hash| bit(hash[w]))
+                    .sum();
+                let count = 16 * self.sixteens[w][i]
+                    + 8 * bit(self.eights[w])
+                    + 4 * bit(self.fours[w])
+                    + 2 * bit(self.twos[w])
+                    + bit(self.ones[w])
+                    + buffered;
+                if 2 * count > total {
                     bits |= 1u128 << (64 * w + i);
                 }
             }
@@ -351,19 +436,36 @@ mod tests {
     }
 
     #[test]
-    fn bit_counter_matches_weighted_sums_across_flushes() {
-        let mut counter = BitCounter::<2>::default();
-        let mut sums = WeightedSums::new(Bits::B128);
-        let mut x = 0x9e3779b97f4a7c15u128;
-        for _ in 0..1000 {
-            x = x
-                .wrapping_mul(0x2545f4914f6cdd1d_2545f4914f6cdd1d)
-                .wrapping_add(12345);
-            counter.add(x);
-            sums.add(x, 1.0);
+    fn bit_counter_matches_weighted_sums_across_blocks_and_flushes() {
+        // Sizes around a block (16), a lane flush (255 blocks) and none at all; hashes biased
+        // towards set bits on some columns so that the counts sit near one half.
+        for n in [
+            0,
+            1,
+            15,
+            16,
+            17,
+            255,
+            1000,
+            16 * 255 - 1,
+            16 * 255,
+            16 * 255 + 1,
+            9000,
+        ] {
+            let mut counter = BitCounter::<2>::default();
+            let mut sums = WeightedSums::new(Bits::B128);
+            let mut x = 0x9e3779b97f4a7c15u128;
+            for _ in 0..n {
+                x = x
+                    .wrapping_mul(0x2545f4914f6cdd1d_2545f4914f6cdd1d)
+                    .wrapping_add(12345);
+                let hash = x | (x >> 7) & 0x0f0f_0000_ffff_0000_0000_00ff_00ff_0000;
+                counter.add(hash);
+                sums.add(hash, 1.0);
+            }
+            assert_eq!(counter.total(), n);
+            assert_eq!(counter.finish(), sums.finish(), "{n} hashes");
         }
-        assert_eq!(counter.total(), 1000);
-        assert_eq!(counter.finish(), sums.finish());
     }
 
     #[test]

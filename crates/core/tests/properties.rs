@@ -1,5 +1,6 @@
 //! Properties that hold for every input, and pinned values that must never change.
 
+use neardup_core::simhash::{BitCounter, WeightedSums};
 use neardup_core::{Bits, Fingerprinter, Profile, Simhash};
 use proptest::prelude::*;
 
@@ -26,6 +27,29 @@ fn text() -> impl Strategy<Value = String> {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// The carry-save counter gives exactly what the plain weighted sums give, whatever the
+    /// number of hashes (partial blocks, flushes) and their bits.
+    #[test]
+    fn bit_counter_equals_weighted_sums(
+        hashes in prop::collection::vec(any::<u128>(), 0..600),
+        repeat in 1usize..12,
+    ) {
+        let mut narrow = BitCounter::<1>::default();
+        let mut wide = BitCounter::<2>::default();
+        let mut sums = WeightedSums::new(Bits::B128);
+        for _ in 0..repeat {
+            for &hash in &hashes {
+                narrow.add(hash);
+                wide.add(hash);
+                sums.add(hash, 1.0);
+            }
+        }
+        prop_assert_eq!(wide.total(), (hashes.len() * repeat) as u64);
+        let expected = sums.finish();
+        prop_assert_eq!(narrow.finish(), expected & u128::from(u64::MAX));
+        prop_assert_eq!(wide.finish(), expected);
+    }
 
     #[test]
     fn distance_is_a_metric_on_fingerprints(a in text(), b in text()) {
