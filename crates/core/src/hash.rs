@@ -143,10 +143,48 @@ struct ShortSlot {
 
 #[derive(Debug, Clone, Copy, Default)]
 struct MemoSlot {
-    /// Key length plus one; 0 marks an empty slot.
-    tag: u8,
-    key: [u8; 15],
+    /// The feature's bytes with its length plus one in the top byte; 0 marks an empty slot.
+    key: u128,
     value: u128,
+}
+
+/// The bytes of `bytes` (at most 8) as a little-endian integer, zero-padded: read with two
+/// overlapping loads of the widest size that fits, not a copy into a buffer (a copy of variable
+/// length followed by a wide load stalls store-to-load forwarding: it was the memo's hot spot).
+/// The overlapping bytes of the two loads are equal, so OR-ing them is exact.
+#[inline(always)]
+fn pack_le64(bytes: &[u8]) -> u64 {
+    let n = bytes.len();
+    let word = |at: usize| u64::from(u32::from_le_bytes(load(bytes, at)));
+    let half = |at: usize| u64::from(u16::from_le_bytes(load(bytes, at)));
+    match n {
+        0 => 0,
+        1 => u64::from(bytes[0]),
+        2..=3 => half(0) | half(n - 2) << (8 * (n - 2)),
+        4..=7 => word(0) | word(n - 4) << (8 * (n - 4)),
+        _ => u64::from_le_bytes(load(bytes, 0)),
+    }
+}
+
+/// [`pack_le64`] for up to 16 bytes.
+#[inline(always)]
+fn pack_le128(bytes: &[u8]) -> u128 {
+    let n = bytes.len();
+    if n <= 8 {
+        return u128::from(pack_le64(bytes));
+    }
+    let low = u128::from(u64::from_le_bytes(load(bytes, 0)));
+    let high = u128::from(u64::from_le_bytes(load(bytes, n - 8)));
+    low | high << (8 * (n - 8))
+}
+
+/// The `N` bytes of `bytes` at `at` (the callers stay in bounds; zeros otherwise).
+#[inline(always)]
+fn load<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
+    bytes
+        .get(at..at + N)
+        .and_then(|b| b.try_into().ok())
+        .unwrap_or([0; N])
 }
 
 impl Default for HashMemo {
@@ -187,10 +225,7 @@ impl HashMemo {
         if self.short.is_empty() {
             self.short = vec![ShortSlot::default(); 1 << Self::SLOTS_LOG2];
         }
-        let mut bytes = [0u8; 8];
-        bytes[..feature.len()].copy_from_slice(feature);
-        bytes[7] = feature.len() as u8 + 1;
-        let key = u64::from_le_bytes(bytes);
+        let key = pack_le64(feature) | (feature.len() as u64 + 1) << 56;
         let index = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - Self::SLOTS_LOG2)) as usize;
         let slot = &mut self.short[index];
         if slot.key == key {
@@ -210,21 +245,17 @@ impl HashMemo {
         if self.slots.is_empty() {
             self.slots = vec![MemoSlot::default(); 1 << Self::SLOTS_LOG2];
         }
-        let mut key = [0u8; 15];
-        key[..feature.len()].copy_from_slice(feature);
-        let tag = feature.len() as u8 + 1;
-        let mut word = [0u8; 16];
-        word[..15].copy_from_slice(&key);
-        let folded = u128::from_le_bytes(word);
-        let mixed = ((folded as u64) ^ ((folded >> 64) as u64).rotate_left(29) ^ u64::from(tag))
+        // The feature's bytes, zero-padded, with its length plus one in the top byte.
+        let key = pack_le128(feature) | (feature.len() as u128 + 1) << 120;
+        let mixed = ((key as u64) ^ ((key >> 64) as u64).rotate_left(29))
             .wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let index = (mixed >> (64 - Self::SLOTS_LOG2)) as usize;
         let slot = &mut self.slots[index];
-        if slot.tag == tag && slot.key == key {
+        if slot.key == key {
             return slot.value;
         }
         let value = compute(feature);
-        *slot = MemoSlot { tag, key, value };
+        *slot = MemoSlot { key, value };
         value
     }
 }
@@ -288,6 +319,26 @@ mod tests {
         let a = memo.get_or_compute(b"ab", |f| Md5Hasher.hash128(f));
         let b = memo.get_or_compute(b"ab\0", |f| Md5Hasher.hash128(f));
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn packing_equals_a_zero_padded_copy() {
+        let source: Vec<u8> = (1..=16).map(|b| b * 15).collect();
+        for n in 0..=16 {
+            let mut padded = [0u8; 16];
+            padded[..n].copy_from_slice(&source[..n]);
+            assert_eq!(
+                pack_le128(&source[..n]),
+                u128::from_le_bytes(padded),
+                "{n} bytes"
+            );
+            if n <= 8 {
+                assert_eq!(
+                    u128::from(pack_le64(&source[..n])),
+                    u128::from_le_bytes(padded)
+                );
+            }
+        }
     }
 
     #[test]

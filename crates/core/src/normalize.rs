@@ -109,6 +109,9 @@ pub struct Normalizer {
     options: NormalizeOptions,
     /// What each ASCII byte becomes under the options.
     ascii_actions: [AsciiAction; 128],
+    /// `ascii_actions` as `[byte written, 1 if kept]`, for the branch-free pass used when
+    /// white space is removed (then every byte is either written or dropped).
+    ascii_compaction: [[u8; 2]; 128],
 }
 
 /// What the ASCII pass does with one byte.
@@ -137,9 +140,17 @@ impl Normalizer {
                 _ => AsciiAction::Emit(b),
             };
         }
+        let mut ascii_compaction = [[0u8; 2]; 128];
+        for ((b, action), entry) in (0u8..).zip(ascii_actions).zip(&mut ascii_compaction) {
+            *entry = match action {
+                AsciiAction::Emit(out) => [out, 1],
+                AsciiAction::Space | AsciiAction::Remove => [b, 0],
+            };
+        }
         Normalizer {
             options,
             ascii_actions,
+            ascii_compaction,
         }
     }
 
@@ -194,6 +205,21 @@ impl Normalizer {
             } else {
                 sink.append_ascii_words(bytes, self.options.lowercase);
             }
+            return;
+        }
+        if self.options.whitespace == WhitespacePolicy::Remove {
+            // Every byte is either written or dropped: a branch-free compaction (write it, then
+            // advance past it only if it is kept).
+            let start = sink.out.len();
+            sink.out.resize(start + bytes.len(), 0);
+            let mut end = start;
+            for &b in bytes {
+                let [out, kept] = self.ascii_compaction[usize::from(b & 0x7f)];
+                sink.out[end] = out;
+                end += usize::from(kept);
+            }
+            sink.out.truncate(end);
+            sink.last_space &= end == start;
             return;
         }
         for &b in bytes {
