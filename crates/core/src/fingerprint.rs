@@ -8,8 +8,9 @@ use serde::Serialize;
 
 use crate::digest::Digest;
 use crate::error::{Error, Result};
+use crate::feature_hashing::{BatchedMd5, Direct, HashStrategy, Memoized};
 use crate::features::{FeatureExtractor, FeatureScratch};
-use crate::hash::{FeatureHasher, Fnv1a64, HashAlgorithm, HashMemo, Md5Hasher, SipHash13, Xxh3};
+use crate::hash::{FeatureHasher, Fnv1a64, HashAlgorithm, HashMemo, SipHash13, Xxh3};
 use crate::measure::FeatureSet;
 use crate::minhash::MinHasher;
 use crate::normalize::Normalizer;
@@ -201,7 +202,8 @@ impl Fingerprinter {
 
     /// TF weighting as a stream: dispatches once on the hash algorithm and width, so that the
     /// per-feature loop is compiled for one concrete hash function (inlined, no virtual call
-    /// per feature). MD5 and SipHash go through the per-thread [`HashMemo`].
+    /// per feature). MD5 and SipHash go through the per-thread [`HashMemo`]; MD5's misses are
+    /// hashed sixteen at a time.
     fn streaming_tf(
         &self,
         normalized: &str,
@@ -209,46 +211,28 @@ impl Fingerprinter {
         memo: &mut HashMemo,
         fold_minhash: &mut impl FnMut(u128),
     ) -> (u128, u64) {
-        let hash = self.profile.hash;
         // The memo holds the values of one hasher at one width.
-        let owner = (hash as u8) << 1 | u8::from(self.profile.bits == Bits::B128);
-        let mut run = |hasher: &dyn FeatureHasher, memoize: bool| {
-            let memo = memoize.then(|| memo.owned_by(owner));
-            self.accumulate_with(hasher, memo, normalized, features, fold_minhash)
-        };
-        match hash {
-            HashAlgorithm::Xxh3 => {
-                self.accumulate_with(&Xxh3, None, normalized, features, fold_minhash)
-            }
-            HashAlgorithm::Fnv1a64 => {
-                self.accumulate_with(&Fnv1a64, None, normalized, features, fold_minhash)
-            }
-            HashAlgorithm::Md5 => run(&Md5Hasher, true),
-            HashAlgorithm::Siphash13 => run(&SipHash13, true),
+        let owner = (self.profile.hash as u8) << 1 | u8::from(self.profile.bits == Bits::B128);
+        let memo = memo.owned_by(owner);
+        macro_rules! run {
+            ($strategy:expr) => {
+                match self.profile.bits {
+                    Bits::B64 => {
+                        self.accumulate::<1>(normalized, features, fold_minhash, $strategy)
+                    }
+                    Bits::B128 => {
+                        self.accumulate::<2>(normalized, features, fold_minhash, $strategy)
+                    }
+                }
+            };
         }
-    }
-
-    fn accumulate_with<H: FeatureHasher + ?Sized>(
-        &self,
-        hasher: &H,
-        memo: Option<&mut HashMemo>,
-        normalized: &str,
-        features: &mut FeatureScratch,
-        fold_minhash: &mut impl FnMut(u128),
-    ) -> (u128, u64) {
-        let wide = self.profile.bits == Bits::B128;
-        match (wide, memo) {
-            (false, None) => self.accumulate::<1>(normalized, features, fold_minhash, |f| {
-                u128::from(hasher.hash64(f))
-            }),
-            (true, None) => {
-                self.accumulate::<2>(normalized, features, fold_minhash, |f| hasher.hash128(f))
-            }
-            (false, Some(memo)) => self.accumulate::<1>(normalized, features, fold_minhash, |f| {
-                u128::from(memo.get_or_compute64(f, |f| hasher.hash64(f)))
-            }),
-            (true, Some(memo)) => self.accumulate::<2>(normalized, features, fold_minhash, |f| {
-                memo.get_or_compute(f, |f| hasher.hash128(f))
+        match self.profile.hash {
+            HashAlgorithm::Xxh3 => run!(&mut Direct(&Xxh3)),
+            HashAlgorithm::Fnv1a64 => run!(&mut Direct(&Fnv1a64)),
+            HashAlgorithm::Md5 => run!(&mut BatchedMd5::new(memo)),
+            HashAlgorithm::Siphash13 => run!(&mut Memoized {
+                hasher: &SipHash13,
+                memo,
             }),
         }
     }
@@ -258,15 +242,18 @@ impl Fingerprinter {
         normalized: &str,
         features: &mut FeatureScratch,
         fold_minhash: &mut impl FnMut(u128),
-        mut hash: impl FnMut(&[u8]) -> u128,
+        strategy: &mut impl HashStrategy<WORDS>,
     ) -> (u128, u64) {
         let mut counter = BitCounter::<WORDS>::default();
+        let mut emit = |hash: u128| {
+            counter.add(hash);
+            fold_minhash(hash);
+        };
         self.extractor
             .for_each_feature(normalized, features, |feature| {
-                let hash = hash(feature);
-                counter.add(hash);
-                fold_minhash(hash);
+                strategy.hash(feature, &mut emit)
             });
+        strategy.flush(&mut emit);
         let total = counter.total();
         (counter.finish(), total)
     }

@@ -195,6 +195,10 @@ impl Default for HashMemo {
 
 impl HashMemo {
     const SLOTS_LOG2: u32 = 16;
+    /// The longest feature of the compact table.
+    const SHORT: usize = 7;
+    /// The longest feature memoised at all.
+    pub const LONG: usize = 15;
 
     /// An empty memo (2 MiB, allocated on first use).
     pub fn new() -> Self {
@@ -219,44 +223,87 @@ impl HashMemo {
     /// The memoised 64-bit `compute(feature)`; short features use the compact table.
     #[inline]
     pub fn get_or_compute64(&mut self, feature: &[u8], compute: impl FnOnce(&[u8]) -> u64) -> u64 {
-        if feature.len() > 7 {
-            return self.get_or_compute(feature, |f| u128::from(compute(f))) as u64;
-        }
-        if self.short.is_empty() {
-            self.short = vec![ShortSlot::default(); 1 << Self::SLOTS_LOG2];
-        }
-        let key = pack_le64(feature) | (feature.len() as u64 + 1) << 56;
-        let index = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - Self::SLOTS_LOG2)) as usize;
-        let slot = &mut self.short[index];
-        if slot.key == key {
-            return slot.value;
-        }
-        let value = compute(feature);
-        *slot = ShortSlot { key, value };
-        value
+        self.get64(feature).unwrap_or_else(|| {
+            let value = compute(feature);
+            self.insert64(feature, value);
+            value
+        })
     }
 
     /// The memoised `compute(feature)`. Features longer than 15 bytes are computed directly.
     #[inline]
     pub fn get_or_compute(&mut self, feature: &[u8], compute: impl FnOnce(&[u8]) -> u128) -> u128 {
-        if feature.len() > 15 {
-            return compute(feature);
+        self.get(feature).unwrap_or_else(|| {
+            let value = compute(feature);
+            self.insert(feature, value);
+            value
+        })
+    }
+
+    /// The memoised 64-bit value of `feature`, if it is there.
+    #[inline]
+    pub fn get64(&self, feature: &[u8]) -> Option<u64> {
+        if feature.len() > Self::SHORT {
+            return self.get(feature).map(|value| value as u64);
+        }
+        let (index, key) = Self::short_slot(feature);
+        let slot = self.short.get(index)?;
+        (slot.key == key).then_some(slot.value)
+    }
+
+    /// Memoises the 64-bit `value` of `feature` (nothing for features longer than 15 bytes).
+    #[inline]
+    pub fn insert64(&mut self, feature: &[u8], value: u64) {
+        if feature.len() > Self::SHORT {
+            return self.insert(feature, u128::from(value));
+        }
+        if self.short.is_empty() {
+            self.short = vec![ShortSlot::default(); 1 << Self::SLOTS_LOG2];
+        }
+        let (index, key) = Self::short_slot(feature);
+        self.short[index] = ShortSlot { key, value };
+    }
+
+    /// The memoised value of `feature`, if it is there.
+    #[inline]
+    pub fn get(&self, feature: &[u8]) -> Option<u128> {
+        if feature.len() > Self::LONG {
+            return None;
+        }
+        let (index, key) = Self::slot(feature);
+        let slot = self.slots.get(index)?;
+        (slot.key == key).then_some(slot.value)
+    }
+
+    /// Memoises `value` of `feature` (nothing for features longer than 15 bytes).
+    #[inline]
+    pub fn insert(&mut self, feature: &[u8], value: u128) {
+        if feature.len() > Self::LONG {
+            return;
         }
         if self.slots.is_empty() {
             self.slots = vec![MemoSlot::default(); 1 << Self::SLOTS_LOG2];
         }
-        // The feature's bytes, zero-padded, with its length plus one in the top byte.
+        let (index, key) = Self::slot(feature);
+        self.slots[index] = MemoSlot { key, value };
+    }
+
+    /// Slot index and key of a feature of up to [`HashMemo::SHORT`] bytes in the compact
+    /// table: its bytes with its length plus one in the top byte (0 marks an empty slot).
+    #[inline(always)]
+    fn short_slot(feature: &[u8]) -> (usize, u64) {
+        let key = pack_le64(feature) | (feature.len() as u64 + 1) << 56;
+        let index = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - Self::SLOTS_LOG2)) as usize;
+        (index, key)
+    }
+
+    /// Slot index and key of a feature of up to [`HashMemo::LONG`] bytes in the wide table.
+    #[inline(always)]
+    fn slot(feature: &[u8]) -> (usize, u128) {
         let key = pack_le128(feature) | (feature.len() as u128 + 1) << 120;
         let mixed = ((key as u64) ^ ((key >> 64) as u64).rotate_left(29))
             .wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let index = (mixed >> (64 - Self::SLOTS_LOG2)) as usize;
-        let slot = &mut self.slots[index];
-        if slot.key == key {
-            return slot.value;
-        }
-        let value = compute(feature);
-        *slot = MemoSlot { key, value };
-        value
+        ((mixed >> (64 - Self::SLOTS_LOG2)) as usize, key)
     }
 }
 

@@ -24,9 +24,11 @@
 
 pub mod digest;
 mod error;
+mod feature_hashing;
 pub mod features;
 pub mod fingerprint;
 pub mod hash;
+mod md5_lanes;
 pub mod measure;
 pub mod minhash;
 pub mod normalize;

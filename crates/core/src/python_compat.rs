@@ -70,9 +70,11 @@ const NEW_LOWERCASED: [(u32, u32); 9] = [
     (0x16EA0, 0x16EB8),
 ];
 
+/// Whether `c` falls in one of `ranges` (sorted, disjoint).
 fn in_ranges(c: char, ranges: &[(u32, u32)]) -> bool {
     let c = c as u32;
-    ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&c))
+    let after = ranges.partition_point(|&(lo, _)| lo <= c);
+    after > 0 && c <= ranges[after - 1].1
 }
 
 /// Whether Python 3.11's `re` matches `c` with `\w` (`c.isalnum() or c == '_'`).
@@ -133,10 +135,12 @@ fn is_case_ignorable(c: char) -> bool {
 
 /// Python 3.11's `str.lower()`: full case mapping with CPython's final-sigma rule, Unicode 14.
 pub fn lower(text: &str, out: &mut String) {
-    let chars: Vec<char> = text.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if c == '\u{03A3}' {
-            out.push(if is_final_sigma(&chars, i) {
+    for (i, c) in text.char_indices() {
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else if c == '\u{03A3}' {
+            let (before, after) = (&text[..i], &text[i + c.len_utf8()..]);
+            out.push(if is_final_sigma(before, after) {
                 'ς'
             } else {
                 'σ'
@@ -149,15 +153,16 @@ pub fn lower(text: &str, out: &mut String) {
     }
 }
 
-/// CPython's `handle_capital_sigma`: preceded by a cased character and not followed by one,
-/// skipping case-ignorable characters both ways.
-fn is_final_sigma(chars: &[char], i: usize) -> bool {
-    let before = chars[..i].iter().rev().find(|&&c| !is_case_ignorable(c));
-    if !before.is_some_and(|&c| is_cased(c)) {
+/// CPython's `handle_capital_sigma` for a capital sigma between `before` and `after`:
+/// preceded by a cased character and not followed by one, skipping case-ignorable characters
+/// both ways.
+fn is_final_sigma(before: &str, after: &str) -> bool {
+    let before = before.chars().rev().find(|&c| !is_case_ignorable(c));
+    if !before.is_some_and(is_cased) {
         return false;
     }
-    let after = chars[i + 1..].iter().find(|&&c| !is_case_ignorable(c));
-    !after.is_some_and(|&c| is_cased(c))
+    let after = after.chars().find(|&c| !is_case_ignorable(c));
+    !after.is_some_and(is_cased)
 }
 
 #[cfg(test)]
@@ -176,6 +181,21 @@ mod tests {
         assert_eq!(lowered("ΑʕΣ"), "αʕς");
         assert_eq!(lowered("İ"), "i\u{307}");
         assert_eq!(lowered("\u{A7CB}"), "\u{A7CB}");
+    }
+
+    #[test]
+    fn range_lookup_equals_a_linear_scan_at_every_edge() {
+        for ranges in [&NEW_WORD_CHARS[..], &NEW_LOWERCASED[..]] {
+            for &(lo, hi) in ranges {
+                for code in [lo - 1, lo, lo + 1, hi - 1, hi, hi + 1] {
+                    let Some(c) = char::from_u32(code) else {
+                        continue;
+                    };
+                    let linear = ranges.iter().any(|&(l, h)| (l..=h).contains(&code));
+                    assert_eq!(in_ranges(c, ranges), linear, "{code:#x}");
+                }
+            }
+        }
     }
 
     #[test]

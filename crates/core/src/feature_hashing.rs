@@ -1,0 +1,183 @@
+//! How the streaming (TF) path of the [`crate::Fingerprinter`] gets each feature's hash:
+//! directly, through the per-thread [`HashMemo`], or through the memo with the misses hashed by
+//! MD5 sixteen at a time ([`crate::md5_lanes`]).
+//!
+//! A strategy may hand a hash over later than the feature it belongs to: the bit counter and
+//! MinHash that receive them do not depend on the order of their inputs.
+
+use crate::hash::{FeatureHasher, HashMemo, Md5Hasher};
+use crate::md5_lanes::{md5_many, ShortMessage, LANES};
+
+/// Turns features into hashes of `64 * WORDS` bits, handing each to `emit`.
+pub(crate) trait HashStrategy<const WORDS: usize> {
+    /// Hands the hash of `feature` to `emit`, now or at a later call.
+    fn hash(&mut self, feature: &[u8], emit: &mut impl FnMut(u128));
+    /// Hands over every hash still held back.
+    fn flush(&mut self, _emit: &mut impl FnMut(u128)) {}
+}
+
+/// Hashes every feature as it comes: for hash functions cheaper than a memo look-up (XXH3,
+/// FNV-1a).
+pub(crate) struct Direct<'h, H: ?Sized>(pub &'h H);
+
+impl<H: FeatureHasher + ?Sized, const WORDS: usize> HashStrategy<WORDS> for Direct<'_, H> {
+    #[inline(always)]
+    fn hash(&mut self, feature: &[u8], emit: &mut impl FnMut(u128)) {
+        emit(if WORDS == 1 {
+            u128::from(self.0.hash64(feature))
+        } else {
+            self.0.hash128(feature)
+        });
+    }
+}
+
+/// Looks every short feature up in the memo first: for costly hash functions (SipHash).
+pub(crate) struct Memoized<'h, 'm, H: ?Sized> {
+    pub hasher: &'h H,
+    pub memo: &'m mut HashMemo,
+}
+
+impl<H: FeatureHasher + ?Sized, const WORDS: usize> HashStrategy<WORDS> for Memoized<'_, '_, H> {
+    #[inline(always)]
+    fn hash(&mut self, feature: &[u8], emit: &mut impl FnMut(u128)) {
+        let hasher = self.hasher;
+        emit(if WORDS == 1 {
+            u128::from(self.memo.get_or_compute64(feature, |f| hasher.hash64(f)))
+        } else {
+            self.memo.get_or_compute(feature, |f| hasher.hash128(f))
+        });
+    }
+}
+
+/// MD5 through the memo, the misses queued and hashed [`LANES`] at a time.
+pub(crate) struct BatchedMd5<'m> {
+    memo: &'m mut HashMemo,
+    queue: [ShortMessage; LANES],
+    queued: usize,
+}
+
+impl<'m> BatchedMd5<'m> {
+    /// A strategy with an empty queue over `memo` (which must hold MD5 values only).
+    pub(crate) fn new(memo: &'m mut HashMemo) -> Self {
+        BatchedMd5 {
+            memo,
+            queue: [ShortMessage::default(); LANES],
+            queued: 0,
+        }
+    }
+
+    /// Hashes the first `queued` messages of the queue, memoises and emits them.
+    fn drain<const WORDS: usize>(&mut self, emit: &mut impl FnMut(u128)) {
+        let digests = md5_many(&self.queue);
+        for (message, &digest) in self.queue[..self.queued].iter().zip(&digests) {
+            let feature = message.as_bytes();
+            if WORDS == 1 {
+                self.memo.insert64(feature, digest as u64);
+                emit(u128::from(digest as u64));
+            } else {
+                self.memo.insert(feature, digest);
+                emit(digest);
+            }
+        }
+        self.queued = 0;
+    }
+}
+
+impl<const WORDS: usize> HashStrategy<WORDS> for BatchedMd5<'_> {
+    #[inline(always)]
+    fn hash(&mut self, feature: &[u8], emit: &mut impl FnMut(u128)) {
+        let known = if WORDS == 1 {
+            self.memo.get64(feature).map(u128::from)
+        } else {
+            self.memo.get(feature)
+        };
+        if let Some(hash) = known {
+            return emit(hash);
+        }
+        let Some(message) = ShortMessage::new(feature) else {
+            // Too long for the memo and the lanes: hashed on its own.
+            let hash = Md5Hasher.hash128(feature);
+            return emit(if WORDS == 1 {
+                u128::from(hash as u64)
+            } else {
+                hash
+            });
+        };
+        self.queue[self.queued] = message;
+        self.queued += 1;
+        if self.queued == LANES {
+            self.drain::<WORDS>(emit);
+        }
+    }
+
+    fn flush(&mut self, emit: &mut impl FnMut(u128)) {
+        if self.queued > 0 {
+            self.drain::<WORDS>(emit);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every strategy hands over exactly the hashes of the features, whatever their lengths
+    /// and repeats, at both widths.
+    #[test]
+    fn strategies_emit_the_same_multiset() {
+        let features: Vec<Vec<u8>> = (0..500u32)
+            .map(|i| {
+                let len = (i * 7 % 24) as usize;
+                (0..len).map(|j| (i % 37 + j as u32) as u8).collect()
+            })
+            .collect();
+        fn run<const WORDS: usize>(
+            strategy: &mut impl HashStrategy<WORDS>,
+            features: &[Vec<u8>],
+        ) -> Vec<u128> {
+            let mut out = Vec::new();
+            for feature in features {
+                strategy.hash(feature, &mut |h| out.push(h));
+            }
+            strategy.flush(&mut |h| out.push(h));
+            out.sort_unstable();
+            out
+        }
+        let expected64: Vec<u128> = {
+            let mut v: Vec<u128> = features
+                .iter()
+                .map(|f| u128::from(Md5Hasher.hash64(f)))
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        let expected128: Vec<u128> = {
+            let mut v: Vec<u128> = features.iter().map(|f| Md5Hasher.hash128(f)).collect();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(run::<1>(&mut Direct(&Md5Hasher), &features), expected64);
+        let mut memo = HashMemo::new();
+        for _ in 0..2 {
+            let mut memoized = Memoized {
+                hasher: &Md5Hasher,
+                memo: &mut memo,
+            };
+            assert_eq!(run::<1>(&mut memoized, &features), expected64);
+        }
+        let mut memo = HashMemo::new();
+        for _ in 0..2 {
+            assert_eq!(
+                run::<1>(&mut BatchedMd5::new(&mut memo), &features),
+                expected64
+            );
+        }
+        let mut memo = HashMemo::new();
+        for _ in 0..2 {
+            assert_eq!(
+                run::<2>(&mut BatchedMd5::new(&mut memo), &features),
+                expected128
+            );
+        }
+    }
+}
