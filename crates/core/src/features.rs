@@ -136,6 +136,19 @@ impl FeatureExtractor {
         }
     }
 
+    /// The features of `text` as windows over its bytes, when they are exactly that:
+    /// character shingles of a pure-ASCII text longer than the width (by far the commonest
+    /// case of the default profile). Gives the same features as
+    /// [`FeatureExtractor::for_each_feature`]; lets a caller run its per-feature work in a loop
+    /// of its own, where the compiler inlines it.
+    pub fn ascii_windows<'t>(&self, text: &'t str) -> Option<std::slice::Windows<'t, u8>> {
+        let FeatureKind::CharShingles { width } = self.kind else {
+            return None;
+        };
+        let width = width.clamp(1, MAX_SHINGLE_WIDTH);
+        (text.len() > width && text.is_ascii()).then(|| text.as_bytes().windows(width))
+    }
+
     /// The kept tokens of `text`: stop words and too-short tokens removed.
     fn for_each_token<'t>(&self, text: &'t str, mut emit: impl FnMut(&'t str)) {
         let stop_words = self.stop_words;
@@ -230,6 +243,32 @@ mod tests {
             features(FeatureKind::CharShingles { width: 4 }, "飞碟"),
             ["飞碟"]
         );
+    }
+
+    #[test]
+    fn ascii_windows_are_the_character_shingles() {
+        let extractor = |width| FeatureExtractor {
+            kind: FeatureKind::CharShingles { width },
+            tokenizer: Tokenizer::Words,
+            stop_words: None,
+            min_token_chars: 0,
+        };
+        for text in ["plain ascii text here", "abcde", "abc", "", "naïve text"] {
+            for width in [1, 4, 5] {
+                let expected = features(FeatureKind::CharShingles { width }, text);
+                if let Some(windows) = extractor(width).ascii_windows(text) {
+                    let windows: Vec<String> = windows
+                        .map(|w| String::from_utf8(w.to_vec()).unwrap())
+                        .collect();
+                    assert_eq!(windows, expected, "{text:?} at {width}");
+                } else {
+                    assert!(
+                        !text.is_ascii() || text.len() <= width,
+                        "{text:?} at {width}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

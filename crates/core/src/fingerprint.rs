@@ -249,10 +249,18 @@ impl Fingerprinter {
             counter.add(hash);
             fold_minhash(hash);
         };
-        self.extractor
-            .for_each_feature(normalized, features, |feature| {
-                strategy.hash(feature, &mut emit)
-            });
+        // The common case as a loop of its own, so that hashing and counting are inlined
+        // into it (through `for_each_feature` they stay a call per feature).
+        if let Some(windows) = self.extractor.ascii_windows(normalized) {
+            for window in windows {
+                strategy.hash(window, &mut emit);
+            }
+        } else {
+            self.extractor
+                .for_each_feature(normalized, features, |feature| {
+                    strategy.hash(feature, &mut emit)
+                });
+        }
         strategy.flush(&mut emit);
         let total = counter.total();
         (counter.finish(), total)
