@@ -9,6 +9,7 @@
 # tools/bench/sohu_pairs.py into a temporary directory: positives = label 5 with
 # character-bigram containment >= 0.8 and byte-identical pairs, negatives = label 0),
 # and prints one table. Skips, with a message, when DATA_DIR has no data.
+# The Sohu end-to-end counts (`neardup dedup` on every sentence) are tools/bench/sohu_dedup.sh.
 set -euo pipefail
 
 DATA=${1:?usage: eval.sh DATA_DIR}
@@ -80,6 +81,14 @@ done
 
 for set in dd dc; do
     args=("$TMP/$set.jsonl" --text-a-field sentence1 --text-b-field sentence2 --positive 6,7 --negative 0)
+    row "sohu-$set" "neardup zh-short (chosen)" "${args[@]}" --profile zh-short --method containment --threshold 0.95 --min-length-ratio 0.2
+    row "sohu-$set" "neardup zh-short" "${args[@]}" --profile zh-short --method containment --threshold 0.9 --min-length-ratio 0.2
+    row "sohu-$set" "neardup zh-short" "${args[@]}" --profile zh-short --method containment --threshold 0.95
+    row "sohu-$set" "neardup zh-short" "${args[@]}" --profile zh-short --method containment --threshold 0.8
+    row "sohu-$set" "neardup zh" "${args[@]}" --profile zh --method containment --threshold 0.95 --min-length-ratio 0.2
+    row "sohu-$set" "neardup zh" "${args[@]}" --profile zh --method containment --threshold 0.9 --min-length-ratio 0.25
+    row "sohu-$set" "neardup zh-short" "${args[@]}" --profile zh-short --method simhash --k 3
+    row "sohu-$set" "neardup zh-short (default cascade)" "${args[@]}" --profile zh-short
     row "sohu-$set" "neardup zh" "${args[@]}" --profile zh --method simhash --k 3
     row "sohu-$set" "neardup zh (default cascade)" "${args[@]}" --profile zh
     row "sohu-$set" "neardup zh" "${args[@]}" --profile zh --method jaccard --threshold 0.5
