@@ -41,7 +41,7 @@ print(json.dumps(p))' "${@:2}" >"$TMP/$2.json"
 WORD3=$(profile web name='"web-word3"' features='{"kind":"word-shingles","width":3}')
 KEYWORDS=$(profile zh name='"zh-keywords20"' weighting='"jieba-tf-idf"' top_k=20)
 
-printf '%-10s %-44s %-44s %6s %6s %6s %4s %4s %4s %4s  %s\n' set system decision P R F1 TP FP FN TN flagged
+printf '%-10s %-44s %-48s %6s %6s %6s %4s %4s %4s %4s  %s\n' set system decision P R F1 TP FP FN TN flagged
 row() { # SET SYSTEM EVAL-ARGS...
     local set=$1 system=$2
     shift 2
@@ -49,7 +49,7 @@ row() { # SET SYSTEM EVAL-ARGS...
 import json, sys
 r = json.load(sys.stdin)
 flagged = " ".join("L%g:%d/%d" % (l["label"], l["flagged"], l["pairs"]) for l in r["by_label"])
-print("%-10s %-44s %-44s %6.3f %6.3f %6.3f %4d %4d %4d %4d  %s" % (sys.argv[1], sys.argv[2], r["decision"][:44],
+print("%-10s %-44s %-48s %6.3f %6.3f %6.3f %4d %4d %4d %4d  %s" % (sys.argv[1], sys.argv[2], r["decision"][:48],
       r["precision"], r["recall"], r["f1"], r["tp"], r["fp"], r["fn_"], r["tn"], flagged))' "$set" "$system"
 }
 peers() { # SET PEERS-ARGS...
@@ -59,7 +59,7 @@ peers() { # SET PEERS-ARGS...
 import json, sys
 for line in sys.stdin:
     r = json.loads(line)
-    print("%-10s %-44s %-44s %6.3f %6.3f %6.3f %4d %4d %4d %4d" % (sys.argv[1], "peer", r["peer"][:44],
+    print("%-10s %-44s %-48s %6.3f %6.3f %6.3f %4d %4d %4d %4d" % (sys.argv[1], "peer", r["peer"][:48],
           r["precision"], r["recall"], r["f1"], r["tp"], r["fp"], r["fn"], r["tn"]))' "$set"
 }
 
