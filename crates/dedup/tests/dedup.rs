@@ -248,8 +248,13 @@ fn items_with_sets(sets: &[Vec<u64>]) -> Vec<neardup_dedup::Item> {
         .collect()
 }
 
-/// Every pair with max containment ≥ `threshold` and size ratio ≥ `ratio`, by brute force.
-fn reference_containment_pairs(sets: &[Vec<u64>], threshold: f64, ratio: f64) -> Vec<(u32, u32)> {
+/// Every pair whose `measure` is ≥ `threshold` and size ratio ≥ `ratio`, by brute force.
+fn reference_pairs(
+    sets: &[Vec<u64>],
+    measure: VerifyMeasure,
+    threshold: f64,
+    ratio: f64,
+) -> Vec<(u32, u32)> {
     let sets: Vec<FeatureSet> = sets.iter().map(|s| FeatureSet::new(s.clone())).collect();
     let guard = DedupOptions {
         min_length_ratio: ratio,
@@ -263,7 +268,13 @@ fn reference_containment_pairs(sets: &[Vec<u64>], threshold: f64, ratio: f64) ->
                 continue;
             }
             let shared = a.intersection_len(b) as f64;
-            if (shared / a.len() as f64).max(shared / b.len() as f64) >= threshold {
+            let similarity = match measure {
+                VerifyMeasure::Containment => {
+                    (shared / a.len() as f64).max(shared / b.len() as f64)
+                }
+                VerifyMeasure::Jaccard => shared / ((a.len() + b.len()) as f64 - shared),
+            };
+            if similarity >= threshold {
                 pairs.push((i as u32, j as u32));
             }
         }
@@ -316,10 +327,14 @@ proptest! {
             .map(|p| (p.a, p.b))
             .collect();
         // Exact copies (equal digests) never happen here: every text is distinct.
-        prop_assert_eq!(found, reference_containment_pairs(&sets, threshold, ratio));
+        prop_assert_eq!(found, reference_pairs(&sets, VerifyMeasure::Containment, threshold, ratio));
         // The pruned run forms the same clusters.
-        let pruned = dedup(&items, &DedupOptions { all_pairs: false, ..options }).unwrap();
+        let pruned = dedup(&items, &DedupOptions { all_pairs: false, ..options.clone() }).unwrap();
         prop_assert_eq!(pruned.clusters, outcome.clusters);
+        // Jaccard ≥ t implies containment ≥ t: the same search serves Jaccard verification.
+        let jaccard = DedupOptions { verify: Some(VerifyMeasure::Jaccard), ..options };
+        let found: Vec<(u32, u32)> = dedup(&items, &jaccard).unwrap().pairs.iter().map(|p| (p.a, p.b)).collect();
+        prop_assert_eq!(found, reference_pairs(&sets, VerifyMeasure::Jaccard, threshold, ratio));
     }
 }
 
