@@ -9,6 +9,7 @@
 # tools/bench/sohu_pairs.py into a temporary directory: positives = label 5 with
 # character-bigram containment >= 0.8 and byte-identical pairs, negatives = label 0),
 # and prints one table. Skips, with a message, when DATA_DIR has no data.
+# The Sohu end-to-end counts (`neardup dedup` on every sentence) are tools/bench/sohu_dedup.sh.
 set -euo pipefail
 
 DATA=${1:?usage: eval.sh DATA_DIR}
@@ -40,7 +41,7 @@ print(json.dumps(p))' "${@:2}" >"$TMP/$2.json"
 WORD3=$(profile web name='"web-word3"' features='{"kind":"word-shingles","width":3}')
 KEYWORDS=$(profile zh name='"zh-keywords20"' weighting='"jieba-tf-idf"' top_k=20)
 
-printf '%-10s %-44s %-44s %6s %6s %6s %4s %4s %4s %4s  %s\n' set system decision P R F1 TP FP FN TN flagged
+printf '%-10s %-44s %-48s %6s %6s %6s %4s %4s %4s %4s  %s\n' set system decision P R F1 TP FP FN TN flagged
 row() { # SET SYSTEM EVAL-ARGS...
     local set=$1 system=$2
     shift 2
@@ -48,7 +49,7 @@ row() { # SET SYSTEM EVAL-ARGS...
 import json, sys
 r = json.load(sys.stdin)
 flagged = " ".join("L%g:%d/%d" % (l["label"], l["flagged"], l["pairs"]) for l in r["by_label"])
-print("%-10s %-44s %-44s %6.3f %6.3f %6.3f %4d %4d %4d %4d  %s" % (sys.argv[1], sys.argv[2], r["decision"][:44],
+print("%-10s %-44s %-48s %6.3f %6.3f %6.3f %4d %4d %4d %4d  %s" % (sys.argv[1], sys.argv[2], r["decision"][:48],
       r["precision"], r["recall"], r["f1"], r["tp"], r["fp"], r["fn_"], r["tn"], flagged))' "$set" "$system"
 }
 peers() { # SET PEERS-ARGS...
@@ -58,7 +59,7 @@ peers() { # SET PEERS-ARGS...
 import json, sys
 for line in sys.stdin:
     r = json.loads(line)
-    print("%-10s %-44s %-44s %6.3f %6.3f %6.3f %4d %4d %4d %4d" % (sys.argv[1], "peer", r["peer"][:44],
+    print("%-10s %-44s %-48s %6.3f %6.3f %6.3f %4d %4d %4d %4d" % (sys.argv[1], "peer", r["peer"][:48],
           r["precision"], r["recall"], r["f1"], r["tp"], r["fp"], r["fn"], r["tn"]))' "$set"
 }
 
@@ -80,6 +81,14 @@ done
 
 for set in dd dc; do
     args=("$TMP/$set.jsonl" --text-a-field sentence1 --text-b-field sentence2 --positive 6,7 --negative 0)
+    row "sohu-$set" "neardup zh-short (chosen)" "${args[@]}" --profile zh-short --method containment --threshold 0.95 --min-length-ratio 0.2
+    row "sohu-$set" "neardup zh-short" "${args[@]}" --profile zh-short --method containment --threshold 0.9 --min-length-ratio 0.2
+    row "sohu-$set" "neardup zh-short" "${args[@]}" --profile zh-short --method containment --threshold 0.95
+    row "sohu-$set" "neardup zh-short" "${args[@]}" --profile zh-short --method containment --threshold 0.8
+    row "sohu-$set" "neardup zh" "${args[@]}" --profile zh --method containment --threshold 0.95 --min-length-ratio 0.2
+    row "sohu-$set" "neardup zh" "${args[@]}" --profile zh --method containment --threshold 0.9 --min-length-ratio 0.25
+    row "sohu-$set" "neardup zh-short" "${args[@]}" --profile zh-short --method simhash --k 3
+    row "sohu-$set" "neardup zh-short (default cascade)" "${args[@]}" --profile zh-short
     row "sohu-$set" "neardup zh" "${args[@]}" --profile zh --method simhash --k 3
     row "sohu-$set" "neardup zh (default cascade)" "${args[@]}" --profile zh
     row "sohu-$set" "neardup zh" "${args[@]}" --profile zh --method jaccard --threshold 0.5

@@ -8,7 +8,7 @@ use neardup_core::Profile;
 /// Which fingerprinting profile to use.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ProfileArgs {
-    /// Built-in profile: web (default), zh, python-simhash.
+    /// Built-in profile: web (default), zh, zh-short, python-simhash.
     #[arg(long, default_value = "web", conflicts_with = "profile_file")]
     pub profile: String,
     /// A profile written as JSON (see `neardup fingerprint --show-profile` for the fields).

@@ -446,3 +446,82 @@ fn incremental_dedup_against_a_saved_index() {
     let stats = neardup(&["index", "stats", "--db", index], b"");
     assert!(stats.stdout.contains("\"documents\":"), "{}", stats.stdout);
 }
+
+/// A short Chinese news lead, a re-posted copy of it (prefixed, last clause cut), a headline, the
+/// long article it heads, and an unrelated text: all written for this test.
+const ZH_REPORT: &str = "本市气象台今天上午发布暴雨蓝色预警，预计今天夜间到明天白天全市大部分地区将出现大到暴雨，局地伴有雷电和短时大风，请市民注意出行安全。";
+const ZH_REPOST: &str = "转发：本市气象台今天上午发布暴雨蓝色预警，预计今天夜间到明天白天全市大部分地区将出现大到暴雨，局地伴有雷电和短时大风。";
+const ZH_HEADLINE: &str = "市图书馆周末延长开放时间";
+const ZH_ARTICLE_BODY: &str = "记者从市图书馆获悉，为方便市民阅读，从下个月起，图书馆将在每周六和周日延长开放时间，\
+    闭馆时间由下午五点推迟到晚上九点。图书馆负责人介绍，去年的读者调查显示，超过三分之二的读者希望周末能多开放几个小时，\
+    尤其是带孩子的家长和上班族。延长开放期间，自助借还机、电子阅览室和少儿阅览区都将正常开放，馆内咖啡区也会同步延长营业。\
+    图书馆还提醒读者，进馆前可以通过官方网站或者手机程序预约座位，高峰时段座位比较紧张。";
+const ZH_OTHER: &str =
+    "昨晚的足球联赛中，主队在补时阶段打进一球，以二比一逆转取胜，球迷们在看台上欢呼了很久。";
+
+#[test]
+fn short_chinese_copies_are_found_by_overlap_and_a_headline_is_not_its_article() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("zh.jsonl");
+    let article = format!("{ZH_HEADLINE}。{ZH_ARTICLE_BODY}");
+    let corpus: String = [
+        json!({"id": "report", "text": ZH_REPORT}),
+        json!({"id": "article", "text": article}),
+        json!({"id": "other", "text": ZH_OTHER}),
+        json!({"id": "repost", "text": ZH_REPOST}),
+        json!({"id": "headline", "text": ZH_HEADLINE}),
+    ]
+    .iter()
+    .map(|v| format!("{v}\n"))
+    .collect();
+    std::fs::write(&input, corpus).unwrap();
+    let removed = |extra: &[&str]| {
+        let mut args = vec!["dedup", input.to_str().unwrap(), "--removed", "-"];
+        args.extend(extra);
+        let run = neardup(&args, b"");
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.stdout
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                (
+                    v["id"].as_str().unwrap().to_string(),
+                    v["duplicate_of"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    let overlap = [
+        "--profile",
+        "zh-short",
+        "--method",
+        "overlap",
+        "--threshold",
+        "0.9",
+    ];
+    // Guarded: the re-post goes, the headline stays (it is 1/17 of its article's length).
+    let guarded = [&overlap[..], &["--min-length-ratio", "0.2"]].concat();
+    assert_eq!(removed(&guarded), [pair("repost", "report")]);
+    // Unguarded, containment alone takes the headline for a copy of its article.
+    assert_eq!(
+        removed(&overlap),
+        [pair("repost", "report"), pair("headline", "article")]
+    );
+    // The default cascade (SimHash candidates, Jaccard ≥ 0.9) finds neither: the re-post's
+    // Jaccard is 0.78.
+    assert!(removed(&["--profile", "zh-short"]).is_empty());
+    // Usage errors: a guard without verification, out of range.
+    let input = input.to_str().unwrap();
+    let unverified = [
+        "dedup",
+        input,
+        "--method",
+        "simhash",
+        "--min-length-ratio",
+        "0.2",
+    ];
+    assert_one_line_error(&neardup(&unverified, b""), 1, "needs verification");
+    let out_of_range = ["dedup", input, "--min-length-ratio", "2"];
+    assert_one_line_error(&neardup(&out_of_range, b""), 1, "between 0 and 1");
+}

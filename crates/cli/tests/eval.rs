@@ -249,3 +249,52 @@ fn errors_are_one_line() {
     );
     assert_one_line_error(&run, 1, "cannot open /nonexistent/pairs.jsonl");
 }
+
+#[test]
+fn length_ratio_guard_is_described_applied_and_swept() {
+    // A short text inside a long one (containment 1, length ratio well under 0.2) labelled
+    // negative, and a copy labelled positive.
+    let long = format!("{BASE} {BASE_TAIL}");
+    let lines = vec![
+        pair(BASE, BASE, 3.into()),
+        pair("the committee met on tuesday", &long, 0.5.into()),
+    ];
+    let (_dir, path) = pairs_file(&lines);
+    let eval = |extra: &[&str]| {
+        let base = ["eval", &path, "--positive", "3", "--negative", "0.5"];
+        neardup(&[&base[..], extra].concat(), b"")
+    };
+    let containment = ["--method", "containment", "--threshold", "0.9", "--json"];
+    let run_with = |extra: &[&str]| {
+        let run = eval(&[&containment[..], extra].concat());
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        serde_json::from_str::<serde_json::Value>(&run.stdout).unwrap()
+    };
+    let off = run_with(&[]);
+    assert_eq!(off["decision"], "max containment >= 0.90");
+    assert_eq!((off["tp"].as_u64(), off["fp"].as_u64()), (Some(1), Some(1)));
+    let on = run_with(&["--min-length-ratio", "0.2"]);
+    assert_eq!(
+        on["decision"],
+        "max containment >= 0.90, length ratio >= 0.20"
+    );
+    assert_eq!(on["rule"]["min_length_ratio"], 0.2);
+    assert_eq!((on["tp"].as_u64(), on["fp"].as_u64()), (Some(1), Some(0)));
+    // The sweep keeps the guard: no threshold flags the short-in-long negative.
+    let swept = run_with(&["--min-length-ratio", "0.2", "--sweep"]);
+    let rows = swept["sweep"].as_array().unwrap();
+    assert_eq!(rows.len(), 21);
+    assert!(rows
+        .iter()
+        .all(|r| r["fp"] == 0 && r["rule"]["min_length_ratio"] == 0.2));
+    // Usage errors: no feature sets to compare, out of range.
+    let simhash = eval(&["--method", "simhash", "--min-length-ratio", "0.2"]);
+    assert_one_line_error(&simhash, 1, "--min-length-ratio");
+    assert_one_line_error(&eval(&["--min-length-ratio", "1.5"]), 1, "between 0 and 1");
+}
+
+/// More words for a long text that contains a short one.
+const BASE_TAIL: &str =
+    "while the council debated the cost of repairs to the roof, the car park, the \
+    heating system and the children's reading room, and then voted to publish the full accounts of \
+    the library for the last five years together with a plan for the next ten years of services";

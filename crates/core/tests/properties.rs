@@ -88,6 +88,7 @@ fn pinned_fingerprints_do_not_change_across_runs_or_machines() {
         // frequencies, chosen on labelled data (BENCHMARKS.md, "Quality"); before any release.
         ("web", "2f60d870a7d8464f"),
         ("zh", "9604668488729283"),
+        ("zh-short", "62716c8002670de5"),
         ("python-simhash", "0e424294d20e99cb"),
     ];
     for (profile, expected) in pinned {

@@ -253,10 +253,18 @@ fn near_pairs(
     options: &DedupOptions,
     source: &mut dyn FeatureSource,
 ) -> Result<(Vec<FoundPair>, usize), DedupError> {
+    // The overlap search needs every shingle set; verification then takes them from there.
+    let mut held: Option<Vec<FeatureSet>> = None;
     let candidates: Vec<(u32, u32, f64)> = match options.method {
         Method::Exact => return Ok((Vec::new(), 0)),
         Method::Simhash | Method::Cascade => simhash_candidates(items, positions, options.k)?,
         Method::Minhash => minhash_candidates(items, positions, options.threshold)?,
+        Method::Overlap => {
+            let sets = fetch(source, positions)?;
+            let candidates = overlap_candidates(positions, &sets, options);
+            held = Some(sets);
+            candidates
+        }
     };
     let Some(measure) = options.verify else {
         let pairs = candidates
@@ -265,20 +273,22 @@ fn near_pairs(
             .collect();
         return Ok((pairs, 0));
     };
-    let mut involved: Vec<u32> = candidates.iter().flat_map(|&(a, b, _)| [a, b]).collect();
-    involved.sort_unstable();
-    involved.dedup();
-    let sets = source.feature_sets(&involved)?;
-    if sets.len() != involved.len() {
-        return Err(DedupError::MissingData(format!(
-            "asked for {} shingle sets, got {}",
-            involved.len(),
-            sets.len()
-        )));
-    }
+    let (involved, sets) = match held {
+        Some(sets) => (positions.to_vec(), sets),
+        None => {
+            let mut involved: Vec<u32> = candidates.iter().flat_map(|&(a, b, _)| [a, b]).collect();
+            involved.sort_unstable();
+            involved.dedup();
+            let sets = fetch(source, &involved)?;
+            (involved, sets)
+        }
+    };
     let set_of = |i: u32| involved.binary_search(&i).ok().map(|at| &sets[at]);
     let check = |&(a, b, _): &(u32, u32, f64)| {
         let (fa, fb) = (set_of(a)?, set_of(b)?);
+        if !options.length_ratio_passes(fa.len(), fb.len()) {
+            return None;
+        }
         let similarity = match measure {
             VerifyMeasure::Jaccard => jaccard_at_least(fa, fb, options.threshold)?,
             VerifyMeasure::Containment => containment(fa, fb).max(containment(fb, fa)),
@@ -308,6 +318,19 @@ fn near_pairs(
         verified.extend(passed.into_iter().filter(|p| components.union(p.a, p.b)));
     }
     Ok((verified, examined))
+}
+
+/// The shingle sets of `positions` from `source`, checked for number.
+fn fetch(source: &mut dyn FeatureSource, positions: &[u32]) -> Result<Vec<FeatureSet>, DedupError> {
+    let sets = source.feature_sets(positions)?;
+    if sets.len() != positions.len() {
+        return Err(DedupError::MissingData(format!(
+            "asked for {} shingle sets, got {}",
+            positions.len(),
+            sets.len()
+        )));
+    }
+    Ok(sets)
 }
 
 /// Candidates verified in parallel between two updates of the clusters.
@@ -396,6 +419,105 @@ fn minhash_candidates(
             )
         })
         .collect())
+}
+
+/// Every pair among `positions` (with their shingle sets `sets`) that verification could
+/// accept: the smaller set of the pair shares at least `⌈threshold · |smaller|⌉` shingles with
+/// the larger (what containment ≥ threshold needs, and Jaccard ≥ threshold too), and the two
+/// pass the length-ratio guard. Each pair once, `a < b`, with the ratio of the set sizes as
+/// its similarity (verification orders by it and then computes the true measure).
+///
+/// Prefix filtering (Chaudhuri et al. 2006; Bayardo et al. 2007): order every set's shingles
+/// rarest first (document frequency, then hash). If |A ∩ B| ≥ α, the first shared shingle in
+/// that order is among the first |A| − α + 1 shingles of A and among the first |B| − α + 1 of
+/// B, since everything before it in either set is unshared. So each set is indexed by its
+/// first |A| − α(|A|) + 1 shingles (as the smaller side of a pair), and probed with its first
+/// |B| − α_min + 1 (as the larger side; α_min is the α of the smallest partner the length
+/// guard allows). Rarest first keeps the posting lists short: a common shingle is seldom among
+/// a set's rarest. Exact: no pair is missed. Empty sets take part in no pair.
+fn overlap_candidates(
+    positions: &[u32],
+    sets: &[FeatureSet],
+    options: &DedupOptions,
+) -> Vec<(u32, u32, f64)> {
+    let mut frequency: HashMap<u64, u32> = HashMap::new();
+    for set in sets {
+        for &shingle in set.as_slice() {
+            *frequency.entry(shingle).or_default() += 1;
+        }
+    }
+    let ordered: Vec<Vec<u64>> = sets
+        .par_iter()
+        .map(|set| {
+            let mut shingles = set.as_slice().to_vec();
+            shingles.sort_by_key(|s| (frequency[s], *s));
+            shingles
+        })
+        .collect();
+    let needed = |len: usize| shared_needed(len, options.threshold);
+    let mut postings: HashMap<u64, Vec<u32>> = HashMap::new();
+    for (at, shingles) in ordered.iter().enumerate() {
+        // `needed` is between 1 and the size for a positive threshold (validated).
+        let prefix = shingles.len() + 1 - needed(shingles.len()).max(1);
+        for &shingle in &shingles[..prefix.min(shingles.len())] {
+            postings.entry(shingle).or_default().push(at as u32);
+        }
+    }
+    let size = |at: usize| sets[at].len();
+    let per_document: Vec<Vec<(u32, u32, f64)>> = (0..sets.len())
+        .into_par_iter()
+        .map(|b| {
+            let len_b = size(b);
+            if len_b == 0 {
+                return Vec::new();
+            }
+            // The smallest partner the guard allows, and the overlap it would need.
+            let smallest = (1..=len_b)
+                .find(|&len| options.length_ratio_passes(len, len_b))
+                .unwrap_or(len_b);
+            let probe = len_b + 1 - needed(smallest).clamp(1, len_b);
+            let mut partners: Vec<u32> = ordered[b][..probe]
+                .iter()
+                .filter_map(|shingle| postings.get(shingle))
+                .flatten()
+                .copied()
+                .filter(|&a| {
+                    let len_a = size(a as usize);
+                    // `a` is the smaller side (ties: the earlier), and the guard holds.
+                    (len_a, a) < (len_b, b as u32) && options.length_ratio_passes(len_a, len_b)
+                })
+                .collect();
+            partners.sort_unstable();
+            partners.dedup();
+            partners
+                .into_iter()
+                .map(|a| {
+                    let (x, y) = (positions[a as usize], positions[b]);
+                    let ratio = size(a as usize) as f64 / len_b as f64;
+                    (x.min(y), x.max(y), ratio)
+                })
+                .collect()
+        })
+        .collect();
+    per_document.into_iter().flatten().collect()
+}
+
+/// The fewest shared shingles for which a set of `len` shingles is contained at `threshold`:
+/// the smallest `m` with `m / len ≥ threshold`, computed as verification compares (in floating
+/// point), so that the search and the verification agree at the boundary.
+fn shared_needed(len: usize, threshold: f64) -> usize {
+    if len == 0 {
+        return 0;
+    }
+    let passes = |m: usize| m as f64 / len as f64 >= threshold;
+    let mut m = ((threshold * len as f64).ceil() as usize).min(len);
+    while m > 0 && passes(m - 1) {
+        m -= 1;
+    }
+    while m < len && !passes(m) {
+        m += 1;
+    }
+    m
 }
 
 /// Pairs of documents with the same canonical URL: each with the first of its URL.

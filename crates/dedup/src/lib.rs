@@ -7,9 +7,11 @@
 //! The steps, each exact where it claims to be:
 //! 1. exact duplicates: documents with the same digest of their normalised text;
 //! 2. near-duplicate candidates among one representative per exact group: all pairs of SimHash
-//!    fingerprints within `k` bits (permuted tables, exact), or MinHash LSH bands;
+//!    fingerprints within `k` bits (permuted tables, exact), MinHash LSH bands, or every pair
+//!    whose shingle sets can overlap enough (prefix filtering, exact: [`Method::Overlap`]);
 //! 3. optional verification of each candidate by the true Jaccard resemblance or containment of
-//!    the two shingle sets;
+//!    the two shingle sets, with an optional length-ratio guard
+//!    ([`DedupOptions::min_length_ratio`]);
 //! 4. optional URL duplicates (equal canonical URLs);
 //! 5. clusters as connected components of all accepted pairs, one representative each by the
 //!    keep policy; every other member is removed as a duplicate of its representative.

@@ -234,3 +234,174 @@ fn minhash_method_needs_signatures() {
         .to_string()
         .contains("MinHash signatures"));
 }
+
+/// Items with distinct texts and the given shingle sets, all with one SimHash fingerprint (so
+/// that every pair is a cascade candidate).
+fn items_with_sets(sets: &[Vec<u64>]) -> Vec<neardup_dedup::Item> {
+    sets.iter()
+        .enumerate()
+        .map(|(i, set)| {
+            let mut item = item(0, i as u64);
+            item.features = Some(FeatureSet::new(set.clone()));
+            item
+        })
+        .collect()
+}
+
+/// Every pair whose `measure` is ≥ `threshold` and size ratio ≥ `ratio`, by brute force.
+fn reference_pairs(
+    sets: &[Vec<u64>],
+    measure: VerifyMeasure,
+    threshold: f64,
+    ratio: f64,
+) -> Vec<(u32, u32)> {
+    let sets: Vec<FeatureSet> = sets.iter().map(|s| FeatureSet::new(s.clone())).collect();
+    let guard = DedupOptions {
+        min_length_ratio: ratio,
+        ..DedupOptions::default()
+    };
+    let mut pairs = Vec::new();
+    for i in 0..sets.len() {
+        for j in i + 1..sets.len() {
+            let (a, b) = (&sets[i], &sets[j]);
+            if a.is_empty() || b.is_empty() || !guard.length_ratio_passes(a.len(), b.len()) {
+                continue;
+            }
+            let shared = a.intersection_len(b) as f64;
+            let similarity = match measure {
+                VerifyMeasure::Containment => {
+                    (shared / a.len() as f64).max(shared / b.len() as f64)
+                }
+                VerifyMeasure::Jaccard => shared / ((a.len() + b.len()) as f64 - shared),
+            };
+            if similarity >= threshold {
+                pairs.push((i as u32, j as u32));
+            }
+        }
+    }
+    pairs
+}
+
+/// Sets over a small alphabet (so that they overlap), with planted contained copies.
+fn overlapping_sets() -> impl Strategy<Value = Vec<Vec<u64>>> {
+    (
+        prop::collection::vec(prop::collection::vec(0u64..80, 0..40), 1..25),
+        prop::collection::vec((any::<usize>(), 0usize..30, 0usize..10), 0..15),
+    )
+        .prop_map(|(mut sets, plants)| {
+            for (source, keep, extra) in plants {
+                let base = sets[source % sets.len()].clone();
+                let mut copy: Vec<u64> = base.iter().copied().take(keep).collect();
+                copy.extend((0..extra as u64).map(|e| 1000 + e));
+                sets.push(copy);
+            }
+            sets
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// The overlap search misses no pair that containment verification accepts, with or
+    /// without the length-ratio guard.
+    #[test]
+    fn overlap_method_finds_every_contained_pair(
+        sets in overlapping_sets(),
+        threshold in prop_oneof![0.05f64..=1.0, Just(0.5), Just(0.8), Just(0.9), Just(1.0)],
+        ratio in prop_oneof![Just(0.0), 0.0f64..=1.0, Just(0.2), Just(0.5)],
+    ) {
+        let items = items_with_sets(&sets);
+        let options = DedupOptions {
+            method: Method::Overlap,
+            verify: Some(VerifyMeasure::Containment),
+            threshold,
+            min_length_ratio: ratio,
+            all_pairs: true,
+            ..DedupOptions::default()
+        };
+        let outcome = dedup(&items, &options).unwrap();
+        let found: Vec<(u32, u32)> = outcome
+            .pairs
+            .iter()
+            .filter(|p| p.kind == Kind::Near)
+            .map(|p| (p.a, p.b))
+            .collect();
+        // Exact copies (equal digests) never happen here: every text is distinct.
+        prop_assert_eq!(found, reference_pairs(&sets, VerifyMeasure::Containment, threshold, ratio));
+        // The pruned run forms the same clusters.
+        let pruned = dedup(&items, &DedupOptions { all_pairs: false, ..options.clone() }).unwrap();
+        prop_assert_eq!(pruned.clusters, outcome.clusters);
+        // Jaccard ≥ t implies containment ≥ t: the same search serves Jaccard verification.
+        let jaccard = DedupOptions { verify: Some(VerifyMeasure::Jaccard), ..options };
+        let found: Vec<(u32, u32)> = dedup(&items, &jaccard).unwrap().pairs.iter().map(|p| (p.a, p.b)).collect();
+        prop_assert_eq!(found, reference_pairs(&sets, VerifyMeasure::Jaccard, threshold, ratio));
+    }
+}
+
+#[test]
+fn length_ratio_guard_drops_a_short_text_inside_a_long_one() {
+    // 0: 100 shingles; 1: 18 of them (ratio 0.18); 2: 25 of them (0.25); 3: 20 of them (0.2).
+    let sets = vec![
+        (0..100).collect::<Vec<u64>>(),
+        (0..18).collect(),
+        (50..75).collect(),
+        (80..100).collect(),
+    ];
+    let items = items_with_sets(&sets);
+    for method in [Method::Cascade, Method::Overlap] {
+        let run = |ratio| {
+            let options = DedupOptions {
+                method,
+                verify: Some(VerifyMeasure::Containment),
+                threshold: 0.9,
+                min_length_ratio: ratio,
+                all_pairs: true,
+                ..DedupOptions::default()
+            };
+            let outcome = dedup(&items, &options).unwrap();
+            outcome.pairs.iter().map(|p| (p.a, p.b)).collect::<Vec<_>>()
+        };
+        // Off: every contained text is a near-duplicate of the long one.
+        assert_eq!(run(0.0), [(0, 1), (0, 2), (0, 3)], "{method:?}");
+        // At 0.2: the boundary (exactly 0.2) passes, 0.18 does not.
+        assert_eq!(run(0.2), [(0, 2), (0, 3)], "{method:?}");
+        assert_eq!(run(0.21), [(0, 2)], "{method:?}");
+        assert!(run(0.3).is_empty(), "{method:?}");
+    }
+}
+
+#[test]
+fn overlap_and_guard_options_are_validated() {
+    let items = items_with_sets(&[vec![1, 2], vec![1, 2, 3]]);
+    let overlap = DedupOptions {
+        method: Method::Overlap,
+        verify: Some(VerifyMeasure::Containment),
+        ..DedupOptions::default()
+    };
+    assert!(dedup(&items, &overlap).is_ok());
+    let error = |options: DedupOptions| dedup(&items, &options).unwrap_err().to_string();
+    assert!(error(DedupOptions {
+        verify: None,
+        ..overlap.clone()
+    })
+    .contains("verify candidates"));
+    assert!(error(DedupOptions {
+        threshold: 0.0,
+        ..overlap.clone()
+    })
+    .contains("above 0"));
+    assert!(error(DedupOptions {
+        min_length_ratio: 1.5,
+        ..overlap.clone()
+    })
+    .contains("between 0 and 1"));
+    assert!(error(DedupOptions {
+        min_length_ratio: 0.2,
+        ..simhash(3)
+    })
+    .contains("needs verification"));
+    // Missing shingle sets are an error, not an empty result.
+    let mut bare = items.clone();
+    bare[0].features = None;
+    assert!(dedup(&bare, &overlap).is_err());
+}

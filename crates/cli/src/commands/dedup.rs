@@ -30,7 +30,9 @@ pub struct DedupArgs {
     #[command(flatten)]
     profile: ProfileArgs,
     /// How near-duplicates are found. Exact duplicates are always found first; the default
-    /// cascade takes SimHash candidates and verifies them by Jaccard resemblance.
+    /// cascade takes SimHash candidates and verifies them by Jaccard resemblance; overlap
+    /// takes every pair whose shingle sets can overlap enough (exact; for short texts, and for
+    /// a short text contained in a longer one) and verifies it by containment.
     #[arg(long, value_enum, default_value_t = MethodArg::Cascade)]
     method: MethodArg,
     /// Largest SimHash distance of a near-duplicate (of a candidate, with verification).
@@ -43,9 +45,15 @@ pub struct DedupArgs {
     #[arg(long, default_value_t = neardup_dedup::DEFAULT_THRESHOLD)]
     threshold: f64,
     /// Check each candidate pair by the true measure of the two shingle sets (implied by
-    /// --method cascade, with jaccard).
+    /// --method cascade, with jaccard, and --method overlap, with containment).
     #[arg(long, value_enum)]
     verify: Option<VerifyArg>,
+    /// With verification: a pair is a near-duplicate only if the smaller shingle set has at
+    /// least R times as many shingles as the larger (0, the default, turns this off). With
+    /// containment, 0.2 keeps re-posts and re-headlined copies but not a headline or a quote
+    /// inside a long article.
+    #[arg(long, value_name = "R", default_value_t = 0.0)]
+    min_length_ratio: f64,
     /// Which document of a cluster is kept.
     #[arg(long, value_enum, default_value_t = KeepArg::First)]
     keep: KeepArg,
@@ -83,6 +91,7 @@ enum MethodArg {
     Simhash,
     Minhash,
     Cascade,
+    Overlap,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -125,6 +134,8 @@ struct Summary {
     method: Method,
     k: u32,
     threshold: f64,
+    verify: Option<VerifyMeasure>,
+    min_length_ratio: f64,
 }
 
 /// `neardup dedup --index`: every document checked against the saved index and added when
@@ -406,6 +417,8 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         method: options.method,
         k: options.k,
         threshold: options.threshold,
+        verify: options.verify,
+        min_length_ratio: options.min_length_ratio,
     };
     print_summary(&summary);
     if let Some(path) = &args.summary {
@@ -423,10 +436,13 @@ fn dedup_options(args: &DedupArgs) -> DedupOptions {
         MethodArg::Simhash => Method::Simhash,
         MethodArg::Minhash => Method::Minhash,
         MethodArg::Cascade => Method::Cascade,
+        MethodArg::Overlap => Method::Overlap,
     };
     let verify = match (args.verify, method) {
         (Some(VerifyArg::Jaccard), _) | (None, Method::Cascade) => Some(VerifyMeasure::Jaccard),
-        (Some(VerifyArg::Containment), _) => Some(VerifyMeasure::Containment),
+        (Some(VerifyArg::Containment), _) | (None, Method::Overlap) => {
+            Some(VerifyMeasure::Containment)
+        }
         (None, _) => None,
     };
     DedupOptions {
@@ -434,6 +450,7 @@ fn dedup_options(args: &DedupArgs) -> DedupOptions {
         k: args.k,
         threshold: args.threshold,
         verify,
+        min_length_ratio: args.min_length_ratio,
         keep: match args.keep {
             KeepArg::First => KeepPolicy::First,
             KeepArg::Longest => KeepPolicy::Longest,

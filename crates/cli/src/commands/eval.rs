@@ -83,6 +83,11 @@ pub struct EvalArgs {
     /// The measure a cascade verifies its candidates with.
     #[arg(long, value_enum, default_value_t = Verify::Jaccard)]
     verify: Verify,
+    /// With an exact set measure (jaccard, containment, cascade): flag a pair only if the
+    /// smaller feature set has at least R times as many features as the larger (0, the
+    /// default, turns this off; `neardup dedup --min-length-ratio`). The sweep keeps it fixed.
+    #[arg(long, value_name = "R", default_value_t = 0.0)]
+    min_length_ratio: f64,
     /// MinHash signature length, when the profile does not set one.
     #[arg(long, default_value_t = 128)]
     num_perm: usize,
@@ -154,6 +159,8 @@ struct Scores {
     jaccard: f64,
     containment: f64,
     minhash: f64,
+    /// Size of the smaller feature set over the size of the larger (1 for two empty sets).
+    length_ratio: f64,
 }
 
 /// Confusion counts and the metrics derived from them.
@@ -200,10 +207,13 @@ struct Rule {
     threshold: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     verify: Option<Verify>,
+    /// The length-ratio guard, when it is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    min_length_ratio: Option<f64>,
 }
 
 impl Rule {
-    fn new(method: Method, k: u32, threshold: f64, verify: Verify) -> Self {
+    fn new(method: Method, k: u32, threshold: f64, verify: Verify, min_length_ratio: f64) -> Self {
         let uses_k = matches!(method, Method::Simhash | Method::Cascade);
         let uses_threshold = method != Method::Simhash;
         Rule {
@@ -211,6 +221,7 @@ impl Rule {
             k: uses_k.then_some(k),
             threshold: uses_threshold.then_some(threshold),
             verify: (method == Method::Cascade).then_some(verify),
+            min_length_ratio: (min_length_ratio > 0.0).then_some(min_length_ratio),
         }
     }
 
@@ -234,7 +245,8 @@ impl Rule {
             (Some(similarity), Some(threshold)) => similarity >= threshold,
             _ => true,
         };
-        close && similar
+        let long_enough = self.min_length_ratio.map_or(true, |r| s.length_ratio >= r);
+        close && similar && long_enough
     }
 
     fn describe(&self) -> String {
@@ -244,12 +256,16 @@ impl Rule {
         };
         let k = self.k.unwrap_or_default();
         let t = self.threshold.unwrap_or_default();
-        match self.method {
+        let rule = match self.method {
             Method::Simhash => format!("simhash distance <= {k}"),
             Method::Minhash => format!("minhash estimated jaccard >= {t:.2}"),
             Method::Jaccard => format!("jaccard >= {t:.2}"),
             Method::Containment => format!("max containment >= {t:.2}"),
             Method::Cascade => format!("simhash distance <= {k}, then {verify} >= {t:.2}"),
+        };
+        match self.min_length_ratio {
+            Some(r) => format!("{rule}, length ratio >= {r:.2}"),
+            None => rule,
         }
     }
 
@@ -322,6 +338,15 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
             args.threshold
         );
     }
+    if !(0.0..=1.0).contains(&args.min_length_ratio) {
+        bail!(
+            "--min-length-ratio must be between 0 and 1 (got {})",
+            args.min_length_ratio
+        );
+    }
+    if args.min_length_ratio > 0.0 && matches!(args.method, Method::Simhash | Method::Minhash) {
+        bail!("--min-length-ratio compares feature-set sizes: use it with --method jaccard, containment or cascade");
+    }
     if let Some(label) = args.positive.iter().find(|l| args.negative.contains(l)) {
         bail!("label {label} is both --positive and --negative");
     }
@@ -352,7 +377,13 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         })
         .collect::<anyhow::Result<_>>()?;
 
-    let rule = Rule::new(args.method, args.k, args.threshold, args.verify);
+    let rule = Rule::new(
+        args.method,
+        args.k,
+        args.threshold,
+        args.verify,
+        args.min_length_ratio,
+    );
     let bits = fingerprinter.profile().bits.count();
     let sweep = args.sweep.then(|| {
         sweep_rules(&args, bits)
@@ -392,11 +423,20 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
 fn sweep_rules(args: &EvalArgs, bits: u32) -> Vec<Rule> {
     if args.method == Method::Simhash {
         (0..=bits / 4)
-            .map(|k| Rule::new(args.method, k, args.threshold, args.verify))
+            .map(|k| Rule::new(args.method, k, args.threshold, args.verify, 0.0))
             .collect()
     } else {
         (0..=20)
-            .map(|step| Rule::new(args.method, args.k, f64::from(step) * 0.05, args.verify))
+            .map(|step| {
+                let threshold = f64::from(step) * 0.05;
+                Rule::new(
+                    args.method,
+                    args.k,
+                    threshold,
+                    args.verify,
+                    args.min_length_ratio,
+                )
+            })
             .collect()
     }
 }
@@ -485,7 +525,18 @@ fn score(
         jaccard: jaccard(&sa, &sb),
         containment: containment(&sa, &sb).max(containment(&sb, &sa)),
         minhash: estimate_jaccard(&ma, &mb),
+        length_ratio: length_ratio(sa.len(), sb.len()),
     })
+}
+
+/// The smaller size over the larger, as `DedupOptions::length_ratio_passes` compares it.
+fn length_ratio(a: usize, b: usize) -> f64 {
+    let (short, long) = (a.min(b), a.max(b));
+    if long == 0 {
+        1.0
+    } else {
+        short as f64 / long as f64
+    }
 }
 
 /// Checks the plot file's extension: SVG only (PNG would need a bundled font to draw text).
@@ -627,17 +678,43 @@ mod tests {
 
     #[test]
     fn cascade_needs_both_tests() {
-        let rule = Rule::new(Method::Cascade, 3, 0.5, Verify::Jaccard);
+        let rule = Rule::new(Method::Cascade, 3, 0.5, Verify::Jaccard, 0.0);
         let scores = |distance, jaccard| Scores {
             distance,
             jaccard,
             containment: 1.0,
             minhash: 0.0,
+            length_ratio: 1.0,
         };
         assert!(rule.flags(&scores(3, 0.5)));
         assert!(!rule.flags(&scores(4, 0.9)));
         assert!(!rule.flags(&scores(0, 0.4)));
-        let rule = Rule::new(Method::Cascade, 3, 0.5, Verify::Containment);
+        let rule = Rule::new(Method::Cascade, 3, 0.5, Verify::Containment, 0.0);
         assert!(rule.flags(&scores(0, 0.4)));
+    }
+
+    #[test]
+    fn length_ratio_guard_needs_a_long_enough_partner() {
+        let scores = |containment, length_ratio| Scores {
+            distance: 30,
+            jaccard: 0.0,
+            containment,
+            minhash: 0.0,
+            length_ratio,
+        };
+        let guarded = Rule::new(Method::Containment, 3, 0.9, Verify::Jaccard, 0.2);
+        assert_eq!(
+            guarded.describe(),
+            "max containment >= 0.90, length ratio >= 0.20"
+        );
+        assert!(guarded.flags(&scores(0.95, 0.2)), "the bound is inclusive");
+        assert!(!guarded.flags(&scores(1.0, 0.19)));
+        assert!(!guarded.flags(&scores(0.89, 0.5)));
+        let off = Rule::new(Method::Containment, 3, 0.9, Verify::Jaccard, 0.0);
+        assert!(off.flags(&scores(1.0, 0.01)));
+        assert_eq!(off.describe(), "max containment >= 0.90");
+        assert_eq!(length_ratio(20, 100), 0.2);
+        assert_eq!(length_ratio(100, 20), 0.2);
+        assert_eq!(length_ratio(0, 0), 1.0);
     }
 }
