@@ -326,7 +326,8 @@ impl Fingerprinter {
     /// resemblance and containment are measured on.
     pub fn feature_set(&self, text: &str) -> FeatureSet {
         let normalized = self.normalize(text);
-        let mut hashes = Vec::new();
+        // About one feature per character for character shingles, fewer otherwise.
+        let mut hashes = Vec::with_capacity(normalized.len());
         if self.profile.weighting == Weighting::JiebaTfIdf {
             hashes.extend(
                 jieba_keywords(&normalized, self.profile.stop_words)

@@ -15,10 +15,12 @@ impl FeatureSet {
         FeatureSet(Vec::new())
     }
 
-    /// The set of the given hashes.
+    /// The set of the given hashes. Holds no spare capacity: sets are kept by the thousand
+    /// during verification, and a vector grown by pushing can be twice its length.
     pub fn new(mut hashes: Vec<u64>) -> Self {
         hashes.sort_unstable();
         hashes.dedup();
+        hashes.shrink_to_fit();
         FeatureSet(hashes)
     }
 
