@@ -10,7 +10,7 @@ use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::feature_hashing::{BatchedMd5, Direct, HashStrategy, Memoized};
 use crate::features::{FeatureExtractor, FeatureScratch};
-use crate::hash::{FeatureHasher, Fnv1a64, HashAlgorithm, HashMemo, SipHash13, Xxh3};
+use crate::hash::{FeatureHasher, Fnv1a64, Fnv1a64Utf16, HashAlgorithm, HashMemo, SipHash13, Xxh3};
 use crate::measure::FeatureSet;
 use crate::minhash::MinHasher;
 use crate::normalize::Normalizer;
@@ -229,6 +229,7 @@ impl Fingerprinter {
         match self.profile.hash {
             HashAlgorithm::Xxh3 => run!(&mut Direct(&Xxh3)),
             HashAlgorithm::Fnv1a64 => run!(&mut Direct(&Fnv1a64)),
+            HashAlgorithm::Fnv1a64Utf16 => run!(&mut Direct(&Fnv1a64Utf16)),
             HashAlgorithm::Md5 => run!(&mut BatchedMd5::new(memo)),
             HashAlgorithm::Siphash13 => run!(&mut Memoized {
                 hasher: &SipHash13,

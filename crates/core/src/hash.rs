@@ -60,6 +60,36 @@ impl FeatureHasher for Fnv1a64 {
     }
 }
 
+/// FNV-1a, 64-bit, over the UTF-16 code units of the feature, each XOR-ed in whole (16 bits),
+/// exactly as seed 004's Java `fnv1aHash64` does with `str.charAt(i)`: the Sohu article's
+/// feature hash bit for bit, Chinese included. (On ASCII it equals [`Fnv1a64`]; on other text
+/// it does not, since [`Fnv1a64`] hashes UTF-8 bytes.) Features that are not valid UTF-8 are
+/// hashed byte by byte, as [`Fnv1a64`] does.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fnv1a64Utf16;
+
+impl Fnv1a64Utf16 {
+    fn with_offset(offset: u64, bytes: &[u8]) -> u64 {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => text.encode_utf16().fold(offset, |hash, unit| {
+                (hash ^ u64::from(unit)).wrapping_mul(Fnv1a64::PRIME)
+            }),
+            Err(_) => Fnv1a64::with_offset(offset, bytes),
+        }
+    }
+}
+
+impl FeatureHasher for Fnv1a64Utf16 {
+    #[inline]
+    fn hash64(&self, bytes: &[u8]) -> u64 {
+        Self::with_offset(Fnv1a64::OFFSET, bytes)
+    }
+    fn hash128(&self, bytes: &[u8]) -> u128 {
+        let high = Self::with_offset(!Fnv1a64::OFFSET, bytes);
+        (u128::from(high) << 64) | u128::from(self.hash64(bytes))
+    }
+}
+
 /// MD5 read as a big-endian integer, as the PyPI `simhash` package does
 /// (`int(md5(x).hexdigest(), 16)`); the 64-bit form is its low 64 bits.
 #[derive(Debug, Clone, Copy, Default)]
@@ -102,6 +132,9 @@ pub enum HashAlgorithm {
     Xxh3,
     /// [`Fnv1a64`].
     Fnv1a64,
+    /// [`Fnv1a64Utf16`].
+    #[serde(rename = "fnv1a64-utf16")]
+    Fnv1a64Utf16,
     /// [`Md5Hasher`].
     Md5,
     /// [`SipHash13`].
@@ -114,6 +147,7 @@ impl HashAlgorithm {
         match self {
             HashAlgorithm::Xxh3 => &Xxh3,
             HashAlgorithm::Fnv1a64 => &Fnv1a64,
+            HashAlgorithm::Fnv1a64Utf16 => &Fnv1a64Utf16,
             HashAlgorithm::Md5 => &Md5Hasher,
             HashAlgorithm::Siphash13 => &SipHash13,
         }
@@ -318,6 +352,20 @@ mod tests {
         assert_eq!(Fnv1a64.hash64(b"a"), 0xaf63dc4c8601ec8c);
         assert_eq!(Fnv1a64.hash64(b"foobar"), 0x85944171f73967e8);
     }
+
+    #[test]
+    fn fnv1a64_utf16_is_seed_004s_java_hash() {
+        // Expected values from a transcription of the seed's Java code (BigInteger arithmetic
+        // masked to 64 bits, one `charAt` code unit at a time) in Python.
+        assert_eq!(Fnv1a64Utf16.hash64(b"foobar"), Fnv1a64.hash64(b"foobar"));
+        assert_eq!(Fnv1a64Utf16.hash64("美国".as_bytes()), JAVA_MEIGUO);
+        assert_eq!(Fnv1a64Utf16.hash64("😀".as_bytes()), JAVA_EMOJI);
+        assert_ne!(Fnv1a64.hash64("美国".as_bytes()), JAVA_MEIGUO);
+    }
+
+    /// `fnv1aHash64("美国")` and `fnv1aHash64("😀")` (a surrogate pair: two code units).
+    const JAVA_MEIGUO: u64 = 0xcb59c7085a701784;
+    const JAVA_EMOJI: u64 = 0xe5e45a0a241b88d8;
 
     #[test]
     fn md5_is_read_big_endian() {
