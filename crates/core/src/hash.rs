@@ -47,6 +47,12 @@ impl Fnv1a64 {
             (hash ^ u64::from(b)).wrapping_mul(Self::PRIME)
         })
     }
+
+    /// The 128-bit widening of an FNV variant: the hash from the inverted offset basis above
+    /// the hash from the standard one.
+    fn widen(with_offset: impl Fn(u64) -> u64) -> u128 {
+        (u128::from(with_offset(!Self::OFFSET)) << 64) | u128::from(with_offset(Self::OFFSET))
+    }
 }
 
 impl FeatureHasher for Fnv1a64 {
@@ -55,8 +61,7 @@ impl FeatureHasher for Fnv1a64 {
         Self::with_offset(Self::OFFSET, bytes)
     }
     fn hash128(&self, bytes: &[u8]) -> u128 {
-        let high = Self::with_offset(!Self::OFFSET, bytes);
-        (u128::from(high) << 64) | u128::from(self.hash64(bytes))
+        Self::widen(|offset| Self::with_offset(offset, bytes))
     }
 }
 
@@ -85,8 +90,7 @@ impl FeatureHasher for Fnv1a64Utf16 {
         Self::with_offset(Fnv1a64::OFFSET, bytes)
     }
     fn hash128(&self, bytes: &[u8]) -> u128 {
-        let high = Self::with_offset(!Fnv1a64::OFFSET, bytes);
-        (u128::from(high) << 64) | u128::from(self.hash64(bytes))
+        Fnv1a64::widen(|offset| Self::with_offset(offset, bytes))
     }
 }
 
