@@ -429,6 +429,25 @@ fn incremental_dedup_against_a_saved_index() {
         b"",
     );
     assert_one_line_error(&wrong, 1, "cannot open index");
+    // The index decides by its own k: search and verification options are refused, not
+    // silently ignored.
+    for option in [
+        &["--method", "overlap"][..],
+        &["--k", "3"],
+        &["--verify", "containment"],
+        &["--min-length-ratio", "0.2"],
+        &["--keep", "longest"],
+    ] {
+        let mut args = vec!["dedup", tomorrow.to_str().unwrap(), "--index", index];
+        args.extend_from_slice(option);
+        let refused = neardup(&args, b"");
+        assert_eq!(refused.code, 2, "{option:?}: {}", refused.stderr);
+        assert!(
+            refused.stderr.contains("cannot be used with"),
+            "{}",
+            refused.stderr
+        );
+    }
     // `neardup index` reads the same store.
     let check = neardup(
         &["index", "check", "--db", index, tomorrow.to_str().unwrap()],

@@ -33,32 +33,37 @@ pub struct DedupArgs {
     /// cascade takes SimHash candidates and verifies them by Jaccard resemblance; overlap
     /// takes every pair whose shingle sets can overlap enough (exact; for short texts, and for
     /// a short text contained in a longer one) and verifies it by containment.
-    #[arg(long, value_enum, default_value_t = MethodArg::Cascade)]
+    #[arg(long, value_enum, default_value_t = MethodArg::Cascade, conflicts_with = "index")]
     method: MethodArg,
     /// Largest SimHash distance of a near-duplicate (of a candidate, with verification).
-    #[arg(long, default_value_t = neardup_dedup::DEFAULT_K)]
+    #[arg(long, default_value_t = neardup_dedup::DEFAULT_K, conflicts_with = "index")]
     k: u32,
     /// Fingerprint width, instead of the profile's.
     #[arg(long, value_parser = ["64", "128"])]
     bits: Option<String>,
     /// Smallest similarity of a near-duplicate for --method minhash and for --verify.
-    #[arg(long, default_value_t = neardup_dedup::DEFAULT_THRESHOLD)]
+    #[arg(long, default_value_t = neardup_dedup::DEFAULT_THRESHOLD, conflicts_with = "index")]
     threshold: f64,
     /// Check each candidate pair by the true measure of the two shingle sets (implied by
     /// --method cascade, with jaccard, and --method overlap, with containment).
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, conflicts_with = "index")]
     verify: Option<VerifyArg>,
     /// With verification: a pair is a near-duplicate only if the smaller shingle set has at
     /// least R times as many shingles as the larger (0, the default, turns this off). With
     /// containment, 0.2 keeps re-posts and re-headlined copies but not a headline or a quote
     /// inside a long article.
-    #[arg(long, value_name = "R", default_value_t = 0.0)]
+    #[arg(
+        long,
+        value_name = "R",
+        default_value_t = 0.0,
+        conflicts_with = "index"
+    )]
     min_length_ratio: f64,
     /// Which document of a cluster is kept.
-    #[arg(long, value_enum, default_value_t = KeepArg::First)]
+    #[arg(long, value_enum, default_value_t = KeepArg::First, conflicts_with = "index")]
     keep: KeepArg,
     /// Documents with the same canonical URL are duplicates too.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "index")]
     url_dedup: bool,
     /// Write the input records of kept documents here, unchanged, in input order.
     #[arg(long, value_name = "FILE")]
@@ -80,7 +85,8 @@ pub struct DedupArgs {
     /// `neardup index` and `neardup serve`): each document is checked, in input order, against
     /// the index (which holds the documents kept before it, in this run and earlier ones) by
     /// exact digest and SimHash distance ≤ the index's k, and added to it when unique. The
-    /// index keeps its profile and k; --method and verification do not apply.
+    /// index keeps its profile and k, and the first seen is kept; --method, --k, --threshold,
+    /// --verify, --min-length-ratio, --keep and --url-dedup are refused with it.
     #[arg(long, value_name = "DIR|URL")]
     index: Option<String>,
 }
