@@ -1,12 +1,13 @@
 //! Throughput of the fingerprinting hot paths: tokenise, shingle + hash, SimHash accumulation
-//! at 64 and 128 bits, MinHash, and the whole pipeline per profile. Each group reports bytes
-//! (or features) per second.
+//! at 64 and 128 bits, MinHash, the whole pipeline per profile, and the exact Jaccard check
+//! that verifies dedup candidates. Each group reports bytes (or features) per second.
 //!
 //! Run: `cargo bench -p neardup-core --bench core`.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use neardup_core::features::{FeatureExtractor, FeatureKind, FeatureScratch};
 use neardup_core::hash::{FeatureHasher, Xxh3};
+use neardup_core::measure::{jaccard_at_least, FeatureSet};
 use neardup_core::minhash::{MinHashOptions, MinHasher};
 use neardup_core::simhash::{BitCounter, Bits, WeightedSums};
 use neardup_core::tokenize::Tokenizer;
@@ -197,9 +198,33 @@ fn pipeline(c: &mut Criterion) {
     group.finish();
 }
 
+/// The cascade's verification: exact Jaccard ≥ 0.9 of two 5,000-shingle sets, one pair that
+/// passes (J ≈ 0.95) and one that fails late (J ≈ 0.85: the early stop comes near the end).
+fn verify(c: &mut Criterion) {
+    let set = |skip_every: u64, offset: u64| {
+        FeatureSet::new(
+            (0..5_300u64)
+                .filter(|i| i % skip_every != offset)
+                .map(|i| Xxh3.hash64(&i.to_le_bytes()))
+                .collect(),
+        )
+    };
+    let mut group = c.benchmark_group("verify-jaccard");
+    for (name, a, b) in [
+        ("passes-0.95", set(40, 0), set(40, 1)),
+        ("fails-0.85", set(12, 0), set(12, 1)),
+    ] {
+        group.throughput(Throughput::Elements((a.len() + b.len()) as u64));
+        group.bench_function(name, |bench| {
+            bench.iter(|| black_box(jaccard_at_least(&a, &b, 0.9)))
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(3));
-    targets = tokenize, shingle_and_hash, accumulate, minhash, pipeline
+    targets = tokenize, shingle_and_hash, accumulate, minhash, pipeline, verify
 }
 criterion_main!(benches);

@@ -46,6 +46,11 @@ impl FeatureSet {
 
     /// Size of the intersection with `other` by one linear merge, or `None` as soon as it
     /// cannot reach `needed` (the elements left on the shorter side are too few).
+    ///
+    /// A plain branching merge: on the near-identical sets that verification sees, almost
+    /// every step is a match, so the branches are predicted and the processor runs ahead. (A
+    /// branch-free merge, which chains every step on the previous loads, measured 2x slower:
+    /// `cargo bench -p neardup-core --bench core -- verify-jaccard`.)
     fn merge_intersection(&self, other: &FeatureSet, needed: usize) -> Option<usize> {
         let (mut i, mut j, mut shared) = (0, 0, 0);
         let (a, b) = (&self.0, &other.0);
@@ -164,14 +169,30 @@ mod tests {
         /// The early-exit form agrees with the full computation.
         #[test]
         fn jaccard_at_least_agrees_with_jaccard(
-            a in proptest::collection::vec(0u64..60, 0..50),
-            b in proptest::collection::vec(0u64..60, 0..50),
+            a in proptest::collection::vec(0u64..200, 0..150),
+            b in proptest::collection::vec(0u64..200, 0..150),
             threshold in proptest::prop_oneof![0.0f64..=1.0, (1u32..20, 1u32..20).prop_map(|(p, q)| f64::from(p.min(q)) / f64::from(p.max(q)))],
         ) {
             let (a, b) = (FeatureSet::new(a), FeatureSet::new(b));
             let full = jaccard(&a, &b);
             let expected = (full >= threshold).then_some(full);
             proptest::prop_assert_eq!(jaccard_at_least(&a, &b, threshold), expected);
+        }
+
+        /// The merge counts the intersection exactly, across many early-stop checks.
+        #[test]
+        fn intersection_is_exact(
+            a in proptest::collection::vec(0u64..400, 0..300),
+            b in proptest::collection::vec(0u64..400, 0..300),
+        ) {
+            let expected = a
+                .iter()
+                .collect::<std::collections::HashSet<_>>()
+                .intersection(&b.iter().collect())
+                .count();
+            let (a, b) = (FeatureSet::new(a), FeatureSet::new(b));
+            proptest::prop_assert_eq!(a.intersection_len(&b), expected);
+            proptest::prop_assert_eq!(b.intersection_len(&a), expected);
         }
     }
 
