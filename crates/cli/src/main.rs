@@ -3,11 +3,11 @@
 //! A thin layer: each subcommand parses its arguments, calls the library crates and formats the
 //! result. Exit codes: 0 success, 1 error (one readable line on stderr), 2 usage error.
 
+mod blocks;
 mod commands;
 mod db_args;
 mod documents;
 mod input;
-mod jsonl;
 mod plot;
 mod profile_args;
 

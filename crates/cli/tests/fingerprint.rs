@@ -120,6 +120,40 @@ fn bad_input_gives_one_line_and_exit_code_1() {
 }
 
 #[test]
+fn jsonl_records_that_are_not_objects_or_have_the_wrong_types() {
+    let jsonl = |input: &[u8]| neardup(&["fingerprint", "--input-format", "jsonl"], input);
+    assert_one_line_error(
+        &jsonl(b"{\"text\": \"ok\"}\n\n[1, 2]\n"),
+        1,
+        "-:3: malformed JSON: record is not a JSON object",
+    );
+    assert_one_line_error(
+        &jsonl(b"{\"id\": true, \"text\": \"x\"}\n"),
+        1,
+        "-:1: malformed JSON: field `id` is a boolean, expected a string or a number",
+    );
+    assert_one_line_error(
+        &jsonl(b"{\"text\": null}\n"),
+        1,
+        "-:1: no string field \"text\"",
+    );
+    // Only the id and text fields are read: an html field is no stand-in for the text, and
+    // the types of other fields do not matter.
+    assert_one_line_error(
+        &jsonl(b"{\"html\": \"<p>x</p>\"}\n"),
+        1,
+        "-:1: no string field \"text\"",
+    );
+    let others = jsonl(b"{\"text\": \"x\", \"url\": 5, \"html\": 3, \"title\": []}\n");
+    assert_eq!(others.code, 0, "{}", others.stderr);
+    // Escaped text is fingerprinted as the string it stands for.
+    let escaped = jsonl(b"{\"text\": \"caf\\u00e9\"}\n{\"text\": \"caf\xc3\xa9\"}\n");
+    let lines = json_lines(&escaped.stdout);
+    assert_eq!(lines[0]["simhash"], lines[1]["simhash"]);
+    assert_eq!(lines[0]["bytes"], 5);
+}
+
+#[test]
 fn empty_and_white_space_documents_are_fingerprinted() {
     let run = neardup(
         &["fingerprint", "--input-format", "jsonl"],

@@ -5,6 +5,7 @@
 use crate::error::ErrorKind;
 use chardetng::{EncodingDetector, Iso2022JpDetection, Utf8Detection};
 use encoding_rs::{Encoding, UTF_8};
+use std::borrow::Cow;
 
 /// How far into an HTML document a `<meta charset>` is looked for (the
 /// limit of the HTML standard's prescan).
@@ -50,9 +51,17 @@ pub(crate) fn decode_file(bytes: &[u8], html: bool, lossy: bool) -> Result<Strin
             return Ok(decode(encoding, bytes));
         }
     }
+    decode_utf8(bytes, lossy).map(Cow::into_owned)
+}
+
+/// Reads `bytes` as UTF-8: borrowed when valid; when not, an
+/// [`ErrorKind::InvalidUtf8`] naming the first bad byte, or with `lossy` a
+/// copy with U+FFFD for each bad sequence. One rule for JSONL lines and text
+/// files, so that `lossy` means the same everywhere.
+pub fn decode_utf8(bytes: &[u8], lossy: bool) -> Result<Cow<'_, str>, ErrorKind> {
     match std::str::from_utf8(bytes) {
-        Ok(text) => Ok(text.to_string()),
-        Err(_) if lossy => Ok(String::from_utf8_lossy(bytes).into_owned()),
+        Ok(text) => Ok(Cow::Borrowed(text)),
+        Err(_) if lossy => Ok(String::from_utf8_lossy(bytes)),
         Err(err) => Err(ErrorKind::InvalidUtf8 {
             valid_up_to: err.valid_up_to(),
         }),

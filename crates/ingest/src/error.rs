@@ -83,12 +83,12 @@ pub enum ErrorKind {
     #[error("record is not a JSON object")]
     NotAnObject,
     /// A JSONL record has neither the text field nor the html field.
-    #[error("record has no text field `{text}` (nor html field `{html}`)")]
+    #[error("record has no text field `{text}`{}", nor_html(.html.as_deref()))]
     MissingText {
         /// The configured text field name.
         text: String,
-        /// The configured html field name.
-        html: String,
+        /// The configured html field name, if one is read.
+        html: Option<String>,
     },
     /// A JSONL field has the wrong JSON type (e.g. the text is a number).
     #[error("field `{field}` is {found}, expected {expected}")]
@@ -132,4 +132,11 @@ pub enum ErrorKind {
     /// The HTTP response inside a WARC `response` record is malformed.
     #[error("malformed HTTP response: {0}")]
     Http(String),
+}
+
+/// The end of the [`ErrorKind::MissingText`] message: the html field looked
+/// for too, if any.
+fn nor_html(html: Option<&str>) -> String {
+    html.map(|html| format!(" (nor html field `{html}`)"))
+        .unwrap_or_default()
 }

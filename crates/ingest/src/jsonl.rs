@@ -3,8 +3,12 @@
 //! Lines are parsed with a serde visitor that only materialises the
 //! configured fields (borrowing them from the line when they contain no
 //! escapes) and skips everything else, so a record with a big unused field
-//! costs a scan, not an allocation.
+//! costs a scan, not an allocation. [`parse_record`] is that parser on one
+//! line, for callers that read lines their own way (`neardup fingerprint`
+//! reads blocks of lines and parses them in parallel); [`JsonlReader`] uses it
+//! to stream [`Document`]s.
 
+use crate::charset::decode_utf8;
 use crate::document::{Body, Document, Place};
 use crate::error::{ErrorKind, IngestError};
 use crate::format::Compression;
@@ -55,23 +59,14 @@ impl<R: BufRead> JsonlReader<R> {
 
     fn record(&mut self) -> Result<Document, IngestError> {
         let place = self.place.at_line(self.lines.line_no());
-        let doc = {
-            let line = match std::str::from_utf8(&self.buf) {
-                Ok(line) => Cow::Borrowed(line),
-                Err(_) if self.opts.lossy_utf8 => String::from_utf8_lossy(&self.buf),
-                Err(err) => {
-                    let kind = ErrorKind::InvalidUtf8 {
-                        valid_up_to: err.valid_up_to(),
-                    };
-                    return Err(IngestError::new(place, kind));
-                }
-            };
-            match parse_record(&line, &self.opts.fields) {
-                Ok(record) => record.into_document(&self.opts.fields, place),
-                Err(kind) => Err(IngestError::new(place, kind)),
-            }
+        let line = match decode_utf8(&self.buf, self.opts.lossy_utf8) {
+            Ok(line) => line,
+            Err(kind) => return Err(IngestError::new(place, kind)),
         };
-        let mut doc = doc?;
+        let mut doc = match parse_record(&line, &self.opts.fields) {
+            Ok(record) => record.into_document(place),
+            Err(kind) => return Err(IngestError::new(place, kind)),
+        };
         if self.opts.keep_raw {
             doc.raw = Some(std::mem::take(&mut self.buf).into_boxed_slice());
         }
@@ -111,30 +106,53 @@ impl<R: BufRead> Iterator for JsonlReader<R> {
     }
 }
 
-/// A JSON value as far as a document field cares.
-#[derive(Clone, Debug, PartialEq)]
-enum Value<'a> {
-    Str(Cow<'a, str>),
-    /// A number, rendered in decimal.
-    Number(String),
-    Null,
-    /// Any other JSON type, by its description (`a boolean`, `an array`, ...).
-    Other(&'static str),
+/// The configured fields of one JSON Lines record, as [`parse_record`] finds
+/// them. Strings are borrowed from the line where they have no escapes, so a
+/// caller that works on the line in place (`neardup fingerprint`) copies
+/// nothing; [`JsonlReader`] makes [`Document`]s of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record<'a> {
+    /// The id: a string, or a number rendered in decimal; `None` when absent
+    /// or `null`.
+    pub id: Option<Cow<'a, str>>,
+    /// The text, or else the HTML.
+    pub body: RecordBody<'a>,
+    /// The URL, if the field is read and present.
+    pub url: Option<Cow<'a, str>>,
+    /// The title, if the field is read and present.
+    pub title: Option<Cow<'a, str>>,
+    /// The fetch time, if the field is read and present.
+    pub fetched_at: Option<Cow<'a, str>>,
 }
 
-/// The configured fields of one record.
-#[derive(Default)]
-struct Record<'a> {
-    id: Option<Value<'a>>,
-    text: Option<Value<'a>>,
-    html: Option<Value<'a>>,
-    url: Option<Value<'a>>,
-    title: Option<Value<'a>>,
-    fetched_at: Option<Value<'a>>,
+/// The body of a [`Record`], tagged with the field it came from, because HTML
+/// is extracted before it is compared and text is not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordBody<'a> {
+    /// From the text field.
+    Text(Cow<'a, str>),
+    /// From the html field (read only when the text field is absent or null).
+    Html(Cow<'a, str>),
 }
 
-/// Parses one line into the configured fields.
-fn parse_record<'a>(line: &'a str, fields: &JsonlFields) -> Result<Record<'a>, ErrorKind> {
+impl RecordBody<'_> {
+    /// The body's characters, whichever field they came from.
+    pub fn as_str(&self) -> &str {
+        match self {
+            RecordBody::Text(text) | RecordBody::Html(text) => text,
+        }
+    }
+}
+
+/// Parses one JSON Lines record (a line without its newline) into the fields
+/// named by `fields`, skipping every other field without building it.
+///
+/// Errors, in this order: the line is not JSON ([`ErrorKind::Json`]), not an
+/// object ([`ErrorKind::NotAnObject`]), its text (or, when there is none, its
+/// html) is not a string ([`ErrorKind::WrongType`]), it has neither
+/// ([`ErrorKind::MissingText`]), another read field has the wrong type. Of a
+/// key given twice, the first value counts. The place is the caller's to add.
+pub fn parse_record<'a>(line: &'a str, fields: &JsonlFields) -> Result<Record<'a>, ErrorKind> {
     let json_error = |err: serde_json::Error| {
         let message = err.to_string();
         let position = format!(" at line {} column {}", err.line(), err.column());
@@ -153,59 +171,101 @@ fn parse_record<'a>(line: &'a str, fields: &JsonlFields) -> Result<Record<'a>, E
         });
     }
     let mut de = serde_json::Deserializer::from_str(line);
-    let record = RecordSeed(fields)
+    let values = RecordSeed(fields)
         .deserialize(&mut de)
         .map_err(json_error)?;
     de.end().map_err(json_error)?;
-    Ok(record)
+    values.into_record(fields)
 }
 
 impl Record<'_> {
-    fn into_document(self, fields: &JsonlFields, place: Place) -> Result<Document, IngestError> {
-        let fail = |kind| IngestError::new(place.clone(), kind);
-        let body = match string_field(self.text, &fields.text, false).map_err(fail)? {
-            Some(text) => Body::Text(text),
-            None => match string_field(self.html, &fields.html, false).map_err(fail)? {
-                Some(html) => Body::Html(html),
+    /// The document this record at `place` describes: the id defaults to the
+    /// place, and an HTML body without a title field gets its `<title>`.
+    fn into_document(self, place: Place) -> Document {
+        let body = match self.body {
+            RecordBody::Text(text) => Body::Text(text.into_owned()),
+            RecordBody::Html(html) => Body::Html(html.into_owned()),
+        };
+        let title = match (self.title, &body) {
+            (None, Body::Html(html)) => crate::extract::html_title(html),
+            (title, _) => title.map(Cow::into_owned),
+        };
+        Document {
+            id: self.id.map_or_else(|| place.to_string(), Cow::into_owned),
+            url: self.url.map(Cow::into_owned),
+            title,
+            body,
+            fetched_at: self.fetched_at.map(Cow::into_owned),
+            place,
+            raw: None,
+        }
+    }
+}
+
+/// A JSON value as far as a record field cares.
+#[derive(Clone, Debug, PartialEq)]
+enum Value<'a> {
+    Str(Cow<'a, str>),
+    /// A number, rendered in decimal.
+    Number(String),
+    Null,
+    /// Any other JSON type, by its description (`a boolean`, `an array`, ...).
+    Other(&'static str),
+}
+
+/// The values of the read fields of one record, before their types are
+/// checked.
+#[derive(Default)]
+struct Values<'a> {
+    id: Option<Value<'a>>,
+    text: Option<Value<'a>>,
+    html: Option<Value<'a>>,
+    url: Option<Value<'a>>,
+    title: Option<Value<'a>>,
+    fetched_at: Option<Value<'a>>,
+}
+
+impl<'a> Values<'a> {
+    /// Checks the types, in the order [`parse_record`] documents.
+    fn into_record(self, fields: &JsonlFields) -> Result<Record<'a>, ErrorKind> {
+        // A value is only ever found for a field that is read, so an unread
+        // field's name is never needed.
+        fn name(field: &Option<String>) -> &str {
+            field.as_deref().unwrap_or_default()
+        }
+        let body = match string_field(self.text, &fields.text, false)? {
+            Some(text) => RecordBody::Text(text),
+            None => match string_field(self.html, name(&fields.html), false)? {
+                Some(html) => RecordBody::Html(html),
                 None => {
-                    return Err(fail(ErrorKind::MissingText {
+                    return Err(ErrorKind::MissingText {
                         text: fields.text.clone(),
                         html: fields.html.clone(),
-                    }))
+                    })
                 }
             },
         };
-        let id = string_field(self.id, &fields.id, true).map_err(fail)?;
-        let url = string_field(self.url, &fields.url, false).map_err(fail)?;
-        let title = string_field(self.title, &fields.title, false).map_err(fail)?;
-        let fetched_at = string_field(self.fetched_at, &fields.fetched_at, false).map_err(fail)?;
-        let title = match (&title, &body) {
-            (None, Body::Html(html)) => crate::extract::html_title(html),
-            _ => title,
-        };
-        Ok(Document {
-            id: id.unwrap_or_else(|| place.to_string()),
-            url,
-            title,
+        Ok(Record {
+            id: string_field(self.id, &fields.id, true)?,
             body,
-            fetched_at,
-            place,
-            raw: None,
+            url: string_field(self.url, name(&fields.url), false)?,
+            title: string_field(self.title, name(&fields.title), false)?,
+            fetched_at: string_field(self.fetched_at, name(&fields.fetched_at), false)?,
         })
     }
 }
 
-/// A field as an owned string: `None` when absent or null, an error when of
-/// the wrong type. Numbers are accepted (in decimal) where `number_ok`.
-fn string_field(
-    value: Option<Value<'_>>,
+/// A field as a string: `None` when absent or null, an error when of the
+/// wrong type. Numbers are accepted (in decimal) where `number_ok`.
+fn string_field<'a>(
+    value: Option<Value<'a>>,
     name: &str,
     number_ok: bool,
-) -> Result<Option<String>, ErrorKind> {
+) -> Result<Option<Cow<'a, str>>, ErrorKind> {
     let found = match value {
         None | Some(Value::Null) => return Ok(None),
-        Some(Value::Str(s)) => return Ok(Some(s.into_owned())),
-        Some(Value::Number(n)) if number_ok => return Ok(Some(n)),
+        Some(Value::Str(s)) => return Ok(Some(s)),
+        Some(Value::Number(n)) if number_ok => return Ok(Some(Cow::Owned(n))),
         Some(Value::Number(_)) => "a number",
         Some(Value::Other(found)) => found,
     };
@@ -220,54 +280,60 @@ fn string_field(
     })
 }
 
-/// Deserialises a JSON object into a [`Record`], keeping only the fields
-/// named in the [`JsonlFields`].
+/// Deserialises a JSON object into [`Values`], keeping only the fields named
+/// in the [`JsonlFields`].
 struct RecordSeed<'f>(&'f JsonlFields);
 
 impl<'de> DeserializeSeed<'de> for RecordSeed<'_> {
-    type Value = Record<'de>;
+    type Value = Values<'de>;
 
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Record<'de>, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Values<'de>, D::Error> {
         de.deserialize_map(self)
     }
 }
 
 impl<'de> Visitor<'de> for RecordSeed<'_> {
-    type Value = Record<'de>;
+    type Value = Values<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Record<'de>, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Values<'de>, A::Error> {
         let fields = self.0;
-        let mut record = Record::default();
+        let mut values = Values::default();
         while let Some(key) = map.next_key::<Value<'de>>()? {
             let Value::Str(key) = key else {
                 map.next_value::<IgnoredAny>()?;
                 continue;
             };
             let mut slots = [
-                (&fields.id, &mut record.id),
-                (&fields.text, &mut record.text),
-                (&fields.html, &mut record.html),
-                (&fields.url, &mut record.url),
-                (&fields.title, &mut record.title),
-                (&fields.fetched_at, &mut record.fetched_at),
+                (Some(fields.id.as_str()), &mut values.id),
+                (Some(fields.text.as_str()), &mut values.text),
+                (fields.html.as_deref(), &mut values.html),
+                (fields.url.as_deref(), &mut values.url),
+                (fields.title.as_deref(), &mut values.title),
+                (fields.fetched_at.as_deref(), &mut values.fetched_at),
             ];
-            if !slots.iter().any(|(name, _)| **name == key) {
+            let mut named = slots
+                .iter_mut()
+                .filter(|(name, _)| *name == Some(&*key))
+                .map(|(_, slot)| slot);
+            let Some(first) = named.next() else {
                 map.next_value::<IgnoredAny>()?;
                 continue;
-            }
+            };
             let value: Value<'de> = map.next_value()?;
-            for (name, slot) in &mut slots {
-                // The first occurrence of a duplicated key wins.
-                if **name == key && slot.is_none() {
-                    **slot = Some(value.clone());
-                }
+            // The first occurrence of a duplicated key wins. A key that names
+            // several fields fills each; only then is the value copied.
+            for slot in named.filter(|slot| slot.is_none()) {
+                **slot = Some(value.clone());
+            }
+            if first.is_none() {
+                **first = Some(value);
             }
         }
-        Ok(record)
+        Ok(values)
     }
 }
 
@@ -370,6 +436,46 @@ mod tests {
         assert!(docs[3].body.is_html());
         assert_eq!(docs[3].title.as_deref(), Some("Hi"));
         assert!(docs.iter().all(|d| d.raw.is_none()));
+    }
+
+    #[test]
+    fn parse_record_borrows_and_skips_the_rest() {
+        let fields = JsonlFields::default();
+        let line =
+            r#"{"meta": {"a": [1, 2]}, "id": 17, "text": "caf\u00e9 ok", "url": "u", "x": null}"#;
+        let record = parse_record(line, &fields).unwrap();
+        assert_eq!(record.id.as_deref(), Some("17"));
+        assert_eq!(record.body, RecordBody::Text("café ok".into()));
+        assert!(matches!(record.url, Some(Cow::Borrowed("u"))));
+        assert_eq!((record.title, record.fetched_at), (None, None));
+        let plain = parse_record(r#"{"text": "plain", "id": "a"}"#, &fields).unwrap();
+        assert!(matches!(
+            plain.body,
+            RecordBody::Text(Cow::Borrowed("plain"))
+        ));
+        assert!(matches!(plain.id, Some(Cow::Borrowed("a"))));
+    }
+
+    #[test]
+    fn id_and_text_reads_nothing_else() {
+        let fields = JsonlFields::id_and_text("key", "body");
+        let line = r#"{"key": "k", "body": "b", "html": 1, "url": 2, "title": [], "text": 3}"#;
+        let record = parse_record(line, &fields).unwrap();
+        assert_eq!(record.id.as_deref(), Some("k"));
+        assert_eq!(record.body.as_str(), "b");
+        let missing = parse_record(r#"{"key": "k", "html": "<p>x</p>"}"#, &fields);
+        assert_eq!(
+            missing.unwrap_err().to_string(),
+            "record has no text field `body`"
+        );
+    }
+
+    #[test]
+    fn a_key_naming_two_fields_fills_both_and_the_first_of_a_repeated_key_counts() {
+        let fields = JsonlFields::id_and_text("text", "text");
+        let record = parse_record(r#"{"text": "a\nb", "text": "c"}"#, &fields).unwrap();
+        assert_eq!(record.id.as_deref(), Some("a\nb"));
+        assert_eq!(record.body.as_str(), "a\nb");
     }
 
     #[test]

@@ -23,6 +23,8 @@
 //! [`FolderReader`] (folder trees of `.txt`/`.html` files and of the other
 //! formats), [`WarcReader`] (`.warc`, `.warc.gz`); [`open_path`] picks one for
 //! a path, [`open_inputs`] chains paths and counts in [`ReadStats`].
+//! [`parse_record`] parses one JSON Lines record without copying its strings,
+//! for callers that read the lines themselves.
 //!
 //! ```no_run
 //! use neardup_ingest::{open_inputs, extract::MainContentExtractor, ReadOptions};
@@ -55,12 +57,13 @@ pub mod url;
 mod warc;
 mod window;
 
+pub use charset::decode_utf8;
 pub use document::{Body, Document, Place};
 pub use error::{ErrorKind, IngestError};
 pub use folder::FolderReader;
 pub use format::{Compression, Format, ParseFormatError};
 pub use input::{open_inputs, open_path, DocumentIter, Inputs};
-pub use jsonl::JsonlReader;
+pub use jsonl::{parse_record, JsonlReader, Record, RecordBody};
 pub use options::{JsonlFields, ReadOptions, WarcId};
 pub use stats::{ReadStats, StatsSnapshot};
 pub use warc::WarcReader;

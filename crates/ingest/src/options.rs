@@ -44,6 +44,9 @@ impl Default for ReadOptions {
 
 /// Names of the JSONL fields that make a [`crate::Document`]. Fields not
 /// named here are ignored; a named field that is absent or `null` is `None`.
+/// The optional fields can be left out (`None`): a caller that wants only the
+/// id and the text (`neardup fingerprint`) then neither reads nor type-checks
+/// the others.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JsonlFields {
     /// Id field (default `id`): a string or a number (rendered in decimal).
@@ -53,24 +56,37 @@ pub struct JsonlFields {
     pub text: String,
     /// HTML field (default `html`), used when the text field is absent:
     /// becomes [`crate::Body::Html`].
-    pub html: String,
+    pub html: Option<String>,
     /// URL field (default `url`).
-    pub url: String,
+    pub url: Option<String>,
     /// Title field (default `title`).
-    pub title: String,
+    pub title: Option<String>,
     /// Fetch time field (default `fetched_at`).
-    pub fetched_at: String,
+    pub fetched_at: Option<String>,
+}
+
+impl JsonlFields {
+    /// Only an id and a text field: what fingerprinting a line needs.
+    pub fn id_and_text(id: impl Into<String>, text: impl Into<String>) -> Self {
+        JsonlFields {
+            id: id.into(),
+            text: text.into(),
+            html: None,
+            url: None,
+            title: None,
+            fetched_at: None,
+        }
+    }
 }
 
 impl Default for JsonlFields {
     fn default() -> Self {
         JsonlFields {
-            id: "id".into(),
-            text: "text".into(),
-            html: "html".into(),
-            url: "url".into(),
-            title: "title".into(),
-            fetched_at: "fetched_at".into(),
+            html: Some("html".into()),
+            url: Some("url".into()),
+            title: Some("title".into()),
+            fetched_at: Some("fetched_at".into()),
+            ..JsonlFields::id_and_text("id", "text")
         }
     }
 }

@@ -5,11 +5,12 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use neardup_core::{Fingerprinter, Fingerprints};
+use neardup_ingest::{decode_utf8, parse_record, ErrorKind, JsonlFields};
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::blocks::{for_each_block, lines};
 use crate::input::{open_input, read_text};
-use crate::jsonl::{for_each_block, parse_record, Fields};
 use crate::profile_args::ProfileArgs;
 
 /// Arguments of `neardup fingerprint`.
@@ -115,23 +116,24 @@ fn fingerprint_jsonl(
     input: impl Read + Send,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
-    let fields = Fields {
-        id: args.id_field.clone(),
-        text: args.text_field.clone(),
-    };
+    // Only the id and the text are read: other fields are not type-checked, and no html
+    // field stands in for a missing text.
+    let fields = JsonlFields::id_and_text(&args.id_field, &args.text_field);
     for_each_block(input, BLOCK_BYTES, |block, first_line| {
-        let lines: Vec<(u64, &[u8])> = crate::jsonl::lines(block, first_line)
+        let lines: Vec<(u64, &[u8])> = lines(block, first_line)
             .filter(|(_, line)| !line.iter().all(u8::is_ascii_whitespace))
             .collect();
         let results: Vec<anyhow::Result<Vec<u8>>> = lines
             .par_iter()
             .map(|&(number, line)| {
-                let record = parse_record(line, &fields, args.lossy)
-                    .with_context(|| format!("{}:{number}", path.display()))?;
-                let fingerprints = fingerprinter.fingerprint(&record.text);
+                let bad = |kind| anyhow::anyhow!("{}:{number}: {}", path.display(), describe(kind));
+                let line = decode_utf8(line, args.lossy).map_err(bad)?;
+                let record = parse_record(&line, &fields).map_err(bad)?;
+                let text = record.body.as_str();
+                let fingerprints = fingerprinter.fingerprint(text);
                 let id = record.id.unwrap_or_else(|| number.to_string().into());
                 let mut encoded = Vec::with_capacity(160);
-                write_line(&mut encoded, &id, &fingerprints, record.text.len())?;
+                write_line(&mut encoded, &id, &fingerprints, text.len())?;
                 Ok(encoded)
             })
             .collect();
@@ -140,4 +142,20 @@ fn fingerprint_jsonl(
         }
         Ok(())
     })
+}
+
+/// What is wrong with a JSONL line, in the words `neardup fingerprint` has always used: type
+/// errors and non-objects count as malformed JSON, as they did when serde reported them.
+fn describe(kind: ErrorKind) -> String {
+    match kind {
+        ErrorKind::InvalidUtf8 { valid_up_to } => {
+            format!("invalid UTF-8 at byte {valid_up_to} (use --lossy to replace invalid bytes)")
+        }
+        // A record is one line, so serde_json's own message ends "at line 1 column N".
+        ErrorKind::Json { column, message } => {
+            format!("malformed JSON: {message} at line 1 column {column}")
+        }
+        ErrorKind::MissingText { text, .. } => format!("no string field {text:?}"),
+        other => format!("malformed JSON: {other}"),
+    }
 }
