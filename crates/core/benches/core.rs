@@ -4,6 +4,9 @@
 //!
 //! Run: `cargo bench -p neardup-core --bench core`.
 
+// `criterion_group!` generates functions without documentation.
+#![allow(missing_docs)]
+
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use neardup_core::features::{FeatureExtractor, FeatureKind, FeatureScratch};
 use neardup_core::hash::{FeatureHasher, Xxh3};

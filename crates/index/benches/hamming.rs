@@ -3,6 +3,9 @@
 //! `cargo bench -p neardup-index`. Sizes are modest so a run takes a few minutes; the 1M/10M/100M
 //! figures of BENCHMARKS.md come from `examples/index_bench.rs`.
 
+// `criterion_group!` generates functions without documentation.
+#![allow(missing_docs)]
+
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use neardup_index::synth::{self, Rng};
 use neardup_index::{

@@ -10,6 +10,9 @@
 //! cargo bench -p neardup-ingest --bench extract
 //! ```
 
+// `criterion_group!` generates functions without documentation.
+#![allow(missing_docs)]
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use neardup_ingest::extract::{html_to_text, MainContentExtractor};
 use neardup_ingest::{open_inputs, ReadOptions};
