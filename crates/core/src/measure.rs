@@ -107,17 +107,93 @@ pub fn jaccard_at_least(a: &FeatureSet, b: &FeatureSet, threshold: f64) -> Optio
     if x.is_empty() && y.is_empty() {
         return (1.0 >= threshold).then_some(1.0);
     }
-    // J = I / (|A| + |B| - I) ≥ t  ⇔  I ≥ t (|A| + |B|) / (1 + t). The bound only prunes, so
-    // it is rounded down a little: floating-point error must never reject a pair exactly at
-    // the threshold (the final comparison below decides).
-    let bound = threshold * (x.len() + y.len()) as f64 / (1.0 + threshold);
-    let needed = (bound - 1e-6).ceil().max(0.0) as usize;
+    let needed = jaccard_needed(x.len(), y.len(), threshold);
     if x.len().min(y.len()) < needed {
         return None;
     }
     let shared = a.merge_intersection(b, needed)?;
     let similarity = shared as f64 / (x.len() + y.len() - shared) as f64;
     (similarity >= threshold).then_some(similarity)
+}
+
+/// The fewest shared elements two sets of `len_a` and `len_b` elements need for a Jaccard
+/// resemblance of at least `threshold`, rounded down a little: a lower bound for pruning only
+/// (floating-point error must never rule out a pair exactly at the threshold; the final
+/// comparison of the true resemblance decides).
+///
+/// J = I / (|A| + |B| − I) ≥ t  ⇔  I ≥ t (|A| + |B|) / (1 + t).
+pub fn jaccard_needed(len_a: usize, len_b: usize, threshold: f64) -> usize {
+    let bound = threshold * (len_a + len_b) as f64 / (1.0 + threshold);
+    (bound - 1e-6).ceil().max(0.0) as usize
+}
+
+/// The fewest shared elements for which a set of `len` elements is contained in another at
+/// `threshold` or more, rounded down a little as [`jaccard_needed`] is.
+pub fn containment_needed(len: usize, threshold: f64) -> usize {
+    (threshold * len as f64 - 1e-6).ceil().max(0.0) as usize
+}
+
+/// The number of elements of a [`FeatureSet`] in each of 2^b buckets (a bucket is the top b
+/// bits of the hash): a summary about one eighth of the set's size that bounds the size of an
+/// intersection from above, exactly, without a merge.
+///
+/// |A ∩ B| ≤ Σ_k min(|A_k|, |B_k|), since shared elements fall in the same bucket. With about
+/// four elements per bucket, two sets that differ in a tenth or more of their elements are
+/// told apart by the bound alone: the unshared elements rarely meet in a bucket. Verification
+/// of template pages (close in SimHash, under the Jaccard threshold) is mostly such pairs;
+/// the bound costs one pass over the buckets instead of a merge over the elements.
+///
+/// ```
+/// use neardup_core::measure::{BucketCounts, FeatureSet};
+/// let a = FeatureSet::new((0..1000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect());
+/// let b = FeatureSet::new((500..1500u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect());
+/// let bound = BucketCounts::of(&a).intersection_bound(&BucketCounts::of(&b));
+/// assert!(bound >= a.intersection_len(&b) && bound < 1000);
+/// ```
+#[derive(Debug, Clone)]
+pub struct BucketCounts {
+    /// b: the buckets are the top `bits` bits of the hashes.
+    bits: u32,
+    counts: Box<[u32]>,
+}
+
+impl BucketCounts {
+    /// The counts of `set`, with about four elements per bucket (at least 16 buckets, at
+    /// most 2^20).
+    pub fn of(set: &FeatureSet) -> Self {
+        let bits = (set.len() / 4).max(1).ilog2().clamp(4, 20);
+        let mut counts = vec![0u32; 1 << bits].into_boxed_slice();
+        for &hash in set.as_slice() {
+            counts[(hash >> (64 - bits)) as usize] += 1;
+        }
+        BucketCounts { bits, counts }
+    }
+
+    /// An upper bound on |A ∩ B|, where `self` and `other` are the counts of A and B. Exact
+    /// as a bound: never below the true size.
+    pub fn intersection_bound(&self, other: &BucketCounts) -> usize {
+        let (fine, coarse) = if self.bits >= other.bits {
+            (self, other)
+        } else {
+            (other, self)
+        };
+        let bound: u64 = if fine.bits == coarse.bits {
+            fine.counts
+                .iter()
+                .zip(coarse.counts.iter())
+                .map(|(&x, &y)| u64::from(x.min(y)))
+                .sum()
+        } else {
+            // A coarse bucket is 2^(difference) consecutive fine ones.
+            let group = 1 << (fine.bits - coarse.bits);
+            fine.counts
+                .chunks_exact(group)
+                .zip(coarse.counts.iter())
+                .map(|(chunk, &y)| u64::from(chunk.iter().sum::<u32>().min(y)))
+                .sum()
+        };
+        bound as usize
+    }
 }
 
 /// Containment of `a` in `b`: |A ∩ B| / |A| (Broder); 1 when `a` is empty.
@@ -177,6 +253,25 @@ mod tests {
             let full = jaccard(&a, &b);
             let expected = (full >= threshold).then_some(full);
             proptest::prop_assert_eq!(jaccard_at_least(&a, &b, threshold), expected);
+        }
+
+        /// The bucket bound is never below the true intersection, whatever the sizes (and so
+        /// the bucket widths) of the two sets.
+        #[test]
+        fn bucket_bound_is_an_upper_bound(
+            a in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..400),
+            b in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..2000),
+            shared in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..400),
+        ) {
+            let (a, b) = (
+                FeatureSet::new(a.iter().chain(&shared).copied().collect()),
+                FeatureSet::new(b.iter().chain(&shared).copied().collect()),
+            );
+            let (ca, cb) = (BucketCounts::of(&a), BucketCounts::of(&b));
+            let bound = ca.intersection_bound(&cb);
+            proptest::prop_assert!(bound >= a.intersection_len(&b));
+            proptest::prop_assert_eq!(bound, cb.intersection_bound(&ca));
+            proptest::prop_assert!(bound <= a.len().min(b.len()));
         }
 
         /// The merge counts the intersection exactly, across many early-stop checks.

@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 
-use neardup_core::measure::{containment, jaccard_at_least, FeatureSet};
+use neardup_core::measure::{
+    containment, containment_needed, jaccard_at_least, jaccard_needed, BucketCounts, FeatureSet,
+};
 use neardup_core::{Fingerprints, Simhash};
 use neardup_index::{
     all_pairs, candidate_pairs, clusters, exact_groups, Cluster, Design, Fingerprint, LshParams,
@@ -283,10 +285,23 @@ fn near_pairs(
             (involved, sets)
         }
     };
-    let set_of = |i: u32| involved.binary_search(&i).ok().map(|at| &sets[at]);
+    // Bucket counts rule out most failing pairs without a merge (exactly: the bound is never
+    // below the true intersection).
+    let counts: Vec<BucketCounts> = sets.par_iter().map(BucketCounts::of).collect();
+    let at = |i: u32| involved.binary_search(&i).ok();
     let check = |&(a, b, _): &(u32, u32, f64)| {
-        let (fa, fb) = (set_of(a)?, set_of(b)?);
+        let (at_a, at_b) = (at(a)?, at(b)?);
+        let (fa, fb) = (&sets[at_a], &sets[at_b]);
         if !options.length_ratio_passes(fa.len(), fb.len()) {
+            return None;
+        }
+        let needed = match measure {
+            VerifyMeasure::Jaccard => jaccard_needed(fa.len(), fb.len(), options.threshold),
+            VerifyMeasure::Containment => {
+                containment_needed(fa.len().min(fb.len()), options.threshold)
+            }
+        };
+        if counts[at_a].intersection_bound(&counts[at_b]) < needed {
             return None;
         }
         let similarity = match measure {
