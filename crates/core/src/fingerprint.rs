@@ -50,6 +50,8 @@ struct Scratch {
     features: FeatureScratch,
     hashes: Vec<u128>,
     memo: HashMemo,
+    /// The feature hashes of a [`Fingerprinter::feature_set`] before sorting.
+    set: Vec<u64>,
 }
 
 thread_local! {
@@ -164,6 +166,7 @@ impl Fingerprinter {
             features,
             hashes,
             memo,
+            ..
         } = scratch;
         self.normalizer.normalize_into(text, normalized);
         let digest = Digest::of(self.profile.digest, normalized.as_bytes());
@@ -326,23 +329,34 @@ impl Fingerprinter {
     /// The set of 64-bit feature hashes of `text` (before weighting and top-K): what Jaccard
     /// resemblance and containment are measured on.
     pub fn feature_set(&self, text: &str) -> FeatureSet {
-        let normalized = self.normalize(text);
-        // About one feature per character for character shingles, fewer otherwise.
-        let mut hashes = Vec::with_capacity(normalized.len());
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut scratch) => self.feature_set_with(text, &mut scratch),
+            Err(_) => self.feature_set_with(text, &mut Scratch::default()),
+        })
+    }
+
+    fn feature_set_with(&self, text: &str, scratch: &mut Scratch) -> FeatureSet {
+        let Scratch {
+            normalized,
+            features,
+            set,
+            ..
+        } = scratch;
+        self.normalizer.normalize_into(text, normalized);
+        set.clear();
         if self.profile.weighting == Weighting::JiebaTfIdf {
-            hashes.extend(
-                jieba_keywords(&normalized, self.profile.stop_words)
+            set.extend(
+                jieba_keywords(normalized, self.profile.stop_words)
                     .iter()
                     .map(|(k, _)| self.hasher.hash64(k.as_bytes())),
             );
         } else {
-            self.extractor.for_each_feature(
-                &normalized,
-                &mut FeatureScratch::default(),
-                |feature| hashes.push(self.hasher.hash64(feature)),
-            );
+            self.extractor
+                .for_each_feature(normalized, features, |feature| {
+                    set.push(self.hasher.hash64(feature))
+                });
         }
-        FeatureSet::new(hashes)
+        FeatureSet::from_hashes(set)
     }
 
     /// The 64-bit hashes of the tokens of `text`, in order: what token edit distance compares.

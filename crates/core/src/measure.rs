@@ -15,13 +15,33 @@ impl FeatureSet {
         FeatureSet(Vec::new())
     }
 
-    /// The set of the given hashes. Holds no spare capacity: sets are kept by the thousand
-    /// during verification, and a vector grown by pushing can be twice its length.
-    pub fn new(mut hashes: Vec<u64>) -> Self {
-        hashes.sort_unstable();
-        hashes.dedup();
-        hashes.shrink_to_fit();
-        FeatureSet(hashes)
+    /// The set of the given hashes.
+    pub fn new(hashes: Vec<u64>) -> Self {
+        Self::from_hashes(&hashes)
+    }
+
+    /// The set of the hashes in `hashes` (in any order, repeats allowed), which the caller
+    /// may reuse as a scratch buffer. Holds no spare capacity: sets are kept by the thousand
+    /// during verification.
+    ///
+    /// Large inputs are sorted by scattering them into buckets by their top bits (about four
+    /// a bucket) and sorting each bucket: one counting pass, one scatter, tiny sorts. Feature
+    /// hashes are uniform, which makes this about three times as fast as a comparison sort;
+    /// a skewed input only makes some buckets larger, and each bucket is sorted by
+    /// `sort_unstable`, so the worst case stays O(n log n). Written here because it is the
+    /// dedup engine's verification hot spot and needs no general-purpose radix sort.
+    pub fn from_hashes(hashes: &[u64]) -> Self {
+        const COMPARISON_SORT_UP_TO: usize = 256;
+        let mut sorted = if hashes.len() <= COMPARISON_SORT_UP_TO {
+            let mut sorted = hashes.to_vec();
+            sorted.sort_unstable();
+            sorted
+        } else {
+            bucket_sort(hashes)
+        };
+        sorted.dedup();
+        sorted.shrink_to_fit();
+        FeatureSet(sorted)
     }
 
     /// The hashes, sorted.
@@ -70,6 +90,56 @@ impl FeatureSet {
         }
         Some(shared)
     }
+}
+
+/// `hashes` sorted (repeats kept), through buckets of their top bits; see
+/// [`FeatureSet::from_hashes`].
+fn bucket_sort(hashes: &[u64]) -> Vec<u64> {
+    let bits = bucket_bits(hashes.len());
+    let bucket = |hash: u64| (hash >> (64 - bits)) as usize;
+    // `starts[b]` is where bucket b begins in the output, `starts[b + 1]` where it ends.
+    let mut starts = vec![0usize; (1 << bits) + 1];
+    for &hash in hashes {
+        starts[bucket(hash) + 1] += 1;
+    }
+    for b in 1..starts.len() {
+        starts[b] += starts[b - 1];
+    }
+    let mut next = starts.clone();
+    let mut sorted = vec![0u64; hashes.len()];
+    for &hash in hashes {
+        let slot = &mut next[bucket(hash)];
+        sorted[*slot] = hash;
+        *slot += 1;
+    }
+    for window in starts.windows(2) {
+        sort_small(&mut sorted[window[0]..window[1]]);
+    }
+    sorted
+}
+
+/// Sorts a bucket: by insertion when it holds a few elements (the usual case, inlined here;
+/// a call to the general sort per bucket costs more than the sorting), else by `sort_unstable`.
+#[inline]
+fn sort_small(bucket: &mut [u64]) {
+    if bucket.len() > 16 {
+        return bucket.sort_unstable();
+    }
+    for i in 1..bucket.len() {
+        let value = bucket[i];
+        let mut j = i;
+        while j > 0 && bucket[j - 1] > value {
+            bucket[j] = bucket[j - 1];
+            j -= 1;
+        }
+        bucket[j] = value;
+    }
+}
+
+/// The number of top bits that make buckets of about four elements for a set of `len`
+/// elements (at least 16 buckets, at most 2^20).
+fn bucket_bits(len: usize) -> u32 {
+    (len / 4).max(1).ilog2().clamp(4, 20)
 }
 
 /// Jaccard resemblance |A ∩ B| / |A ∪ B|; 1 for two empty sets.
@@ -161,7 +231,7 @@ impl BucketCounts {
     /// The counts of `set`, with about four elements per bucket (at least 16 buckets, at
     /// most 2^20).
     pub fn of(set: &FeatureSet) -> Self {
-        let bits = (set.len() / 4).max(1).ilog2().clamp(4, 20);
+        let bits = bucket_bits(set.len());
         let mut counts = vec![0u32; 1 << bits].into_boxed_slice();
         for &hash in set.as_slice() {
             counts[(hash >> (64 - bits)) as usize] += 1;
@@ -272,6 +342,21 @@ mod tests {
             proptest::prop_assert!(bound >= a.intersection_len(&b));
             proptest::prop_assert_eq!(bound, cb.intersection_bound(&ca));
             proptest::prop_assert!(bound <= a.len().min(b.len()));
+        }
+
+        /// The bucket sort gives what a comparison sort gives, on uniform and on skewed input.
+        #[test]
+        fn sets_are_sorted_and_distinct(
+            uniform in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..3000),
+            skewed in proptest::collection::vec(0u64..50, 0..3000),
+        ) {
+            for hashes in [uniform, skewed] {
+                let mut expected = hashes.clone();
+                expected.sort_unstable();
+                expected.dedup();
+                let set = FeatureSet::from_hashes(&hashes);
+                proptest::prop_assert_eq!(set.as_slice(), &expected[..]);
+            }
         }
 
         /// The merge counts the intersection exactly, across many early-stop checks.

@@ -1,6 +1,7 @@
 //! The dedup run itself.
 
 use std::collections::HashMap;
+use std::time::Instant;
 
 use neardup_core::measure::{
     containment, containment_needed, jaccard_at_least, jaccard_needed, BucketCounts, FeatureSet,
@@ -255,6 +256,7 @@ fn near_pairs(
     options: &DedupOptions,
     source: &mut dyn FeatureSource,
 ) -> Result<(Vec<FoundPair>, usize), DedupError> {
+    let started = Instant::now();
     // The overlap search needs every shingle set; verification then takes them from there.
     let mut held: Option<Vec<FeatureSet>> = None;
     let candidates: Vec<(u32, u32, f64)> = match options.method {
@@ -268,6 +270,13 @@ fn near_pairs(
             candidates
         }
     };
+    tracing::info!(
+        method = ?options.method,
+        documents = positions.len(),
+        candidates = candidates.len(),
+        seconds = started.elapsed().as_secs_f64(),
+        "candidate pairs found"
+    );
     let Some(measure) = options.verify else {
         let pairs = candidates
             .into_iter()
@@ -281,7 +290,14 @@ fn near_pairs(
             let mut involved: Vec<u32> = candidates.iter().flat_map(|&(a, b, _)| [a, b]).collect();
             involved.sort_unstable();
             involved.dedup();
+            let started = Instant::now();
             let sets = fetch(source, &involved)?;
+            tracing::info!(
+                documents = involved.len(),
+                shingles = sets.iter().map(FeatureSet::len).sum::<usize>(),
+                seconds = started.elapsed().as_secs_f64(),
+                "shingle sets of the candidate documents fetched"
+            );
             (involved, sets)
         }
     };
@@ -318,6 +334,7 @@ fn near_pairs(
     // Nearest first: they are the likeliest to pass, and once they join two documents the
     // farther candidates inside the same cluster need no check. Batches keep the work parallel
     // and the result independent of the thread count.
+    let started = Instant::now();
     let mut candidates = candidates;
     candidates.sort_by(|x, y| y.2.total_cmp(&x.2).then((x.0, x.1).cmp(&(y.0, y.1))));
     let mut components = UnionFind::new(items.len())?;
@@ -332,6 +349,12 @@ fn near_pairs(
         let passed: Vec<FoundPair> = open.par_iter().filter_map(check).collect();
         verified.extend(passed.into_iter().filter(|p| components.union(p.a, p.b)));
     }
+    tracing::info!(
+        examined,
+        joined = verified.len(),
+        seconds = started.elapsed().as_secs_f64(),
+        "candidates verified"
+    );
     Ok((verified, examined))
 }
 
