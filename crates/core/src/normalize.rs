@@ -161,8 +161,9 @@ impl Normalizer {
 
     /// Normalises `text` into `out` (cleared first), reusing its allocation.
     ///
-    /// Pure-ASCII stretches (see [`crate::stretch`]) take a byte-level pass; only the stretches
-    /// around non-ASCII characters pay for Unicode normalisation and full lower-casing.
+    /// Pure-ASCII stretches (split off at boundaries no Unicode rule crosses) take a
+    /// byte-level pass; only the stretches around non-ASCII characters pay for Unicode
+    /// normalisation and full lower-casing.
     pub fn normalize_into(&self, text: &str, out: &mut String) {
         // Work on bytes (ASCII is pushed byte by byte) and validate once at the end.
         let mut bytes = std::mem::take(out).into_bytes();

@@ -168,8 +168,8 @@ fn carry_save(a: u64, b: u64, c: u64) -> (u64, u64) {
 /// product's hot loop. Hashes are gathered in blocks of 16 and folded into bit-sliced counters
 /// of weights 1, 2, 4 and 8 with a tree of carry-save adders (Harley and Seal's popcount
 /// scheme, applied per bit column): 15 adders of five word operations for 16 hashes. Only the
-/// weight-16 carry of a block (one word) is spread into byte-wide counters with [`SPREAD`]
-/// (8 table lookups and additions), which are flushed to 64-bit counts every 255 blocks. That
+/// weight-16 carry of a block (one word) is spread into byte-wide counters (8 table lookups
+/// and additions), which are flushed to 64-bit counts every 255 blocks. That
 /// is about 6 word operations a hash instead of the 8 lookups and 8 additions of the plain
 /// spread scheme, or the 64 steps of the naive loop.
 /// `WORDS` is 1 for 64-bit and 2 for 128-bit fingerprints.
