@@ -349,7 +349,7 @@ pub fn candidate_pairs<S: AsRef<[u32]> + Sync>(
                             continue;
                         }
                         let similarity = estimated_jaccard(sa.as_ref(), sb.as_ref());
-                        if verify.map_or(true, |t| similarity >= t) {
+                        if verify.is_none_or(|t| similarity >= t) {
                             found.push(SimilarPair { a, b, similarity });
                         }
                     }

@@ -366,7 +366,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
             input_bytes += doc.body.as_str().len() as u64;
             text_bytes += item.bytes;
             bar.inc(1);
-            if items.len() % 4096 == 0 {
+            if items.len().is_multiple_of(4096) {
                 bar.set_message(format!("{:.0} MB", input_bytes as f64 / 1e6));
             }
             documents.push(Kept {

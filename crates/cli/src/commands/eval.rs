@@ -240,12 +240,12 @@ impl Rule {
     }
 
     fn flags(&self, s: &Scores) -> bool {
-        let close = self.k.map_or(true, |k| s.distance <= k);
+        let close = self.k.is_none_or(|k| s.distance <= k);
         let similar = match (self.similarity(s), self.threshold) {
             (Some(similarity), Some(threshold)) => similarity >= threshold,
             _ => true,
         };
-        let long_enough = self.min_length_ratio.map_or(true, |r| s.length_ratio >= r);
+        let long_enough = self.min_length_ratio.is_none_or(|r| s.length_ratio >= r);
         close && similar && long_enough
     }
 

@@ -565,7 +565,7 @@ fn find_end_tag(b: &[u8], from: usize, name: &[u8]) -> (usize, usize) {
             && rest[..name.len()].eq_ignore_ascii_case(name)
             && rest
                 .get(name.len())
-                .map_or(true, |&c| is_space(c) || c == b'/' || c == b'>')
+                .is_none_or(|&c| is_space(c) || c == b'/' || c == b'>')
         {
             return (at, skip_to_gt(b, at + 2 + name.len()));
         }
