@@ -238,7 +238,8 @@ impl HashMemo {
     /// The longest feature memoised at all.
     pub const LONG: usize = 15;
 
-    /// An empty memo (2 MiB, allocated on first use).
+    /// An empty memo: 1 MiB for features of up to 7 bytes and 2 MiB for longer ones, each
+    /// table allocated on first use.
     pub fn new() -> Self {
         HashMemo {
             slots: Vec::new(),
