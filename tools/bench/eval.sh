@@ -21,11 +21,9 @@ if [[ ! -f $COPYCAT || ! -d $SOHU ]]; then
     echo "eval.sh: no evaluation data in $DATA (copycat-canonical-pairs.jsonl, sohu-text-matching-zh/); skipped" >&2
     exit 0
 fi
-cargo build --release -q -p neardup --manifest-path "$ROOT/Cargo.toml"
-NEARDUP=$ROOT/target/release/neardup
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-python3 "$ROOT/tools/bench/sohu_pairs.py" "$SOHU" "$TMP" >/dev/null
+# shellcheck source=tools/bench/sohu_setup.sh
+source "$ROOT/tools/bench/sohu_setup.sh"
+sohu_setup "$ROOT" "$SOHU"
 
 # A profile file: the default profile with some fields replaced.
 profile() {

@@ -16,11 +16,9 @@ if [[ ! -d $SOHU ]]; then
     echo "sohu_dedup.sh: no sohu-text-matching-zh/ in $DATA; skipped" >&2
     exit 0
 fi
-cargo build --release -q -p neardup --manifest-path "$ROOT/Cargo.toml"
-NEARDUP=$ROOT/target/release/neardup
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-python3 "$ROOT/tools/bench/sohu_pairs.py" "$SOHU" "$TMP" >/dev/null
+# shellcheck source=tools/bench/sohu_setup.sh
+source "$ROOT/tools/bench/sohu_setup.sh"
+sohu_setup "$ROOT" "$SOHU"
 python3 - "$TMP" <<'PY'
 import json, sys
 tmp = sys.argv[1]
