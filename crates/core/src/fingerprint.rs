@@ -43,6 +43,41 @@ pub struct WeightedFeature {
     pub weight: f64,
 }
 
+/// Evaluates `$body` with `$strategy` bound to the profile's [`HashStrategy`], a `&mut` of a
+/// concrete type, so that the body is compiled once per hash function. `$wide` says whether the
+/// body asks for 128-bit hashes: the memo holds the values of one hasher at one width.
+macro_rules! with_strategy {
+    ($fingerprinter:expr, $memo:expr, $wide:expr, |$strategy:ident| $body:expr) => {{
+        let owner = ($fingerprinter.profile.hash as u8) << 1 | u8::from($wide);
+        let memo = $memo.owned_by(owner);
+        match $fingerprinter.profile.hash {
+            HashAlgorithm::Xxh3 => {
+                let $strategy = &mut Direct(&Xxh3);
+                $body
+            }
+            HashAlgorithm::Fnv1a64 => {
+                let $strategy = &mut Direct(&Fnv1a64);
+                $body
+            }
+            HashAlgorithm::Fnv1a64Utf16 => {
+                let $strategy = &mut Direct(&Fnv1a64Utf16);
+                $body
+            }
+            HashAlgorithm::Md5 => {
+                let $strategy = &mut BatchedMd5::new(memo);
+                $body
+            }
+            HashAlgorithm::Siphash13 => {
+                let $strategy = &mut Memoized {
+                    hasher: &SipHash13,
+                    memo,
+                };
+                $body
+            }
+        }
+    }};
+}
+
 /// Reusable per-thread buffers.
 #[derive(Debug, Default)]
 struct Scratch {
@@ -214,31 +249,12 @@ impl Fingerprinter {
         memo: &mut HashMemo,
         fold_minhash: &mut impl FnMut(u128),
     ) -> (u128, u64) {
-        // The memo holds the values of one hasher at one width.
-        let owner = (self.profile.hash as u8) << 1 | u8::from(self.profile.bits == Bits::B128);
-        let memo = memo.owned_by(owner);
-        macro_rules! run {
-            ($strategy:expr) => {
-                match self.profile.bits {
-                    Bits::B64 => {
-                        self.accumulate::<1>(normalized, features, fold_minhash, $strategy)
-                    }
-                    Bits::B128 => {
-                        self.accumulate::<2>(normalized, features, fold_minhash, $strategy)
-                    }
-                }
-            };
-        }
-        match self.profile.hash {
-            HashAlgorithm::Xxh3 => run!(&mut Direct(&Xxh3)),
-            HashAlgorithm::Fnv1a64 => run!(&mut Direct(&Fnv1a64)),
-            HashAlgorithm::Fnv1a64Utf16 => run!(&mut Direct(&Fnv1a64Utf16)),
-            HashAlgorithm::Md5 => run!(&mut BatchedMd5::new(memo)),
-            HashAlgorithm::Siphash13 => run!(&mut Memoized {
-                hasher: &SipHash13,
-                memo,
-            }),
-        }
+        with_strategy!(self, memo, self.profile.bits == Bits::B128, |strategy| {
+            match self.profile.bits {
+                Bits::B64 => self.accumulate::<1>(normalized, features, fold_minhash, strategy),
+                Bits::B128 => self.accumulate::<2>(normalized, features, fold_minhash, strategy),
+            }
+        })
     }
 
     fn accumulate<const WORDS: usize>(
@@ -249,12 +265,25 @@ impl Fingerprinter {
         strategy: &mut impl HashStrategy<WORDS>,
     ) -> (u128, u64) {
         let mut counter = BitCounter::<WORDS>::default();
-        let mut emit = |hash: u128| {
+        self.hash_features(normalized, features, strategy, |hash: u128| {
             counter.add(hash);
             fold_minhash(hash);
-        };
-        // The common case as a loop of its own, so that hashing and counting are inlined
-        // into it (through `for_each_feature` they stay a call per feature).
+        });
+        let total = counter.total();
+        (counter.finish(), total)
+    }
+
+    /// Hands the hash of every feature of `normalized` to `emit`. The common case (ASCII
+    /// character shingles) is a loop of its own, so that hashing and `emit` are inlined into
+    /// it (through `for_each_feature` they stay a call per feature).
+    #[inline(always)]
+    fn hash_features<const WORDS: usize>(
+        &self,
+        normalized: &str,
+        features: &mut FeatureScratch,
+        strategy: &mut impl HashStrategy<WORDS>,
+        mut emit: impl FnMut(u128),
+    ) {
         if let Some(windows) = self.extractor.ascii_windows(normalized) {
             for window in windows {
                 strategy.hash(window, &mut emit);
@@ -266,8 +295,6 @@ impl Fingerprinter {
                 });
         }
         strategy.flush(&mut emit);
-        let total = counter.total();
-        (counter.finish(), total)
     }
 
     #[inline]
@@ -340,6 +367,7 @@ impl Fingerprinter {
             normalized,
             features,
             set,
+            memo,
             ..
         } = scratch;
         self.normalizer.normalize_into(text, normalized);
@@ -351,10 +379,12 @@ impl Fingerprinter {
                     .map(|(k, _)| self.hasher.hash64(k.as_bytes())),
             );
         } else {
-            self.extractor
-                .for_each_feature(normalized, features, |feature| {
-                    set.push(self.hasher.hash64(feature))
-                });
+            // Always 64-bit hashes (the low half for 128-bit profiles), in any order.
+            with_strategy!(self, memo, false, |strategy| {
+                self.hash_features::<1>(normalized, features, strategy, |hash| {
+                    set.push(hash as u64)
+                })
+            });
         }
         FeatureSet::from_hashes(set)
     }
