@@ -213,22 +213,22 @@ fn verify(c: &mut Criterion) {
                 .collect(),
         )
     };
-    let hashes: Vec<u64> = (0..5_000u64)
-        .map(|i| Xxh3.hash64(&i.to_le_bytes()))
-        .collect();
     let mut group = c.benchmark_group("feature-set");
-    group.throughput(Throughput::Elements(hashes.len() as u64));
-    group.bench_function("from_hashes-5000", |bench| {
-        bench.iter(|| black_box(FeatureSet::from_hashes(&hashes)))
-    });
-    group.bench_function("sort_unstable-dedup-5000 (reference)", |bench| {
-        bench.iter(|| {
-            let mut sorted = hashes.clone();
-            sorted.sort_unstable();
-            sorted.dedup();
-            black_box(sorted)
-        })
-    });
+    for len in [5_000u64, 200_000] {
+        let hashes: Vec<u64> = (0..len).map(|i| Xxh3.hash64(&i.to_le_bytes())).collect();
+        group.throughput(Throughput::Elements(len));
+        group.bench_function(format!("from_hashes-{len}"), |bench| {
+            bench.iter(|| black_box(FeatureSet::from_hashes(&hashes)))
+        });
+        group.bench_function(format!("sort_unstable-dedup-{len} (reference)"), |bench| {
+            bench.iter(|| {
+                let mut sorted = hashes.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                black_box(sorted)
+            })
+        });
+    }
     group.finish();
     let mut group = c.benchmark_group("verify-jaccard");
     for (name, a, b) in [
