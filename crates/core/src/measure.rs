@@ -378,10 +378,12 @@ mod tests {
     }
 
     #[test]
-    fn large_sets_are_sorted_through_two_levels_of_buckets() {
+    fn large_and_skewed_sets_are_sorted() {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             state ^ (state >> 29)
         };
         let uniform: Vec<u64> = (0..100_000).map(|_| next()).collect();
