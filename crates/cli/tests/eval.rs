@@ -21,6 +21,12 @@ fn pair(a: &str, b: &str, label: serde_json::Value) -> String {
     serde_json::json!({"text_a": a, "text_b": b, "label": label}).to_string()
 }
 
+/// Runs `neardup eval PATH --positive 3 --negative 0.5` with `extra` arguments.
+fn eval(path: &str, extra: &[&str]) -> common::Run {
+    let base = ["eval", path, "--positive", "3", "--negative", "0.5"];
+    neardup(&[&base[..], extra].concat(), b"")
+}
+
 /// Three identical positives, one positive that shares nothing, two negatives that share
 /// nothing, one identical negative, plus ignored labels: under every method, TP 3, FN 1, FP 1,
 /// TN 2.
@@ -45,20 +51,7 @@ fn fixture() -> Vec<String> {
 fn metrics_are_exact_under_every_method() {
     let (_dir, path) = pairs_file(&fixture());
     for method in ["simhash", "minhash", "jaccard", "containment", "cascade"] {
-        let run = neardup(
-            &[
-                "eval",
-                &path,
-                "--positive",
-                "3",
-                "--negative",
-                "0.5",
-                "--method",
-                method,
-                "--json",
-            ],
-            b"",
-        );
+        let run = eval(&path, &["--method", method, "--json"]);
         assert_eq!(run.code, 0, "{method}: {}", run.stderr);
         let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
         let count = |f: &str| report[f].as_u64().unwrap();
@@ -129,20 +122,7 @@ fn lenient_labels_and_other_field_names() {
 #[test]
 fn sweeps_have_one_row_per_parameter() {
     let (_dir, path) = pairs_file(&fixture());
-    let args = |method| {
-        [
-            "eval",
-            &path,
-            "--positive",
-            "3",
-            "--negative",
-            "0.5",
-            "--sweep",
-            "--method",
-            method,
-        ]
-    };
-    let run = neardup(&args("simhash"), b"");
+    let run = eval(&path, &["--sweep", "--method", "simhash"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let rows: Vec<&str> = run
         .stdout
@@ -153,7 +133,7 @@ fn sweeps_have_one_row_per_parameter() {
     assert_eq!(rows.len(), 18, "{}", run.stdout);
     assert!(rows[1].trim_start().starts_with("0 "));
     assert!(rows[17].trim_start().starts_with("16 "));
-    let run = neardup(&args("jaccard"), b"");
+    let run = eval(&path, &["--sweep", "--method", "jaccard"]);
     let rows: Vec<&str> = run
         .stdout
         .lines()
@@ -173,38 +153,12 @@ fn plot_is_written() {
     for method in ["simhash", "cascade"] {
         let plot = dir.path().join(format!("{method}.svg"));
         let plot = plot.to_str().unwrap();
-        let run = neardup(
-            &[
-                "eval",
-                &path,
-                "--positive",
-                "3",
-                "--negative",
-                "0.5",
-                "--method",
-                method,
-                "--plot",
-                plot,
-            ],
-            b"",
-        );
+        let run = eval(&path, &["--method", method, "--plot", plot]);
         assert_eq!(run.code, 0, "{}", run.stderr);
         let svg = std::fs::read_to_string(plot).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("<rect"), "{svg}");
     }
-    let run = neardup(
-        &[
-            "eval",
-            &path,
-            "--positive",
-            "3",
-            "--negative",
-            "0.5",
-            "--plot",
-            "x.png",
-        ],
-        b"",
-    );
+    let run = eval(&path, &["--plot", "x.png"]);
     assert_one_line_error(&run, 1, "only SVG");
 }
 
@@ -213,40 +167,21 @@ fn errors_are_one_line() {
     let mut lines = fixture();
     lines.insert(2, "{not json".to_string());
     let (_dir, path) = pairs_file(&lines);
-    let run = neardup(
-        &["eval", &path, "--positive", "3", "--negative", "0.5"],
-        b"",
-    );
+    let run = eval(&path, &[]);
     assert_one_line_error(&run, 1, "pairs.jsonl:3: not a JSON object");
 
     let mut lines = fixture();
     lines.push(serde_json::json!({"text_a": "x", "label": 3}).to_string());
     let (_dir, path) = pairs_file(&lines);
-    let run = neardup(
-        &["eval", &path, "--positive", "3", "--negative", "0.5"],
-        b"",
-    );
+    let run = eval(&path, &[]);
     assert_one_line_error(&run, 1, "pairs.jsonl:11: no field \"text_b\"");
 
     let lines = vec![serde_json::json!({"text_a": "x", "text_b": "y"}).to_string()];
     let (_dir, path) = pairs_file(&lines);
-    let run = neardup(
-        &["eval", &path, "--positive", "3", "--negative", "0.5"],
-        b"",
-    );
+    let run = eval(&path, &[]);
     assert_one_line_error(&run, 1, "pairs.jsonl:1: no field \"label\"");
 
-    let run = neardup(
-        &[
-            "eval",
-            "/nonexistent/pairs.jsonl",
-            "--positive",
-            "3",
-            "--negative",
-            "0.5",
-        ],
-        b"",
-    );
+    let run = eval("/nonexistent/pairs.jsonl", &[]);
     assert_one_line_error(&run, 1, "cannot open /nonexistent/pairs.jsonl");
 }
 
@@ -260,13 +195,9 @@ fn length_ratio_guard_is_described_applied_and_swept() {
         pair("the committee met on tuesday", &long, 0.5.into()),
     ];
     let (_dir, path) = pairs_file(&lines);
-    let eval = |extra: &[&str]| {
-        let base = ["eval", &path, "--positive", "3", "--negative", "0.5"];
-        neardup(&[&base[..], extra].concat(), b"")
-    };
     let containment = ["--method", "containment", "--threshold", "0.9", "--json"];
     let run_with = |extra: &[&str]| {
-        let run = eval(&[&containment[..], extra].concat());
+        let run = eval(&path, &[&containment[..], extra].concat());
         assert_eq!(run.code, 0, "{}", run.stderr);
         serde_json::from_str::<serde_json::Value>(&run.stdout).unwrap()
     };
@@ -288,9 +219,13 @@ fn length_ratio_guard_is_described_applied_and_swept() {
         .iter()
         .all(|r| r["fp"] == 0 && r["rule"]["min_length_ratio"] == 0.2));
     // Usage errors: no feature sets to compare, out of range.
-    let simhash = eval(&["--method", "simhash", "--min-length-ratio", "0.2"]);
+    let simhash = eval(&path, &["--method", "simhash", "--min-length-ratio", "0.2"]);
     assert_one_line_error(&simhash, 1, "--min-length-ratio");
-    assert_one_line_error(&eval(&["--min-length-ratio", "1.5"]), 1, "between 0 and 1");
+    assert_one_line_error(
+        &eval(&path, &["--min-length-ratio", "1.5"]),
+        1,
+        "between 0 and 1",
+    );
 }
 
 /// More words for a long text that contains a short one.
