@@ -1,37 +1,19 @@
 //! `neardup pairs` run as a user would: the built binary, small inputs, exact output.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
 
-/// Runs `neardup pairs ARGS` with `input` on standard input; returns (exit code, stdout, stderr).
-fn pairs(args: &[&str], input: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .arg("pairs")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    // A usage error exits before reading: a broken pipe here is expected then.
-    let _ = child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(input.as_bytes());
-    let out = child.wait_with_output().expect("the binary finishes");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+use common::{assert_one_line_error, neardup, Run};
+
+/// Runs `neardup pairs ARGS` with `input` on standard input.
+fn pairs(args: &[&str], input: &str) -> Run {
+    neardup(&[&["pairs"][..], args].concat(), input.as_bytes())
 }
 
 /// Asserts success and returns standard output.
 fn ok(args: &[&str], input: &str) -> String {
-    let (code, stdout, stderr) = pairs(args, input);
-    assert_eq!(code, 0, "stderr: {stderr}");
-    stdout
+    let run = pairs(args, input);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    run.stdout
 }
 
 #[test]
@@ -107,29 +89,25 @@ fn file_argument_and_empty_input() {
 
 #[test]
 fn bad_input_is_one_line_and_exit_1() {
-    let (code, out, err) = pairs(&["--k", "3"], "12\n34\nnot-a-number\n");
-    assert_eq!((code, out.as_str()), (1, ""));
-    assert_eq!(
-        err.trim_end(),
-        "neardup: line 3: not a decimal u64 fingerprint: \"not-a-number\""
+    let run = pairs(&["--k", "3"], "12\n34\nnot-a-number\n");
+    assert_eq!(run.stdout, "");
+    assert_one_line_error(
+        &run,
+        1,
+        "line 3: not a decimal u64 fingerprint: \"not-a-number\"",
     );
-    let (code, _, err) = pairs(&["--k", "3"], "99999999999999999999\n");
-    assert_eq!(code, 1);
-    assert!(err.contains("line 1"), "{err}");
-    let (code, _, err) = pairs(
+    assert_one_line_error(&pairs(&["--k", "3"], "99999999999999999999\n"), 1, "line 1");
+    let mixed = pairs(
         &["--k", "3"],
         "0123456789abcdef0123456789abcdef\nffffffffffffffff\n",
     );
-    assert_eq!(code, 1);
-    assert!(err.contains("line 2") && err.contains("mixed"), "{err}");
-    let (code, _, err) = pairs(&["--k", "4", "--design", "4x16"], "1\n2\n");
-    assert_eq!(code, 1);
-    assert!(err.contains("k = 4"), "{err}");
-    let (code, _, err) = pairs(&["--k", "3"], "1\n\n2\n");
-    assert_eq!(code, 1);
-    assert!(err.contains("line 2"), "{err}");
-    let (code, _, _) = pairs(&["--k", "3", "--design", "7"], "1\n");
-    assert_eq!(code, 2, "a bad --design is a usage error");
+    assert_one_line_error(&mixed, 1, "line 2");
+    assert!(mixed.stderr.contains("mixed"), "{}", mixed.stderr);
+    let too_far = pairs(&["--k", "4", "--design", "4x16"], "1\n2\n");
+    assert_one_line_error(&too_far, 1, "k = 4");
+    assert_one_line_error(&pairs(&["--k", "3"], "1\n\n2\n"), 1, "line 2");
+    let bad_design = pairs(&["--k", "3", "--design", "7"], "1\n");
+    assert_eq!(bad_design.code, 2, "a bad --design is a usage error");
 }
 
 #[test]
@@ -147,7 +125,9 @@ fn format_override() {
         ok(&["--k", "2", "--format", "dec"], input),
         "{\"a\":0,\"b\":1,\"distance\":2}\n"
     );
-    let (code, _, err) = pairs(&["--k", "1", "--format", "hex"], "12\n");
-    assert_eq!(code, 1);
-    assert!(err.contains("line 1"), "{err}");
+    assert_one_line_error(
+        &pairs(&["--k", "1", "--format", "hex"], "12\n"),
+        1,
+        "line 1",
+    );
 }
