@@ -33,16 +33,22 @@ impl FeatureSet {
     /// is the dedup engine's verification hot spot and needs no general-purpose radix sort.
     pub fn from_hashes(hashes: &[u64]) -> Self {
         const COMPARISON_SORT_UP_TO: usize = 256;
-        let mut sorted = if hashes.len() <= COMPARISON_SORT_UP_TO {
+        if hashes.len() <= COMPARISON_SORT_UP_TO {
             let mut sorted = hashes.to_vec();
             sorted.sort_unstable();
-            sorted
-        } else {
-            bucket_sort(hashes)
-        };
-        sorted.dedup();
-        sorted.shrink_to_fit();
-        FeatureSet(sorted)
+            sorted.dedup();
+            sorted.shrink_to_fit();
+            return FeatureSet(sorted);
+        }
+        // Sorted in per-thread buffers, then copied out at its final size: one allocation
+        // per set, no fresh pages for the work space.
+        SORT_SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let SortScratch { sorted, starts } = &mut *scratch;
+            bucket_sort(hashes, sorted, starts);
+            sorted.dedup();
+            FeatureSet(sorted.as_slice().to_vec())
+        })
     }
 
     /// The hashes, sorted.
@@ -95,28 +101,44 @@ impl FeatureSet {
 
 /// `hashes` sorted (repeats kept), through buckets of their top bits; see
 /// [`FeatureSet::from_hashes`].
-fn bucket_sort(hashes: &[u64]) -> Vec<u64> {
+fn bucket_sort(hashes: &[u64], sorted: &mut Vec<u64>, starts: &mut Vec<usize>) {
     let bits = bucket_bits(hashes.len());
+    let buckets = 1 << bits;
     let bucket = |hash: u64| (hash >> (64 - bits)) as usize;
-    // `starts[b]` is where bucket b begins in the output, `starts[b + 1]` where it ends.
-    let mut starts = vec![0usize; (1 << bits) + 1];
+    // `starts[b]` is where bucket b begins in the output; then, while scattering, where its
+    // next element goes (so that afterwards `starts[b]` is where bucket b ends).
+    starts.clear();
+    starts.resize(buckets + 1, 0);
     for &hash in hashes {
         starts[bucket(hash) + 1] += 1;
     }
     for b in 1..starts.len() {
         starts[b] += starts[b - 1];
     }
-    let mut next = starts.clone();
-    let mut sorted = vec![0u64; hashes.len()];
+    sorted.clear();
+    sorted.resize(hashes.len(), 0);
     for &hash in hashes {
-        let slot = &mut next[bucket(hash)];
+        let slot = &mut starts[bucket(hash)];
         sorted[*slot] = hash;
         *slot += 1;
     }
-    for window in starts.windows(2) {
-        sort_small(&mut sorted[window[0]..window[1]]);
+    // Now `starts[b]` is the end of bucket b, and the start of bucket b + 1.
+    let mut begin = 0;
+    for &end in &starts[..buckets] {
+        sort_small(&mut sorted[begin..end]);
+        begin = end;
     }
-    sorted
+}
+
+/// The work space of [`bucket_sort`], one per thread.
+#[derive(Default)]
+struct SortScratch {
+    sorted: Vec<u64>,
+    starts: Vec<usize>,
+}
+
+thread_local! {
+    static SORT_SCRATCH: std::cell::RefCell<SortScratch> = std::cell::RefCell::default();
 }
 
 /// Sorts a bucket: by insertion when it holds a few elements (the usual case, inlined here;
