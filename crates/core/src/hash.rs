@@ -236,7 +236,7 @@ impl HashMemo {
     /// The longest feature of the compact table.
     const SHORT: usize = 7;
     /// The longest feature memoised at all.
-    pub const LONG: usize = 15;
+    const LONG: usize = 15;
 
     /// An empty memo: 1 MiB for features of up to 7 bytes and 2 MiB for longer ones, each
     /// table allocated on first use.

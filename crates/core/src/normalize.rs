@@ -501,14 +501,7 @@ mod tests {
 
     #[test]
     fn python_word_chars_drop_combining_marks() {
-        let o = NormalizeOptions {
-            unicode: UnicodeForm::None,
-            fold_fullwidth: false,
-            lowercase: true,
-            word_chars: WordChars::PythonRe,
-            punctuation: PunctuationPolicy::Remove,
-            whitespace: WhitespacePolicy::Remove,
-        };
+        let o = crate::Profile::python_simhash().normalize;
         assert_eq!(norm(o, "Cafe\u{301} au lait!"), "cafeaulait");
         assert_eq!(norm(o, "美国“51区”"), "美国51区");
     }
