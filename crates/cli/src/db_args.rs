@@ -1,12 +1,10 @@
-//! The `--db` option and the profile and distance of a new database, shared by every command
-//! that opens a [`neardup_store::NearDupDb`].
-
-use std::path::PathBuf;
+//! The `--db` option and the policy of a new database, shared by every command that opens a
+//! [`neardup_store::NearDupDb`].
 
 use anyhow::Context;
-use neardup_store::{open_db, NearDupDb, OpenOptions};
+use neardup_store::{open_db, DbSpec, NearDupDb, OpenOptions};
 
-use crate::profile_args::ProfileArgs;
+use crate::policy_args::PolicyArgs;
 
 /// Which database to open, and how to create it if new.
 #[derive(Debug, Clone, clap::Args)]
@@ -15,31 +13,27 @@ pub struct DbArgs {
     /// or redis+cluster://HOST:PORT,HOST:PORT,...[?name=N].
     #[arg(long, value_name = "DIR|URL")]
     pub db: String,
-    /// Profile of a new database (an existing one must match): web, zh, python-simhash.
-    #[arg(long, conflicts_with = "profile_file")]
-    pub profile: Option<String>,
-    /// A profile written as JSON, for a new database.
-    #[arg(long, value_name = "FILE")]
-    pub profile_file: Option<PathBuf>,
-    /// Largest SimHash distance of a near duplicate, for a new database (default 3).
-    #[arg(long, short)]
-    pub k: Option<u32>,
+    /// The policy of a new database (the default one if none is given). An existing database
+    /// keeps the policy it was made with: leave these out, or name that same policy.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 }
 
 impl DbArgs {
-    /// Opens the database, creating it with the given profile and distance if new.
+    /// Opens the database, creating it with the given policy if new. Says so on stderr when a
+    /// directory that does not exist yet is about to become a new database.
     pub fn open(&self) -> anyhow::Result<NearDupDb> {
-        let profile = match (&self.profile, &self.profile_file) {
-            (None, None) => None,
-            (profile, profile_file) => Some(
-                ProfileArgs {
-                    profile: profile.clone().unwrap_or_else(|| "web".into()),
-                    profile_file: profile_file.clone(),
-                }
-                .load()?,
-            ),
-        };
-        let options = OpenOptions { profile, k: self.k };
-        open_db(&self.db, options).with_context(|| format!("cannot open database {}", self.db))
+        let policy = self
+            .policy
+            .is_given()
+            .then(|| self.policy.policy())
+            .transpose()?;
+        if let Ok(DbSpec::Dir(dir)) = DbSpec::parse(&self.db) {
+            if !dir.exists() {
+                eprintln!("neardup: creating a new database at {}", dir.display());
+            }
+        }
+        open_db(&self.db, OpenOptions { policy })
+            .with_context(|| format!("cannot open database {}", self.db))
     }
 }

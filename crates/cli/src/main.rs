@@ -9,6 +9,7 @@ mod db_args;
 mod documents;
 mod input;
 mod plot;
+mod policy_args;
 mod profile_args;
 
 use std::process::ExitCode;

@@ -50,15 +50,21 @@ fn fixture() -> Vec<String> {
 #[test]
 fn metrics_are_exact_under_every_method() {
     let (_dir, path) = pairs_file(&fixture());
-    for method in ["simhash", "minhash", "jaccard", "containment", "cascade"] {
-        let run = eval(&path, &["--method", method, "--json"]);
-        assert_eq!(run.code, 0, "{method}: {}", run.stderr);
+    for method in [
+        &["simhash"][..],
+        &["minhash"],
+        &["overlap", "--verify", "jaccard"],
+        &["overlap"],
+        &["cascade"],
+    ] {
+        let run = eval(&path, &[&["--method"][..], method, &["--json"]].concat());
+        assert_eq!(run.code, 0, "{method:?}: {}", run.stderr);
         let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
         let count = |f: &str| report[f].as_u64().unwrap();
         assert_eq!(
             (count("tp"), count("fp"), count("fn_"), count("tn")),
             (3, 1, 1, 2),
-            "{method}"
+            "{method:?}"
         );
         assert_eq!(report["precision"].as_f64().unwrap(), 0.75);
         assert_eq!(report["recall"].as_f64().unwrap(), 0.75);
@@ -104,6 +110,8 @@ fn lenient_labels_and_other_field_names() {
             "--text-b-field",
             "sentence2",
             "--method",
+            "overlap",
+            "--verify",
             "jaccard",
             "--json",
         ],
@@ -133,18 +141,28 @@ fn sweeps_have_one_row_per_parameter() {
     assert_eq!(rows.len(), 18, "{}", run.stdout);
     assert!(rows[1].trim_start().starts_with("0 "));
     assert!(rows[17].trim_start().starts_with("16 "));
-    let run = eval(&path, &["--sweep", "--method", "jaccard"]);
+    let run = eval(
+        &path,
+        &["--sweep", "--method", "overlap", "--verify", "jaccard"],
+    );
     let rows: Vec<&str> = run
         .stdout
         .lines()
         .skip_while(|l| !l.trim_start().starts_with("threshold"))
         .collect();
-    assert_eq!(rows.len(), 22, "{}", run.stdout);
-    assert!(rows[1].trim_start().starts_with("0.00 "));
-    assert!(rows[21].trim_start().starts_with("1.00 "));
-    // At threshold 0 every pair is flagged: recall 1, precision 4/7.
-    let zero: Vec<&str> = rows[1].split_whitespace().collect();
-    assert_eq!(zero[1..], ["0.571", "1.000", "0.727", "4", "3", "0", "0"]);
+    // Thresholds 0.05..=1.00: the overlap search needs one above 0.
+    assert_eq!(rows.len(), 21, "{}", run.stdout);
+    assert!(rows[1].trim_start().starts_with("0.05 "));
+    assert!(rows[20].trim_start().starts_with("1.00 "));
+    // A higher threshold never finds more: recall falls or stays.
+    let recall = |row: &str| {
+        row.split_whitespace()
+            .nth(2)
+            .unwrap()
+            .parse::<f64>()
+            .unwrap()
+    };
+    assert!(rows[1..].windows(2).all(|w| recall(w[0]) >= recall(w[1])));
 }
 
 #[test]
@@ -195,32 +213,39 @@ fn length_ratio_guard_is_described_applied_and_swept() {
         pair("the committee met on tuesday", &long, 0.5.into()),
     ];
     let (_dir, path) = pairs_file(&lines);
-    let containment = ["--method", "containment", "--threshold", "0.9", "--json"];
+    let containment = ["--method", "overlap", "--threshold", "0.9", "--json"];
     let run_with = |extra: &[&str]| {
         let run = eval(&path, &[&containment[..], extra].concat());
         assert_eq!(run.code, 0, "{}", run.stderr);
         serde_json::from_str::<serde_json::Value>(&run.stdout).unwrap()
     };
     let off = run_with(&[]);
-    assert_eq!(off["decision"], "max containment >= 0.90");
+    assert_eq!(
+        off["decision"],
+        "profile web: shingle overlap, then containment >= 0.90"
+    );
     assert_eq!((off["tp"].as_u64(), off["fp"].as_u64()), (Some(1), Some(1)));
     let on = run_with(&["--min-length-ratio", "0.2"]);
     assert_eq!(
         on["decision"],
-        "max containment >= 0.90, length ratio >= 0.20"
+        "profile web: shingle overlap, then containment >= 0.90, length ratio >= 0.20"
     );
     assert_eq!(on["rule"]["min_length_ratio"], 0.2);
     assert_eq!((on["tp"].as_u64(), on["fp"].as_u64()), (Some(1), Some(0)));
     // The sweep keeps the guard: no threshold flags the short-in-long negative.
     let swept = run_with(&["--min-length-ratio", "0.2", "--sweep"]);
     let rows = swept["sweep"].as_array().unwrap();
-    assert_eq!(rows.len(), 21);
+    assert_eq!(
+        rows.len(),
+        20,
+        "thresholds 0.05 to 1.00: overlap needs one above 0"
+    );
     assert!(rows
         .iter()
         .all(|r| r["fp"] == 0 && r["rule"]["min_length_ratio"] == 0.2));
     // Usage errors: no feature sets to compare, out of range.
     let simhash = eval(&path, &["--method", "simhash", "--min-length-ratio", "0.2"]);
-    assert_one_line_error(&simhash, 1, "--min-length-ratio");
+    assert_one_line_error(&simhash, 1, "min_length_ratio");
     assert_one_line_error(
         &eval(&path, &["--min-length-ratio", "1.5"]),
         1,

@@ -222,7 +222,13 @@ fn compare_explains_the_difference() {
     assert!((jaccard - 11.0 / 17.0).abs() < 1e-9, "{jaccard}");
     assert_eq!(report["containment_a_in_b"].as_f64().unwrap(), 11.0 / 14.0);
     assert_eq!(report["token_edit_distance"], 1);
-    assert_eq!(report["exact_duplicate"], false);
+    // The default policy's decision: within k = 6 bits or not, and then Jaccard ≥ 0.9 or not.
+    assert_eq!(report["decision"]["verdict"], "distinct");
+    let measure = report["decision"]["measure"].as_str().unwrap();
+    assert!(
+        ["simhash_distance", "jaccard"].contains(&measure),
+        "{measure}"
+    );
     let differing: Vec<&str> = report["differences"]
         .as_array()
         .unwrap()

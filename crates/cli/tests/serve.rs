@@ -251,7 +251,7 @@ fn index_command_and_profile_check() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr.contains("\"web\"") && stderr.contains("\"zh\""),
+        stderr.contains("profile web") && stderr.contains("profile zh"),
         "{stderr}"
     );
     // Serving anything but loopback needs a token.

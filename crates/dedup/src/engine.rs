@@ -3,19 +3,17 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use neardup_core::measure::{
-    containment, containment_needed, jaccard_at_least, jaccard_needed, BucketCounts, FeatureSet,
-};
+use neardup_core::measure::{BucketCounts, FeatureSet};
 use neardup_core::{Fingerprints, Simhash};
 use neardup_index::{
-    all_pairs, candidate_pairs, clusters, exact_groups, Cluster, Design, Fingerprint, LshParams,
-    Representative, UnionFind,
+    all_pairs, candidate_pairs, exact_groups, Cluster, Design, Fingerprint, LshParams,
 };
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::DedupError;
-use crate::options::{DedupOptions, KeepPolicy, Method, VerifyMeasure};
+use crate::options::{DedupOptions, KeepPolicy, Method};
+use crate::policy::{Evidence, Kind, Measure, Policy};
 
 /// What the engine needs to know of one document.
 #[derive(Debug, Clone)]
@@ -45,18 +43,6 @@ impl Item {
     }
 }
 
-/// Why two documents are duplicates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// Same normalised text.
-    Exact,
-    /// Similar text (SimHash distance, MinHash estimate, verified measure).
-    Near,
-    /// Same canonical URL.
-    Url,
-}
-
 /// A pair of positions found to be duplicates, `a < b`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct FoundPair {
@@ -68,33 +54,36 @@ pub struct FoundPair {
     pub kind: Kind,
     /// SimHash distance between the two.
     pub distance: u32,
-    /// Similarity: the verified measure, the MinHash estimate, or `1 - distance / f`.
-    pub similarity: f64,
+    /// The measure that decided, its value and the policy's threshold for it.
+    pub evidence: Evidence,
 }
 
-/// A document that is not kept, and the kept document it duplicates.
+/// A document that is not kept, and the kept document it duplicates: the two were decided
+/// duplicates directly, by the policy (never through a chain of other members).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Removal {
     /// The removed document's position.
     pub index: u32,
     /// The position of its cluster's representative (the kept document).
     pub of: u32,
-    /// `Exact` when their digests are equal, `Url` when only their URLs are, else `Near`.
+    /// `Exact` when their digests are equal, `Url` when their canonical URLs are, else `Near`.
     pub kind: Kind,
-    /// SimHash distance to the representative (may exceed `k` when the two are linked through
-    /// other members of the cluster).
+    /// SimHash distance to the representative.
     pub distance: u32,
-    /// `1 - distance / f`.
-    pub similarity: f64,
+    /// The measure that decided the pair, its value and the policy's threshold for it.
+    pub evidence: Evidence,
 }
 
 /// The result of a run.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
-    /// Every accepted pair, sorted by `(a, b)`. An exact group of m copies contributes m − 1
-    /// pairs (each copy with the first), not m(m − 1)/2.
+    /// Every accepted pair, sorted by `(a, b)`: every candidate pair the policy accepts. An
+    /// exact group of m copies contributes m − 1 pairs (each copy with the first), not
+    /// m(m − 1)/2, and near pairs are listed between the first members of exact groups.
     pub pairs: Vec<FoundPair>,
-    /// Clusters of two or more documents, ordered by their first member.
+    /// Clusters of two or more documents, ordered by their first member. Representative-centred:
+    /// every member is a duplicate of the representative by the policy itself (see
+    /// [`crate::dedup`]); connected components of [`Outcome::pairs`] may be larger.
     pub clusters: Vec<Cluster>,
     /// Every removed document, by position.
     pub removals: Vec<Removal>,
@@ -140,12 +129,20 @@ pub fn dedup(items: &[Item], options: &DedupOptions) -> Result<Outcome, DedupErr
 
 /// Runs deduplication over `items` (in input order), fetching shingle sets for verification
 /// from `features` (only for documents in candidate pairs).
+///
+/// Clusters are representative-centred: documents are taken in keep order (first seen,
+/// longest or newest); each joins the cluster of the nearest kept document it is a duplicate
+/// of (exact, then the accepted pair of smallest SimHash distance), or is kept itself. So every
+/// removed document is a duplicate of its kept document by the policy, never only through a
+/// chain of other members; the clusters are those an online database gives when documents
+/// arrive in that order.
 pub fn dedup_with(
     items: &[Item],
     options: &DedupOptions,
     features: &mut dyn FeatureSource,
 ) -> Result<Outcome, DedupError> {
-    options.validate()?;
+    let policy = &options.policy;
+    policy.validate()?;
     let n = u32::try_from(items.len())
         .map_err(|_| DedupError::InvalidOption("more than 4,294,967,295 documents".into()))?;
     let digests: Vec<&[u8]> = items
@@ -154,50 +151,28 @@ pub fn dedup_with(
         .collect();
     let groups = exact_groups(&digests);
     let mut pairs: Vec<FoundPair> = Vec::new();
-    let mut is_copy = vec![false; n as usize];
+    // The first member of each document's exact group (itself when it has no copy).
+    let mut first_of: Vec<u32> = (0..n).collect();
     for group in &groups {
         for &member in &group[1..] {
-            is_copy[member as usize] = true;
-            pairs.push(exact_pair(items, group[0], member));
+            first_of[member as usize] = group[0];
+            pairs.push(pair(items, group[0], member, Kind::Exact, Evidence::EXACT));
         }
     }
     // Near-duplicates among one representative (the first) of each exact group.
-    let representatives: Vec<u32> = (0..n).filter(|&i| !is_copy[i as usize]).collect();
-    let (near, verified_candidates) = near_pairs(items, &representatives, options, features)?;
+    let representatives: Vec<u32> = (0..n).filter(|&i| first_of[i as usize] == i).collect();
+    let (near, verified_candidates) = near_pairs(items, &representatives, policy, features)?;
     pairs.extend(near);
     if options.url_dedup {
         pairs.extend(url_pairs(items));
     }
     pairs.sort_by_key(|p| (p.a, p.b, p.kind));
     pairs.dedup_by_key(|p| (p.a, p.b));
-
-    let lengths: Vec<u64>;
-    let times: Vec<i64>;
-    let policy = match options.keep {
-        KeepPolicy::First => Representative::FirstSeen,
-        KeepPolicy::Longest => {
-            lengths = items.iter().map(|i| i.bytes).collect();
-            Representative::Longest(&lengths)
-        }
-        KeepPolicy::Newest => {
-            times = items
-                .iter()
-                .map(|i| i.fetched_at.unwrap_or(i64::MIN))
-                .collect();
-            Representative::Newest(&times)
-        }
-    };
-    let clusters = clusters(items.len(), pairs.iter().map(|p| (p.a, p.b)), policy, false)?;
+    let (clusters, removals) = centred_clusters(items, &groups, &first_of, &pairs, options.keep);
     let mut kept = vec![true; items.len()];
-    let mut removals = Vec::new();
-    for cluster in &clusters {
-        let representative = cluster.representative;
-        for &member in cluster.members.iter().filter(|&&m| m != representative) {
-            kept[member as usize] = false;
-            removals.push(removal(items, member, representative));
-        }
+    for removal in &removals {
+        kept[removal.index as usize] = false;
     }
-    removals.sort_by_key(|r| r.index);
     Ok(Outcome {
         pairs,
         clusters,
@@ -205,6 +180,128 @@ pub fn dedup_with(
         kept,
         verified_candidates,
     })
+}
+
+/// Representative-centred clusters over exact groups ("units", named by their first member)
+/// and the accepted pairs between units: units in keep order, each joining the nearest unit
+/// already kept that it has an accepted pair with, or kept itself.
+fn centred_clusters(
+    items: &[Item],
+    groups: &[Vec<u32>],
+    first_of: &[u32],
+    pairs: &[FoundPair],
+    keep: KeepPolicy,
+) -> (Vec<Cluster>, Vec<Removal>) {
+    let members_of: HashMap<u32, &[u32]> = groups.iter().map(|g| (g[0], g.as_slice())).collect();
+    let members = |unit: u32| -> &[u32] {
+        members_of
+            .get(&unit)
+            .copied()
+            .unwrap_or(std::slice::from_ref(&first_of[unit as usize]))
+    };
+    // Which member a unit keeps, and the key units are taken in (smaller first).
+    let rank = |i: u32| -> (u64, i64, u32) {
+        let item = &items[i as usize];
+        match keep {
+            KeepPolicy::First => (0, 0, i),
+            KeepPolicy::Longest => (u64::MAX - item.bytes, 0, i),
+            KeepPolicy::Newest => (0, -item.fetched_at.unwrap_or(i64::MIN + 1), i),
+        }
+    };
+    let best = |unit: u32| {
+        members(unit)
+            .iter()
+            .copied()
+            .min_by_key(|&m| rank(m))
+            .unwrap_or(unit)
+    };
+    // Accepted pairs between distinct units, both ways.
+    let mut links: HashMap<u32, Vec<(u32, usize)>> = HashMap::new();
+    for (at, p) in pairs.iter().enumerate() {
+        let (ua, ub) = (first_of[p.a as usize], first_of[p.b as usize]);
+        if ua != ub {
+            links.entry(ua).or_default().push((ub, at));
+            links.entry(ub).or_default().push((ua, at));
+        }
+    }
+    let mut units: Vec<u32> = links.keys().copied().collect();
+    units.extend(
+        groups
+            .iter()
+            .map(|g| g[0])
+            .filter(|g| !links.contains_key(g)),
+    );
+    units.sort_by_cached_key(|&u| rank(best(u)));
+    // leader[unit]: the kept unit it joined (itself when kept).
+    let mut leader: HashMap<u32, u32> = HashMap::with_capacity(units.len());
+    let mut joined: Vec<(u32, u32, usize)> = Vec::new();
+    for &unit in &units {
+        let nearest = links.get(&unit).and_then(|links| {
+            links
+                .iter()
+                .filter(|(other, _)| leader.get(other) == Some(other))
+                .min_by_key(|&&(other, at)| (pairs[at].distance, pairs[at].kind, rank(best(other))))
+        });
+        match nearest {
+            Some(&(other, at)) => {
+                leader.insert(unit, other);
+                joined.push((unit, other, at));
+            }
+            None => {
+                leader.insert(unit, unit);
+            }
+        }
+    }
+    let mut by_leader: HashMap<u32, Vec<u32>> = HashMap::new();
+    for &(unit, other, _) in &joined {
+        by_leader.entry(other).or_default().push(unit);
+    }
+    let mut removals = Vec::new();
+    let mut clusters = Vec::new();
+    for &unit in &units {
+        if leader[&unit] != unit {
+            continue;
+        }
+        let followers = by_leader.remove(&unit).unwrap_or_default();
+        if followers.is_empty() && members(unit).len() < 2 {
+            continue;
+        }
+        let representative = best(unit);
+        let mut cluster: Vec<u32> = members(unit).to_vec();
+        for &m in members(unit).iter().filter(|&&m| m != representative) {
+            removals.push(removal(
+                items,
+                m,
+                representative,
+                Kind::Exact,
+                Evidence::EXACT,
+            ));
+        }
+        for follower in followers {
+            cluster.extend_from_slice(members(follower));
+        }
+        cluster.sort_unstable();
+        clusters.push(Cluster {
+            members: cluster,
+            representative,
+        });
+    }
+    for (unit, other, at) in joined {
+        let representative = best(other);
+        let found = &pairs[at];
+        for &m in members(unit) {
+            removals.push(removal(
+                items,
+                m,
+                representative,
+                found.kind,
+                found.evidence,
+            ));
+        }
+    }
+    clusters.sort_by_key(|c| c.members[0]);
+    removals.sort_by_key(|r| r.index);
+    (clusters, removals)
 }
 
 fn distance(items: &[Item], a: u32, b: u32) -> u32 {
@@ -221,69 +318,76 @@ fn simhash_similarity(items: &[Item], a: u32, b: u32) -> f64 {
     1.0 - f64::from(distance(items, a, b)) / f64::from(bits)
 }
 
-fn exact_pair(items: &[Item], a: u32, b: u32) -> FoundPair {
+fn pair(items: &[Item], a: u32, b: u32, kind: Kind, evidence: Evidence) -> FoundPair {
     FoundPair {
         a,
         b,
-        kind: Kind::Exact,
+        kind,
         distance: distance(items, a, b),
-        similarity: 1.0,
+        evidence,
     }
 }
 
-fn removal(items: &[Item], index: u32, of: u32) -> Removal {
-    let (this, kept) = (&items[index as usize], &items[of as usize]);
-    let kind = if this.fingerprints.digest == kept.fingerprints.digest {
-        Kind::Exact
-    } else if this.url_key.is_some() && this.url_key == kept.url_key {
-        Kind::Url
-    } else {
-        Kind::Near
-    };
+fn removal(items: &[Item], index: u32, of: u32, kind: Kind, evidence: Evidence) -> Removal {
     Removal {
         index,
         of,
         kind,
         distance: distance(items, index, of),
-        similarity: simhash_similarity(items, index, of),
+        evidence,
     }
 }
 
-/// Near-duplicate pairs among `positions` (ascending), and how many candidates were verified.
+/// Near-duplicate pairs among `positions` (ascending): every candidate the policy accepts;
+/// and how many candidates were verified.
 fn near_pairs(
     items: &[Item],
     positions: &[u32],
-    options: &DedupOptions,
+    policy: &Policy,
     source: &mut dyn FeatureSource,
 ) -> Result<(Vec<FoundPair>, usize), DedupError> {
     let started = Instant::now();
     // The overlap search needs every shingle set; verification then takes them from there.
     let mut held: Option<Vec<FeatureSet>> = None;
-    let candidates: Vec<(u32, u32, f64)> = match options.method {
+    let candidates: Vec<(u32, u32, f64)> = match policy.method {
         Method::Exact => return Ok((Vec::new(), 0)),
-        Method::Simhash | Method::Cascade => simhash_candidates(items, positions, options.k)?,
-        Method::Minhash => minhash_candidates(items, positions, options.threshold)?,
+        Method::Simhash | Method::Cascade => simhash_candidates(items, positions, policy.k)?,
+        Method::Minhash => minhash_candidates(items, positions, policy.threshold)?,
         Method::Overlap => {
             let sets = fetch(source, positions)?;
-            let candidates = overlap_candidates(positions, &sets, options);
+            let candidates = overlap_candidates(positions, &sets, policy);
             held = Some(sets);
             candidates
         }
     };
     tracing::info!(
-        method = ?options.method,
+        method = ?policy.method,
         documents = positions.len(),
         candidates = candidates.len(),
         seconds = started.elapsed().as_secs_f64(),
         "candidate pairs found"
     );
-    let Some(measure) = options.verify else {
+    if !policy.verifies() {
         let pairs = candidates
             .into_iter()
-            .map(|(a, b, similarity)| near_pair(items, a, b, similarity))
+            .map(|(a, b, value)| {
+                let evidence = match policy.method {
+                    Method::Minhash => Evidence {
+                        measure: Measure::MinhashEstimate,
+                        value,
+                        threshold: policy.threshold,
+                    },
+                    _ => Evidence {
+                        measure: Measure::SimhashDistance,
+                        value: f64::from(distance(items, a, b)),
+                        threshold: f64::from(policy.k),
+                    },
+                };
+                pair(items, a, b, Kind::Near, evidence)
+            })
             .collect();
         return Ok((pairs, 0));
-    };
+    }
     let (involved, sets) = match held {
         Some(sets) => (positions.to_vec(), sets),
         None => {
@@ -303,59 +407,25 @@ fn near_pairs(
     };
     // Bucket counts rule out most failing pairs without a merge (exactly: the bound is never
     // below the true intersection).
+    let started = Instant::now();
     let counts: Vec<BucketCounts> = sets.par_iter().map(BucketCounts::of).collect();
     let at = |i: u32| involved.binary_search(&i).ok();
-    let check = |&(a, b, _): &(u32, u32, f64)| {
-        let (at_a, at_b) = (at(a)?, at(b)?);
-        let (fa, fb) = (&sets[at_a], &sets[at_b]);
-        if !options.length_ratio_passes(fa.len(), fb.len()) {
-            return None;
-        }
-        let needed = match measure {
-            VerifyMeasure::Jaccard => jaccard_needed(fa.len(), fb.len(), options.threshold),
-            VerifyMeasure::Containment => {
-                containment_needed(fa.len().min(fb.len()), options.threshold)
-            }
-        };
-        if counts[at_a].intersection_bound(&counts[at_b]) < needed {
-            return None;
-        }
-        let similarity = match measure {
-            VerifyMeasure::Jaccard => jaccard_at_least(fa, fb, options.threshold)?,
-            VerifyMeasure::Containment => containment(fa, fb).max(containment(fb, fa)),
-        };
-        (similarity >= options.threshold).then(|| near_pair(items, a, b, similarity))
-    };
-    if options.all_pairs {
-        let examined = candidates.len();
-        let verified = candidates.par_iter().filter_map(check).collect();
-        return Ok((verified, examined));
-    }
-    // Nearest first: they are the likeliest to pass, and once they join two documents the
-    // farther candidates inside the same cluster need no check. Batches keep the work parallel
-    // and the result independent of the thread count.
-    let started = Instant::now();
-    let mut candidates = candidates;
-    candidates.sort_by(|x, y| y.2.total_cmp(&x.2).then((x.0, x.1).cmp(&(y.0, y.1))));
-    let mut components = UnionFind::new(items.len())?;
-    let (mut verified, mut examined) = (Vec::new(), 0);
-    for batch in candidates.chunks(VERIFY_BATCH) {
-        let open: Vec<(u32, u32, f64)> = batch
-            .iter()
-            .filter(|&&(a, b, _)| components.find(a) != components.find(b))
-            .copied()
-            .collect();
-        examined += open.len();
-        let passed: Vec<FoundPair> = open.par_iter().filter_map(check).collect();
-        verified.extend(passed.into_iter().filter(|p| components.union(p.a, p.b)));
-    }
+    let verified: Vec<FoundPair> = candidates
+        .par_iter()
+        .filter_map(|&(a, b, _)| {
+            let (at_a, at_b) = (at(a)?, at(b)?);
+            let bounds = Some((&counts[at_a], &counts[at_b]));
+            let evidence = policy.verify(&sets[at_a], &sets[at_b], bounds)?;
+            Some(pair(items, a, b, Kind::Near, evidence))
+        })
+        .collect();
     tracing::info!(
-        examined,
-        joined = verified.len(),
+        examined = candidates.len(),
+        accepted = verified.len(),
         seconds = started.elapsed().as_secs_f64(),
         "candidates verified"
     );
-    Ok((verified, examined))
+    Ok((verified, candidates.len()))
 }
 
 /// The shingle sets of `positions` from `source`, checked for number.
@@ -369,19 +439,6 @@ fn fetch(source: &mut dyn FeatureSource, positions: &[u32]) -> Result<Vec<Featur
         )));
     }
     Ok(sets)
-}
-
-/// Candidates verified in parallel between two updates of the clusters.
-const VERIFY_BATCH: usize = 4096;
-
-fn near_pair(items: &[Item], a: u32, b: u32, similarity: f64) -> FoundPair {
-    FoundPair {
-        a,
-        b,
-        kind: Kind::Near,
-        distance: distance(items, a, b),
-        similarity,
-    }
 }
 
 /// SimHash pairs within `k` among `positions`, mapped back to item positions, with
@@ -476,7 +533,7 @@ fn minhash_candidates(
 fn overlap_candidates(
     positions: &[u32],
     sets: &[FeatureSet],
-    options: &DedupOptions,
+    policy: &Policy,
 ) -> Vec<(u32, u32, f64)> {
     let mut frequency: HashMap<u64, u32> = HashMap::new();
     for set in sets {
@@ -492,7 +549,7 @@ fn overlap_candidates(
             shingles
         })
         .collect();
-    let needed = |len: usize| shared_needed(len, options.threshold);
+    let needed = |len: usize| shared_needed(len, policy.threshold);
     let mut postings: HashMap<u64, Vec<u32>> = HashMap::new();
     for (at, shingles) in ordered.iter().enumerate() {
         // `needed` is between 1 and the size for a positive threshold (validated).
@@ -511,7 +568,7 @@ fn overlap_candidates(
             }
             // The smallest partner the guard allows, and the overlap it would need.
             let smallest = (1..=len_b)
-                .find(|&len| options.length_ratio_passes(len, len_b))
+                .find(|&len| policy.length_ratio_passes(len, len_b))
                 .unwrap_or(len_b);
             let probe = len_b + 1 - needed(smallest).clamp(1, len_b);
             let mut partners: Vec<u32> = ordered[b][..probe]
@@ -522,7 +579,7 @@ fn overlap_candidates(
                 .filter(|&a| {
                     let len_a = size(a as usize);
                     // `a` is the smaller side (ties: the earlier), and the guard holds.
-                    (len_a, a) < (len_b, b as u32) && options.length_ratio_passes(len_a, len_b)
+                    (len_a, a) < (len_b, b as u32) && policy.length_ratio_passes(len_a, len_b)
                 })
                 .collect();
             partners.sort_unstable();
@@ -568,13 +625,7 @@ fn url_pairs(items: &[Item]) -> Vec<FoundPair> {
         };
         let i = i as u32;
         match first.get(key) {
-            Some(&a) => pairs.push(FoundPair {
-                a,
-                b: i,
-                kind: Kind::Url,
-                distance: distance(items, a, i),
-                similarity: simhash_similarity(items, a, i),
-            }),
+            Some(&a) => pairs.push(pair(items, a, i, Kind::Url, Evidence::URL)),
             None => {
                 first.insert(key, i);
             }

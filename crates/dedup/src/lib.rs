@@ -11,10 +11,13 @@
 //!    whose shingle sets can overlap enough (prefix filtering, exact: [`Method::Overlap`]);
 //! 3. optional verification of each candidate by the true Jaccard resemblance or containment of
 //!    the two shingle sets, with an optional length-ratio guard
-//!    ([`DedupOptions::min_length_ratio`]);
+//!    ([`Policy::min_length_ratio`]);
 //! 4. optional URL duplicates (equal canonical URLs);
-//! 5. clusters as connected components of all accepted pairs, one representative each by the
-//!    keep policy; every other member is removed as a duplicate of its representative.
+//! 5. representative-centred clusters: documents in keep order, each removed as a duplicate of
+//!    the nearest kept document it has an accepted pair with, or kept itself.
+//!
+//! Steps 1 to 3 are the [`Policy`]: the one decision that `compare`, `eval`, the online
+//! database and its service apply too ([`Policy::decide`] for one pair).
 //!
 //! Everything is deterministic: the same items and options give the same outcome, whatever the
 //! number of threads.
@@ -44,11 +47,16 @@
 mod engine;
 mod error;
 mod options;
+mod policy;
 
-pub use engine::{dedup, dedup_with, FeatureSource, Item, Kind, Outcome, Removal};
+pub use engine::{dedup, dedup_with, FeatureSource, Item, Outcome, Removal};
 pub use error::DedupError;
 pub use neardup_index::{Cluster, Pair};
-pub use options::{DedupOptions, KeepPolicy, Method, VerifyMeasure, DEFAULT_K, DEFAULT_THRESHOLD};
+pub use options::{DedupOptions, KeepPolicy, Method, VerifyMeasure};
+pub use policy::{
+    length_ratio, Bounds, Decision, Evidence, Kind, Measure, Policy, Side, DEFAULT_K,
+    DEFAULT_THRESHOLD,
+};
 
 /// A pair of documents found to be duplicates.
 pub use engine::FoundPair;

@@ -2,9 +2,8 @@
 
 use neardup_core::digest::{Digest, DigestAlgorithm};
 use neardup_core::measure::FeatureSet;
-use neardup_core::{Fingerprints, Simhash};
-use neardup_dedup::{dedup, DedupOptions, KeepPolicy, Kind, Method, VerifyMeasure};
-use neardup_index::UnionFind;
+use neardup_core::{Fingerprints, Profile, Simhash};
+use neardup_dedup::{dedup, DedupOptions, KeepPolicy, Kind, Method, Policy, Side, VerifyMeasure};
 use proptest::prelude::*;
 
 /// An item with a given fingerprint and a digest standing for text `text_id`.
@@ -18,31 +17,43 @@ fn item(simhash: u64, text_id: u64) -> neardup_dedup::Item {
     neardup_dedup::Item::new(fingerprints, 100)
 }
 
-/// Plain SimHash within `k`, no verification.
-fn simhash(k: u32) -> DedupOptions {
-    DedupOptions {
-        method: Method::Simhash,
-        k,
-        verify: None,
-        ..DedupOptions::default()
-    }
+/// An item as one side of a pair decision.
+fn side(item: &neardup_dedup::Item) -> Side<'_> {
+    Side::new(&item.fingerprints, item.features.as_ref())
 }
 
-/// Connected components of "same text or within k bits", by brute force over all pairs.
+/// Plain SimHash within `k`, no verification.
+fn simhash(k: u32) -> DedupOptions {
+    DedupOptions::new(Policy::simhash(Profile::web(), k))
+}
+
+/// Options whose policy is the default one changed by `change`.
+fn policy(change: impl FnOnce(&mut Policy)) -> DedupOptions {
+    let mut policy = Policy::default();
+    change(&mut policy);
+    DedupOptions::new(policy)
+}
+
+/// Representative-centred clusters by brute force, document by document in input order: an
+/// exact copy goes where the first of its text went; any other document joins the kept
+/// document nearest to it within `k` bits (ties to the earliest), or is kept.
 fn reference_clusters(fps: &[(u64, u64)], k: u32) -> Vec<Vec<u32>> {
-    let n = fps.len();
-    let mut sets = UnionFind::new(n).unwrap();
-    for i in 0..n {
-        for j in i + 1..n {
-            if fps[i].1 == fps[j].1 || (fps[i].0 ^ fps[j].0).count_ones() <= k {
-                sets.union(i as u32, j as u32);
-            }
+    let mut leader_of: Vec<usize> = Vec::new();
+    for (i, &(fp, text)) in fps.iter().enumerate() {
+        if let Some(first) = fps[..i].iter().position(|&(_, t)| t == text) {
+            leader_of.push(leader_of[first]);
+            continue;
         }
+        let nearest = (0..i)
+            .filter(|&j| leader_of[j] == j)
+            .map(|j| ((fps[j].0 ^ fp).count_ones(), j))
+            .filter(|&(d, _)| d <= k)
+            .min();
+        leader_of.push(nearest.map_or(i, |(_, j)| j));
     }
-    let mut groups: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
-    for i in 0..n as u32 {
-        let root = sets.find(i);
-        groups.entry(root).or_default().push(i);
+    let mut groups: std::collections::BTreeMap<usize, Vec<u32>> = Default::default();
+    for (i, &leader) in leader_of.iter().enumerate() {
+        groups.entry(leader).or_default().push(i as u32);
     }
     let mut clusters: Vec<Vec<u32>> = groups.into_values().filter(|g| g.len() > 1).collect();
     clusters.sort();
@@ -90,10 +101,15 @@ proptest! {
         let outcome = dedup(&items, &options).unwrap();
         let found: Vec<Vec<u32>> = outcome.clusters.iter().map(|c| c.members.clone()).collect();
         prop_assert_eq!(found, reference_clusters(&fps, k));
-        // Exactly one kept per cluster; removals point at kept documents.
+        // Exactly one kept per cluster; removals point at kept documents, each a duplicate of
+        // it by the policy itself (never through a chain).
         for removal in &outcome.removals {
             prop_assert!(!outcome.kept[removal.index as usize]);
             prop_assert!(outcome.kept[removal.of as usize]);
+            let (a, b) = (&items[removal.index as usize], &items[removal.of as usize]);
+            let decision = options.policy.decide(&Side::new(&a.fingerprints, None), &Side::new(&b.fingerprints, None)).unwrap();
+            prop_assert!(decision.is_duplicate());
+            prop_assert!(removal.distance <= k);
         }
         let removed = outcome.kept.iter().filter(|k| !**k).count();
         let expected: usize = outcome.clusters.iter().map(|c| c.members.len() - 1).sum();
@@ -107,10 +123,10 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(100))]
 
-    /// Skipping candidates inside an already connected cluster gives the same clusters and
-    /// decisions as verifying every candidate.
+    /// For every pair, the batch run accepts it exactly when the one-pair decision does
+    /// (`compare` and the online database decide by [`Policy::decide`]).
     #[test]
-    fn pruned_verification_gives_the_same_clusters(fps in corpus(), threshold in 0.0f64..1.0) {
+    fn batch_pairs_equal_pairwise_decisions(fps in corpus(), threshold in 0.0f64..1.0, k in 0u32..=4) {
         let items: Vec<_> = fps
             .iter()
             .map(|&(f, t)| {
@@ -120,12 +136,27 @@ proptest! {
                 item
             })
             .collect();
-        let pruned = DedupOptions { method: Method::Cascade, verify: Some(VerifyMeasure::Jaccard), threshold, ..simhash(3) };
-        let full = DedupOptions { all_pairs: true, ..pruned.clone() };
-        let (a, b) = (dedup(&items, &pruned).unwrap(), dedup(&items, &full).unwrap());
-        prop_assert_eq!(&a.clusters, &b.clusters);
-        prop_assert_eq!(&a.kept, &b.kept);
-        prop_assert!(a.verified_candidates <= b.verified_candidates);
+        let options = policy(|p| { p.threshold = threshold; p.k = k; });
+        let outcome = dedup(&items, &options).unwrap();
+        let accepted: std::collections::HashSet<(u32, u32)> =
+            outcome.pairs.iter().map(|p| (p.a, p.b)).collect();
+        // Near pairs are listed between the first members of exact groups.
+        let first = |i: usize| fps.iter().position(|&(_, t)| t == fps[i].1).unwrap() as u32;
+        for i in 0..items.len() {
+            for j in i + 1..items.len() {
+                let decision = options.policy.decide(&side(&items[i]), &side(&items[j])).unwrap();
+                let (fi, fj) = (first(i), first(j));
+                let batch = if fi == fj {
+                    true
+                } else {
+                    accepted.contains(&(fi.min(fj), fi.max(fj)))
+                };
+                prop_assert_eq!(decision.is_duplicate(), batch, "pair {} {}", i, j);
+            }
+        }
+        for removal in &outcome.removals {
+            prop_assert!(removal.evidence.passes());
+        }
     }
 }
 
@@ -139,10 +170,8 @@ fn exact_near_and_unrelated() {
     assert_eq!(outcome.removals[0].distance, 3);
     assert_eq!(outcome.removals[1].kind, Kind::Exact);
 
-    let exact_only = DedupOptions {
-        method: Method::Exact,
-        ..simhash(3)
-    };
+    let mut exact_only = simhash(3);
+    exact_only.policy.method = Method::Exact;
     assert_eq!(
         dedup(&items, &exact_only).unwrap().kept,
         [true, true, false, true]
@@ -171,38 +200,25 @@ fn verification_drops_candidates_below_the_threshold() {
     items[1].features = Some(FeatureSet::new((0..9).collect())); // Jaccard 0.9 with 0
     items[2].features = Some(FeatureSet::new((5..10).collect())); // contained in 0 and 1
     let run = |verify, threshold| {
-        let options = DedupOptions {
-            method: Method::Cascade,
-            verify: Some(verify),
-            threshold,
-            ..simhash(3)
-        };
+        let options = policy(|p| {
+            p.k = 3;
+            p.verify = Some(verify);
+            p.threshold = threshold;
+        });
         dedup(&items, &options).unwrap()
     };
     let jaccard = run(VerifyMeasure::Jaccard, 0.85);
     assert_eq!(jaccard.kept, [true, false, true]);
-    assert_eq!(
-        jaccard.verified_candidates, 3,
-        "the three candidates are in one batch"
-    );
-    assert!((jaccard.pairs[0].similarity - 0.9).abs() < 1e-12);
+    assert_eq!(jaccard.verified_candidates, 3);
+    assert!((jaccard.pairs[0].evidence.value - 0.9).abs() < 1e-12);
+    assert_eq!(jaccard.removals[0].evidence, jaccard.pairs[0].evidence);
     let containment = run(VerifyMeasure::Containment, 0.99);
     assert_eq!(containment.kept, [true, false, false]);
     // Cascade needs a measure; verification needs shingle sets.
-    let no_measure = DedupOptions {
-        method: Method::Cascade,
-        ..simhash(3)
-    };
+    let no_measure = policy(|p| p.verify = None);
     assert!(dedup(&items, &no_measure).is_err());
     items[1].features = None;
-    assert!(dedup(
-        &items,
-        &DedupOptions {
-            verify: Some(VerifyMeasure::Jaccard),
-            ..simhash(3)
-        }
-    )
-    .is_err());
+    assert!(dedup(&items, &DedupOptions::default()).is_err());
 }
 
 #[test]
@@ -225,10 +241,8 @@ fn url_duplicates_and_empty_input() {
 #[test]
 fn minhash_method_needs_signatures() {
     let items = vec![item(0, 1), item(1, 2)];
-    let options = DedupOptions {
-        method: Method::Minhash,
-        ..simhash(3)
-    };
+    let mut options = simhash(3);
+    options.policy.method = Method::Minhash;
     assert!(dedup(&items, &options)
         .unwrap_err()
         .to_string()
@@ -256,9 +270,9 @@ fn reference_pairs(
     ratio: f64,
 ) -> Vec<(u32, u32)> {
     let sets: Vec<FeatureSet> = sets.iter().map(|s| FeatureSet::new(s.clone())).collect();
-    let guard = DedupOptions {
+    let guard = Policy {
         min_length_ratio: ratio,
-        ..DedupOptions::default()
+        ..Policy::default()
     };
     let mut pairs = Vec::new();
     for i in 0..sets.len() {
@@ -311,14 +325,12 @@ proptest! {
         ratio in prop_oneof![Just(0.0), 0.0f64..=1.0, Just(0.2), Just(0.5)],
     ) {
         let items = items_with_sets(&sets);
-        let options = DedupOptions {
-            method: Method::Overlap,
-            verify: Some(VerifyMeasure::Containment),
-            threshold,
-            min_length_ratio: ratio,
-            all_pairs: true,
-            ..DedupOptions::default()
-        };
+        let options = policy(|p| {
+            p.method = Method::Overlap;
+            p.verify = Some(VerifyMeasure::Containment);
+            p.threshold = threshold;
+            p.min_length_ratio = ratio;
+        });
         let outcome = dedup(&items, &options).unwrap();
         let found: Vec<(u32, u32)> = outcome
             .pairs
@@ -328,11 +340,9 @@ proptest! {
             .collect();
         // Exact copies (equal digests) never happen here: every text is distinct.
         prop_assert_eq!(found, reference_pairs(&sets, VerifyMeasure::Containment, threshold, ratio));
-        // The pruned run forms the same clusters.
-        let pruned = dedup(&items, &DedupOptions { all_pairs: false, ..options.clone() }).unwrap();
-        prop_assert_eq!(pruned.clusters, outcome.clusters);
         // Jaccard ≥ t implies containment ≥ t: the same search serves Jaccard verification.
-        let jaccard = DedupOptions { verify: Some(VerifyMeasure::Jaccard), ..options };
+        let mut jaccard = options;
+        jaccard.policy.verify = Some(VerifyMeasure::Jaccard);
         let found: Vec<(u32, u32)> = dedup(&items, &jaccard).unwrap().pairs.iter().map(|p| (p.a, p.b)).collect();
         prop_assert_eq!(found, reference_pairs(&sets, VerifyMeasure::Jaccard, threshold, ratio));
     }
@@ -350,14 +360,12 @@ fn length_ratio_guard_drops_a_short_text_inside_a_long_one() {
     let items = items_with_sets(&sets);
     for method in [Method::Cascade, Method::Overlap] {
         let run = |ratio| {
-            let options = DedupOptions {
-                method,
-                verify: Some(VerifyMeasure::Containment),
-                threshold: 0.9,
-                min_length_ratio: ratio,
-                all_pairs: true,
-                ..DedupOptions::default()
-            };
+            let options = policy(|p| {
+                p.method = method;
+                p.verify = Some(VerifyMeasure::Containment);
+                p.threshold = 0.9;
+                p.min_length_ratio = ratio;
+            });
             let outcome = dedup(&items, &options).unwrap();
             outcome.pairs.iter().map(|p| (p.a, p.b)).collect::<Vec<_>>()
         };
@@ -373,33 +381,25 @@ fn length_ratio_guard_drops_a_short_text_inside_a_long_one() {
 #[test]
 fn overlap_and_guard_options_are_validated() {
     let items = items_with_sets(&[vec![1, 2], vec![1, 2, 3]]);
-    let overlap = DedupOptions {
-        method: Method::Overlap,
-        verify: Some(VerifyMeasure::Containment),
-        ..DedupOptions::default()
-    };
+    let overlap = policy(|p| {
+        p.method = Method::Overlap;
+        p.verify = Some(VerifyMeasure::Containment);
+    });
     assert!(dedup(&items, &overlap).is_ok());
-    let error = |options: DedupOptions| dedup(&items, &options).unwrap_err().to_string();
-    assert!(error(DedupOptions {
-        verify: None,
-        ..overlap.clone()
-    })
-    .contains("verify candidates"));
-    assert!(error(DedupOptions {
-        threshold: 0.0,
-        ..overlap.clone()
-    })
-    .contains("above 0"));
-    assert!(error(DedupOptions {
-        min_length_ratio: 1.5,
-        ..overlap.clone()
-    })
-    .contains("between 0 and 1"));
-    assert!(error(DedupOptions {
-        min_length_ratio: 0.2,
-        ..simhash(3)
-    })
-    .contains("needs verification"));
+    let error = |change: &dyn Fn(&mut Policy)| {
+        let mut options = overlap.clone();
+        change(&mut options.policy);
+        dedup(&items, &options).unwrap_err().to_string()
+    };
+    assert!(error(&|p| p.verify = None).contains("verify candidates"));
+    assert!(error(&|p| p.threshold = 0.0).contains("above 0"));
+    assert!(error(&|p| p.min_length_ratio = 1.5).contains("between 0 and 1"));
+    let mut unverified = simhash(3);
+    unverified.policy.min_length_ratio = 0.2;
+    assert!(dedup(&items, &unverified)
+        .unwrap_err()
+        .to_string()
+        .contains("needs verification"));
     // Missing shingle sets are an error, not an empty result.
     let mut bare = items.clone();
     bare[0].features = None;

@@ -7,8 +7,11 @@
 
 use std::time::Instant;
 
-use neardup_core::{Profile, Simhash};
-use neardup_store::{open_db, Cursor, Insert, Meta, OpenOptions, Record, RedbStore, Store};
+use neardup_core::Simhash;
+use neardup_dedup::Policy;
+use neardup_store::{
+    open_db, Cursor, Insert, Meta, OpenOptions, Record, RedbStore, Store, StoredText,
+};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -19,7 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     {
         let store = RedbStore::open(dir.as_ref())?;
-        store.init_meta(&Meta::new(Profile::web(), 3))?;
+        store.init_meta(&Meta::new(Policy::default()))?;
         let first = store.len()?;
         let mut state = 0x853C_49E6_748F_EA9B_u64 ^ first;
         let mut next = move || {
@@ -41,6 +44,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 minhash: None,
                 inserted_at: 0,
                 slot: 0,
+                // What a verifying policy keeps of a short story.
+                text: Some(StoredText::compress(&format!(
+                    "Story {i}: the council met on day {} and approved item {}.",
+                    next() % 365,
+                    next() % 1000
+                ))),
             };
             if let Insert::Accepted { durable, .. } = store.insert(record, Cursor::default())? {
                 waiting.push(durable);

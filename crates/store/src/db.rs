@@ -1,25 +1,27 @@
-//! [`NearDupDb`]: a store, its profile and the in-memory index; check, insert, get, delete.
+//! [`NearDupDb`]: a store, its policy and the in-memory index; check, insert, get, delete.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use neardup_core::{Fingerprinter, Fingerprints, Profile};
+use neardup_core::measure::FeatureSet;
+use neardup_core::{Fingerprinter, Fingerprints};
+use neardup_dedup::{Evidence, Kind, Method, Policy};
 use serde::Serialize;
 
 use crate::error::{Result, StoreError};
 use crate::memory::{Found, MemIndex};
 use crate::meta::Meta;
-use crate::record::{digest_key, digest_key_hex, Entry, Record};
+use crate::record::{digest_key, Entry, Record, StoredText};
 use crate::store::{Cursor, Durable, Insert, Store};
 use crate::verdict::{DocMatch, InsertMode, Outcome, Verdict};
 
 /// Most matches an [`Outcome`] lists.
 pub const MAX_MATCHES: usize = 10;
-/// Most matching records read to sort matches by id (the nearest by distance, then slot).
+/// Most candidate records read for one check (the nearest by distance, then slot).
 const MAX_FETCH: usize = 1000;
-/// The default near-duplicate distance.
-pub const DEFAULT_K: u32 = 3;
+/// Candidate records read at a time while verifying, nearest first.
+const VERIFY_CHUNK: usize = 16;
 
 /// A document to check or insert.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -36,13 +38,12 @@ pub struct NewDocument {
     pub text: String,
 }
 
-/// How to open a database: the profile and distance for a new one, checked against an old one.
+/// How to open a database: the policy of a new one, checked against an existing one.
 #[derive(Debug, Clone, Default)]
 pub struct OpenOptions {
-    /// The profile; `None` uses the stored one (or `web` for a new database).
-    pub profile: Option<Profile>,
-    /// The distance `k`; `None` uses the stored one (or [`DEFAULT_K`]).
-    pub k: Option<u32>,
+    /// The policy; `None` opens an existing database with its own policy, and creates a new
+    /// one with [`Policy::default`].
+    pub policy: Option<Policy>,
 }
 
 /// Figures about an open database.
@@ -58,10 +59,12 @@ pub struct Stats {
     pub index_bytes: u64,
     /// The profile's name.
     pub profile: String,
-    /// The near-duplicate distance.
+    /// The largest SimHash distance of a candidate.
     pub k: u32,
     /// SimHash width.
     pub bits: u32,
+    /// The decision, in words.
+    pub policy: String,
 }
 
 /// A validated, fingerprinted document.
@@ -73,11 +76,18 @@ struct Prepared {
     query: (u128, u128),
 }
 
-/// What the locked step found, and the insert it made (its slot; durable when resolved).
+/// What the locked step judged, and the insert it made (its slot; durable when resolved).
 #[derive(Debug)]
 struct Step {
-    found: Found,
+    judged: Judged,
     inserted: Option<(u64, Durable)>,
+}
+
+/// A verdict and the matches behind it.
+#[derive(Debug)]
+struct Judged {
+    verdict: Verdict,
+    matches: Vec<DocMatch>,
 }
 
 /// The in-memory half: the index and how far into the store's log it reflects.
@@ -106,31 +116,32 @@ impl std::fmt::Debug for NearDupDb {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NearDupDb")
             .field("location", &self.store.location())
-            .field("profile", &self.meta.profile.name)
-            .field("k", &self.meta.k)
+            .field("policy", &self.meta.policy.describe())
             .finish()
     }
 }
 
 impl NearDupDb {
-    /// Opens a database over `store`: creates its metadata if new, checks the profile and `k`
-    /// otherwise, and loads every live row into the in-memory index.
+    /// Opens a database over `store`: creates its metadata if new, checks an explicit policy
+    /// against the stored one otherwise, and loads every live row into the in-memory index.
     pub fn open(store: Box<dyn Store>, options: OpenOptions) -> Result<NearDupDb> {
         let location = store.location();
         let meta = match store.meta()? {
             Some(meta) => meta,
-            None => store.init_meta(&Meta::new(
-                options.profile.clone().unwrap_or_else(Profile::web),
-                options.k.unwrap_or(DEFAULT_K),
-            ))?,
+            None => {
+                let policy = options.policy.clone().unwrap_or_default();
+                check_online(&policy)?;
+                store.init_meta(&Meta::new(policy))?
+            }
         };
-        meta.check(&location, options.profile.as_ref(), options.k)?;
-        let fingerprinter = Fingerprinter::new(meta.profile.clone())?;
+        meta.check(&location, options.policy.as_ref())?;
+        check_online(&meta.policy)?;
+        let fingerprinter = Fingerprinter::new(meta.policy.profile.clone())?;
         let started = std::time::Instant::now();
         let mut entries = Vec::new();
         let cursor = store.load(&mut |entry| entries.push(entry))?;
         let loaded = started.elapsed();
-        let index = MemIndex::build(&entries, meta.profile.bits, meta.k)?;
+        let index = MemIndex::build(&entries, meta.policy.profile.bits, meta.policy.k)?;
         drop(entries);
         tracing::info!(
             %location,
@@ -149,14 +160,27 @@ impl NearDupDb {
         })
     }
 
-    /// The profile every fingerprint in this database is made with.
-    pub fn profile(&self) -> &Profile {
-        &self.meta.profile
+    /// Upgrades the database behind `store` to the current format in place, keeping the
+    /// decision it made; returns the metadata it now has. A database already current is left
+    /// as it is.
+    pub fn migrate(store: &dyn Store) -> Result<Meta> {
+        let location = store.location();
+        let meta = store
+            .meta()?
+            .ok_or_else(|| StoreError::Corrupt(format!("{location}: no database here")))?;
+        if meta.version == crate::meta::FORMAT_VERSION {
+            return Ok(meta);
+        }
+        let migrated = meta.migrated();
+        migrated.check(&location, None)?;
+        store.replace_meta(&migrated)?;
+        tracing::info!(%location, from = meta.version, "database migrated");
+        Ok(migrated)
     }
 
-    /// The near-duplicate distance.
-    pub fn k(&self) -> u32 {
-        self.meta.k
+    /// The policy this database decides by (recorded at its creation).
+    pub fn policy(&self) -> &Policy {
+        &self.meta.policy
     }
 
     /// The fingerprints of `text` under the database's profile.
@@ -180,12 +204,14 @@ impl NearDupDb {
     pub fn check_and_insert(&self, doc: &NewDocument, mode: InsertMode) -> Result<Outcome> {
         let prepared = self.prepare(doc)?;
         if mode == InsertMode::Never {
-            self.catch_up()?;
-            let found = self
-                .read()
-                .index
-                .query(prepared.query.0, prepared.query.1)?;
-            return self.outcome(prepared, found, false);
+            let judged = self.check_only(doc, &prepared)?;
+            return self.finish(
+                prepared,
+                Step {
+                    judged,
+                    inserted: None,
+                },
+            );
         }
         let step = {
             let _guard = self.writer.lock().unwrap_or_else(|e| e.into_inner());
@@ -211,13 +237,8 @@ impl NearDupDb {
                 .map(|(doc, prepared)| {
                     let prepared = prepared?;
                     let step = if mode == InsertMode::Never {
-                        self.catch_up()?;
-                        let found = self
-                            .read()
-                            .index
-                            .query(prepared.query.0, prepared.query.1)?;
                         Step {
-                            found,
+                            judged: self.check_only(doc, &prepared)?,
                             inserted: None,
                         }
                     } else {
@@ -251,6 +272,16 @@ impl NearDupDb {
         })
     }
 
+    /// Judges a document against the database without inserting it.
+    fn check_only(&self, doc: &NewDocument, prepared: &Prepared) -> Result<Judged> {
+        self.catch_up()?;
+        let found = self
+            .read()
+            .index
+            .query(prepared.query.0, prepared.query.1)?;
+        self.judge(&found, prepared.query, &doc.text)
+    }
+
     /// Check and insert, with the writer lock held: retried while another process wrote
     /// since this one caught up.
     fn locked_check_insert(
@@ -266,10 +297,10 @@ impl NearDupDb {
                 let state = self.read();
                 (state.index.query(query.0, query.1)?, state.cursor)
             };
-            let verdict = self.verdict_of(&found, query)?;
-            if !mode.inserts(&verdict) {
+            let judged = self.judge(&found, query, &doc.text)?;
+            if !mode.inserts(&judged.verdict) {
                 return Ok(Step {
-                    found,
+                    judged,
                     inserted: None,
                 });
             }
@@ -290,7 +321,7 @@ impl NearDupDb {
                     })?;
                     state.cursor = state.cursor.max(cursor);
                     return Ok(Step {
-                        found,
+                        judged,
                         inserted: Some((slot, durable)),
                     });
                 }
@@ -298,7 +329,7 @@ impl NearDupDb {
         }
     }
 
-    /// Waits for durability (outside the lock) and reads the matches.
+    /// Waits for durability (outside the lock) and gives the outcome.
     fn finish(&self, prepared: Prepared, step: Step) -> Result<Outcome> {
         let inserted = step.inserted.is_some();
         if let Some((slot, durable)) = step.inserted {
@@ -306,12 +337,20 @@ impl NearDupDb {
                 .wait()
                 .inspect_err(|_| self.write().index.remove(slot))?;
         }
-        self.outcome(prepared, step.found, inserted)
+        Ok(Outcome {
+            id: prepared.id,
+            verdict: step.judged.verdict,
+            inserted,
+            matches: step.judged.matches,
+        })
     }
 
-    /// The record of document `id`.
+    /// The record of document `id` (without its stored text).
     pub fn get(&self, id: &str) -> Result<Option<Record>> {
-        self.store.get(id)
+        Ok(self.store.get(id)?.map(|record| Record {
+            text: None,
+            ..record
+        }))
     }
 
     /// Deletes document `id` durably; returns its record if it was stored.
@@ -333,9 +372,10 @@ impl NearDupDb {
             documents,
             indexed: state.index.len() as u64,
             index_bytes: state.index.memory_bytes() as u64,
-            profile: self.meta.profile.name.clone(),
-            k: self.meta.k,
-            bits: self.meta.profile.bits.count(),
+            profile: self.meta.policy.profile.name.clone(),
+            k: self.meta.policy.k,
+            bits: self.meta.policy.profile.bits.count(),
+            policy: self.meta.policy.describe(),
         })
     }
 
@@ -392,74 +432,114 @@ impl NearDupDb {
             minhash: fingerprints.minhash.clone(),
             inserted_at: now_millis(),
             slot: 0,
+            text: self
+                .meta
+                .policy
+                .verifies()
+                .then(|| StoredText::compress(&doc.text)),
         }
     }
 
-    /// The verdict alone (matches' records are read only for exact duplicates' ids).
-    fn verdict_of(&self, found: &Found, query: (u128, u128)) -> Result<Verdict> {
-        if found.near.is_empty() && found.exact.is_empty() {
-            return Ok(Verdict::Unique);
+    /// The verdict on a document whose query found `found`, by the database's policy: an
+    /// exact duplicate (the first stored with the same digest), else the nearest candidate the
+    /// policy accepts (smallest distance, then first stored), verified on its stored text when
+    /// the policy verifies; with the matches (at most [`MAX_MATCHES`]).
+    fn judge(&self, found: &Found, query: (u128, u128), text: &str) -> Result<Judged> {
+        let policy = &self.meta.policy;
+        let distance_to = |record: &Record| (record.simhash.as_u128() ^ query.0).count_ones();
+        let mut matches = Vec::new();
+        let mut exact_slots = found.exact.clone();
+        exact_slots.sort_unstable();
+        exact_slots.truncate(MAX_MATCHES);
+        for record in self.store.get_slots(&exact_slots)?.into_iter().flatten() {
+            matches.push(doc_match(
+                distance_to(&record),
+                record,
+                Kind::Exact,
+                Evidence::EXACT,
+            ));
         }
-        Ok(self.matches(found, query)?.0)
-    }
-
-    fn outcome(&self, prepared: Prepared, found: Found, inserted: bool) -> Result<Outcome> {
-        let (verdict, matches) = self.matches(&found, prepared.query)?;
-        Ok(Outcome {
-            id: prepared.id,
-            verdict,
-            inserted,
-            matches,
-        })
-    }
-
-    /// Reads the matching records and orders them: by distance, then id.
-    fn matches(&self, found: &Found, query: (u128, u128)) -> Result<(Verdict, Vec<DocMatch>)> {
-        let mut slots: Vec<u64> = found.near.iter().map(|m| m.id).collect();
-        for &slot in &found.exact {
-            if !slots.contains(&slot) {
-                slots.push(slot);
+        let mut near: Vec<(u32, u64)> = found
+            .near
+            .iter()
+            .filter(|m| !found.exact.contains(&m.id))
+            .map(|m| (m.distance, m.id))
+            .collect();
+        near.sort_unstable();
+        near.truncate(MAX_FETCH);
+        if policy.method != Method::Exact {
+            let mut query_set: Option<FeatureSet> = None;
+            for chunk in near.chunks(VERIFY_CHUNK) {
+                if matches.len() >= MAX_MATCHES {
+                    break;
+                }
+                let slots: Vec<u64> = chunk.iter().map(|&(_, slot)| slot).collect();
+                for record in self.store.get_slots(&slots)?.into_iter().flatten() {
+                    let distance = distance_to(&record);
+                    let evidence = if policy.verifies() {
+                        let Some(stored) = &record.text else {
+                            continue; // stored without its text: cannot be verified
+                        };
+                        let candidate = self.fingerprinter.feature_set(&stored.text()?);
+                        let query_set =
+                            query_set.get_or_insert_with(|| self.fingerprinter.feature_set(text));
+                        match policy.verify(query_set, &candidate, None) {
+                            Some(evidence) => evidence,
+                            None => continue,
+                        }
+                    } else {
+                        Evidence {
+                            measure: neardup_dedup::Measure::SimhashDistance,
+                            value: f64::from(distance),
+                            threshold: f64::from(policy.k),
+                        }
+                    };
+                    matches.push(doc_match(distance, record, Kind::Near, evidence));
+                }
             }
         }
-        slots.truncate(MAX_FETCH);
-        let bits = f64::from(self.meta.profile.bits.count());
-        let mut records: Vec<(u32, Record)> = self
-            .store
-            .get_slots(&slots)?
-            .into_iter()
-            .flatten()
-            .map(|record| {
-                let distance = (record.simhash.as_u128() ^ query.0).count_ones();
-                (distance, record)
-            })
-            .collect();
-        records.sort_by(|a, b| (a.0, &a.1.id).cmp(&(b.0, &b.1.id)));
-        let exact = records
-            .iter()
-            .find(|(_, r)| digest_key_hex(&r.digest) == query.1);
-        let verdict = match (exact, records.first()) {
-            (Some((_, record)), _) => Verdict::Duplicate {
-                of: record.id.clone(),
+        matches.truncate(MAX_MATCHES);
+        let verdict = match matches.first() {
+            None => Verdict::Unique,
+            Some(m) if m.kind == Kind::Exact => Verdict::Duplicate {
+                of: m.id.clone(),
+                distance: m.distance,
+                evidence: m.evidence,
             },
-            (None, Some((distance, record))) => Verdict::NearDuplicate {
-                of: record.id.clone(),
-                distance: *distance,
-                similarity: 1.0 - f64::from(*distance) / bits,
+            Some(m) => Verdict::NearDuplicate {
+                of: m.id.clone(),
+                distance: m.distance,
+                evidence: m.evidence,
             },
-            (None, None) => Verdict::Unique,
         };
-        let matches = records
-            .into_iter()
-            .take(MAX_MATCHES)
-            .map(|(distance, record)| DocMatch {
-                id: record.id,
-                url: record.url,
-                title: record.title,
-                distance,
-                similarity: 1.0 - f64::from(distance) / bits,
-            })
-            .collect();
-        Ok((verdict, matches))
+        Ok(Judged { verdict, matches })
+    }
+}
+
+/// A match from a stored record.
+fn doc_match(distance: u32, record: Record, kind: Kind, evidence: Evidence) -> DocMatch {
+    DocMatch {
+        id: record.id,
+        url: record.url,
+        title: record.title,
+        distance,
+        kind,
+        evidence,
+    }
+}
+
+/// Fails for a policy the online database cannot serve: its candidates come from the SimHash
+/// index, so MinHash LSH and the overlap search are batch-only.
+fn check_online(policy: &Policy) -> Result<()> {
+    policy
+        .validate()
+        .map_err(|e| StoreError::InvalidPolicy(e.to_string()))?;
+    match policy.method {
+        Method::Exact | Method::Simhash | Method::Cascade => Ok(()),
+        Method::Minhash | Method::Overlap => Err(StoreError::InvalidPolicy(format!(
+            "a database finds candidates by SimHash distance: the {:?} method is for `neardup dedup` only",
+            policy.method
+        ).to_lowercase())),
     }
 }
 

@@ -3,7 +3,7 @@
 /// Why a database operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The database was created with another profile or distance.
+    /// The database was created with another policy.
     #[error(
         "the database at {location} was created with {stored}; it cannot be opened with {wanted}"
     )]
@@ -15,6 +15,9 @@ pub enum StoreError {
         /// What the caller asked for.
         wanted: String,
     },
+    /// The policy cannot be served online (its candidate search is batch-only).
+    #[error("invalid policy: {0}")]
+    InvalidPolicy(String),
     /// A document with this id is stored already.
     #[error("a document with id {0:?} is stored already")]
     IdExists(String),

@@ -1,11 +1,13 @@
 //! neardup-store: what must survive a crash, and the online "have we seen this, or nearly?".
 //!
-//! A [`NearDupDb`] is a [`Store`] (durable records), plus the [`neardup_core::Profile`] the
-//! fingerprints are made with (stored with the data: opening with another profile is an error),
-//! plus an in-memory index (permuted SimHash tables and each document's digest key, rebuilt at
-//! open from compact rows; exact duplicates are the distance-0 matches with the same digest). It
-//! answers [`NearDupDb::check`] with a [`Verdict`] and the matching documents, and does
-//! check-and-insert atomically ([`NearDupDb::check_and_insert`]).
+//! A [`NearDupDb`] is a [`Store`] (durable records, each with its text compressed for
+//! verification), plus the [`neardup_dedup::Policy`] it decides by (stored with the data:
+//! every door opens it with no options, and opening with another policy is an error), plus an
+//! in-memory index (permuted SimHash tables and each document's digest key, rebuilt at open
+//! from compact rows; exact duplicates are the distance-0 matches with the same digest). It
+//! answers [`NearDupDb::check`] with a [`Verdict`] and the matching documents, candidates
+//! within the policy's k verified as the batch engine verifies them, and does check-and-insert
+//! atomically ([`NearDupDb::check_and_insert`]).
 //!
 //! Stores: [`RedbStore`] (embedded, the default: a directory, nothing to install) and
 //! [`RedisStore`] (several processes share one database). [`open_db`] opens either from a
@@ -20,11 +22,16 @@
 //!     text: text.into(),
 //!     ..NewDocument::default()
 //! };
-//! let text = "The council approved the new budget on Monday after a long debate about schools.";
+//! let text = "The council approved the new budget on Monday after a long debate about schools, \
+//!     roads and the library. The mayor said the vote was the end of a hard year, and that the \
+//!     repairs to the town hall would start in the spring.";
 //! let first = db.check_and_insert(&doc("a", text), InsertMode::IfUnique).unwrap();
 //! assert_eq!(first.verdict, Verdict::Unique);
 //! let again = db.check(&doc("b", text)).unwrap();
-//! assert_eq!(again.verdict, Verdict::Duplicate { of: "a".into() });
+//! assert!(matches!(again.verdict, Verdict::Duplicate { ref of, .. } if of == "a"));
+//! let edited = text.replace("spring", "summer");
+//! let near = db.check(&doc("c", &edited)).unwrap();
+//! assert!(matches!(near.verdict, Verdict::NearDuplicate { ref of, .. } if of == "a"));
 //! ```
 
 mod db;
@@ -38,10 +45,10 @@ mod spec;
 mod store;
 mod verdict;
 
-pub use db::{NearDupDb, NewDocument, OpenOptions, Stats, DEFAULT_K, MAX_MATCHES};
+pub use db::{NearDupDb, NewDocument, OpenOptions, Stats, MAX_MATCHES};
 pub use error::{Result, StoreError};
 pub use meta::{Meta, FORMAT_VERSION};
-pub use record::{digest_key, Entry, Record};
+pub use record::{digest_key, Entry, Record, StoredText};
 pub use redb_store::{RedbStore, CHUNK_ROWS, MAX_BATCH};
 pub use redis_store::RedisStore;
 pub use spec::{open_db, open_store, DbSpec};

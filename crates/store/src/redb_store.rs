@@ -159,7 +159,8 @@ fn check_format(db: &Database, dir: &Path) -> Result<()> {
         Err(redb::TableError::TableDoesNotExist(_)) => None,
         Err(error) => return Err(error.into()),
     };
-    if old || version.is_some_and(|v| v != FORMAT_VERSION) {
+    // Format 2 opens, to be migrated in place (see `Meta::check`).
+    if old || version.is_some_and(|v| v != FORMAT_VERSION && v != 2) {
         return Err(StoreError::Corrupt(format!(
             "{}: format version {} (this program reads {FORMAT_VERSION}); no migration: write \
              the documents into a new database",
@@ -320,6 +321,14 @@ impl Store for RedbStore {
         Ok(meta.clone())
     }
 
+    fn replace_meta(&self, meta: &Meta) -> Result<()> {
+        let txn = self.db.begin_write()?;
+        txn.open_table(META)?
+            .insert(META_KEY, serde_json::to_string(meta)?.as_str())?;
+        txn.commit()?;
+        Ok(())
+    }
+
     fn meta(&self) -> Result<Option<Meta>> {
         let txn = self.db.begin_read()?;
         let table = txn.open_table(META)?;
@@ -439,7 +448,7 @@ mod tests {
         {
             let db = Database::create(dir.path().join(FILE_NAME)).unwrap();
             let txn = db.begin_write().unwrap();
-            let mut meta = Meta::new(neardup_core::Profile::web(), 3);
+            let mut meta = Meta::new(neardup_dedup::Policy::default());
             meta.version = 1;
             txn.open_table(META)
                 .unwrap()

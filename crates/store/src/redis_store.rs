@@ -229,6 +229,12 @@ impl Store for RedisStore {
         Ok(serde_json::from_str(&stored)?)
     }
 
+    fn replace_meta(&self, meta: &Meta) -> Result<()> {
+        let key = self.key("meta");
+        let json = serde_json::to_string(meta)?;
+        self.run(|conn| redis::cmd("SET").arg(&key).arg(&json).exec(conn))
+    }
+
     fn meta(&self) -> Result<Option<Meta>> {
         let key = self.key("meta");
         let stored: Option<String> = self.run(|conn| redis::cmd("GET").arg(&key).query(conn))?;

@@ -79,6 +79,9 @@ pub trait Store: Send + Sync {
     /// The stored metadata, if the database has been created.
     fn meta(&self) -> Result<Option<Meta>>;
 
+    /// Replaces the stored metadata (a format migration).
+    fn replace_meta(&self, meta: &Meta) -> Result<()>;
+
     /// Calls `sink` with every live document's compact row; returns the position reached.
     fn load(&self, sink: &mut dyn FnMut(Entry)) -> Result<Cursor>;
 

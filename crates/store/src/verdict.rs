@@ -1,30 +1,55 @@
 //! What a check answers: a verdict and the matching documents.
 
+use neardup_dedup::{Evidence, Kind};
 use serde::Serialize;
 
 /// Whether a document has been seen before, or nearly.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Verdict {
-    /// Nothing within the database's distance.
+    /// Nothing stored is a duplicate of it.
     Unique,
-    /// A stored document has the same digest: the same normalised text.
+    /// A stored document has the same normalised text (same digest).
     Duplicate {
-        /// The first such document (by id).
+        /// The id of that document.
         of: String,
-    },
-    /// A stored document's SimHash is within the database's distance `k`.
-    NearDuplicate {
-        /// The nearest such document (by distance, then id).
-        of: String,
-        /// Its Hamming distance.
+        /// SimHash distance to it (0 unless the profile's features ignore some text).
         distance: u32,
-        /// `1 - distance / bits`.
-        similarity: f64,
+        /// The measure that decided (the digest), its value and threshold.
+        #[serde(flatten)]
+        evidence: Evidence,
+    },
+    /// A stored document is a near-duplicate of it by the database's policy: the nearest one
+    /// (smallest SimHash distance, then first stored) that the policy accepts.
+    NearDuplicate {
+        /// The id of that document.
+        of: String,
+        /// SimHash distance to it.
+        distance: u32,
+        /// The measure that decided, its value and the policy's threshold.
+        #[serde(flatten)]
+        evidence: Evidence,
     },
 }
 
 impl Verdict {
+    /// The document it duplicates, with the kind, distance and evidence; `None` when unique.
+    pub fn duplicate_of(&self) -> Option<(&str, Kind, u32, Evidence)> {
+        match self {
+            Verdict::Unique => None,
+            Verdict::Duplicate {
+                of,
+                distance,
+                evidence,
+            } => Some((of, Kind::Exact, *distance, *evidence)),
+            Verdict::NearDuplicate {
+                of,
+                distance,
+                evidence,
+            } => Some((of, Kind::Near, *distance, *evidence)),
+        }
+    }
+
     /// The verdict's name: `unique`, `duplicate` or `near_duplicate`.
     pub fn name(&self) -> &'static str {
         match self {
@@ -35,7 +60,7 @@ impl Verdict {
     }
 }
 
-/// One stored document a check found.
+/// One stored document a check found a duplicate, by the database's policy.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DocMatch {
     /// Its id.
@@ -46,8 +71,11 @@ pub struct DocMatch {
     pub title: Option<String>,
     /// Hamming distance between the SimHash fingerprints.
     pub distance: u32,
-    /// `1 - distance / bits`.
-    pub similarity: f64,
+    /// Exact (same digest) or near.
+    pub kind: Kind,
+    /// The measure that decided, its value and the policy's threshold.
+    #[serde(flatten)]
+    pub evidence: Evidence,
 }
 
 /// The answer to a check, or to a check-and-insert.

@@ -3,9 +3,19 @@
 use std::sync::Arc;
 
 use neardup_core::Profile;
+use neardup_dedup::{Evidence, Policy};
 use neardup_store::{
     open_db, InsertMode, NearDupDb, NewDocument, OpenOptions, StoreError, Verdict,
 };
+
+/// The verdict "exact duplicate of `of`".
+fn duplicate_of(of: &str) -> Verdict {
+    Verdict::Duplicate {
+        of: of.into(),
+        distance: 0,
+        evidence: Evidence::EXACT,
+    }
+}
 
 fn doc(id: &str, text: &str) -> NewDocument {
     NewDocument {
@@ -38,7 +48,7 @@ fn check_insert_get_delete_reopen() {
     let dup = db
         .check_and_insert(&doc("b", &text(1)), InsertMode::IfUnique)
         .unwrap();
-    assert_eq!(dup.verdict, Verdict::Duplicate { of: "a".into() });
+    assert_eq!(dup.verdict, duplicate_of("a"));
     assert!(!dup.inserted);
     assert_eq!(dup.matches[0].url.as_deref(), Some("https://example.com/a"));
     let near = db.check(&doc("c", &format!("{}!", text(1)))).unwrap();
@@ -63,7 +73,7 @@ fn check_insert_get_delete_reopen() {
     assert_eq!(db.stats().unwrap().indexed, 1);
     assert_eq!(
         db.check(&doc("b", &text(1))).unwrap().verdict,
-        Verdict::Duplicate { of: "a".into() }
+        duplicate_of("a")
     );
     assert_eq!(
         db.check(&doc("z", &text(2))).unwrap().verdict,
@@ -75,15 +85,18 @@ fn check_insert_get_delete_reopen() {
 fn another_profile_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     drop(open(dir.path()));
+    let policy = Policy {
+        profile: Profile::zh(),
+        ..Policy::default()
+    };
     let options = OpenOptions {
-        profile: Some(Profile::zh()),
-        k: None,
+        policy: Some(policy),
     };
     let message = open_db(dir.path().to_str().unwrap(), options)
         .unwrap_err()
         .to_string();
     assert!(
-        message.contains("\"web\"") && message.contains("\"zh\""),
+        message.contains("profile web") && message.contains("profile zh"),
         "{message}"
     );
 }
@@ -98,11 +111,7 @@ fn batches_see_their_own_earlier_documents() {
         .into_iter()
         .map(|o| o.unwrap().verdict)
         .collect();
-    let expected = [
-        Verdict::Unique,
-        Verdict::Duplicate { of: "a".into() },
-        Verdict::Unique,
-    ];
+    let expected = [Verdict::Unique, duplicate_of("a"), Verdict::Unique];
     assert_eq!(verdicts, expected);
 }
 

@@ -1,5 +1,6 @@
-//! `neardup compare`: how similar two texts are, by every measure, and which features make the
-//! difference.
+//! `neardup compare`: whether two texts are duplicates by the policy (the same decision as
+//! `dedup`, `eval` and the database), how similar they are by every measure, and which
+//! features make the difference.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -7,10 +8,11 @@ use std::path::PathBuf;
 
 use neardup_core::measure::{containment, cosine, jaccard, token_edit_distance};
 use neardup_core::Fingerprinter;
+use neardup_dedup::{Decision, Policy, Side};
 use serde::Serialize;
 
 use crate::input::read_text;
-use crate::profile_args::ProfileArgs;
+use crate::policy_args::PolicyArgs;
 
 /// Arguments of `neardup compare`.
 #[derive(Debug, clap::Args)]
@@ -20,10 +22,7 @@ pub struct CompareArgs {
     /// Second text file.
     b: PathBuf,
     #[command(flatten)]
-    profile: ProfileArgs,
-    /// Hamming distance at or under which the two count as near-duplicates.
-    #[arg(long, default_value_t = 3)]
-    k: u32,
+    policy: PolicyArgs,
     /// How many of the features that differ most to show.
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -39,14 +38,15 @@ pub struct CompareArgs {
 #[derive(Debug, Serialize)]
 struct Comparison {
     profile: String,
-    a: Side,
-    b: Side,
+    /// The policy, in words.
+    policy: String,
+    /// The policy's decision, with the measure that decided, its value and threshold.
+    decision: Decision,
+    a: Text,
+    b: Text,
     distance: u32,
     bits: u32,
     similarity: f64,
-    k: u32,
-    near_duplicate: bool,
-    exact_duplicate: bool,
     jaccard: f64,
     containment_a_in_b: f64,
     containment_b_in_a: f64,
@@ -57,7 +57,7 @@ struct Comparison {
 }
 
 #[derive(Debug, Serialize)]
-struct Side {
+struct Text {
     path: String,
     bytes: usize,
     features: u64,
@@ -75,10 +75,14 @@ struct Difference {
 
 /// Runs `neardup compare`.
 pub fn run(args: CompareArgs) -> anyhow::Result<()> {
-    let fingerprinter = Fingerprinter::new(args.profile.load()?)?;
+    let policy = args.policy.policy()?;
+    if args.policy.show(&policy)? {
+        return Ok(());
+    }
+    let fingerprinter = Fingerprinter::new(policy.profile.clone())?;
     let text_a = read_text(&args.a, args.lossy)?;
     let text_b = read_text(&args.b, args.lossy)?;
-    let comparison = compare(&fingerprinter, &args, &text_a, &text_b)?;
+    let comparison = compare(&policy, &fingerprinter, &args, &text_a, &text_b)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {
@@ -91,6 +95,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
 }
 
 fn compare(
+    policy: &Policy,
     fingerprinter: &Fingerprinter,
     args: &CompareArgs,
     a: &str,
@@ -107,7 +112,8 @@ fn compare(
         features.iter().map(|f| (f.hash, f.weight)).collect()
     };
     let (vector_a, vector_b) = (vector(&weights_a), vector(&weights_b));
-    let side = |path: &PathBuf, text: &str, f: &neardup_core::Fingerprints| Side {
+    let decision = policy.decide(&Side::new(&fa, Some(&set_a)), &Side::new(&fb, Some(&set_b)))?;
+    let side = |path: &PathBuf, text: &str, f: &neardup_core::Fingerprints| Text {
         path: path.display().to_string(),
         bytes: text.len(),
         features: f.features,
@@ -116,14 +122,13 @@ fn compare(
     };
     Ok(Comparison {
         profile: fingerprinter.profile().name.clone(),
+        policy: policy.describe(),
+        decision,
         a: side(&args.a, a, &fa),
         b: side(&args.b, b, &fb),
         distance,
         bits: fa.simhash.bits().count(),
         similarity: fa.simhash.similarity(fb.simhash)?,
-        k: args.k,
-        near_duplicate: distance <= args.k,
-        exact_duplicate: fa.digest == fb.digest,
         jaccard: jaccard(&set_a, &set_b),
         containment_a_in_b: containment(&set_a, &set_b),
         containment_b_in_a: containment(&set_b, &set_a),
@@ -170,14 +175,26 @@ fn differences(
 }
 
 fn print_table(out: &mut impl Write, c: &Comparison) -> std::io::Result<()> {
-    let verdict = if c.exact_duplicate {
-        "exact duplicate (same normalised text)"
-    } else if c.near_duplicate {
-        "near-duplicate"
-    } else {
-        "not a near-duplicate"
+    let evidence = c.decision.evidence();
+    let verdict = match c.decision {
+        Decision::Duplicate {
+            kind: neardup_dedup::Kind::Exact,
+            ..
+        } => "exact duplicate (same normalised text)".to_string(),
+        Decision::Duplicate { .. } => format!(
+            "near-duplicate ({} {:.3}, threshold {})",
+            measure_name(evidence.measure),
+            evidence.value,
+            evidence.threshold
+        ),
+        Decision::Distinct { .. } => format!(
+            "not a near-duplicate ({} {}, threshold {})",
+            measure_name(evidence.measure),
+            round3(evidence.value),
+            evidence.threshold
+        ),
     };
-    writeln!(out, "profile            {}", c.profile)?;
+    writeln!(out, "policy             {}", c.policy)?;
     for (name, side) in [("A", &c.a), ("B", &c.b)] {
         writeln!(
             out,
@@ -187,8 +204,8 @@ fn print_table(out: &mut impl Write, c: &Comparison) -> std::io::Result<()> {
     }
     writeln!(
         out,
-        "hamming distance   {} of {} bits (similarity {:.3}); threshold k = {}",
-        c.distance, c.bits, c.similarity, c.k
+        "hamming distance   {} of {} bits (similarity {:.3})",
+        c.distance, c.bits, c.similarity
     )?;
     writeln!(out, "verdict            {verdict}")?;
     writeln!(out, "jaccard            {:.3}", c.jaccard)?;
@@ -215,4 +232,21 @@ fn print_table(out: &mut impl Write, c: &Comparison) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A measure as the table names it.
+fn measure_name(measure: neardup_dedup::Measure) -> String {
+    serde_json::to_value(measure)
+        .ok()
+        .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+        .unwrap_or_default()
+}
+
+/// A value with at most three decimals (a distance shows as an integer).
+fn round3(value: f64) -> String {
+    if value.fract() == 0.0 {
+        format!("{value}")
+    } else {
+        format!("{value:.3}")
+    }
 }

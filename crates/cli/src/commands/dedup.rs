@@ -8,19 +8,18 @@ use std::time::Instant;
 
 use anyhow::Context;
 use neardup_core::measure::FeatureSet;
-use neardup_core::minhash::MinHashOptions;
-use neardup_core::{Bits, Fingerprinter};
+use neardup_core::Fingerprinter;
 use neardup_dedup::{
-    dedup_with, DedupError, DedupOptions, FeatureSource, Item, KeepPolicy, Kind, Method, Outcome,
-    VerifyMeasure,
+    dedup_with, DedupError, DedupOptions, Evidence, FeatureSource, Item, KeepPolicy, Kind, Outcome,
+    Policy,
 };
 use neardup_ingest::url::canonicalize;
-use neardup_store::{open_db, InsertMode, OpenOptions, Verdict};
+use neardup_store::{open_db, InsertMode, OpenOptions};
 use serde::Serialize;
 
 use crate::commands::index::check_in_chunks;
 use crate::documents::{for_each_document, progress, unix_seconds, InputArgs};
-use crate::profile_args::ProfileArgs;
+use crate::policy_args::PolicyArgs;
 
 /// Arguments of `neardup dedup`.
 #[derive(Debug, clap::Args)]
@@ -28,37 +27,7 @@ pub struct DedupArgs {
     #[command(flatten)]
     input: InputArgs,
     #[command(flatten)]
-    profile: ProfileArgs,
-    /// How near-duplicates are found. Exact duplicates are always found first; the default
-    /// cascade takes SimHash candidates and verifies them by Jaccard resemblance; overlap
-    /// takes every pair whose shingle sets can overlap enough (exact; for short texts, and for
-    /// a short text contained in a longer one) and verifies it by containment.
-    #[arg(long, value_enum, default_value_t = MethodArg::Cascade, conflicts_with = "index")]
-    method: MethodArg,
-    /// Largest SimHash distance of a near-duplicate (of a candidate, with verification).
-    #[arg(long, default_value_t = neardup_dedup::DEFAULT_K, conflicts_with = "index")]
-    k: u32,
-    /// Fingerprint width, instead of the profile's.
-    #[arg(long, value_parser = ["64", "128"])]
-    bits: Option<String>,
-    /// Smallest similarity of a near-duplicate for --method minhash and for --verify.
-    #[arg(long, default_value_t = neardup_dedup::DEFAULT_THRESHOLD, conflicts_with = "index")]
-    threshold: f64,
-    /// Check each candidate pair by the true measure of the two shingle sets (implied by
-    /// --method cascade, with jaccard, and --method overlap, with containment).
-    #[arg(long, value_enum, conflicts_with = "index")]
-    verify: Option<VerifyArg>,
-    /// With verification: a pair is a near-duplicate only if the smaller shingle set has at
-    /// least R times as many shingles as the larger (0, the default, turns this off). With
-    /// containment, 0.2 keeps re-posts and re-headlined copies but not a headline or a quote
-    /// inside a long article.
-    #[arg(
-        long,
-        value_name = "R",
-        default_value_t = 0.0,
-        conflicts_with = "index"
-    )]
-    min_length_ratio: f64,
+    policy: PolicyArgs,
     /// Which document of a cluster is kept.
     #[arg(long, value_enum, default_value_t = KeepArg::First, conflicts_with = "index")]
     keep: KeepArg,
@@ -72,38 +41,25 @@ pub struct DedupArgs {
     /// standard output, here and in the other outputs.)
     #[arg(long, value_name = "FILE")]
     removed: Option<PathBuf>,
-    /// Write every duplicate pair as a JSON line {"a", "b", "kind", "distance", "similarity"}.
+    /// Write every pair the policy accepts as a JSON line {"a", "b", "kind", "distance",
+    /// "measure", "value", "threshold"} (near pairs between the first copies of exact groups).
     #[arg(long, value_name = "FILE")]
     pairs: Option<PathBuf>,
-    /// Write clusters of two or more documents as JSON lines.
+    /// Write clusters of two or more documents as JSON lines. Clusters are
+    /// representative-centred: every member is a duplicate of the representative by the policy.
     #[arg(long, value_name = "FILE")]
     clusters: Option<PathBuf>,
     /// Write the summary as JSON here (it always goes to stderr as text).
     #[arg(long, value_name = "FILE")]
     summary: Option<PathBuf>,
-    /// Incremental dedup against a saved index (a directory, or redis://…; the store of
+    /// Incremental dedup against a saved index (a directory, or redis://…; the database of
     /// `neardup index` and `neardup serve`): each document is checked, in input order, against
     /// the index (which holds the documents kept before it, in this run and earlier ones) by
-    /// exact digest and SimHash distance ≤ the index's k, and added to it when unique. The
-    /// index keeps its profile and k, and the first seen is kept; --method, --k, --threshold,
-    /// --verify, --min-length-ratio, --keep and --url-dedup are refused with it.
+    /// the index's policy, and added to it when unique. The index keeps the policy it was
+    /// made with (policy options, if given, must name the same one); the first seen is kept,
+    /// so --keep and --url-dedup are refused with it.
     #[arg(long, value_name = "DIR|URL")]
     index: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum MethodArg {
-    Exact,
-    Simhash,
-    Minhash,
-    Cascade,
-    Overlap,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum VerifyArg {
-    Jaccard,
-    Containment,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -137,11 +93,10 @@ struct Summary {
     /// record with --kept and its text with verification).
     bytes_in_memory_per_document: usize,
     profile: String,
-    method: Method,
-    k: u32,
-    threshold: f64,
-    verify: Option<VerifyMeasure>,
-    min_length_ratio: f64,
+    /// The decision, in words (the policy itself: --show-policy).
+    policy: String,
+    /// Clusters are representative-centred (every member a duplicate of the representative).
+    clustering: &'static str,
 }
 
 /// `neardup dedup --index`: every document checked against the saved index and added when
@@ -149,30 +104,18 @@ struct Summary {
 fn run_incremental(
     args: &DedupArgs,
     spec: &str,
-    profile: neardup_core::Profile,
+    policy: Option<Policy>,
     started: Instant,
 ) -> anyhow::Result<()> {
-    let db = open_db(
-        spec,
-        OpenOptions {
-            profile: Some(profile.clone()),
-            k: Some(args.k),
-        },
-    )
-    .with_context(|| format!("cannot open index {spec}"))?;
+    let db = open_db(spec, OpenOptions { policy })
+        .with_context(|| format!("cannot open index {spec}"))?;
     let bar = progress("checking");
     let mut ids: Vec<String> = Vec::new();
-    let mut removals: Vec<(usize, String, Kind, u32, f64)> = Vec::new();
+    let mut removals: Vec<(usize, String, Kind, u32, Evidence)> = Vec::new();
     let stats = check_in_chunks(&db, &args.input, InsertMode::IfUnique, |index, outcome| {
         bar.inc(1);
-        match outcome.verdict {
-            Verdict::Unique => {}
-            Verdict::Duplicate { of } => removals.push((index, of, Kind::Exact, 0, 1.0)),
-            Verdict::NearDuplicate {
-                of,
-                distance,
-                similarity,
-            } => removals.push((index, of, Kind::Near, distance, similarity)),
+        if let Some((of, kind, distance, evidence)) = outcome.verdict.duplicate_of() {
+            removals.push((index, of.to_string(), kind, distance, evidence));
         }
         ids.push(outcome.id);
         Ok(())
@@ -185,12 +128,12 @@ fn run_incremental(
     let removed = || {
         removals
             .iter()
-            .map(|(index, of, kind, distance, similarity)| RemovedLine {
+            .map(|(index, of, kind, distance, evidence)| RemovedLine {
                 id: &ids[*index],
                 duplicate_of: of,
                 kind: *kind,
                 distance: *distance,
-                similarity: *similarity,
+                evidence: *evidence,
             })
     };
     if let Some(path) = &args.removed {
@@ -204,7 +147,7 @@ fn run_incremental(
                 b: r.id,
                 kind: r.kind,
                 distance: r.distance,
-                similarity: r.similarity,
+                evidence: r.evidence,
             }),
         )?;
     }
@@ -252,8 +195,7 @@ fn run_incremental(
             "seconds": seconds,
             "index": spec,
             "indexed": db.indexed(),
-            "k": db.k(),
-            "profile": db.profile().name,
+            "policy": db.policy().describe(),
         });
         let mut out = create(path)?;
         serde_json::to_writer_pretty(&mut out, &summary)?;
@@ -321,26 +263,28 @@ impl FeatureSource for ShingleSets<'_> {
 /// Runs `neardup dedup`.
 pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let started = Instant::now();
-    let options = dedup_options(&args);
-    options.validate()?;
-    let mut profile = args.profile.load()?;
-    if let Some(bits) = &args.bits {
-        profile.bits = if bits == "128" { Bits::B128 } else { Bits::B64 };
-    }
-    let width = profile.bits.count();
-    anyhow::ensure!(
-        options.k < width,
-        "--k {} must be less than the fingerprint width ({width} bits)",
-        options.k
-    );
-    if options.method == Method::Minhash && profile.minhash.is_none() {
-        profile.minhash = Some(MinHashOptions::default());
-    }
     if let Some(spec) = &args.index {
-        return run_incremental(&args, spec, profile, started);
+        let policy = args
+            .policy
+            .is_given()
+            .then(|| args.policy.policy())
+            .transpose()?;
+        return run_incremental(&args, spec, policy, started);
     }
-    let fingerprinter = Fingerprinter::new(profile)?;
-    let verify = options.verify.is_some();
+    let options = DedupOptions {
+        policy: args.policy.policy()?,
+        keep: match args.keep {
+            KeepArg::First => KeepPolicy::First,
+            KeepArg::Longest => KeepPolicy::Longest,
+            KeepArg::Newest => KeepPolicy::Newest,
+        },
+        url_dedup: args.url_dedup,
+    };
+    if args.policy.show(&options.policy)? {
+        return Ok(());
+    }
+    let fingerprinter = Fingerprinter::new(options.policy.profile.clone())?;
+    let verify = options.policy.verifies();
     let url_dedup = options.url_dedup;
     // Standard input cannot be read a second time: for --kept its raw records are held, and
     // for verification its texts.
@@ -420,11 +364,8 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
             + std::mem::size_of::<Kept>()
             + ids.iter().map(|id| id.len()).sum::<usize>() / ids.len().max(1),
         profile: fingerprinter.profile().name.clone(),
-        method: options.method,
-        k: options.k,
-        threshold: options.threshold,
-        verify: options.verify,
-        min_length_ratio: options.min_length_ratio,
+        policy: options.policy.describe(),
+        clustering: "representative-centred",
     };
     print_summary(&summary);
     if let Some(path) = &args.summary {
@@ -434,39 +375,6 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         out.flush()?;
     }
     Ok(())
-}
-
-fn dedup_options(args: &DedupArgs) -> DedupOptions {
-    let method = match args.method {
-        MethodArg::Exact => Method::Exact,
-        MethodArg::Simhash => Method::Simhash,
-        MethodArg::Minhash => Method::Minhash,
-        MethodArg::Cascade => Method::Cascade,
-        MethodArg::Overlap => Method::Overlap,
-    };
-    let verify = match (args.verify, method) {
-        (Some(VerifyArg::Jaccard), _) | (None, Method::Cascade) => Some(VerifyMeasure::Jaccard),
-        (Some(VerifyArg::Containment), _) | (None, Method::Overlap) => {
-            Some(VerifyMeasure::Containment)
-        }
-        (None, _) => None,
-    };
-    DedupOptions {
-        method,
-        k: args.k,
-        threshold: args.threshold,
-        verify,
-        min_length_ratio: args.min_length_ratio,
-        keep: match args.keep {
-            KeepArg::First => KeepPolicy::First,
-            KeepArg::Longest => KeepPolicy::Longest,
-            KeepArg::Newest => KeepPolicy::Newest,
-        },
-        url_dedup: args.url_dedup,
-        // Listing every pair needs every candidate verified; otherwise verifying one pair per
-        // join of two clusters gives the same clusters.
-        all_pairs: args.pairs.is_some(),
-    }
 }
 
 /// Opens an output; `-` is standard output.
@@ -496,7 +404,9 @@ struct RemovedLine<'a> {
     duplicate_of: &'a str,
     kind: Kind,
     distance: u32,
-    similarity: f64,
+    /// The measure that decided, its value and the policy's threshold.
+    #[serde(flatten)]
+    evidence: Evidence,
 }
 
 /// One line of `--pairs`: two duplicate documents.
@@ -506,7 +416,9 @@ struct PairLine<'a> {
     b: &'a str,
     kind: Kind,
     distance: u32,
-    similarity: f64,
+    /// The measure that decided, its value and the policy's threshold.
+    #[serde(flatten)]
+    evidence: Evidence,
 }
 
 fn write_removed(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result<()> {
@@ -517,7 +429,7 @@ fn write_removed(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result
             duplicate_of: ids[r.of as usize],
             kind: r.kind,
             distance: r.distance,
-            similarity: r.similarity,
+            evidence: r.evidence,
         }),
     )
 }
@@ -530,7 +442,7 @@ fn write_pairs(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result<(
             b: ids[p.b as usize],
             kind: p.kind,
             distance: p.distance,
-            similarity: p.similarity,
+            evidence: p.evidence,
         }),
     )
 }

@@ -3,51 +3,25 @@
 //! Input: JSON lines, one pair a line, with two text fields and a label (field names are
 //! options). Labels are compared as numbers (a number, or a string holding one); pairs whose
 //! label is in neither `--positive` nor `--negative`, or is null, are ignored and counted. Each
-//! used pair is scored in parallel by the SimHash distance and by the exact and estimated set
-//! measures of the profile's features, then classified by `--method`. `--sweep` prints the
-//! metrics over the whole range of the method's parameter; `--plot` draws histograms of the
-//! score of positives and negatives.
+//! used pair is fingerprinted in parallel, then decided by the [`Policy`] (the same decision
+//! as `dedup`, `compare` and the database: [`Policy::decide`]). `--sweep` prints the metrics
+//! over the whole range of the method's parameter; `--plot` draws histograms of the score of
+//! positives and negatives.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use neardup_core::measure::{containment, jaccard};
-use neardup_core::minhash::{estimate_jaccard, MinHasher};
-use neardup_core::Fingerprinter;
+use neardup_core::measure::FeatureSet;
+use neardup_core::{Fingerprinter, Fingerprints};
+use neardup_dedup::{Measure, Method, Policy, Side};
 use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::input::read_text;
 use crate::plot::{draw_svg, Histograms};
-use crate::profile_args::ProfileArgs;
-
-/// How a pair is decided to be a near-duplicate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Method {
-    /// SimHash Hamming distance ≤ `--k`.
-    Simhash,
-    /// MinHash-estimated Jaccard of the feature sets ≥ `--threshold`.
-    Minhash,
-    /// Exact Jaccard of the feature sets ≥ `--threshold`.
-    Jaccard,
-    /// The larger of the two containments of the feature sets ≥ `--threshold`.
-    Containment,
-    /// SimHash distance ≤ `--k` as the candidate filter, then `--verify` ≥ `--threshold`.
-    Cascade,
-}
-
-/// The exact measure a cascade verifies candidates with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Verify {
-    /// Jaccard resemblance of the feature sets.
-    Jaccard,
-    /// The larger of the two containments of the feature sets.
-    Containment,
-}
+use crate::policy_args::PolicyArgs;
 
 /// Arguments of `neardup eval`.
 #[derive(Debug, clap::Args)]
@@ -69,28 +43,10 @@ pub struct EvalArgs {
     /// Field of the label.
     #[arg(long, default_value = "label")]
     label_field: String,
+    /// The decision (`--method overlap --verify jaccard` flags every pair whose Jaccard
+    /// reaches the threshold, with no candidate filter).
     #[command(flatten)]
-    profile: ProfileArgs,
-    /// The decision rule.
-    #[arg(long, value_enum, default_value_t = Method::Cascade)]
-    method: Method,
-    /// Largest SimHash distance of a near-duplicate (simhash), or of a candidate (cascade).
-    #[arg(long, default_value_t = neardup_dedup::DEFAULT_K)]
-    k: u32,
-    /// Smallest similarity of a near-duplicate (minhash, jaccard, containment, cascade).
-    #[arg(long, default_value_t = neardup_dedup::DEFAULT_THRESHOLD)]
-    threshold: f64,
-    /// The measure a cascade verifies its candidates with.
-    #[arg(long, value_enum, default_value_t = Verify::Jaccard)]
-    verify: Verify,
-    /// With an exact set measure (jaccard, containment, cascade): flag a pair only if the
-    /// smaller feature set has at least R times as many features as the larger (0, the
-    /// default, turns this off; `neardup dedup --min-length-ratio`). The sweep keeps it fixed.
-    #[arg(long, value_name = "R", default_value_t = 0.0)]
-    min_length_ratio: f64,
-    /// MinHash signature length, when the profile does not set one.
-    #[arg(long, default_value_t = 128)]
-    num_perm: usize,
+    policy: PolicyArgs,
     /// Print the metrics for k = 0..=bits/4 (simhash) or thresholds 0.00..1.00 in steps of 0.05.
     #[arg(long)]
     sweep: bool,
@@ -122,12 +78,46 @@ struct LabelledPair {
     b: String,
 }
 
-/// One scored pair.
-#[derive(Debug, Clone, Copy)]
+/// One fingerprinted pair.
+#[derive(Debug)]
 struct Scored {
     class: Option<Class>,
     label: f64,
-    scores: Scores,
+    a: (Fingerprints, FeatureSet),
+    b: (Fingerprints, FeatureSet),
+}
+
+impl Scored {
+    /// Whether `policy` decides the pair a duplicate.
+    fn flagged(&self, policy: &Policy) -> bool {
+        let (a, b) = (&self.a, &self.b);
+        // Both sides carry what any policy needs: a failure would be a bug, and counts as no.
+        policy
+            .decide(&Side::new(&a.0, Some(&a.1)), &Side::new(&b.0, Some(&b.1)))
+            .is_ok_and(|d| d.is_duplicate())
+    }
+
+    /// The value the policy thresholds last (for plots): the verified measure, the MinHash
+    /// estimate, or the SimHash distance.
+    fn score(&self, policy: &Policy) -> f64 {
+        let (a, b) = (&self.a, &self.b);
+        match (policy.verify, policy.method) {
+            (Some(_), _) => policy.verification_evidence(&a.1, &b.1).map_or(0.0, |e| {
+                if e.measure == Measure::LengthRatio {
+                    0.0
+                } else {
+                    e.value
+                }
+            }),
+            (None, Method::Minhash) => match (&a.0.minhash, &b.0.minhash) {
+                (Some(x), Some(y)) => neardup_core::minhash::estimate_jaccard(x, y),
+                _ => 0.0,
+            },
+            (None, _) => policy
+                .distance_evidence(&a.0, &b.0)
+                .map_or(f64::INFINITY, |e| e.value),
+        }
+    }
 }
 
 /// How many pairs with one label the rule flags.
@@ -150,17 +140,6 @@ struct Counts {
     other_labels: usize,
     /// Pairs whose label is not a number (among `other_labels`).
     non_numeric_labels: usize,
-}
-
-/// Every measure of one pair.
-#[derive(Debug, Clone, Copy)]
-struct Scores {
-    distance: u32,
-    jaccard: f64,
-    containment: f64,
-    minhash: f64,
-    /// Size of the smaller feature set over the size of the larger (1 for two empty sets).
-    length_ratio: f64,
 }
 
 /// Confusion counts and the metrics derived from them.
@@ -197,111 +176,65 @@ impl Metrics {
     }
 }
 
-/// One decision rule, fully parameterised.
-#[derive(Debug, Clone, Copy, Serialize)]
-struct Rule {
-    method: Method,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    k: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    threshold: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    verify: Option<Verify>,
-    /// The length-ratio guard, when it is on.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    min_length_ratio: Option<f64>,
-}
-
-impl Rule {
-    fn new(method: Method, k: u32, threshold: f64, verify: Verify, min_length_ratio: f64) -> Self {
-        let uses_k = matches!(method, Method::Simhash | Method::Cascade);
-        let uses_threshold = method != Method::Simhash;
-        Rule {
-            method,
-            k: uses_k.then_some(k),
-            threshold: uses_threshold.then_some(threshold),
-            verify: (method == Method::Cascade).then_some(verify),
-            min_length_ratio: (min_length_ratio > 0.0).then_some(min_length_ratio),
+/// The confusion counts of `policy` on the scored pairs.
+fn evaluate(policy: &Policy, scored: &[Scored]) -> Metrics {
+    let flags: Vec<(Option<Class>, bool)> = scored
+        .par_iter()
+        .map(|pair| (pair.class, pair.flagged(policy)))
+        .collect();
+    let (mut tp, mut fp, mut fn_, mut tn) = (0, 0, 0, 0);
+    for flag in flags {
+        match flag {
+            (Some(Class::Positive), true) => tp += 1,
+            (Some(Class::Positive), false) => fn_ += 1,
+            (Some(Class::Negative), true) => fp += 1,
+            (Some(Class::Negative), false) => tn += 1,
+            (None, _) => {}
         }
     }
+    Metrics::from_counts(tp, fp, fn_, tn)
+}
 
-    /// The similarity this rule thresholds (none for plain SimHash).
-    fn similarity(&self, s: &Scores) -> Option<f64> {
-        match self.method {
-            Method::Simhash => None,
-            Method::Minhash => Some(s.minhash),
-            Method::Jaccard => Some(s.jaccard),
-            Method::Containment => Some(s.containment),
-            Method::Cascade => Some(match self.verify {
-                Some(Verify::Containment) => s.containment,
-                _ => s.jaccard,
+/// Pairs and flagged pairs per numeric label, every label included, in label order.
+fn flags_by_label(policy: &Policy, scored: &[Scored]) -> Vec<LabelFlags> {
+    let mut by_label: Vec<LabelFlags> = Vec::new();
+    for pair in scored {
+        let flagged = usize::from(pair.flagged(policy));
+        match by_label.iter_mut().find(|l| l.label == pair.label) {
+            Some(entry) => {
+                entry.pairs += 1;
+                entry.flagged += flagged;
+            }
+            None => by_label.push(LabelFlags {
+                label: pair.label,
+                pairs: 1,
+                flagged,
             }),
         }
     }
+    by_label.sort_by(|a, b| a.label.total_cmp(&b.label));
+    by_label
+}
 
-    fn flags(&self, s: &Scores) -> bool {
-        let close = self.k.is_none_or(|k| s.distance <= k);
-        let similar = match (self.similarity(s), self.threshold) {
-            (Some(similarity), Some(threshold)) => similarity >= threshold,
-            _ => true,
-        };
-        let long_enough = self.min_length_ratio.is_none_or(|r| s.length_ratio >= r);
-        close && similar && long_enough
-    }
+/// A policy's parameters in a report: the profile is named once, at the top.
+#[derive(Debug, Serialize)]
+struct Rule {
+    method: Method,
+    k: u32,
+    threshold: f64,
+    verify: Option<neardup_dedup::VerifyMeasure>,
+    min_length_ratio: f64,
+}
 
-    fn describe(&self) -> String {
-        let verify = match self.verify {
-            Some(Verify::Containment) => "containment",
-            _ => "jaccard",
-        };
-        let k = self.k.unwrap_or_default();
-        let t = self.threshold.unwrap_or_default();
-        let rule = match self.method {
-            Method::Simhash => format!("simhash distance <= {k}"),
-            Method::Minhash => format!("minhash estimated jaccard >= {t:.2}"),
-            Method::Jaccard => format!("jaccard >= {t:.2}"),
-            Method::Containment => format!("max containment >= {t:.2}"),
-            Method::Cascade => format!("simhash distance <= {k}, then {verify} >= {t:.2}"),
-        };
-        match self.min_length_ratio {
-            Some(r) => format!("{rule}, length ratio >= {r:.2}"),
-            None => rule,
+impl From<&Policy> for Rule {
+    fn from(p: &Policy) -> Rule {
+        Rule {
+            method: p.method,
+            k: p.k,
+            threshold: p.threshold,
+            verify: p.verify,
+            min_length_ratio: p.min_length_ratio,
         }
-    }
-
-    fn evaluate(&self, scored: &[Scored]) -> Metrics {
-        let (mut tp, mut fp, mut fn_, mut tn) = (0, 0, 0, 0);
-        for pair in scored {
-            match (pair.class, self.flags(&pair.scores)) {
-                (Some(Class::Positive), true) => tp += 1,
-                (Some(Class::Positive), false) => fn_ += 1,
-                (Some(Class::Negative), true) => fp += 1,
-                (Some(Class::Negative), false) => tn += 1,
-                (None, _) => {}
-            }
-        }
-        Metrics::from_counts(tp, fp, fn_, tn)
-    }
-
-    /// Pairs and flagged pairs per numeric label, every label included, in label order.
-    fn flags_by_label(&self, scored: &[Scored]) -> Vec<LabelFlags> {
-        let mut by_label: Vec<LabelFlags> = Vec::new();
-        for pair in scored {
-            let flagged = usize::from(self.flags(&pair.scores));
-            match by_label.iter_mut().find(|l| l.label == pair.label) {
-                Some(entry) => {
-                    entry.pairs += 1;
-                    entry.flagged += flagged;
-                }
-                None => by_label.push(LabelFlags {
-                    label: pair.label,
-                    pairs: 1,
-                    flagged,
-                }),
-            }
-        }
-        by_label.sort_by(|a, b| a.label.total_cmp(&b.label));
-        by_label
     }
 }
 
@@ -332,20 +265,9 @@ struct Report {
 
 /// Runs `neardup eval`.
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
-    if !(0.0..=1.0).contains(&args.threshold) {
-        bail!(
-            "--threshold must be between 0 and 1 (got {})",
-            args.threshold
-        );
-    }
-    if !(0.0..=1.0).contains(&args.min_length_ratio) {
-        bail!(
-            "--min-length-ratio must be between 0 and 1 (got {})",
-            args.min_length_ratio
-        );
-    }
-    if args.min_length_ratio > 0.0 && matches!(args.method, Method::Simhash | Method::Minhash) {
-        bail!("--min-length-ratio compares feature-set sizes: use it with --method jaccard, containment or cascade");
+    let policy = args.policy.policy()?;
+    if args.policy.show(&policy)? {
+        return Ok(());
     }
     if let Some(label) = args.positive.iter().find(|l| args.negative.contains(l)) {
         bail!("label {label} is both --positive and --negative");
@@ -353,60 +275,46 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     if let Some(plot) = &args.plot {
         check_plot_path(plot)?;
     }
-    let mut profile = args.profile.load()?;
-    let num_perm = profile.minhash.map_or(args.num_perm, |m| m.num_perm);
-    if num_perm == 0 {
-        bail!("--num-perm must be at least 1");
-    }
-    let mut minhash_options = profile.minhash.unwrap_or_default();
-    minhash_options.num_perm = num_perm;
-    // The signature is computed here from the feature set; the fingerprinter need not.
-    profile.minhash = None;
-    let fingerprinter = Fingerprinter::new(profile)?;
-    let minhasher = MinHasher::new(minhash_options);
-
+    let fingerprinter = Fingerprinter::new(policy.profile.clone())?;
     let (pairs, counts) = read_pairs(&args)?;
+    let side = |text: &str| {
+        (
+            fingerprinter.fingerprint(text),
+            fingerprinter.feature_set(text),
+        )
+    };
     let scored: Vec<Scored> = pairs
         .par_iter()
-        .map(|pair| {
-            Ok(Scored {
-                class: pair.class,
-                label: pair.label,
-                scores: score(&fingerprinter, &minhasher, pair)?,
-            })
+        .map(|pair| Scored {
+            class: pair.class,
+            label: pair.label,
+            a: side(&pair.a),
+            b: side(&pair.b),
         })
-        .collect::<anyhow::Result<_>>()?;
-
-    let rule = Rule::new(
-        args.method,
-        args.k,
-        args.threshold,
-        args.verify,
-        args.min_length_ratio,
-    );
-    let bits = fingerprinter.profile().bits.count();
+        .collect();
+    let bits = policy.profile.bits.count();
     let sweep = args.sweep.then(|| {
-        sweep_rules(&args, bits)
-            .into_iter()
-            .map(|rule| SweepRow {
-                metrics: rule.evaluate(&scored),
-                rule,
+        sweep_policies(&policy)
+            .iter()
+            .map(|swept| SweepRow {
+                metrics: evaluate(swept, &scored),
+                rule: Rule::from(swept),
             })
             .collect()
     });
     let report = Report {
         input: args.pairs.display().to_string(),
-        profile: fingerprinter.profile().name.clone(),
+        profile: policy.profile.name.clone(),
         bits,
         counts,
-        rule,
-        decision: rule.describe(),
-        metrics: rule.evaluate(&scored),
-        by_label: rule.flags_by_label(&scored),
+        rule: Rule::from(&policy),
+        decision: policy.describe(),
+        metrics: evaluate(&policy, &scored),
+        by_label: flags_by_label(&policy, &scored),
         sweep,
     };
     if let Some(path) = &args.plot {
-        plot(path, &rule, bits, &scored, &report)?;
+        plot(path, &policy, &scored, &report)?;
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -419,23 +327,27 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The rules a sweep runs through: k = 0..=bits/4 for SimHash, else thresholds 0.00..=1.00.
-fn sweep_rules(args: &EvalArgs, bits: u32) -> Vec<Rule> {
-    if args.method == Method::Simhash {
-        (0..=bits / 4)
-            .map(|k| Rule::new(args.method, k, args.threshold, args.verify, 0.0))
+/// Whether a sweep runs through k (SimHash alone) or the threshold (everything else).
+fn sweeps_k(policy: &Policy) -> bool {
+    policy.method == Method::Simhash && policy.verify.is_none()
+}
+
+/// The policies a sweep runs through: k = 0..=bits/4 for SimHash alone, else thresholds
+/// 0.00..=1.00 (0 left out for the overlap search, which needs a positive threshold).
+fn sweep_policies(policy: &Policy) -> Vec<Policy> {
+    if sweeps_k(policy) {
+        (0..=policy.profile.bits.count() / 4)
+            .map(|k| Policy {
+                k,
+                ..policy.clone()
+            })
             .collect()
     } else {
-        (0..=20)
-            .map(|step| {
-                let threshold = f64::from(step) * 0.05;
-                Rule::new(
-                    args.method,
-                    args.k,
-                    threshold,
-                    args.verify,
-                    args.min_length_ratio,
-                )
+        let first = u32::from(policy.method == Method::Overlap);
+        (first..=20)
+            .map(|step| Policy {
+                threshold: f64::from(step) * 0.05,
+                ..policy.clone()
             })
             .collect()
     }
@@ -503,42 +415,6 @@ fn read_pairs(args: &EvalArgs) -> anyhow::Result<(Vec<LabelledPair>, Counts)> {
     Ok((pairs, counts))
 }
 
-fn score(
-    fingerprinter: &Fingerprinter,
-    minhasher: &MinHasher,
-    pair: &LabelledPair,
-) -> anyhow::Result<Scores> {
-    let (fa, fb) = (
-        fingerprinter.fingerprint(&pair.a),
-        fingerprinter.fingerprint(&pair.b),
-    );
-    let (sa, sb) = (
-        fingerprinter.feature_set(&pair.a),
-        fingerprinter.feature_set(&pair.b),
-    );
-    let (ma, mb) = (
-        minhasher.signature(sa.as_slice().iter().copied()),
-        minhasher.signature(sb.as_slice().iter().copied()),
-    );
-    Ok(Scores {
-        distance: fa.simhash.distance(fb.simhash)?,
-        jaccard: jaccard(&sa, &sb),
-        containment: containment(&sa, &sb).max(containment(&sb, &sa)),
-        minhash: estimate_jaccard(&ma, &mb),
-        length_ratio: length_ratio(sa.len(), sb.len()),
-    })
-}
-
-/// The smaller size over the larger, as `DedupOptions::length_ratio_passes` compares it.
-fn length_ratio(a: usize, b: usize) -> f64 {
-    let (short, long) = (a.min(b), a.max(b));
-    if long == 0 {
-        1.0
-    } else {
-        short as f64 / long as f64
-    }
-}
-
 /// Checks the plot file's extension: SVG only (PNG would need a bundled font to draw text).
 fn check_plot_path(path: &Path) -> anyhow::Result<()> {
     match path.extension().and_then(|e| e.to_str()) {
@@ -550,14 +426,8 @@ fn check_plot_path(path: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// Draws the score histograms of positives and negatives, with the rule's threshold.
-fn plot(
-    path: &Path,
-    rule: &Rule,
-    bits: u32,
-    scored: &[Scored],
-    report: &Report,
-) -> anyhow::Result<()> {
+/// Draws the score histograms of positives and negatives, with the policy's threshold.
+fn plot(path: &Path, policy: &Policy, scored: &[Scored], report: &Report) -> anyhow::Result<()> {
     let m = &report.metrics;
     let title = format!(
         "{} ({}): {}; P {:.3} R {:.3} F1 {:.3}",
@@ -568,36 +438,37 @@ fn plot(
         m.recall,
         m.f1
     );
-    let histograms = if rule.method == Method::Simhash {
+    let bits = policy.profile.bits.count();
+    let histograms = if policy.verify.is_none() && policy.method != Method::Minhash {
         // One bin per distance, up to half the width (beyond it, fingerprints are unrelated).
         let bins = bits as usize / 2 + 1;
         let mut h = Histograms::new(title, "SimHash Hamming distance", 0.0, bins as f64, bins);
-        for (positive, s) in classified(scored) {
-            h.add(positive, f64::from(s.distance.min(bits / 2)));
+        for (positive, pair) in classified(scored) {
+            h.add(positive, pair.score(policy).min(f64::from(bits / 2)));
         }
-        h.threshold = rule.k.map(|k| f64::from(k) + 1.0);
+        h.threshold = Some(f64::from(policy.k) + 1.0);
         h
     } else {
-        let label = match (rule.method, rule.verify) {
-            (Method::Minhash, _) => "MinHash-estimated Jaccard",
-            (Method::Containment, _) | (_, Some(Verify::Containment)) => "max containment",
-            _ => "Jaccard",
+        let label = match policy.verify {
+            None => "MinHash-estimated Jaccard",
+            Some(neardup_dedup::VerifyMeasure::Containment) => "max containment",
+            Some(neardup_dedup::VerifyMeasure::Jaccard) => "Jaccard",
         };
         let mut h = Histograms::new(title, label, 0.0, 1.0, 20);
-        for (positive, s) in classified(scored) {
-            h.add(positive, rule.similarity(s).unwrap_or_default());
+        for (positive, pair) in classified(scored) {
+            h.add(positive, pair.score(policy));
         }
-        h.threshold = rule.threshold;
+        h.threshold = Some(policy.threshold);
         h
     };
     draw_svg(path, &histograms).with_context(|| format!("cannot draw {}", path.display()))
 }
 
-/// The positive and negative pairs' scores, each with whether it is positive.
-fn classified(scored: &[Scored]) -> impl Iterator<Item = (bool, &Scores)> {
+/// The positive and negative pairs, each with whether it is positive.
+fn classified(scored: &[Scored]) -> impl Iterator<Item = (bool, &Scored)> {
     scored
         .iter()
-        .filter_map(|p| p.class.map(|c| (c == Class::Positive, &p.scores)))
+        .filter_map(|p| p.class.map(|c| (c == Class::Positive, p)))
 }
 
 fn file_name(path: &str) -> String {
@@ -634,11 +505,8 @@ fn print_report(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
         .collect();
     writeln!(out, "flagged    {}", flagged.join("; "))?;
     if let Some(rows) = &r.sweep {
-        let parameter = if r.rule.method == Method::Simhash {
-            "k"
-        } else {
-            "threshold"
-        };
+        let by_k = r.rule.method == Method::Simhash && r.rule.verify.is_none();
+        let parameter = if by_k { "k" } else { "threshold" };
         writeln!(out)?;
         writeln!(
             out,
@@ -646,10 +514,10 @@ fn print_report(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
             "precision", "recall", "F1", "TP", "FP", "FN", "TN"
         )?;
         for row in rows {
-            let value = match (r.rule.method, row.rule.k, row.rule.threshold) {
-                (Method::Simhash, Some(k), _) => k.to_string(),
-                (_, _, Some(t)) => format!("{t:.2}"),
-                _ => String::new(),
+            let value = if by_k {
+                row.rule.k.to_string()
+            } else {
+                format!("{:.2}", row.rule.threshold)
             };
             let m = &row.metrics;
             writeln!(
@@ -674,47 +542,5 @@ mod tests {
         assert_eq!(m.f1, 6.0 / 9.0);
         let none = Metrics::from_counts(0, 0, 5, 5);
         assert_eq!((none.precision, none.recall, none.f1), (0.0, 0.0, 0.0));
-    }
-
-    #[test]
-    fn cascade_needs_both_tests() {
-        let rule = Rule::new(Method::Cascade, 3, 0.5, Verify::Jaccard, 0.0);
-        let scores = |distance, jaccard| Scores {
-            distance,
-            jaccard,
-            containment: 1.0,
-            minhash: 0.0,
-            length_ratio: 1.0,
-        };
-        assert!(rule.flags(&scores(3, 0.5)));
-        assert!(!rule.flags(&scores(4, 0.9)));
-        assert!(!rule.flags(&scores(0, 0.4)));
-        let rule = Rule::new(Method::Cascade, 3, 0.5, Verify::Containment, 0.0);
-        assert!(rule.flags(&scores(0, 0.4)));
-    }
-
-    #[test]
-    fn length_ratio_guard_needs_a_long_enough_partner() {
-        let scores = |containment, length_ratio| Scores {
-            distance: 30,
-            jaccard: 0.0,
-            containment,
-            minhash: 0.0,
-            length_ratio,
-        };
-        let guarded = Rule::new(Method::Containment, 3, 0.9, Verify::Jaccard, 0.2);
-        assert_eq!(
-            guarded.describe(),
-            "max containment >= 0.90, length ratio >= 0.20"
-        );
-        assert!(guarded.flags(&scores(0.95, 0.2)), "the bound is inclusive");
-        assert!(!guarded.flags(&scores(1.0, 0.19)));
-        assert!(!guarded.flags(&scores(0.89, 0.5)));
-        let off = Rule::new(Method::Containment, 3, 0.9, Verify::Jaccard, 0.0);
-        assert!(off.flags(&scores(1.0, 0.01)));
-        assert_eq!(off.describe(), "max containment >= 0.90");
-        assert_eq!(length_ratio(20, 100), 0.2);
-        assert_eq!(length_ratio(100, 20), 0.2);
-        assert_eq!(length_ratio(0, 0), 1.0);
     }
 }

@@ -4,7 +4,7 @@ use std::io::{BufWriter, Write};
 
 use anyhow::Context;
 use neardup_ingest::StatsSnapshot;
-use neardup_store::{InsertMode, NearDupDb, NewDocument, Outcome};
+use neardup_store::{open_store, InsertMode, NearDupDb, NewDocument, Outcome};
 
 use crate::db_args::DbArgs;
 use crate::documents::{for_each_document, InputArgs};
@@ -66,6 +66,18 @@ pub enum IndexCommand {
         #[command(flatten)]
         db: DbArgs,
     },
+    /// Print the policy the database decides by, as JSON (for --policy-file elsewhere).
+    Policy {
+        /// The database.
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Upgrade a database of an earlier format (2) in place, keeping the decision it made.
+    Migrate {
+        /// The database: a directory, redis://… or redis+cluster://….
+        #[arg(long, value_name = "DIR|URL")]
+        db: String,
+    },
 }
 
 /// `--insert` values.
@@ -103,6 +115,20 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         }
         IndexCommand::Stats { db } => {
             println!("{}", serde_json::to_string(&db.open()?.stats()?)?);
+            Ok(())
+        }
+        IndexCommand::Policy { db } => {
+            println!("{}", serde_json::to_string_pretty(db.open()?.policy())?);
+            Ok(())
+        }
+        IndexCommand::Migrate { db } => {
+            let store = open_store(&db).with_context(|| format!("cannot open database {db}"))?;
+            let meta = NearDupDb::migrate(store.as_ref())?;
+            eprintln!(
+                "neardup: {db} is in format {}; its policy: {}",
+                meta.version,
+                meta.policy.describe()
+            );
             Ok(())
         }
     }

@@ -1,0 +1,162 @@
+//! The options that name a [`Policy`], shared by every command that decides: `dedup`,
+//! `compare`, `eval`, `index` and `serve`. Defaults live in the library ([`Policy::default`]);
+//! an option left out keeps the default (or, for a database, the policy it was made with).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use neardup_core::minhash::MinHashOptions;
+use neardup_core::Bits;
+use neardup_dedup::{Method, Policy, VerifyMeasure};
+
+use crate::profile_args::ProfileArgs;
+
+/// How near-duplicates are decided.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PolicyArgs {
+    /// Built-in profile: web (the default), zh, zh-short, python-simhash.
+    #[arg(long, conflicts_with_all = ["profile_file", "policy_file"])]
+    pub profile: Option<String>,
+    /// A profile written as JSON (see `neardup fingerprint --show-profile` for the fields).
+    #[arg(long, value_name = "FILE", conflicts_with = "policy_file")]
+    pub profile_file: Option<PathBuf>,
+    /// A whole policy written as JSON (see --show-policy for the fields); the other policy
+    /// options then refine it.
+    #[arg(long, value_name = "FILE")]
+    pub policy_file: Option<PathBuf>,
+    /// How candidates are found (exact duplicates are always found first): cascade (the
+    /// default: SimHash candidates verified by Jaccard), simhash, minhash, overlap (every pair
+    /// whose shingle sets can overlap enough, verified by containment: short texts, and short
+    /// texts inside longer ones), exact.
+    #[arg(long, value_enum)]
+    pub method: Option<MethodArg>,
+    /// Largest SimHash distance of a candidate (default 6).
+    #[arg(long)]
+    pub k: Option<u32>,
+    /// Smallest verified similarity (or MinHash estimate) of a near-duplicate (default 0.9).
+    #[arg(long)]
+    pub threshold: Option<f64>,
+    /// The measure candidates are verified with (the method's own by default: jaccard for
+    /// cascade, containment for overlap, none for simhash and minhash).
+    #[arg(long, value_enum)]
+    pub verify: Option<VerifyArg>,
+    /// With verification: a pair is a near-duplicate only if the smaller shingle set has at
+    /// least R times as many shingles as the larger (default 0: off). With containment, 0.2
+    /// keeps re-posts and re-headlined copies but not a headline or a quote in a long article.
+    #[arg(long, value_name = "R")]
+    pub min_length_ratio: Option<f64>,
+    /// Fingerprint width, instead of the profile's.
+    #[arg(long, value_parser = ["64", "128"])]
+    pub bits: Option<String>,
+    /// Print the policy these options give as JSON, and exit.
+    #[arg(long)]
+    pub show_policy: bool,
+}
+
+/// `--method`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MethodArg {
+    /// Exact duplicates only.
+    Exact,
+    /// SimHash distance ≤ k.
+    Simhash,
+    /// MinHash LSH, estimated Jaccard ≥ threshold.
+    Minhash,
+    /// SimHash candidates, verified by the shingle sets.
+    Cascade,
+    /// Every pair whose shingle sets can overlap enough, verified.
+    Overlap,
+}
+
+/// `--verify`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum VerifyArg {
+    /// Jaccard resemblance of the shingle sets.
+    Jaccard,
+    /// The larger of the two containments of the shingle sets.
+    Containment,
+    /// No verification.
+    None,
+}
+
+impl PolicyArgs {
+    /// Whether any option names a policy (a database opened without one keeps its own).
+    pub fn is_given(&self) -> bool {
+        self.profile.is_some()
+            || self.profile_file.is_some()
+            || self.policy_file.is_some()
+            || self.method.is_some()
+            || self.k.is_some()
+            || self.threshold.is_some()
+            || self.verify.is_some()
+            || self.min_length_ratio.is_some()
+            || self.bits.is_some()
+    }
+
+    /// The policy: the policy file's or the default, with each given option applied, validated.
+    pub fn policy(&self) -> anyhow::Result<Policy> {
+        self.policy_over(Policy::default())
+    }
+
+    /// The policy `base` with each given option applied, validated.
+    pub fn policy_over(&self, base: Policy) -> anyhow::Result<Policy> {
+        let mut policy = match &self.policy_file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read policy {}", path.display()))?;
+                serde_json::from_str::<Policy>(&text)
+                    .with_context(|| format!("invalid policy {}", path.display()))?
+            }
+            None => base,
+        };
+        if self.profile.is_some() || self.profile_file.is_some() {
+            policy.profile = ProfileArgs {
+                profile: self.profile.clone().unwrap_or_else(|| "web".into()),
+                profile_file: self.profile_file.clone(),
+            }
+            .load()?;
+        }
+        if let Some(bits) = &self.bits {
+            policy.profile.bits = if bits == "128" { Bits::B128 } else { Bits::B64 };
+        }
+        if let Some(method) = self.method {
+            policy.method = match method {
+                MethodArg::Exact => Method::Exact,
+                MethodArg::Simhash => Method::Simhash,
+                MethodArg::Minhash => Method::Minhash,
+                MethodArg::Cascade => Method::Cascade,
+                MethodArg::Overlap => Method::Overlap,
+            };
+            policy.verify = policy.method.default_verify();
+        }
+        if policy.method == Method::Minhash && policy.profile.minhash.is_none() {
+            policy.profile.minhash = Some(MinHashOptions::default());
+        }
+        if let Some(verify) = self.verify {
+            policy.verify = match verify {
+                VerifyArg::Jaccard => Some(VerifyMeasure::Jaccard),
+                VerifyArg::Containment => Some(VerifyMeasure::Containment),
+                VerifyArg::None => None,
+            };
+        }
+        if let Some(k) = self.k {
+            policy.k = k;
+        }
+        if let Some(threshold) = self.threshold {
+            policy.threshold = threshold;
+        }
+        if let Some(ratio) = self.min_length_ratio {
+            policy.min_length_ratio = ratio;
+        }
+        policy.validate()?;
+        Ok(policy)
+    }
+
+    /// With --show-policy: prints `policy` as JSON and says so (the command then exits).
+    pub fn show(&self, policy: &Policy) -> anyhow::Result<bool> {
+        if self.show_policy {
+            println!("{}", serde_json::to_string_pretty(policy)?);
+        }
+        Ok(self.show_policy)
+    }
+}

@@ -1,0 +1,174 @@
+//! One decision behind every door: `compare`, `dedup` and a database (`index add`) give the
+//! same answer for the same texts under the same policy.
+
+mod common;
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use common::{assert_one_line_error, neardup};
+use serde_json::Value;
+
+/// The bundled example's documents: (id, text).
+fn example() -> Vec<(String, String)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/news.jsonl");
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            (
+                v["id"].as_str().unwrap().into(),
+                v["text"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
+
+fn example_path() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/news.jsonl")
+        .to_str()
+        .unwrap()
+        .into()
+}
+
+/// Every pair `dedup --pairs` accepts (ids, in either order), under `policy` options.
+fn dedup_pairs(policy: &[&str]) -> HashSet<(String, String)> {
+    let path = example_path();
+    let run = neardup(
+        &[&["dedup", &path, "--pairs", "-"][..], policy].concat(),
+        b"",
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.stdout
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let (a, b) = (v["a"].as_str().unwrap(), v["b"].as_str().unwrap());
+            (a.min(b).to_string(), a.max(b).to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn compare_agrees_with_dedup_on_every_pair() {
+    let docs = example();
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<String> = docs
+        .iter()
+        .map(|(id, text)| {
+            let file = dir.path().join(format!("{id}.txt"));
+            std::fs::write(&file, text).unwrap();
+            file.to_str().unwrap().to_string()
+        })
+        .collect();
+    for policy in [&[][..], &["--method", "simhash", "--k", "3"]] {
+        let accepted = dedup_pairs(policy);
+        // Texts with equal digests are listed once, with their first copy: none here.
+        let mut duplicates = 0;
+        for i in 0..docs.len() {
+            for j in i + 1..docs.len() {
+                let run = neardup(
+                    &[&["compare", &files[i], &files[j], "--json"][..], policy].concat(),
+                    b"",
+                );
+                assert_eq!(run.code, 0, "{}", run.stderr);
+                let report: Value = serde_json::from_str(&run.stdout).unwrap();
+                let verdict = report["decision"]["verdict"].as_str().unwrap();
+                let (a, b) = (&docs[i].0, &docs[j].0);
+                let pair = (a.min(b).clone(), a.max(b).clone());
+                assert_eq!(
+                    verdict == "duplicate",
+                    accepted.contains(&pair),
+                    "{policy:?}: {pair:?}: {}",
+                    run.stdout
+                );
+                duplicates += usize::from(verdict == "duplicate");
+            }
+        }
+        assert!(duplicates > 0, "{policy:?}: the example has duplicates");
+    }
+}
+
+#[test]
+fn a_database_removes_what_dedup_removes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let db = db.to_str().unwrap();
+    let path = example_path();
+    let batch = neardup(&["dedup", &path, "--removed", "-"], b"");
+    assert_eq!(batch.code, 0, "{}", batch.stderr);
+    let removed: Vec<(String, String)> = batch
+        .stdout
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            (
+                v["id"].as_str().unwrap().into(),
+                v["duplicate_of"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let online = neardup(&["index", "add", "--db", db, &path], b"");
+    assert_eq!(online.code, 0, "{}", online.stderr);
+    assert!(
+        online.stderr.contains("creating a new database"),
+        "{}",
+        online.stderr
+    );
+    let mut not_inserted: Vec<(String, String)> = Vec::new();
+    for line in online.stdout.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if v["verdict"] != "unique" {
+            not_inserted.push((
+                v["id"].as_str().unwrap().into(),
+                v["of"].as_str().unwrap().into(),
+            ));
+            // Evidence: the measure that decided, its value and the threshold.
+            assert!(v["measure"].is_string() && v["value"].is_number(), "{line}");
+        }
+    }
+    assert_eq!(not_inserted, removed);
+    // The database recorded the policy: every door opens it with no options, and the batch
+    // run against it agrees; another policy is refused, naming both.
+    let again = neardup(&["dedup", &path, "--index", db, "--removed", "-"], b"");
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let policy = neardup(&["index", "policy", "--db", db], b"");
+    let shown: Value = serde_json::from_str(&policy.stdout).unwrap();
+    assert_eq!(shown["k"], 6);
+    assert_eq!(shown["verify"], "jaccard");
+    let refused = neardup(&["index", "check", "--db", db, "--k", "3", &path], b"");
+    assert_one_line_error(&refused, 1, "it cannot be opened with");
+}
+
+#[test]
+fn policies_round_trip_through_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let shown = neardup(&["dedup", "--show-policy", "--k", "4", "-"], b"");
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    let policy: Value = serde_json::from_str(&shown.stdout).unwrap();
+    assert_eq!(policy["k"], 4);
+    let file = dir.path().join("policy.json");
+    std::fs::write(&file, &shown.stdout).unwrap();
+    let file = file.to_str().unwrap();
+    // The file gives the same policy to every door.
+    for command in [
+        &["compare", "a", "b"][..],
+        &["eval", "x", "--positive", "1", "--negative", "0"],
+    ] {
+        let run = neardup(
+            &[command, &["--policy-file", file, "--show-policy"]].concat(),
+            b"",
+        );
+        assert_eq!(run.code, 0, "{command:?}: {}", run.stderr);
+        assert_eq!(serde_json::from_str::<Value>(&run.stdout).unwrap(), policy);
+    }
+    let typo = dir.path().join("typo.json");
+    std::fs::write(&typo, shown.stdout.replace("\"threshold\"", "\"treshold\"")).unwrap();
+    let run = neardup(
+        &["compare", "a", "b", "--policy-file", typo.to_str().unwrap()],
+        b"",
+    );
+    assert_one_line_error(&run, 1, "invalid policy");
+}
