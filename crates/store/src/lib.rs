@@ -9,8 +9,9 @@
 //! within the policy's k verified as the batch engine verifies them, and does check-and-insert
 //! atomically ([`NearDupDb::check_and_insert`]).
 //!
-//! Stores: [`RedbStore`] (embedded, the default: a directory, nothing to install) and
-//! [`RedisStore`] (several processes share one database). [`open_db`] opens either from a
+//! Stores: [`RedbStore`] (embedded, the default: a directory, nothing to install),
+//! [`RedisStore`] (several processes share one database) and [`MemoryStore`] (one process's
+//! memory, with the shared stores' multi-writer protocol). [`open_db`] opens either from a
 //! location string.
 //!
 //! ```
@@ -37,6 +38,7 @@
 mod db;
 mod error;
 mod memory;
+mod memory_store;
 mod meta;
 mod record;
 mod redb_store;
@@ -47,6 +49,7 @@ mod verdict;
 
 pub use db::{NearDupDb, NewDocument, OpenOptions, Stats, MAX_MATCHES};
 pub use error::{Result, StoreError};
+pub use memory_store::MemoryStore;
 pub use meta::{Meta, FORMAT_VERSION};
 pub use record::{digest_key, Entry, Record, StoredText};
 pub use redb_store::{RedbStore, CHUNK_ROWS, MAX_BATCH};

@@ -1,0 +1,209 @@
+//! The multi-writer protocol (catch-up, conflicts, retries) on the in-memory store, and the
+//! policy a database records: verification online, migration of format 2.
+
+use std::sync::Mutex;
+
+use neardup_dedup::{Kind, Measure, Policy};
+use neardup_store::{
+    Change, Cursor, Entry, Insert, InsertMode, MemoryStore, Meta, NearDupDb, NewDocument,
+    OpenOptions, Record, RedbStore, Store, StoreError, Verdict,
+};
+
+fn doc(id: &str, text: &str) -> NewDocument {
+    NewDocument {
+        id: Some(id.into()),
+        text: text.into(),
+        ..NewDocument::default()
+    }
+}
+
+/// A long story and a copy with one word changed (Jaccard of 5-shingles about 0.97).
+fn story() -> (String, String) {
+    let base: String = (0..40)
+        .map(|i| format!("sentence {i} of the council report on roads and schools. "))
+        .collect();
+    let edited = base.replace("sentence 17 ", "sentence seventeen ");
+    (base, edited)
+}
+
+fn open(store: impl Store + 'static) -> NearDupDb {
+    NearDupDb::open(Box::new(store), OpenOptions::default()).unwrap()
+}
+
+#[test]
+fn a_second_writer_catches_up_before_it_checks() {
+    let store = MemoryStore::new("catch-up");
+    let (a, b) = (open(store.clone()), open(store.clone()));
+    let (base, edited) = story();
+    assert!(a.insert(&doc("first", &base)).unwrap().inserted);
+    let seen = b.check(&doc("x", &edited)).unwrap();
+    assert!(
+        matches!(seen.verdict, Verdict::NearDuplicate { ref of, .. } if of == "first"),
+        "{seen:?}"
+    );
+    assert_eq!(b.indexed(), 1);
+    // Deletes travel the same way.
+    a.delete("first").unwrap();
+    assert_eq!(
+        b.check(&doc("x", &edited)).unwrap().verdict,
+        Verdict::Unique
+    );
+}
+
+/// A store that lets another writer insert just before its own first insert: the race two
+/// processes run when both check a document before either inserts it.
+struct Racing {
+    inner: MemoryStore,
+    before_first_insert: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl Store for Racing {
+    fn location(&self) -> String {
+        self.inner.location()
+    }
+    fn init_meta(&self, meta: &Meta) -> neardup_store::Result<Meta> {
+        self.inner.init_meta(meta)
+    }
+    fn meta(&self) -> neardup_store::Result<Option<Meta>> {
+        self.inner.meta()
+    }
+    fn replace_meta(&self, meta: &Meta) -> neardup_store::Result<()> {
+        self.inner.replace_meta(meta)
+    }
+    fn load(&self, sink: &mut dyn FnMut(Entry)) -> neardup_store::Result<Cursor> {
+        self.inner.load(sink)
+    }
+    fn changes(
+        &self,
+        after: Cursor,
+        sink: &mut dyn FnMut(Cursor, Change),
+    ) -> neardup_store::Result<Cursor> {
+        self.inner.changes(after, sink)
+    }
+    fn insert(&self, record: Record, seen: Cursor) -> neardup_store::Result<Insert> {
+        let race = self.before_first_insert.lock().unwrap().take();
+        if let Some(race) = race {
+            race();
+        }
+        self.inner.insert(record, seen)
+    }
+    fn delete(&self, id: &str) -> neardup_store::Result<Option<Record>> {
+        self.inner.delete(id)
+    }
+    fn get(&self, id: &str) -> neardup_store::Result<Option<Record>> {
+        self.inner.get(id)
+    }
+    fn get_slots(&self, slots: &[u64]) -> neardup_store::Result<Vec<Option<Record>>> {
+        self.inner.get_slots(slots)
+    }
+    fn len(&self) -> neardup_store::Result<u64> {
+        self.inner.len()
+    }
+}
+
+#[test]
+fn a_stale_insert_conflicts_and_the_retry_sees_the_winner() {
+    let store = MemoryStore::new("race");
+    let (base, edited) = story();
+    let other = open(store.clone());
+    let racing = Racing {
+        inner: store.clone(),
+        before_first_insert: Mutex::new(Some(Box::new(move || {
+            assert!(other.insert(&doc("winner", &edited)).unwrap().inserted);
+        }))),
+    };
+    let loser = open(racing);
+    // The loser checked (unique), then found the store moved on: its insert was refused, it
+    // caught up and judged again, and now the document is a near-duplicate of the winner.
+    let outcome = loser
+        .check_and_insert(&doc("loser", &base), InsertMode::IfUnique)
+        .unwrap();
+    assert!(!outcome.inserted);
+    assert!(
+        matches!(outcome.verdict, Verdict::NearDuplicate { ref of, .. } if of == "winner"),
+        "{outcome:?}"
+    );
+    assert_eq!(store.len().unwrap(), 1);
+}
+
+#[test]
+fn candidates_are_verified_and_explained() {
+    let db = open(MemoryStore::new("verify"));
+    let (base, edited) = story();
+    db.insert(&doc("a", &base)).unwrap();
+    let near = db.check(&doc("b", &edited)).unwrap();
+    let Verdict::NearDuplicate { evidence, .. } = near.verdict else {
+        panic!("{near:?}");
+    };
+    assert_eq!(evidence.measure, Measure::Jaccard);
+    assert!(
+        evidence.value >= 0.9 && evidence.threshold == 0.9,
+        "{evidence:?}"
+    );
+    assert_eq!(near.matches[0].kind, Kind::Near);
+    // Within k but under the Jaccard threshold: unique, as the batch run decides.
+    let policy = Policy::default();
+    let loose = base.replace("council", "committee");
+    let fingerprinter = neardup_core::Fingerprinter::new(policy.profile.clone()).unwrap();
+    let decision = policy
+        .decide(
+            &neardup_dedup::Side::new(
+                &fingerprinter.fingerprint(&base),
+                Some(&fingerprinter.feature_set(&base)),
+            ),
+            &neardup_dedup::Side::new(
+                &fingerprinter.fingerprint(&loose),
+                Some(&fingerprinter.feature_set(&loose)),
+            ),
+        )
+        .unwrap();
+    let online = db.check(&doc("c", &loose)).unwrap();
+    assert_eq!(
+        decision.is_duplicate(),
+        online.verdict != Verdict::Unique,
+        "{decision:?} {online:?}"
+    );
+}
+
+#[test]
+fn batch_only_policies_are_refused_online() {
+    let overlap = Policy {
+        method: neardup_dedup::Method::Overlap,
+        verify: Some(neardup_dedup::VerifyMeasure::Containment),
+        ..Policy::default()
+    };
+    let error = NearDupDb::open(
+        Box::new(MemoryStore::new("overlap")),
+        OpenOptions {
+            policy: Some(overlap),
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(error, StoreError::InvalidPolicy(_)), "{error}");
+}
+
+#[test]
+fn a_format_2_database_is_refused_then_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = RedbStore::open(dir.path()).unwrap();
+        let mut old = Meta::new(Policy::simhash(neardup_core::Profile::web(), 3));
+        old.version = 2;
+        store.init_meta(&old).unwrap();
+    }
+    let open = || {
+        NearDupDb::open(
+            Box::new(RedbStore::open(dir.path()).unwrap()),
+            OpenOptions::default(),
+        )
+    };
+    let error = open().unwrap_err().to_string();
+    assert!(error.contains("neardup index migrate"), "{error}");
+    let migrated = NearDupDb::migrate(&RedbStore::open(dir.path()).unwrap()).unwrap();
+    assert_eq!(
+        migrated.policy,
+        Policy::simhash(neardup_core::Profile::web(), 3)
+    );
+    let db = open().unwrap();
+    assert_eq!(db.policy().k, 3);
+}
