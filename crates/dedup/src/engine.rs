@@ -93,6 +93,24 @@ pub struct Outcome {
     pub verified_candidates: usize,
 }
 
+impl Outcome {
+    /// Connected components of the accepted pairs ([`Outcome::pairs`]), two or more members
+    /// each, members ascending, ordered by their first member: the groups chained
+    /// near-duplicates form (for topic clustering). Unlike [`Outcome::clusters`], a component
+    /// can hold documents that are not duplicates of each other (A ~ B ~ C with A and C apart)
+    /// and several kept documents.
+    pub fn components(&self) -> Result<Vec<Vec<u32>>, DedupError> {
+        let pairs = self.pairs.iter().map(|p| (p.a, p.b));
+        let components = neardup_index::clusters(
+            self.kept.len(),
+            pairs,
+            neardup_index::Representative::FirstSeen,
+            false,
+        )?;
+        Ok(components.into_iter().map(|c| c.members).collect())
+    }
+}
+
 /// Where verification gets the shingle sets of the documents in candidate pairs.
 ///
 /// Shingle sets are large (8 bytes per shingle, about one shingle per character for character

@@ -405,3 +405,14 @@ fn overlap_and_guard_options_are_validated() {
     bare[0].features = None;
     assert!(dedup(&bare, &overlap).is_err());
 }
+
+#[test]
+fn chains_split_into_centred_clusters_but_stay_one_component() {
+    // B is 3 bits from A and from C; A and C are 6 bits apart.
+    let items = vec![item(0, 1), item(0b111, 2), item(0b11_1111, 3)];
+    let outcome = dedup(&items, &simhash(3)).unwrap();
+    let clusters: Vec<Vec<u32>> = outcome.clusters.iter().map(|c| c.members.clone()).collect();
+    assert_eq!(clusters, [vec![0, 1]], "C is not within k of A: it is kept");
+    assert_eq!(outcome.kept, [true, false, true]);
+    assert_eq!(outcome.components().unwrap(), [vec![0, 1, 2]]);
+}

@@ -49,6 +49,11 @@ pub struct DedupArgs {
     /// representative-centred: every member is a duplicate of the representative by the policy.
     #[arg(long, value_name = "FILE")]
     clusters: Option<PathBuf>,
+    /// Write the connected components of the accepted pairs as JSON lines {"component",
+    /// "members", "kept"}: chained near-duplicates grouped (A ~ B ~ C, even with A and C
+    /// apart), for topic clustering; a component can hold several kept documents.
+    #[arg(long, value_name = "FILE", conflicts_with = "index")]
+    components: Option<PathBuf>,
     /// Write the summary as JSON here (it always goes to stderr as text).
     #[arg(long, value_name = "FILE")]
     summary: Option<PathBuf>,
@@ -339,6 +344,9 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.clusters {
         write_clusters(path, &outcome, &ids)?;
     }
+    if let Some(path) = &args.components {
+        write_components(path, &outcome, &ids)?;
+    }
     if let Some(path) = &args.kept {
         write_kept(path, &args.input, &outcome.kept, &documents)?;
     }
@@ -460,6 +468,21 @@ fn write_clusters(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Resul
             cluster: i,
             members: c.members.iter().map(|&m| ids[m as usize]).collect(),
             representative: ids[c.representative as usize],
+        }),
+    )
+}
+
+fn write_components(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result<()> {
+    let components = outcome.components()?;
+    write_lines(
+        path,
+        components.iter().enumerate().map(|(i, members)| {
+            let kept = members.iter().filter(|&&m| outcome.kept[m as usize]);
+            serde_json::json!({
+                "component": i,
+                "members": members.iter().map(|&m| ids[m as usize]).collect::<Vec<_>>(),
+                "kept": kept.map(|&m| ids[m as usize]).collect::<Vec<_>>(),
+            })
         }),
     )
 }
