@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use neardup_store::{open_db, NearDupDb, OpenOptions};
+use neardup_store::{open_db, DbSpec, NearDupDb, OpenOptions};
 
-use crate::profile_args::ProfileArgs;
+use crate::profile_args::{builtin_profile, ProfileArgs};
 
 /// Which database to open, and how to create it if new.
 #[derive(Debug, Clone, clap::Args)]
@@ -15,8 +15,8 @@ pub struct DbArgs {
     /// or redis+cluster://HOST:PORT,HOST:PORT,...[?name=N].
     #[arg(long, value_name = "DIR|URL")]
     pub db: String,
-    /// Profile of a new database (an existing one must match): web, zh, python-simhash.
-    #[arg(long, conflicts_with = "profile_file")]
+    /// Profile of a new database (an existing one must match).
+    #[arg(long, value_parser = builtin_profile(), conflicts_with = "profile_file")]
     pub profile: Option<String>,
     /// A profile written as JSON, for a new database.
     #[arg(long, value_name = "FILE")]
@@ -27,7 +27,8 @@ pub struct DbArgs {
 }
 
 impl DbArgs {
-    /// Opens the database, creating it with the given profile and distance if new.
+    /// Opens the database, creating it with the given profile and distance if new (and
+    /// saying so on stderr when it is a folder that does not exist: a typo shows).
     pub fn open(&self) -> anyhow::Result<NearDupDb> {
         let profile = match (&self.profile, &self.profile_file) {
             (None, None) => None,
@@ -40,6 +41,14 @@ impl DbArgs {
             ),
         };
         let options = OpenOptions { profile, k: self.k };
+        if let Ok(DbSpec::Dir(dir)) = DbSpec::parse(&self.db) {
+            if !dir.exists() {
+                eprintln!(
+                    "neardup: {} does not exist: creating a new database there",
+                    dir.display()
+                );
+            }
+        }
         open_db(&self.db, options).with_context(|| format!("cannot open database {}", self.db))
     }
 }

@@ -7,7 +7,7 @@ use neardup_ingest::StatsSnapshot;
 use neardup_store::{InsertMode, NearDupDb, NewDocument, Outcome};
 
 use crate::db_args::DbArgs;
-use crate::documents::{for_each_document, InputArgs};
+use crate::documents::{Corpus, InputArgs};
 
 /// Documents read and checked per group (fingerprinted in parallel, committed together).
 const CHUNK: usize = 1024;
@@ -91,21 +91,24 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         IndexCommand::Get { db, id } => {
             let record = db.open()?.get(&id)?;
             let record = record.with_context(|| format!("no document {id:?}"))?;
-            println!("{}", serde_json::to_string(&record)?);
-            Ok(())
+            print_json(&record)
         }
         IndexCommand::Delete { db, id } => {
             db.open()?
                 .delete(&id)?
                 .with_context(|| format!("no document {id:?}"))?;
-            println!("{}", serde_json::json!({ "deleted": id }));
-            Ok(())
+            print_json(&serde_json::json!({ "deleted": id }))
         }
-        IndexCommand::Stats { db } => {
-            println!("{}", serde_json::to_string(&db.open()?.stats()?)?);
-            Ok(())
-        }
+        IndexCommand::Stats { db } => print_json(&db.open()?.stats()?),
     }
+}
+
+/// Writes one JSON line to standard output (an error, not a panic, if it is closed).
+fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, value)?;
+    out.write_all(b"\n")?;
+    Ok(out.flush()?)
 }
 
 /// Reads the inputs and checks (and inserts) each document in input order, in chunks that are
@@ -114,7 +117,8 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
 fn check_inputs(db: &NearDupDb, args: &InputArgs, mode: InsertMode) -> anyhow::Result<()> {
     let mut out = BufWriter::new(std::io::stdout().lock());
     let (mut read, mut inserted) = (0u64, 0u64);
-    let stats = check_in_chunks(db, args, mode, |_, outcome| {
+    let corpus = Corpus::new(args, false)?;
+    let stats = check_in_chunks(db, &corpus, mode, |_, outcome| {
         read += 1;
         inserted += u64::from(outcome.inserted);
         serde_json::to_writer(&mut out, &outcome)?;
@@ -129,12 +133,13 @@ fn check_inputs(db: &NearDupDb, args: &InputArgs, mode: InsertMode) -> anyhow::R
     Ok(())
 }
 
-/// Checks every document of `args`' inputs against `db` (and inserts it as `mode` says), in
-/// input order: each sees the ones before it. Calls `sink` with each document's index (as in
-/// [`for_each_document`]) and outcome. Shared by `neardup index` and `neardup dedup --index`.
+/// Checks every document of `corpus` against `db` (and inserts it as `mode` says), in input
+/// order: each sees the ones before it. Calls `sink` with each document's index (as in
+/// [`Corpus::for_each_document`]) and outcome. Shared by `neardup index` and `neardup dedup
+/// --index`.
 pub fn check_in_chunks(
     db: &NearDupDb,
-    args: &InputArgs,
+    corpus: &Corpus,
     mode: InsertMode,
     mut sink: impl FnMut(usize, Outcome) -> anyhow::Result<()>,
 ) -> anyhow::Result<StatsSnapshot> {
@@ -150,8 +155,8 @@ pub fn check_in_chunks(
         chunk.clear();
         Ok(())
     };
-    let stats = for_each_document(
-        args,
+    let stats = corpus.for_each_document(
+        "checking",
         false,
         |_, _, text| text.to_string(),
         |doc, text| {
