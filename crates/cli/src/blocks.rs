@@ -81,7 +81,6 @@ impl<R: Read> BlockReader<R> {
                 buffer.extend_from_slice(&self.carry);
                 self.carry.clear();
             }
-            let carried = buffer.len();
             buffer.reserve(self.block_bytes);
             // `read_to_end` fills the spare capacity without zeroing it first.
             let read = if self.at_end {
@@ -94,10 +93,8 @@ impl<R: Read> BlockReader<R> {
             };
             self.at_end |= read == 0;
             if !self.at_end {
-                // Only the bytes just read can hold a newline: the carry holds none.
-                match memchr::memrchr(b'\n', &buffer[carried..]) {
+                match memchr::memrchr(b'\n', &buffer) {
                     Some(last) => {
-                        let last = carried + last;
                         self.carry.extend_from_slice(&buffer[last + 1..]);
                         buffer.truncate(last + 1);
                     }
