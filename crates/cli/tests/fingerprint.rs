@@ -23,7 +23,11 @@ fn fingerprints_jsonl_with_ids_in_input_order() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let lines = json_lines(&run.stdout);
     let ids: Vec<&str> = lines.iter().map(|l| l["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["a", "7", "-:4"], "missing id → place, as in every command");
+    assert_eq!(
+        ids,
+        ["a", "7", "-:4"],
+        "missing id → place, as in every command"
+    );
     for line in &lines {
         assert_eq!(line["simhash"].as_str().unwrap().len(), 16);
         assert_eq!(line["digest"].as_str().unwrap().len(), 64);
@@ -77,7 +81,13 @@ fn custom_fields_profiles_and_text_files() {
 fn bad_input_gives_one_line_and_exit_code_1() {
     let jsonl = |input: &[u8]| {
         neardup(
-            &["fingerprint", "--input-format", "jsonl", "--on-error", "fail"],
+            &[
+                "fingerprint",
+                "--input-format",
+                "jsonl",
+                "--on-error",
+                "fail",
+            ],
             input,
         )
     };
@@ -138,7 +148,13 @@ fn bad_input_gives_one_line_and_exit_code_1() {
 fn jsonl_records_that_are_not_objects_or_have_the_wrong_types() {
     let jsonl = |input: &[u8]| {
         neardup(
-            &["fingerprint", "--input-format", "jsonl", "--on-error", "fail"],
+            &[
+                "fingerprint",
+                "--input-format",
+                "jsonl",
+                "--on-error",
+                "fail",
+            ],
             input,
         )
     };

@@ -85,9 +85,9 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
                 Mode::IfUnique => InsertMode::IfUnique,
                 Mode::Always => InsertMode::Always,
             };
-            check_inputs(&db.open()?, &inputs, mode)
+            check_inputs(&db, &inputs, mode)
         }
-        IndexCommand::Check { db, inputs } => check_inputs(&db.open()?, &inputs, InsertMode::Never),
+        IndexCommand::Check { db, inputs } => check_inputs(&db, &inputs, InsertMode::Never),
         IndexCommand::Get { db, id } => {
             let record = db.open()?.get(&id)?;
             let record = record.with_context(|| format!("no document {id:?}"))?;
@@ -111,14 +111,16 @@ fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     Ok(out.flush()?)
 }
 
-/// Reads the inputs and checks (and inserts) each document in input order, in chunks that are
-/// fingerprinted in parallel and committed together, writing one JSON line per document to
-/// standard output; a summary goes to standard error.
-fn check_inputs(db: &NearDupDb, args: &InputArgs, mode: InsertMode) -> anyhow::Result<()> {
+/// Reads the inputs (checked before the database is opened) and checks (and inserts) each
+/// document in input order, in chunks that are fingerprinted in parallel and committed
+/// together, writing one JSON line per document to standard output; a summary goes to
+/// standard error.
+fn check_inputs(db: &DbArgs, args: &InputArgs, mode: InsertMode) -> anyhow::Result<()> {
+    let corpus = Corpus::new(args, false)?;
+    let db = db.open()?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     let (mut read, mut inserted) = (0u64, 0u64);
-    let corpus = Corpus::new(args, false)?;
-    let stats = check_in_chunks(db, &corpus, mode, |_, outcome| {
+    let stats = check_in_chunks(&db, &corpus, mode, |_, outcome| {
         read += 1;
         inserted += u64::from(outcome.inserted);
         serde_json::to_writer(&mut out, &outcome)?;
