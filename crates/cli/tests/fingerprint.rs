@@ -12,6 +12,20 @@ fn json_lines(stdout: &str) -> Vec<Value> {
         .collect()
 }
 
+/// `neardup fingerprint` on JSONL from standard input, stopping at the first bad record.
+fn jsonl(input: &[u8]) -> common::Run {
+    neardup(
+        &[
+            "fingerprint",
+            "--input-format",
+            "jsonl",
+            "--on-error",
+            "fail",
+        ],
+        input,
+    )
+}
+
 #[test]
 fn fingerprints_jsonl_with_ids_in_input_order() {
     let input = br#"{"id": "a", "text": "The cat sat on the mat."}
@@ -79,18 +93,6 @@ fn custom_fields_profiles_and_text_files() {
 
 #[test]
 fn bad_input_gives_one_line_and_exit_code_1() {
-    let jsonl = |input: &[u8]| {
-        neardup(
-            &[
-                "fingerprint",
-                "--input-format",
-                "jsonl",
-                "--on-error",
-                "fail",
-            ],
-            input,
-        )
-    };
     assert_one_line_error(
         &jsonl(b"{\"text\": \"ok\"}\n{\"text\": oops}\n"),
         1,
@@ -146,18 +148,6 @@ fn bad_input_gives_one_line_and_exit_code_1() {
 
 #[test]
 fn jsonl_records_that_are_not_objects_or_have_the_wrong_types() {
-    let jsonl = |input: &[u8]| {
-        neardup(
-            &[
-                "fingerprint",
-                "--input-format",
-                "jsonl",
-                "--on-error",
-                "fail",
-            ],
-            input,
-        )
-    };
     assert_one_line_error(
         &jsonl(b"{\"text\": \"ok\"}\n\n[1, 2]\n"),
         1,

@@ -3,6 +3,7 @@
 //! the format of the input, progress on a terminal.
 
 mod common;
+mod corpus;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -10,30 +11,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{assert_one_line_error, neardup, Run};
+use corpus::{corpus, COUNCIL, LIBRARY, WEATHER};
 use serde_json::{json, Value};
-
-const COUNCIL: &str = "The city council approved the new budget on Tuesday evening after a long debate over \
-    school funding, road repairs and the cost of the proposed stadium. The mayor said the plan keeps taxes \
-    flat for a third year while adding forty teachers and resurfacing twelve miles of road.";
-const WEATHER: &str = "Forecasters expect heavy rain across the region on Monday, with up to forty millimetres \
-    in the hills and strong gusts along the coast. Drivers are advised to allow extra time for the morning \
-    commute, and the ferry service may run a reduced timetable if winds are strong.";
-const LIBRARY: &str = "From next month the central library will open until nine in the evening on weekdays \
-    and from ten until four on Sundays, following a survey in which two thirds of members asked for it.";
-
-/// Five records: an exact copy of the first (third) and a near copy of the second (fifth).
-fn corpus() -> String {
-    [
-        json!({"id": "council", "text": COUNCIL}),
-        json!({"id": "weather", "text": WEATHER, "extra": {"kept": "as is"}}),
-        json!({"id": "council-copy", "text": COUNCIL.to_uppercase()}),
-        json!({"id": "library", "text": LIBRARY}),
-        json!({"id": "weather-near", "text": format!("{WEATHER} Updated.")}),
-    ]
-    .iter()
-    .map(|v| format!("{v}\n"))
-    .collect()
-}
 
 /// The lines `corpus()` keeps, as read.
 fn kept_lines() -> String {
@@ -68,6 +47,16 @@ fn warc_record(uri: &str, text: &str) -> String {
         "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {uri}\r\nWARC-Date: 2024-01-01T00:00:00Z\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n{http}\r\n\r\n",
         http.len()
     )
+}
+
+/// Starts `command` with no standard input and its outputs piped.
+fn spawn(command: &mut Command) -> Child {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// Waits for `child`, reading its outputs, and fails the test if it runs longer than `limit`
@@ -296,14 +285,11 @@ fn a_closed_standard_output_ends_quietly_with_exit_code_0() {
         &["index", "add", "--db", db.to_str().unwrap()],
     ];
     for command in commands {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
-            .args(command)
-            .arg(&input)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn(
+            Command::new(env!("CARGO_BIN_EXE_neardup"))
+                .args(command)
+                .arg(&input),
+        );
         let mut first = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut first)
@@ -330,14 +316,11 @@ fn fifos_and_process_substitution_are_read_once_and_deduplicated() {
     let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(status.success());
     let kept = dir.path().join("kept.jsonl");
-    let child = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(["dedup", fifo.to_str().unwrap(), "--removed", "-", "--kept"])
-        .arg(&kept)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(
+        Command::new(env!("CARGO_BIN_EXE_neardup"))
+            .args(["dedup", fifo.to_str().unwrap(), "--removed", "-", "--kept"])
+            .arg(&kept),
+    );
     let writer = {
         let fifo = fifo.clone();
         std::thread::spawn(move || {
@@ -353,16 +336,13 @@ fn fifos_and_process_substitution_are_read_once_and_deduplicated() {
 
     let input = dir.path().join("corpus.jsonl");
     std::fs::write(&input, corpus()).unwrap();
-    let child = Command::new("bash")
-        .arg("-c")
-        .arg(r#""$0" dedup <(cat "$1") --removed - --kept -"#)
-        .arg(env!("CARGO_BIN_EXE_neardup"))
-        .arg(&input)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(
+        Command::new("bash")
+            .arg("-c")
+            .arg(r#""$0" dedup <(cat "$1") --removed - --kept -"#)
+            .arg(env!("CARGO_BIN_EXE_neardup"))
+            .arg(&input),
+    );
     let run = wait_with_timeout(child, Duration::from_secs(60));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let (removed, kept): (Vec<&str>, Vec<&str>) =
