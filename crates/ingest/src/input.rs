@@ -239,3 +239,48 @@ fn fail(source: Arc<Path>, kind: ErrorKind) -> DocumentIter {
         kind,
     ))))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_read_by_its_name_and_a_regular_file_of_unknown_name_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("a.jsonl");
+        std::fs::write(&jsonl, "{\"text\": \"x\"}\n").unwrap();
+        let opts = ReadOptions::default();
+        let opened = OpenedInput::open(&jsonl, &opts).unwrap();
+        assert_eq!(opened.format, Format::Jsonl(Compression::None));
+        let mut bytes = String::new();
+        opened.into_reader().read_to_string(&mut bytes).unwrap();
+        assert_eq!(bytes, "{\"text\": \"x\"}\n");
+
+        let pdf = dir.path().join("a.pdf");
+        std::fs::write(&pdf, "{}").unwrap();
+        let error = OpenedInput::open(&pdf, &opts).err().unwrap();
+        assert!(matches!(error.kind, ErrorKind::UnknownFormat));
+        assert!(!error.is_bad_record(), "an input that cannot be read");
+        let missing = OpenedInput::open(&dir.path().join("none.jsonl"), &opts);
+        assert!(!missing.err().unwrap().is_bad_record());
+        let forced = ReadOptions {
+            format: Some(Format::Text),
+            ..ReadOptions::default()
+        };
+        assert_eq!(
+            OpenedInput::open(&pdf, &forced).unwrap().format,
+            Format::Text
+        );
+    }
+
+    #[test]
+    fn bad_records_are_told_from_unreadable_inputs() {
+        let place = Place::file(Path::new("x.jsonl"));
+        let bad = IngestError::new(place.at_line(2), ErrorKind::NotAnObject);
+        assert!(bad.is_bad_record());
+        let size = ErrorKind::TooLarge { size: 9, limit: 1 };
+        assert!(IngestError::new(place.clone(), size).is_bad_record());
+        let read = ErrorKind::Read(std::io::Error::other("disk"));
+        assert!(!IngestError::new(place, read).is_bad_record());
+    }
+}
