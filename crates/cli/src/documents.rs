@@ -237,10 +237,12 @@ impl<'a> Corpus<'a> {
         let stats = Arc::new(ReadStats::default());
         let bytes_read = Arc::new(AtomicU64::new(0));
         let bar = progress::read_bar(label, self.total_bytes);
+        bar.set_message("0 documents");
         let extractor = MainContentExtractor::default();
         let (mut documents, mut errors) = (0u64, 0u64);
         std::thread::scope(|scope| -> anyhow::Result<()> {
-            let (sender, receiver) = sync_channel::<Work>(2);
+            // Each piece of work comes with the bytes read up to its end, for progress.
+            let (sender, receiver) = sync_channel::<(Work, u64)>(2);
             let (recycle, recycled) = sync_channel::<Vec<u8>>(2);
             let reader = Reader {
                 corpus: self,
@@ -253,7 +255,7 @@ impl<'a> Corpus<'a> {
             };
             scope.spawn(move || reader.run());
             let mut next_index = 0usize;
-            for work in receiver {
+            for (work, read_to) in receiver {
                 let records = match work {
                     Work::Records(records) => records,
                     Work::Lines {
@@ -306,7 +308,7 @@ impl<'a> Corpus<'a> {
                         }
                     }
                 }
-                bar.set_position(bytes_read.load(Relaxed));
+                bar.set_position(read_to);
                 bar.set_message(format!("{documents} documents"));
             }
             Ok(())
@@ -393,7 +395,7 @@ struct Reader<'c, 'a> {
     opts: &'c Arc<ReadOptions>,
     stats: &'c Arc<ReadStats>,
     bytes_read: &'c Arc<AtomicU64>,
-    sender: SyncSender<Work>,
+    sender: SyncSender<(Work, u64)>,
     recycled: Receiver<Vec<u8>>,
 }
 
@@ -473,6 +475,12 @@ impl Reader<'_, '_> {
         Ok(opened.map_reader(|reader| Box::new(Counting { reader, counter })))
     }
 
+    /// Sends work with the bytes read so far; false if the receiver hung up.
+    fn send(&self, work: Work) -> bool {
+        let read_to = self.bytes_read.load(Relaxed);
+        self.sender.send((work, read_to)).is_ok()
+    }
+
     /// Sends documents in batches; false if the run is over (the receiver hung up, or an input
     /// could not be read).
     fn send_records(&self, records: impl Iterator<Item = Result<Document, IngestError>>) -> bool {
@@ -483,21 +491,17 @@ impl Reader<'_, '_> {
             bytes += record.as_ref().map_or(0, |d| d.body.as_str().len());
             batch.push(record);
             if fatal {
-                let _ = self.sender.send(Work::Records(batch));
+                self.send(Work::Records(batch));
                 return false;
             }
             if batch.len() == BATCH_DOCUMENTS || bytes >= BATCH_BYTES {
-                if self
-                    .sender
-                    .send(Work::Records(std::mem::take(&mut batch)))
-                    .is_err()
-                {
+                if !self.send(Work::Records(std::mem::take(&mut batch))) {
                     return false;
                 }
                 bytes = 0;
             }
         }
-        self.sender.send(Work::Records(batch)).is_ok()
+        self.send(Work::Records(batch))
     }
 
     /// Sends an uncompressed JSON Lines input as blocks of whole lines; over-long lines are
@@ -523,11 +527,11 @@ impl Reader<'_, '_> {
                 Err(error) => {
                     let place = Place::file(Arc::clone(&name));
                     let record = Err(IngestError::new(place, ErrorKind::Read(error)));
-                    let _ = self.sender.send(Work::Records(vec![record]));
+                    self.send(Work::Records(vec![record]));
                     return false;
                 }
             };
-            if self.sender.send(work).is_err() {
+            if !self.send(work) {
                 return false;
             }
         }

@@ -478,7 +478,7 @@ fn progress_is_drawn_on_a_terminal_for_every_phase() {
     let screen = String::from_utf8_lossy(&output.stdout);
     for phase in [
         "fingerprinting:",
-        "verifying candidates: reading their shingle sets:",
+        "verifying: reading shingle sets:",
         "writing kept records:",
     ] {
         assert!(screen.contains(phase), "{phase} not in {screen}");

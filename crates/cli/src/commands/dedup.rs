@@ -276,7 +276,7 @@ impl FeatureSource for ShingleSets<'_> {
         let mut sets = Vec::with_capacity(positions.len());
         self.corpus
             .for_each_document(
-                "verifying candidates: reading their shingle sets",
+                "verifying: reading shingle sets",
                 false,
                 |index, _, text| wanted(index).then(|| self.fingerprinter.feature_set(text)),
                 |_, set| {
