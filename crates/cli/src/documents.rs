@@ -118,8 +118,12 @@ impl InputArgs {
 const BATCH_DOCUMENTS: usize = 2048;
 /// Bytes of document bodies handed to the worker pool at a time.
 const BATCH_BYTES: usize = 32 << 20;
-/// Bytes of JSON Lines read and parsed in parallel at a time.
-const BLOCK_BYTES: usize = 16 << 20;
+/// Bytes of JSON Lines read and parsed in parallel at a time: about 2 MB a worker thread, so
+/// that a block's parsed documents are still in cache when they are worked on (on 2 cores,
+/// 4 MB blocks took 3% less CPU than 16 MB ones, and 30% less memory), 4 to 32 MB.
+fn block_bytes() -> usize {
+    (rayon::current_num_threads() << 21).clamp(4 << 20, 32 << 20)
+}
 
 /// Reads every document of `args`' inputs once, in order, and maps each (its main text
 /// extracted from HTML) with `map(index, document, text)`, in parallel, calling `sink` with the
@@ -509,7 +513,7 @@ impl Reader<'_, '_> {
     fn send_lines(&self, input: OpenedInput) -> bool {
         let name = Arc::clone(&input.name);
         let limit = self.opts.max_document_bytes;
-        let mut blocks = BlockReader::new(input.into_reader(), BLOCK_BYTES, limit);
+        let mut blocks = BlockReader::new(input.into_reader(), block_bytes(), limit);
         loop {
             let buffer = self.recycled.try_recv().unwrap_or_default();
             let work = match blocks.next_chunk(buffer) {
