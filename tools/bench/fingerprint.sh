@@ -29,7 +29,7 @@ echo "corpus: $corpus ($docs documents, $((bytes / 1000000)) MB), $(nproc) cores
 printf '%-44s %10s %10s\n' "run" "seconds" "MB/s"
 for profile in web python-simhash; do
   for run in 1 2 3; do
-    start=$(now); "$bin" fingerprint --profile "$profile" --input-format jsonl "$corpus" > /dev/null; end=$(now)
+    start=$(now); "$bin" fingerprint --profile "$profile" --format jsonl "$corpus" > /dev/null; end=$(now)
     secs=$(python3 -c "print(f'{$end - $start:.3f}')")
     printf '%-44s %10s %10s\n' "neardup fingerprint --profile $profile #$run" "$secs" "$(rate "$bytes" "$secs")"
   done
@@ -42,7 +42,7 @@ fi
 subset="$data/subset-${subset_mb}mb.jsonl"
 head -c "$((subset_mb * 1000000))" "$corpus" | head -n -1 > "$subset"
 sub_bytes=$(stat -c %s "$subset")
-start=$(now); "$bin" fingerprint --profile python-simhash --input-format jsonl "$subset" > "$data/neardup.out"; end=$(now)
+start=$(now); "$bin" fingerprint --profile python-simhash --format jsonl "$subset" > "$data/neardup.out"; end=$(now)
 ours=$(python3 -c "print($end - $start)")
 "$venv/bin/python" tools/peers/bench_python_simhash.py "$subset" --values "$data/python.values" > "$data/python.json"
 theirs=$(python3 -c "import json; print(json.load(open('$data/python.json'))['seconds'])")

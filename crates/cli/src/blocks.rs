@@ -1,10 +1,11 @@
-//! Input read in blocks of whole lines on a read-ahead thread, for the caller to work on each
-//! block's lines in parallel (`neardup fingerprint --input-format jsonl`).
+//! Input read in blocks of whole lines, for the caller to work on each block's lines in
+//! parallel (the JSON Lines fast path of [`crate::documents`]).
 //!
-//! Nothing here knows JSON: a line is a record of any line-oriented format.
+//! Nothing here knows JSON: a line is a record of any line-oriented format. A line longer than
+//! the limit is read through without being held and reported as such, so memory stays bounded
+//! by about a block plus the limit whatever the input.
 
-use std::io::Read;
-use std::sync::mpsc;
+use std::io::{self, Read};
 
 /// The lines of a block with their 1-based numbers (the block's first line is `first_line`);
 /// newlines are found with `memchr`.
@@ -21,90 +22,129 @@ pub fn lines(block: &[u8], first_line: u64) -> impl Iterator<Item = (u64, &[u8])
     })
 }
 
-/// Reads `input` in blocks of whole lines (about `block_bytes` each), calling `handle` with each
-/// block and the 1-based number of its first line. A final line without a newline is included.
-///
-/// A reader thread reads the next block while `handle` works on the current one; the buffers
-/// of handled blocks go back to the reader, so that a long input reuses a few buffers instead
-/// of faulting in fresh memory for every block.
-pub fn for_each_block(
-    input: impl Read + Send,
-    block_bytes: usize,
-    mut handle: impl FnMut(&[u8], u64) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    std::thread::scope(|scope| {
-        let (sender, receiver) = mpsc::sync_channel::<std::io::Result<(Vec<u8>, u64)>>(1);
-        let (recycle, recycled) = mpsc::sync_channel::<Vec<u8>>(2);
-        scope.spawn(move || read_blocks(input, block_bytes, &sender, &recycled));
-        for block in receiver {
-            let (block, first_line) = block?;
-            handle(&block, first_line)?;
-            // The reader may have finished: then the buffer is simply dropped.
-            let _ = recycle.try_send(block);
-        }
-        Ok(())
-    })
+/// What [`BlockReader::next_chunk`] read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Chunk {
+    /// Whole lines (the last may lack its newline at the end of the input); the first is line
+    /// `first_line`.
+    Lines {
+        /// The bytes.
+        block: Vec<u8>,
+        /// The 1-based number of the block's first line.
+        first_line: u64,
+    },
+    /// A line longer than the limit, read through and dropped.
+    TooLong {
+        /// Its 1-based number.
+        line: u64,
+        /// Its length in bytes, without the newline.
+        size: u64,
+    },
 }
 
-/// The reader side of [`for_each_block`]: sends blocks of whole lines until the input ends,
-/// an error occurs, or the receiver hangs up.
-fn read_blocks(
-    mut input: impl Read,
+/// Reads an input in blocks of whole lines (about `block_bytes` each).
+pub struct BlockReader<R> {
+    input: R,
     block_bytes: usize,
-    sender: &mpsc::SyncSender<std::io::Result<(Vec<u8>, u64)>>,
-    recycled: &mpsc::Receiver<Vec<u8>>,
-) {
-    // The unfinished last line of the previous block.
-    let mut carry: Vec<u8> = Vec::new();
-    let mut first_line = 1u64;
-    loop {
-        let mut block = match recycled.try_recv() {
-            Ok(mut buffer) if carry.len() < block_bytes => {
-                buffer.clear();
-                buffer.extend_from_slice(&carry);
-                carry.clear();
-                buffer
+    max_line: u64,
+    /// The unfinished last line of the previous block.
+    carry: Vec<u8>,
+    next_line: u64,
+    at_end: bool,
+}
+
+impl<R: Read> BlockReader<R> {
+    /// Reads `input`; a line of more than `max_line` bytes (without its newline) is reported
+    /// as [`Chunk::TooLong`] instead of being held.
+    pub fn new(input: R, block_bytes: usize, max_line: u64) -> Self {
+        BlockReader {
+            input,
+            block_bytes,
+            max_line,
+            carry: Vec::new(),
+            next_line: 1,
+            at_end: false,
+        }
+    }
+
+    /// The next chunk, read into `buffer` (a spare one to reuse: its content is dropped), or
+    /// `None` at the end of the input.
+    pub fn next_chunk(&mut self, mut buffer: Vec<u8>) -> io::Result<Option<Chunk>> {
+        loop {
+            if self.at_end && self.carry.is_empty() {
+                return Ok(None);
             }
-            // No buffer to reuse, or a line longer than a block still being read.
-            _ => std::mem::take(&mut carry),
-        };
-        block.reserve(block_bytes);
-        // `read_to_end` fills the spare capacity without zeroing it first.
-        let read = match input
-            .by_ref()
-            .take(block_bytes as u64)
-            .read_to_end(&mut block)
-        {
-            Ok(read) => read,
-            Err(error) => {
-                let _ = sender.send(Err(error));
-                return;
+            buffer.clear();
+            if self.carry.len() > buffer.capacity() {
+                std::mem::swap(&mut buffer, &mut self.carry);
+            } else {
+                buffer.extend_from_slice(&self.carry);
+                self.carry.clear();
             }
-        };
-        let at_end = read == 0;
-        if !at_end {
-            match memchr::memrchr(b'\n', &block) {
-                Some(last) => {
-                    carry.extend_from_slice(&block[last + 1..]);
-                    block.truncate(last + 1);
+            buffer.reserve(self.block_bytes);
+            // `read_to_end` fills the spare capacity without zeroing it first.
+            let read = if self.at_end {
+                0
+            } else {
+                self.input
+                    .by_ref()
+                    .take(self.block_bytes as u64)
+                    .read_to_end(&mut buffer)?
+            };
+            self.at_end |= read == 0;
+            if !self.at_end {
+                match memchr::memrchr(b'\n', &buffer) {
+                    Some(last) => {
+                        self.carry.extend_from_slice(&buffer[last + 1..]);
+                        buffer.truncate(last + 1);
+                    }
+                    None if buffer.len() as u64 > self.max_line => {
+                        return self.skip_line(buffer).map(Some);
+                    }
+                    // A line longer than the block: keep reading until it ends.
+                    None => {
+                        std::mem::swap(&mut buffer, &mut self.carry);
+                        continue;
+                    }
                 }
-                // A line longer than the block: keep reading until it ends.
-                None => {
-                    carry = block;
-                    continue;
-                }
             }
-        }
-        if !block.is_empty() {
-            let lines = memchr::memchr_iter(b'\n', &block).count() as u64;
-            if sender.send(Ok((block, first_line))).is_err() {
-                return;
+            if buffer.is_empty() {
+                continue;
             }
-            first_line += lines;
+            let first_line = self.next_line;
+            self.next_line += memchr::memchr_iter(b'\n', &buffer).count() as u64;
+            return Ok(Some(Chunk::Lines {
+                block: buffer,
+                first_line,
+            }));
         }
-        if at_end {
-            return;
+    }
+
+    /// Reads through the rest of a line too long to hold, of which `buffer` holds the start
+    /// (and no newline); what follows its newline is carried to the next block.
+    fn skip_line(&mut self, mut buffer: Vec<u8>) -> io::Result<Chunk> {
+        let mut size = buffer.len() as u64;
+        loop {
+            buffer.clear();
+            let read = self
+                .input
+                .by_ref()
+                .take(self.block_bytes as u64)
+                .read_to_end(&mut buffer)?;
+            if read == 0 {
+                self.at_end = true;
+                break;
+            }
+            if let Some(end) = memchr::memchr(b'\n', &buffer) {
+                size += end as u64;
+                self.carry.extend_from_slice(&buffer[end + 1..]);
+                break;
+            }
+            size += read as u64;
         }
+        let line = self.next_line;
+        self.next_line += 1;
+        Ok(Chunk::TooLong { line, size })
     }
 }
 
@@ -112,10 +152,20 @@ fn read_blocks(
 mod tests {
     use super::*;
 
+    /// Every chunk of `input` read in `block`-byte blocks with lines of at most `max` bytes.
+    fn chunks(input: &[u8], block: usize, max: u64) -> Vec<Chunk> {
+        let mut reader = BlockReader::new(input, block, max);
+        let mut out = Vec::new();
+        while let Some(chunk) = reader.next_chunk(Vec::new()).unwrap() {
+            out.push(chunk);
+        }
+        out
+    }
+
     #[test]
-    fn recycled_buffers_keep_every_byte_and_line_number() {
+    fn blocks_keep_every_byte_and_line_number() {
         // Lines of 0 to 300 bytes through 64-byte blocks: many blocks, some lines longer than
-        // a block, buffers handed back and reused.
+        // a block.
         let input: Vec<u8> = (0..5000u32)
             .flat_map(|i| {
                 let len = (i * 7919 % 301) as usize;
@@ -126,35 +176,41 @@ mod tests {
             .chain(*b"last line without a newline")
             .collect();
         let mut joined = Vec::new();
-        for_each_block(&input[..], 64, |block, first| {
+        for chunk in chunks(&input, 64, u64::MAX) {
+            let Chunk::Lines { block, first_line } = chunk else {
+                panic!("no line is too long");
+            };
             let lines_before = memchr::memchr_iter(b'\n', &joined).count() as u64;
-            assert_eq!(first, lines_before + 1);
+            assert_eq!(first_line, lines_before + 1);
             assert!(block.ends_with(b"\n") || block.ends_with(b"newline"));
-            joined.extend_from_slice(block);
-            Ok(())
-        })
-        .unwrap();
+            joined.extend_from_slice(&block);
+        }
         assert_eq!(joined, input);
     }
 
     #[test]
-    fn blocks_hold_whole_lines_with_their_numbers() {
-        let input = b"one\ntwo\nthree\nfour-is-long\nfive";
-        let mut seen = Vec::new();
-        for_each_block(&input[..], 6, |block, first| {
-            seen.push((String::from_utf8(block.to_vec()).unwrap(), first));
-            Ok(())
-        })
-        .unwrap();
-        let joined: String = seen.iter().map(|(b, _)| b.as_str()).collect();
-        assert_eq!(joined, String::from_utf8(input.to_vec()).unwrap());
-        for (block, first) in &seen {
-            let expected = input[..]
-                .split(|&b| b == b'\n')
-                .position(|l| block.as_bytes().starts_with(l) && !l.is_empty())
-                .unwrap() as u64
-                + 1;
-            assert_eq!(*first, expected);
-        }
+    fn a_line_over_the_limit_is_reported_with_its_number_and_size_and_not_held() {
+        let long = "x".repeat(1000);
+        let input = format!("one\n{long}\nthree\n{long}");
+        let got = chunks(input.as_bytes(), 64, 100);
+        let lines: Vec<String> = got
+            .iter()
+            .map(|chunk| match chunk {
+                Chunk::Lines { block, first_line } => {
+                    format!("{first_line}:{}", String::from_utf8_lossy(block))
+                }
+                Chunk::TooLong { line, size } => format!("{line}: {size} bytes"),
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            ["1:one\n", "2: 1000 bytes", "3:three\n", "4: 1000 bytes"]
+        );
+    }
+
+    #[test]
+    fn lines_are_numbered_within_a_block() {
+        let numbered: Vec<(u64, &[u8])> = lines(b"a\n\nb", 7).collect();
+        assert_eq!(numbered, [(7, &b"a"[..]), (8, &b""[..]), (9, &b"b"[..])]);
     }
 }

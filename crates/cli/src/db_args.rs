@@ -30,7 +30,10 @@ impl DbArgs {
             .transpose()?;
         if let Ok(DbSpec::Dir(dir)) = DbSpec::parse(&self.db) {
             if !dir.exists() {
-                eprintln!("neardup: creating a new database at {}", dir.display());
+                eprintln!(
+                    "neardup: {} does not exist: creating a new database there",
+                    dir.display()
+                );
             }
         }
         open_db(&self.db, OpenOptions { policy })

@@ -1,16 +1,19 @@
 //! `neardup`: find duplicate and near-duplicate text.
 //!
 //! A thin layer: each subcommand parses its arguments, calls the library crates and formats the
-//! result. Exit codes: 0 success, 1 error (one readable line on stderr), 2 usage error.
+//! result. Exit codes: 0 success, 1 error (one readable line on stderr), 2 usage error. A
+//! closed standard output (`neardup ... | head`) ends the run quietly with 0.
 
 mod blocks;
 mod commands;
 mod db_args;
 mod documents;
 mod input;
+mod kept;
 mod plot;
 mod policy_args;
 mod profile_args;
+mod progress;
 
 use std::process::ExitCode;
 
@@ -65,10 +68,23 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             // One readable line: the error and its causes, joined.
             eprintln!("neardup: {error:#}");
             ExitCode::from(1)
         }
     }
+}
+
+/// Whether an error comes from writing to a closed pipe: the reader of the output has what it
+/// wanted (`| head`), so the run ends quietly, as ripgrep's does.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        let kind = cause
+            .downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind)
+            .or_else(|| cause.downcast_ref::<serde_json::Error>()?.io_error_kind());
+        kind == Some(std::io::ErrorKind::BrokenPipe)
+    })
 }

@@ -9,13 +9,17 @@ use neardup_core::minhash::MinHashOptions;
 use neardup_core::Bits;
 use neardup_dedup::{Method, Policy, VerifyMeasure};
 
-use crate::profile_args::ProfileArgs;
+use crate::profile_args::{builtin_profile, ProfileArgs};
 
 /// How near-duplicates are decided.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct PolicyArgs {
     /// Built-in profile: web (the default), zh, zh-short, python-simhash.
-    #[arg(long, conflicts_with_all = ["profile_file", "policy_file"])]
+    #[arg(
+        long,
+        value_parser = builtin_profile(),
+        conflicts_with_all = ["profile_file", "policy_file"]
+    )]
     pub profile: Option<String>,
     /// A profile written as JSON (see `neardup fingerprint --show-profile` for the fields).
     #[arg(long, value_name = "FILE", conflicts_with = "policy_file")]

@@ -12,6 +12,20 @@ fn json_lines(stdout: &str) -> Vec<Value> {
         .collect()
 }
 
+/// `neardup fingerprint` on JSONL from standard input, stopping at the first bad record.
+fn jsonl(input: &[u8]) -> common::Run {
+    neardup(
+        &[
+            "fingerprint",
+            "--input-format",
+            "jsonl",
+            "--on-error",
+            "fail",
+        ],
+        input,
+    )
+}
+
 #[test]
 fn fingerprints_jsonl_with_ids_in_input_order() {
     let input = br#"{"id": "a", "text": "The cat sat on the mat."}
@@ -19,11 +33,15 @@ fn fingerprints_jsonl_with_ids_in_input_order() {
 
 {"text": "no id here"}
 "#;
-    let run = neardup(&["fingerprint", "--input-format", "jsonl", "-"], input);
+    let run = neardup(&["fingerprint", "--format", "jsonl", "-"], input);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let lines = json_lines(&run.stdout);
     let ids: Vec<&str> = lines.iter().map(|l| l["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["a", "7", "4"], "missing id → line number");
+    assert_eq!(
+        ids,
+        ["a", "7", "-:4"],
+        "missing id → place, as in every command"
+    );
     for line in &lines {
         assert_eq!(line["simhash"].as_str().unwrap().len(), 16);
         assert_eq!(line["digest"].as_str().unwrap().len(), 64);
@@ -57,7 +75,7 @@ fn custom_fields_profiles_and_text_files() {
             "fingerprint",
             "--profile",
             "python-simhash",
-            "--input-format",
+            "--format",
             "jsonl",
             "--id-field",
             "key",
@@ -75,18 +93,25 @@ fn custom_fields_profiles_and_text_files() {
 
 #[test]
 fn bad_input_gives_one_line_and_exit_code_1() {
-    let jsonl = |input: &[u8]| neardup(&["fingerprint", "--input-format", "jsonl"], input);
     assert_one_line_error(
         &jsonl(b"{\"text\": \"ok\"}\n{\"text\": oops}\n"),
         1,
         "-:2: malformed JSON",
     );
-    assert_one_line_error(&jsonl(b"{\"id\": 1}\n"), 1, "-:1: no string field \"text\"");
-    assert_one_line_error(&jsonl(b"{\"text\": 12}\n"), 1, "-:1: malformed JSON");
+    assert_one_line_error(
+        &jsonl(b"{\"id\": 1}\n"),
+        1,
+        "-:1: record has no text field `text` (nor html field `html`)",
+    );
+    assert_one_line_error(
+        &jsonl(b"{\"text\": 12}\n"),
+        1,
+        "-:1: field `text` is a number, expected a string",
+    );
     assert_one_line_error(
         &jsonl(b"{\"text\": \"a\xffb\"}\n"),
         1,
-        "-:1: invalid UTF-8 at byte 11",
+        "-:1: invalid UTF-8 (first bad byte at byte 11 of the record)",
     );
     let lossy = neardup(
         &["fingerprint", "--input-format", "jsonl", "--lossy"],
@@ -100,17 +125,19 @@ fn bad_input_gives_one_line_and_exit_code_1() {
     assert_one_line_error(
         &neardup(&["fingerprint", "/no/such/file"], b""),
         1,
-        "cannot open /no/such/file",
+        "/no/such/file: cannot open",
     );
     assert_one_line_error(
-        &neardup(&["fingerprint", "-"], b"caf\xe9"),
+        &neardup(&["fingerprint", "--on-error", "fail", "-"], b"caf\xe9"),
         1,
-        "invalid UTF-8 at byte 3",
+        "-: invalid UTF-8",
     );
-    assert_one_line_error(
-        &neardup(&["fingerprint", "--profile", "nope"], b""),
-        1,
-        "unknown profile \"nope\"",
+    let profile = neardup(&["fingerprint", "--profile", "nope"], b"");
+    assert_eq!(profile.code, 2, "a wrong profile is a usage error");
+    assert!(
+        profile.stderr.contains("'nope'") && profile.stderr.contains("python-simhash"),
+        "{}",
+        profile.stderr
     );
     assert_eq!(neardup(&["fingerprint", "--no-such-flag"], b"").code, 2);
     assert_eq!(
@@ -121,30 +148,31 @@ fn bad_input_gives_one_line_and_exit_code_1() {
 
 #[test]
 fn jsonl_records_that_are_not_objects_or_have_the_wrong_types() {
-    let jsonl = |input: &[u8]| neardup(&["fingerprint", "--input-format", "jsonl"], input);
     assert_one_line_error(
         &jsonl(b"{\"text\": \"ok\"}\n\n[1, 2]\n"),
         1,
-        "-:3: malformed JSON: record is not a JSON object",
+        "-:3: record is not a JSON object",
     );
     assert_one_line_error(
         &jsonl(b"{\"id\": true, \"text\": \"x\"}\n"),
         1,
-        "-:1: malformed JSON: field `id` is a boolean, expected a string or a number",
+        "-:1: field `id` is a boolean, expected a string or a number",
     );
     assert_one_line_error(
         &jsonl(b"{\"text\": null}\n"),
         1,
-        "-:1: no string field \"text\"",
+        "-:1: record has no text field `text`",
     );
-    // Only the id and text fields are read: an html field is no stand-in for the text, and
-    // the types of other fields do not matter.
+    // The fields are those of every command: an html field stands in for a missing text (its
+    // main content is fingerprinted), and a named field of the wrong type makes a bad record.
+    let html = jsonl(b"{\"html\": \"<p>x</p>\"}\n");
+    assert_eq!(json_lines(&html.stdout)[0]["bytes"], 1, "{}", html.stderr);
     assert_one_line_error(
-        &jsonl(b"{\"html\": \"<p>x</p>\"}\n"),
+        &jsonl(b"{\"text\": \"x\", \"url\": 5}\n"),
         1,
-        "-:1: no string field \"text\"",
+        "-:1: field `url` is a number, expected a string",
     );
-    let others = jsonl(b"{\"text\": \"x\", \"url\": 5, \"html\": 3, \"title\": []}\n");
+    let others = jsonl(b"{\"text\": \"x\", \"other\": 5, \"more\": []}\n");
     assert_eq!(others.code, 0, "{}", others.stderr);
     // Escaped text is fingerprinted as the string it stands for.
     let escaped = jsonl(b"{\"text\": \"caf\\u00e9\"}\n{\"text\": \"caf\xc3\xa9\"}\n");

@@ -26,6 +26,19 @@ impl IngestError {
     pub fn new(place: Place, kind: ErrorKind) -> Self {
         IngestError { place, kind }
     }
+
+    /// True for a bad record inside a readable input (malformed, too large,
+    /// not UTF-8, a corrupt compressed stream, ...), which a caller may skip;
+    /// false when an input cannot be read at all or reading it failed
+    /// ([`ErrorKind::Open`], [`ErrorKind::Read`], [`ErrorKind::Walk`],
+    /// [`ErrorKind::UnknownFormat`]), which no caller should take for a
+    /// skipped record.
+    pub fn is_bad_record(&self) -> bool {
+        !matches!(
+            self.kind,
+            ErrorKind::Open(_) | ErrorKind::Read(_) | ErrorKind::Walk(_) | ErrorKind::UnknownFormat
+        )
+    }
 }
 
 /// What went wrong with an input or one of its records.

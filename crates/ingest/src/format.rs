@@ -86,9 +86,11 @@ impl Format {
         }
     }
 
-    /// Guesses the format of a stream (stdin) from its first bytes: zstd
-    /// magic → zstd JSONL; gzip magic → WARC if the decompressed data starts
-    /// with `WARC/`, else gzip JSONL; `WARC/` → WARC; anything else → JSONL.
+    /// Guesses the format of a stream (stdin, a pipe) from its first bytes:
+    /// zstd magic → zstd JSONL; gzip magic → WARC if the decompressed data
+    /// starts with `WARC/`, else gzip JSONL; `WARC/` → WARC; then, after any
+    /// byte order mark and white space: `{` (or nothing) → JSONL, `<` →
+    /// HTML, anything else → plain text (one document).
     pub fn sniff(prefix: &[u8]) -> Format {
         use std::io::Read;
         const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
@@ -106,9 +108,13 @@ impl Format {
             };
         }
         if prefix.starts_with(b"WARC/") {
-            Format::Warc
-        } else {
-            Format::Jsonl(Compression::None)
+            return Format::Warc;
+        }
+        let text = prefix.strip_prefix(b"\xef\xbb\xbf").unwrap_or(prefix);
+        match text.iter().find(|b| !b.is_ascii_whitespace()) {
+            None | Some(b'{') => Format::Jsonl(Compression::None),
+            Some(b'<') => Format::Html,
+            Some(_) => Format::Text,
         }
     }
 }
@@ -195,6 +201,13 @@ mod tests {
             Format::Jsonl(Compression::None)
         );
         assert_eq!(Format::sniff(b"WARC/1.0\r\n"), Format::Warc);
+        assert_eq!(
+            Format::sniff(b"\xef\xbb\xbf \n{}"),
+            Format::Jsonl(Compression::None)
+        );
+        assert_eq!(Format::sniff(b""), Format::Jsonl(Compression::None));
+        assert_eq!(Format::sniff(b"\n<!doctype html>"), Format::Html);
+        assert_eq!(Format::sniff("美国“51区”".as_bytes()), Format::Text);
         let gz = |data: &[u8]| {
             let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
             e.write_all(data).unwrap();

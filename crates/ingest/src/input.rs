@@ -24,7 +24,7 @@ pub type DocumentIter = Box<dyn Iterator<Item = Result<Document, IngestError>> +
 /// Buffer size for decompressed JSONL.
 const LINE_BUFFER: usize = 256 * 1024;
 
-/// How many bytes of stdin are looked at to guess its format.
+/// How many bytes of a stream are looked at to guess its format.
 const SNIFF_BYTES: usize = 64 * 1024;
 
 /// Opens `paths` in order and yields their documents one input after the
@@ -76,34 +76,99 @@ impl Iterator for Inputs {
 
 /// Opens one input as a stream of documents.
 ///
-/// * `-` is stdin; its format is `opts.format`, else guessed from its first
-///   bytes ([`Format::sniff`]).
 /// * A folder is walked ([`FolderReader`]).
-/// * A file has `opts.format`, else the format of its name
-///   ([`Format::from_extension`]); an unknown name yields one
-///   [`ErrorKind::UnknownFormat`] error.
+/// * Anything else is opened with [`OpenedInput::open`] and read by its
+///   format; an input that cannot be opened, or whose format is unknown,
+///   yields one error.
 ///
 /// Skipped files, records and responses are counted in `stats`.
 pub fn open_path(path: &Path, opts: &Arc<ReadOptions>, stats: &Arc<ReadStats>) -> DocumentIter {
-    let source: Arc<Path> = Arc::from(path);
-    if path == Path::new("-") {
-        let mut stdin = Window::new(std::io::stdin());
-        let format = match opts.format {
-            Some(format) => format,
-            None => match stdin.fill_to(SNIFF_BYTES) {
-                Ok(prefix) => Format::sniff(prefix),
-                Err(err) => return fail(source, ErrorKind::Read(err)),
-            },
-        };
-        return open_stream(stdin, source, format, opts, stats);
-    }
-    if path.is_dir() {
+    if path != Path::new("-") && path.is_dir() {
         return Box::new(FolderReader::new(path, Arc::clone(opts)).with_stats(Arc::clone(stats)));
     }
-    let Some(format) = opts.format.or_else(|| Format::from_extension(path)) else {
-        return fail(source, ErrorKind::UnknownFormat);
-    };
-    open_file(source, format, opts, stats)
+    match OpenedInput::open(path, opts) {
+        Ok(input) => input.documents(opts, stats),
+        Err(error) => Box::new(std::iter::once(Err(error))),
+    }
+}
+
+/// One input (a file, standard input, a pipe) opened and its format known,
+/// nothing read yet but the first bytes sniffing needed. The caller may wrap
+/// its reader ([`OpenedInput::map_reader`], e.g. to count or copy the bytes),
+/// take its bytes ([`OpenedInput::into_reader`]) or read its documents
+/// ([`OpenedInput::documents`]).
+pub struct OpenedInput {
+    /// The input as it is named in places: the path given, `-` for stdin.
+    pub name: Arc<Path>,
+    /// Its format.
+    pub format: Format,
+    reader: Box<dyn Read + Send>,
+}
+
+impl OpenedInput {
+    /// Opens `path` (`-` is stdin; not a folder). Its format is
+    /// `opts.format`, else that of its name ([`Format::from_extension`]),
+    /// else, for a stream that is not a regular file (stdin, a FIFO, a pipe
+    /// such as `/dev/fd/63` from `<(...)`), guessed from its first bytes
+    /// ([`Format::sniff`]). Errors: [`ErrorKind::Open`],
+    /// [`ErrorKind::UnknownFormat`] (a regular file with an unknown name),
+    /// [`ErrorKind::Read`] (while sniffing).
+    pub fn open(path: &Path, opts: &ReadOptions) -> Result<OpenedInput, IngestError> {
+        let name: Arc<Path> = Arc::from(path);
+        let fail = |kind| IngestError::new(Place::file(Arc::clone(&name)), kind);
+        let (reader, regular): (Box<dyn Read + Send>, bool) = if path == Path::new("-") {
+            (Box::new(std::io::stdin()), false)
+        } else {
+            let file = File::open(path).map_err(|err| fail(ErrorKind::Open(err)))?;
+            let metadata = file.metadata().map_err(|err| fail(ErrorKind::Open(err)))?;
+            (Box::new(file), metadata.is_file())
+        };
+        let known = opts.format.or_else(|| Format::from_extension(path));
+        match known {
+            Some(format) => Ok(OpenedInput::new(reader, name, format)),
+            None if regular => Err(fail(ErrorKind::UnknownFormat)),
+            None => {
+                let mut window = Window::new(reader);
+                let format = Format::sniff(
+                    window
+                        .fill_to(SNIFF_BYTES)
+                        .map_err(|err| fail(ErrorKind::Read(err)))?,
+                );
+                Ok(OpenedInput::new(Box::new(window), name, format))
+            }
+        }
+    }
+
+    /// An input already opened (e.g. a copy of a stream read before), read
+    /// as `format` and named `name` in places.
+    pub fn new(reader: Box<dyn Read + Send>, name: Arc<Path>, format: Format) -> Self {
+        OpenedInput {
+            name,
+            format,
+            reader,
+        }
+    }
+
+    /// The same input with its reader wrapped by `wrap`.
+    pub fn map_reader(
+        mut self,
+        wrap: impl FnOnce(Box<dyn Read + Send>) -> Box<dyn Read + Send>,
+    ) -> Self {
+        self.reader = wrap(self.reader);
+        self
+    }
+
+    /// The input's bytes from its start (sniffed bytes included), as stored
+    /// (compressed if it is).
+    pub fn into_reader(self) -> Box<dyn Read + Send> {
+        self.reader
+    }
+
+    /// The input's documents, read by its format. Skipped records and
+    /// responses are counted in `stats`.
+    pub fn documents(self, opts: &Arc<ReadOptions>, stats: &Arc<ReadStats>) -> DocumentIter {
+        open_stream(self.reader, self.name, self.format, opts, stats)
+    }
 }
 
 /// Opens a file of a known format (not a folder).
@@ -173,4 +238,49 @@ fn fail(source: Arc<Path>, kind: ErrorKind) -> DocumentIter {
         Place::file(source),
         kind,
     ))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_read_by_its_name_and_a_regular_file_of_unknown_name_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("a.jsonl");
+        std::fs::write(&jsonl, "{\"text\": \"x\"}\n").unwrap();
+        let opts = ReadOptions::default();
+        let opened = OpenedInput::open(&jsonl, &opts).unwrap();
+        assert_eq!(opened.format, Format::Jsonl(Compression::None));
+        let mut bytes = String::new();
+        opened.into_reader().read_to_string(&mut bytes).unwrap();
+        assert_eq!(bytes, "{\"text\": \"x\"}\n");
+
+        let pdf = dir.path().join("a.pdf");
+        std::fs::write(&pdf, "{}").unwrap();
+        let error = OpenedInput::open(&pdf, &opts).err().unwrap();
+        assert!(matches!(error.kind, ErrorKind::UnknownFormat));
+        assert!(!error.is_bad_record(), "an input that cannot be read");
+        let missing = OpenedInput::open(&dir.path().join("none.jsonl"), &opts);
+        assert!(!missing.err().unwrap().is_bad_record());
+        let forced = ReadOptions {
+            format: Some(Format::Text),
+            ..ReadOptions::default()
+        };
+        assert_eq!(
+            OpenedInput::open(&pdf, &forced).unwrap().format,
+            Format::Text
+        );
+    }
+
+    #[test]
+    fn bad_records_are_told_from_unreadable_inputs() {
+        let place = Place::file(Path::new("x.jsonl"));
+        let bad = IngestError::new(place.at_line(2), ErrorKind::NotAnObject);
+        assert!(bad.is_bad_record());
+        let size = ErrorKind::TooLarge { size: 9, limit: 1 };
+        assert!(IngestError::new(place.clone(), size).is_bad_record());
+        let read = ErrorKind::Read(std::io::Error::other("disk"));
+        assert!(!IngestError::new(place, read).is_bad_record());
+    }
 }

@@ -59,19 +59,33 @@ impl<R: BufRead> JsonlReader<R> {
 
     fn record(&mut self) -> Result<Document, IngestError> {
         let place = self.place.at_line(self.lines.line_no());
-        let line = match decode_utf8(&self.buf, self.opts.lossy_utf8) {
-            Ok(line) => line,
-            Err(kind) => return Err(IngestError::new(place, kind)),
-        };
-        let mut doc = match parse_record(&line, &self.opts.fields) {
-            Ok(record) => record.into_document(place),
-            Err(kind) => return Err(IngestError::new(place, kind)),
-        };
-        if self.opts.keep_raw {
-            doc.raw = Some(std::mem::take(&mut self.buf).into_boxed_slice());
-        }
-        Ok(doc)
+        parse_document(&self.buf, place, &self.opts)
     }
+}
+
+/// Makes the [`Document`] of one JSON Lines record at `place` (a line
+/// without its `\n`), as [`JsonlReader`] does: decoded as `opts` says (UTF-8,
+/// lossy or not), parsed with [`parse_record`] for `opts.fields`, its raw
+/// bytes kept when `opts.keep_raw`. For callers that split lines themselves
+/// (e.g. blocks of lines parsed in parallel); the size limit is theirs to
+/// check.
+pub fn parse_document(
+    line: &[u8],
+    place: Place,
+    opts: &ReadOptions,
+) -> Result<Document, IngestError> {
+    let text = match decode_utf8(line, opts.lossy_utf8) {
+        Ok(text) => text,
+        Err(kind) => return Err(IngestError::new(place, kind)),
+    };
+    let mut doc = match parse_record(&text, &opts.fields) {
+        Ok(record) => record.into_document(place),
+        Err(kind) => return Err(IngestError::new(place, kind)),
+    };
+    if opts.keep_raw {
+        doc.raw = Some(line.into());
+    }
+    Ok(doc)
 }
 
 impl<R: BufRead> Iterator for JsonlReader<R> {

@@ -62,9 +62,9 @@ pub use document::{Body, Document, Place};
 pub use error::{ErrorKind, IngestError};
 pub use folder::FolderReader;
 pub use format::{Compression, Format, ParseFormatError};
-pub use input::{open_inputs, open_path, DocumentIter, Inputs};
-pub use jsonl::{parse_record, JsonlReader, Record, RecordBody};
-pub use options::{JsonlFields, ReadOptions, WarcId};
+pub use input::{open_inputs, open_path, DocumentIter, Inputs, OpenedInput};
+pub use jsonl::{parse_document, parse_record, JsonlReader, Record, RecordBody};
+pub use options::{JsonlFields, ReadOptions, WarcId, DEFAULT_MAX_DOCUMENT_BYTES};
 pub use stats::{ReadStats, StatsSnapshot};
 pub use warc::WarcReader;
 

@@ -2,6 +2,9 @@
 
 use crate::format::Format;
 
+/// The default of [`ReadOptions::max_document_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_DOCUMENT_BYTES: u64 = 64 << 20;
+
 /// Options for every reader. `ReadOptions::default()` is what the CLI uses
 /// when no flag is given.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,7 +36,7 @@ impl Default for ReadOptions {
         ReadOptions {
             format: None,
             fields: JsonlFields::default(),
-            max_document_bytes: 64 << 20,
+            max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
             lossy_utf8: false,
             keep_raw: false,
             warc_id: WarcId::TargetUri,

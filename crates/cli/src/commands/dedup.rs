@@ -18,8 +18,9 @@ use neardup_store::{open_db, InsertMode, OpenOptions};
 use serde::Serialize;
 
 use crate::commands::index::check_in_chunks;
-use crate::documents::{for_each_document, progress, unix_seconds, InputArgs};
+use crate::documents::{unix_seconds, Corpus, InputArgs};
 use crate::policy_args::PolicyArgs;
+use crate::{kept, progress};
 
 /// Arguments of `neardup dedup`.
 #[derive(Debug, clap::Args)]
@@ -34,7 +35,10 @@ pub struct DedupArgs {
     /// Documents with the same canonical URL are duplicates too.
     #[arg(long, conflicts_with = "index")]
     url_dedup: bool,
-    /// Write the input records of kept documents here, unchanged, in input order.
+    /// Write the input records of kept documents here, unchanged, in input order, in the
+    /// format they came in: JSONL lines as read, WARC records as WARC (one gzip member a
+    /// record for .warc.gz inputs); a file read whole (.txt, .html) as a JSON line {"id",
+    /// "text"}. Inputs of two formats (JSONL and WARC) are refused with --kept.
     #[arg(long, value_name = "FILE")]
     kept: Option<PathBuf>,
     /// Write one JSON line per removed document: its id, the id it duplicates, why. (`-` for
@@ -94,8 +98,7 @@ struct Summary {
     seconds: f64,
     mb_per_second: f64,
     documents_per_second: f64,
-    /// Memory held per document until the run ends (plus, for standard input only, its raw
-    /// record with --kept and its text with verification).
+    /// Memory held per document until the run ends.
     bytes_in_memory_per_document: usize,
     profile: String,
     /// The decision, in words (the policy itself: --show-policy).
@@ -108,24 +111,22 @@ struct Summary {
 /// unique (see [`neardup_store::NearDupDb::check_and_insert_many`]).
 fn run_incremental(
     args: &DedupArgs,
+    corpus: &Corpus,
     spec: &str,
     policy: Option<Policy>,
     started: Instant,
 ) -> anyhow::Result<()> {
     let db = open_db(spec, OpenOptions { policy })
         .with_context(|| format!("cannot open index {spec}"))?;
-    let bar = progress("checking");
     let mut ids: Vec<String> = Vec::new();
     let mut removals: Vec<(usize, String, Kind, u32, Evidence)> = Vec::new();
-    let stats = check_in_chunks(&db, &args.input, InsertMode::IfUnique, |index, outcome| {
-        bar.inc(1);
+    let stats = check_in_chunks(&db, corpus, InsertMode::IfUnique, |index, outcome| {
         if let Some((of, kind, distance, evidence)) = outcome.verdict.duplicate_of() {
             removals.push((index, of.to_string(), kind, distance, evidence));
         }
         ids.push(outcome.id);
         Ok(())
     })?;
-    bar.finish_and_clear();
     let mut kept = vec![true; ids.len()];
     for (index, ..) in &removals {
         kept[*index] = false;
@@ -172,12 +173,7 @@ fn run_incremental(
         )?;
     }
     if let Some(path) = &args.kept {
-        anyhow::ensure!(
-            !args.input.reads_stdin(),
-            "--kept with --index needs files, not standard input"
-        );
-        let documents: Vec<Kept> = Vec::new();
-        write_kept(path, &args.input, &kept, &documents)?;
+        write_kept(path, corpus, &kept)?;
     }
     let seconds = started.elapsed().as_secs_f64();
     let count = |kind| removals.iter().filter(|r| r.2 == kind).count();
@@ -210,57 +206,41 @@ fn run_incremental(
     Ok(())
 }
 
-/// What is kept of each document after it is fingerprinted.
-struct Kept {
-    id: String,
-    /// The input record, only when it came from standard input and --kept is asked for.
-    raw: Option<Box<[u8]>>,
-    /// The text, only when it came from standard input and verification is on.
-    text: Option<String>,
-}
-
-/// Shingle sets for verification, computed only for the documents in candidate pairs: from the
-/// texts held in memory (standard input) or by reading the inputs again.
+/// Shingle sets for verification, computed only for the documents in candidate pairs, by
+/// reading the inputs again.
 struct ShingleSets<'a> {
-    input: &'a InputArgs,
+    corpus: &'a Corpus<'a>,
     fingerprinter: &'a Fingerprinter,
-    documents: &'a [Kept],
+    /// The spinner of the engine's phase: the search for candidates, then, after the read,
+    /// their verification.
+    phase: indicatif::ProgressBar,
 }
 
 impl FeatureSource for ShingleSets<'_> {
     fn feature_sets(&mut self, positions: &[u32]) -> Result<Vec<FeatureSet>, DedupError> {
         let wanted = |i: usize| positions.binary_search(&(i as u32)).is_ok();
-        if self.input.reads_stdin() {
-            return Ok(positions
-                .iter()
-                .map(|&i| {
-                    let text = self.documents[i as usize]
-                        .text
-                        .as_deref()
-                        .unwrap_or_default();
-                    self.fingerprinter.feature_set(text)
-                })
-                .collect());
-        }
+        self.phase.finish_and_clear();
         let mut sets = Vec::with_capacity(positions.len());
-        for_each_document(
-            self.input,
-            false,
-            |index, _, text| wanted(index).then(|| self.fingerprinter.feature_set(text)),
-            |_, set| {
-                sets.extend(set);
-                Ok(())
-            },
-        )
-        .map_err(|e| {
-            DedupError::MissingData(format!("reading the inputs again for verification: {e:#}"))
-        })?;
+        self.corpus
+            .for_each_document(
+                "verifying: reading shingle sets",
+                false,
+                |index, _, text| wanted(index).then(|| self.fingerprinter.feature_set(text)),
+                |_, set| {
+                    sets.extend(set);
+                    Ok(())
+                },
+            )
+            .map_err(|e| {
+                DedupError::MissingData(format!("reading the inputs again for verification: {e:#}"))
+            })?;
         if sets.len() != positions.len() {
             return Err(DedupError::MissingData(
                 "the inputs changed while deduplicating (a second read found other documents)"
                     .into(),
             ));
         }
+        self.phase = progress::spinner("verifying candidates and forming clusters");
         Ok(sets)
     }
 }
@@ -268,14 +248,6 @@ impl FeatureSource for ShingleSets<'_> {
 /// Runs `neardup dedup`.
 pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let started = Instant::now();
-    if let Some(spec) = &args.index {
-        let policy = args
-            .policy
-            .is_given()
-            .then(|| args.policy.policy())
-            .transpose()?;
-        return run_incremental(&args, spec, policy, started);
-    }
     let options = DedupOptions {
         policy: args.policy.policy()?,
         keep: match args.keep {
@@ -288,53 +260,53 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     if args.policy.show(&options.policy)? {
         return Ok(());
     }
+    // Verification and --kept read the inputs again.
+    let rereads = args.kept.is_some() || (args.index.is_none() && options.policy.verifies());
+    let corpus = Corpus::new(&args.input, rereads)?;
+    if args.kept.is_some() {
+        kept::check(&corpus)?;
+    }
+    if let Some(spec) = &args.index {
+        let policy = args
+            .policy
+            .is_given()
+            .then(|| args.policy.policy())
+            .transpose()?;
+        return run_incremental(&args, &corpus, spec, policy, started);
+    }
     let fingerprinter = Fingerprinter::new(options.policy.profile.clone())?;
-    let verify = options.policy.verifies();
     let url_dedup = options.url_dedup;
-    // Standard input cannot be read a second time: for --kept its raw records are held, and
-    // for verification its texts.
-    let stdin = args.input.reads_stdin();
-    let raw_in_memory = args.kept.is_some() && stdin;
-    let texts_in_memory = verify && stdin;
-    let bar = progress("fingerprinting");
-    let mut documents: Vec<Kept> = Vec::new();
+    let mut ids: Vec<String> = Vec::new();
     let mut items: Vec<Item> = Vec::new();
     let (mut input_bytes, mut text_bytes) = (0u64, 0u64);
-    let stats = for_each_document(
-        &args.input,
-        raw_in_memory,
+    let stats = corpus.for_each_document(
+        "fingerprinting",
+        false,
         |_, doc, text| {
             let mut item = Item::new(fingerprinter.fingerprint(text), text.len() as u64);
             item.fetched_at = doc.fetched_at.as_deref().and_then(unix_seconds);
             item.url_key = url_dedup
                 .then(|| doc.url.as_deref().and_then(|u| canonicalize(u).ok()))
                 .flatten();
-            (item, texts_in_memory.then(|| text.to_string()))
+            item
         },
-        |doc, (item, text)| {
+        |doc, item| {
             input_bytes += doc.body.as_str().len() as u64;
             text_bytes += item.bytes;
-            bar.inc(1);
-            if items.len().is_multiple_of(4096) {
-                bar.set_message(format!("{:.0} MB", input_bytes as f64 / 1e6));
-            }
-            documents.push(Kept {
-                id: doc.id,
-                raw: doc.raw,
-                text,
-            });
+            ids.push(doc.id);
             items.push(item);
             Ok(())
         },
     )?;
-    bar.finish_and_clear();
     let mut features = ShingleSets {
-        input: &args.input,
+        corpus: &corpus,
         fingerprinter: &fingerprinter,
-        documents: &documents,
+        phase: progress::spinner("finding duplicates"),
     };
-    let outcome = dedup_with(&items, &options, &mut features)?;
-    let ids: Vec<&str> = documents.iter().map(|d| d.id.as_str()).collect();
+    let outcome = dedup_with(&items, &options, &mut features);
+    features.phase.finish_and_clear();
+    let outcome = outcome?;
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     if let Some(path) = &args.removed {
         write_removed(path, &outcome, &ids)?;
     }
@@ -348,7 +320,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         write_components(path, &outcome, &ids)?;
     }
     if let Some(path) = &args.kept {
-        write_kept(path, &args.input, &outcome.kept, &documents)?;
+        write_kept(path, &corpus, &outcome.kept)?;
     }
     let seconds = started.elapsed().as_secs_f64();
     let count = |kind| outcome.removals.iter().filter(|r| r.kind == kind).count();
@@ -369,7 +341,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         mb_per_second: input_bytes as f64 / 1e6 / seconds.max(1e-9),
         documents_per_second: items.len() as f64 / seconds.max(1e-9),
         bytes_in_memory_per_document: std::mem::size_of::<Item>()
-            + std::mem::size_of::<Kept>()
+            + std::mem::size_of::<String>()
             + ids.iter().map(|id| id.len()).sum::<usize>() / ids.len().max(1),
         profile: fingerprinter.profile().name.clone(),
         policy: options.policy.describe(),
@@ -487,66 +459,12 @@ fn write_components(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Res
     )
 }
 
-/// Writes the input records of kept documents, unchanged and in input order. The records come
-/// from a second read of the inputs (so nothing but fingerprints is held in memory), or from
-/// memory when they came from standard input. A document read whole from a folder has no
-/// record line: it is written as a JSON object with its id and text.
-fn write_kept(
-    path: &Path,
-    input: &InputArgs,
-    kept: &[bool],
-    documents: &[Kept],
-) -> anyhow::Result<()> {
+/// Writes the input records of kept documents to `path` (see [`kept::write_kept`]).
+fn write_kept(path: &Path, corpus: &Corpus, kept: &[bool]) -> anyhow::Result<()> {
     let mut out = create(path)?;
-    if input.reads_stdin() {
-        for (document, _) in documents.iter().zip(kept).filter(|(_, k)| **k) {
-            write_record(&mut out, document.raw.as_deref(), &document.id, None)?;
-        }
-    } else {
-        let mut index = 0usize;
-        for_each_document(
-            input,
-            true,
-            // Only a document without a raw record (a file of a folder) needs its text.
-            |_, doc, text| doc.raw.is_none().then(|| text.to_string()),
-            |doc, text| {
-                if kept.get(index).copied().unwrap_or(false) {
-                    write_record(&mut out, doc.raw.as_deref(), &doc.id, text.as_deref())?;
-                }
-                index += 1;
-                Ok(())
-            },
-        )?;
-        anyhow::ensure!(
-            index == kept.len(),
-            "the inputs changed while deduplicating ({} documents on the second read, {} on the first)",
-            index,
-            kept.len()
-        );
-    }
+    kept::write_kept(&mut out, corpus, kept)?;
     out.flush()
         .with_context(|| format!("cannot write {}", path.display()))
-}
-
-fn write_record(
-    out: &mut impl Write,
-    raw: Option<&[u8]>,
-    id: &str,
-    text: Option<&str>,
-) -> anyhow::Result<()> {
-    match raw {
-        Some(raw) => {
-            out.write_all(raw)?;
-            if !raw.ends_with(b"\n") {
-                out.write_all(b"\n")?;
-            }
-        }
-        None => {
-            serde_json::to_writer(&mut *out, &serde_json::json!({ "id": id, "text": text }))?;
-            out.write_all(b"\n")?;
-        }
-    }
-    Ok(())
 }
 
 fn print_summary(s: &Summary) {

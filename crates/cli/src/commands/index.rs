@@ -7,7 +7,7 @@ use neardup_ingest::StatsSnapshot;
 use neardup_store::{open_store, InsertMode, NearDupDb, NewDocument, Outcome};
 
 use crate::db_args::DbArgs;
-use crate::documents::{for_each_document, InputArgs};
+use crate::documents::{Corpus, InputArgs};
 
 /// Documents read and checked per group (fingerprinted in parallel, committed together).
 const CHUNK: usize = 1024;
@@ -97,30 +97,22 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
                 Mode::IfUnique => InsertMode::IfUnique,
                 Mode::Always => InsertMode::Always,
             };
-            check_inputs(&db.open()?, &inputs, mode)
+            check_inputs(&db, &inputs, mode)
         }
-        IndexCommand::Check { db, inputs } => check_inputs(&db.open()?, &inputs, InsertMode::Never),
+        IndexCommand::Check { db, inputs } => check_inputs(&db, &inputs, InsertMode::Never),
         IndexCommand::Get { db, id } => {
             let record = db.open()?.get(&id)?;
             let record = record.with_context(|| format!("no document {id:?}"))?;
-            println!("{}", serde_json::to_string(&record)?);
-            Ok(())
+            print_json(&record)
         }
         IndexCommand::Delete { db, id } => {
             db.open()?
                 .delete(&id)?
                 .with_context(|| format!("no document {id:?}"))?;
-            println!("{}", serde_json::json!({ "deleted": id }));
-            Ok(())
+            print_json(&serde_json::json!({ "deleted": id }))
         }
-        IndexCommand::Stats { db } => {
-            println!("{}", serde_json::to_string(&db.open()?.stats()?)?);
-            Ok(())
-        }
-        IndexCommand::Policy { db } => {
-            println!("{}", serde_json::to_string_pretty(db.open()?.policy())?);
-            Ok(())
-        }
+        IndexCommand::Stats { db } => print_json(&db.open()?.stats()?),
+        IndexCommand::Policy { db } => print_json(db.open()?.policy()),
         IndexCommand::Migrate { db } => {
             let store = open_store(&db).with_context(|| format!("cannot open database {db}"))?;
             let meta = NearDupDb::migrate(store.as_ref())?;
@@ -134,13 +126,24 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     }
 }
 
-/// Reads the inputs and checks (and inserts) each document in input order, in chunks that are
-/// fingerprinted in parallel and committed together, writing one JSON line per document to
-/// standard output; a summary goes to standard error.
-fn check_inputs(db: &NearDupDb, args: &InputArgs, mode: InsertMode) -> anyhow::Result<()> {
+/// Writes one JSON line to standard output (an error, not a panic, if it is closed).
+fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, value)?;
+    out.write_all(b"\n")?;
+    Ok(out.flush()?)
+}
+
+/// Reads the inputs (checked before the database is opened) and checks (and inserts) each
+/// document in input order, in chunks that are fingerprinted in parallel and committed
+/// together, writing one JSON line per document to standard output; a summary goes to
+/// standard error.
+fn check_inputs(db: &DbArgs, args: &InputArgs, mode: InsertMode) -> anyhow::Result<()> {
+    let corpus = Corpus::new(args, false)?;
+    let db = db.open()?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     let (mut read, mut inserted) = (0u64, 0u64);
-    let stats = check_in_chunks(db, args, mode, |_, outcome| {
+    let stats = check_in_chunks(&db, &corpus, mode, |_, outcome| {
         read += 1;
         inserted += u64::from(outcome.inserted);
         serde_json::to_writer(&mut out, &outcome)?;
@@ -155,12 +158,13 @@ fn check_inputs(db: &NearDupDb, args: &InputArgs, mode: InsertMode) -> anyhow::R
     Ok(())
 }
 
-/// Checks every document of `args`' inputs against `db` (and inserts it as `mode` says), in
-/// input order: each sees the ones before it. Calls `sink` with each document's index (as in
-/// [`for_each_document`]) and outcome. Shared by `neardup index` and `neardup dedup --index`.
+/// Checks every document of `corpus` against `db` (and inserts it as `mode` says), in input
+/// order: each sees the ones before it. Calls `sink` with each document's index (as in
+/// [`Corpus::for_each_document`]) and outcome. Shared by `neardup index` and `neardup dedup
+/// --index`.
 pub fn check_in_chunks(
     db: &NearDupDb,
-    args: &InputArgs,
+    corpus: &Corpus,
     mode: InsertMode,
     mut sink: impl FnMut(usize, Outcome) -> anyhow::Result<()>,
 ) -> anyhow::Result<StatsSnapshot> {
@@ -176,8 +180,8 @@ pub fn check_in_chunks(
         chunk.clear();
         Ok(())
     };
-    let stats = for_each_document(
-        args,
+    let stats = corpus.for_each_document(
+        "checking",
         false,
         |_, _, text| text.to_string(),
         |doc, text| {

@@ -6,7 +6,7 @@ use std::io::Write;
 use neardup_core::Fingerprinter;
 use neardup_ingest::mirror::{MirrorFinder, MirrorOptions};
 
-use crate::documents::{for_each_document, progress, InputArgs};
+use crate::documents::{for_each_document, InputArgs};
 use crate::profile_args::ProfileArgs;
 
 /// Arguments of `neardup mirrors`.
@@ -41,7 +41,6 @@ pub fn run(args: MirrorsArgs) -> anyhow::Result<()> {
         max_prefix_depth: args.max_prefix_depth,
         ..MirrorOptions::default()
     });
-    let bar = progress("reading");
     let (mut without_url, mut bad_urls) = (0u64, 0u64);
     for_each_document(
         &args.input,
@@ -53,7 +52,6 @@ pub fn run(args: MirrorsArgs) -> anyhow::Result<()> {
             u64::from_le_bytes(key)
         },
         |doc, key| {
-            bar.inc(1);
             match doc.url.as_deref() {
                 None => without_url += 1,
                 Some(url) => {
@@ -65,7 +63,6 @@ pub fn run(args: MirrorsArgs) -> anyhow::Result<()> {
             Ok(())
         },
     )?;
-    bar.finish_and_clear();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let pairs = finder.finish();
