@@ -79,3 +79,40 @@ fn servers_share_a_redis_cluster() {
     let cluster = Cluster::start(dir.path());
     two_servers_share(&format!("{}?name=news", cluster.url()));
 }
+
+/// Redis loses its data under a running server (FLUSHALL: what a restart without persistence
+/// leaves): the next insert is answered, not retried for ever, and the server goes on with
+/// what Redis holds now (its database metadata written again).
+#[test]
+fn a_redis_that_lost_its_data_is_reloaded_without_a_restart() {
+    if !redis_available("a_redis_that_lost_its_data_is_reloaded_without_a_restart") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let redis = Redis::start(dir.path());
+    let server = Server::start(&redis.url(), &[]);
+    let (status, reply) = post(
+        &server.url("/v1/documents"),
+        &json!({ "id": "before", "text": text(1) }),
+    );
+    assert_eq!(status, 201, "{reply}");
+    assert_eq!(redis.cli(&["FLUSHALL"]).trim(), "OK");
+    let started = std::time::Instant::now();
+    let (status, reply) = post(
+        &server.url("/v1/documents"),
+        &json!({ "id": "after", "text": text(2) }),
+    );
+    assert_eq!(status, 201, "{reply}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    let (_, stats) = call("GET", &server.url("/v1/stats"), b"", None);
+    assert_eq!(
+        (stats["documents"].as_u64(), stats["indexed"].as_u64()),
+        (Some(1), Some(1)),
+        "{stats}"
+    );
+    let (_, reply) = post(&server.url("/v1/check"), &json!({ "text": text(1) }));
+    assert_eq!(
+        reply["verdict"], "unique",
+        "what Redis lost is gone: {reply}"
+    );
+}

@@ -22,6 +22,9 @@ pub const MAX_MATCHES: usize = 10;
 const MAX_FETCH: usize = 1000;
 /// Candidate records read at a time while verifying, nearest first.
 const VERIFY_CHUNK: usize = 16;
+/// Inserts refused because another writer moved first, before an insert gives up (each retry
+/// catches up first, so only a store written without pause by others gets this far).
+const MAX_CONFLICTS: usize = 1000;
 
 /// A document to check or insert.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -291,7 +294,7 @@ impl NearDupDb {
         mode: InsertMode,
     ) -> Result<Step> {
         let query = prepared.query;
-        loop {
+        for _ in 0..MAX_CONFLICTS {
             self.catch_up()?;
             let (found, cursor) = {
                 let state = self.read();
@@ -327,6 +330,9 @@ impl NearDupDb {
                 }
             }
         }
+        Err(StoreError::Busy(format!(
+            "{MAX_CONFLICTS} inserts in a row were overtaken by other writers"
+        )))
     }
 
     /// Waits for durability (outside the lock) and gives the outcome.
@@ -392,12 +398,18 @@ impl NearDupDb {
         self.state.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Applies other writers' changes (a no-op for a store with one writer).
+    /// Applies other writers' changes (a no-op for a store with one writer); reloads the index
+    /// when the store went back in time.
     fn catch_up(&self) -> Result<()> {
         let after = self.read().cursor;
         let mut changes = Vec::new();
-        self.store
-            .changes(after, &mut |at, change| changes.push((at, change)))?;
+        match self
+            .store
+            .changes(after, &mut |at, change| changes.push((at, change)))
+        {
+            Err(StoreError::Reset(why)) => return self.reload(&why),
+            other => other?,
+        };
         if changes.is_empty() {
             return Ok(());
         }
@@ -412,6 +424,21 @@ impl NearDupDb {
             }
             state.cursor = at;
         }
+        Ok(())
+    }
+
+    /// Rebuilds the in-memory index from what the store holds now, after the store lost
+    /// changes: what it still has is the truth from here on (documents it lost are gone, as the
+    /// store's durability promised). Metadata lost with the rest is written again.
+    fn reload(&self, why: &str) -> Result<()> {
+        tracing::warn!(location = %self.store.location(), why, "store went back in time: reloading the index");
+        if self.store.meta()?.is_none() {
+            self.store.init_meta(&self.meta)?;
+        }
+        let mut entries = Vec::new();
+        let cursor = self.store.load(&mut |entry| entries.push(entry))?;
+        let index = MemIndex::build(&entries, self.meta.policy.profile.bits, self.meta.policy.k)?;
+        *self.write() = State { index, cursor };
         Ok(())
     }
 

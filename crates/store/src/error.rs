@@ -18,6 +18,15 @@ pub enum StoreError {
     /// The policy cannot be served online (its candidate search is batch-only).
     #[error("invalid policy: {0}")]
     InvalidPolicy(String),
+    /// The store went back in time: its change log is behind what this process has already
+    /// applied (a Redis restarted without persistence, or restored from an older snapshot).
+    /// [`crate::NearDupDb`] recovers by reloading its index from the store.
+    #[error("the store went back in time: {0}")]
+    Reset(String),
+    /// The store is reachable but cannot take the request now (writers kept racing past a
+    /// bounded number of retries); the caller may retry later.
+    #[error("the store is busy: {0}")]
+    Busy(String),
     /// A document with this id is stored already.
     #[error("a document with id {0:?} is stored already")]
     IdExists(String),

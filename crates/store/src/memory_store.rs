@@ -57,6 +57,12 @@ impl MemoryStore {
         }
     }
 
+    /// Forgets everything, metadata included, as a Redis server restarted without persistence
+    /// does: for tests of recovery.
+    pub fn clear(&self) {
+        *self.lock() = Shared::default();
+    }
+
     fn lock(&self) -> MutexGuard<'_, Shared> {
         self.shared.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -90,6 +96,14 @@ impl Store for MemoryStore {
 
     fn changes(&self, after: Cursor, sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor> {
         let shared = self.lock();
+        if after > shared.position() {
+            return Err(crate::error::StoreError::Reset(format!(
+                "{} holds {} changes, this process has seen {}",
+                self.location(),
+                shared.log.len(),
+                after.0
+            )));
+        }
         for (at, change) in shared.log.iter().enumerate().skip(after.0 as usize) {
             sink(Cursor(at as u64 + 1, 0), *change);
         }

@@ -258,7 +258,25 @@ impl Store for RedisStore {
     }
 
     fn changes(&self, after: Cursor, sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor> {
-        self.read_log(after, sink)
+        let reached = self.read_log(after, sink)?;
+        if reached == after && after != Cursor::default() {
+            // Nothing new: make sure the store has not lost what this process has seen (a
+            // restart without persistence, or from an older snapshot). Without this check an
+            // insert would conflict for ever against a `last` that can never match.
+            let key = self.key("last");
+            let last: Option<String> = self.run(|conn| redis::cmd("GET").arg(&key).query(conn))?;
+            let last = last.as_deref().map(parse_stream_id).transpose()?;
+            if last.is_none_or(|last| last < after) {
+                return Err(StoreError::Reset(format!(
+                    "{}: its log ends at {}, this process has seen {}-{}",
+                    self.location,
+                    last.map_or("the start".to_string(), |c| format!("{}-{}", c.0, c.1)),
+                    after.0,
+                    after.1
+                )));
+            }
+        }
+        Ok(reached)
     }
 
     fn insert(&self, record: Record, seen: Cursor) -> Result<Insert> {

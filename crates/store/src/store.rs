@@ -85,7 +85,9 @@ pub trait Store: Send + Sync {
     /// Calls `sink` with every live document's compact row; returns the position reached.
     fn load(&self, sink: &mut dyn FnMut(Entry)) -> Result<Cursor>;
 
-    /// Calls `sink` with every change after `after` and its position; returns the position reached.
+    /// Calls `sink` with every change after `after` and its position; returns the position
+    /// reached. Fails with [`crate::StoreError::Reset`] when the store's own position is behind
+    /// `after` (it lost changes this process has seen).
     fn changes(&self, after: Cursor, sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor>;
 
     /// Inserts `record` (its `slot` is ignored: the store assigns one) if the store is still at

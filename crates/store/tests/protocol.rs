@@ -207,3 +207,25 @@ fn a_format_2_database_is_refused_then_migrated() {
     let db = open().unwrap();
     assert_eq!(db.policy().k, 3);
 }
+
+#[test]
+fn a_store_restarted_empty_is_reloaded_not_retried_for_ever() {
+    let store = MemoryStore::new("restart");
+    let db = open(store.clone());
+    let (base, edited) = story();
+    db.insert(&doc("before", &base)).unwrap();
+    // The store restarts without its data (a Redis without persistence).
+    store.clear();
+    // The next insert does not conflict for ever: the database sees the store went back,
+    // reloads what the store holds (nothing), writes its metadata again and goes on.
+    let outcome = db
+        .check_and_insert(&doc("after", &edited), InsertMode::IfUnique)
+        .unwrap();
+    assert_eq!((outcome.verdict, outcome.inserted), (Verdict::Unique, true));
+    assert_eq!(store.len().unwrap(), 1);
+    assert_eq!(db.indexed(), 1);
+    assert!(store.meta().unwrap().is_some());
+    // A second process opening the store now sees the same database.
+    let other = open(store.clone());
+    assert!(other.check(&doc("x", &edited)).unwrap().verdict != Verdict::Unique);
+}
