@@ -1,10 +1,10 @@
 //! [`NearDupDb`]: a store, its policy and the in-memory index; check, insert, get, delete.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use neardup_core::measure::FeatureSet;
 use neardup_core::{Fingerprinter, Fingerprints};
 use neardup_dedup::{Evidence, Kind, Method, Policy};
 use serde::Serialize;
@@ -13,6 +13,7 @@ use crate::error::{Result, StoreError};
 use crate::memory::{Found, MemIndex};
 use crate::meta::Meta;
 use crate::record::{digest_key, Entry, Record, StoredText};
+use crate::set_cache::{SetCache, Verifiable};
 use crate::store::{Cursor, Durable, Insert, Store};
 use crate::verdict::{DocMatch, InsertMode, Outcome, Verdict};
 
@@ -68,6 +69,8 @@ pub struct Stats {
     pub bits: u32,
     /// The decision, in words.
     pub policy: String,
+    /// Shingles of stored documents held in memory for verification (about 9 bytes each).
+    pub cached_shingles: u64,
 }
 
 /// A validated, fingerprinted document.
@@ -113,6 +116,8 @@ pub struct NearDupDb {
     state: RwLock<State>,
     writer: Mutex<()>,
     generated: AtomicU64,
+    /// Shingle sets of stored documents, for verification (see [`crate::set_cache`]).
+    sets: SetCache,
 }
 
 impl std::fmt::Debug for NearDupDb {
@@ -160,6 +165,7 @@ impl NearDupDb {
             state: RwLock::new(State { index, cursor }),
             writer: Mutex::new(()),
             generated: AtomicU64::new(0),
+            sets: SetCache::default(),
         })
     }
 
@@ -382,6 +388,7 @@ impl NearDupDb {
             k: self.meta.policy.k,
             bits: self.meta.policy.profile.bits.count(),
             policy: self.meta.policy.describe(),
+            cached_shingles: self.sets.shingles() as u64,
         })
     }
 
@@ -439,6 +446,7 @@ impl NearDupDb {
         let cursor = self.store.load(&mut |entry| entries.push(entry))?;
         let index = MemIndex::build(&entries, self.meta.policy.profile.bits, self.meta.policy.k)?;
         *self.write() = State { index, cursor };
+        self.sets.clear();
         Ok(())
     }
 
@@ -465,6 +473,39 @@ impl NearDupDb {
                 .verifies()
                 .then(|| StoredText::compress(&doc.text)),
         }
+    }
+
+    /// The verification data of the documents in `slots` (in order; `None` for a document
+    /// without a stored text or deleted), from the cache or rebuilt from the stored texts; and
+    /// the records read to rebuild them, by slot.
+    fn verifiables(
+        &self,
+        slots: &[u64],
+    ) -> Result<(Vec<Option<Arc<Verifiable>>>, HashMap<u64, Record>)> {
+        let mut sets = self.sets.get_many(slots);
+        let missing: Vec<u64> = slots
+            .iter()
+            .zip(&sets)
+            .filter(|(_, held)| held.is_none())
+            .map(|(&slot, _)| slot)
+            .collect();
+        let mut records = HashMap::new();
+        if missing.is_empty() {
+            return Ok((sets, records));
+        }
+        for record in self.store.get_slots(&missing)?.into_iter().flatten() {
+            if let Some(stored) = &record.text {
+                let entry = Arc::new(Verifiable::new(
+                    self.fingerprinter.feature_set(&stored.text()?),
+                ));
+                self.sets.insert(record.slot, Arc::clone(&entry));
+                if let Some(at) = slots.iter().position(|&s| s == record.slot) {
+                    sets[at] = Some(entry);
+                }
+            }
+            records.insert(record.slot, record);
+        }
+        Ok((sets, records))
     }
 
     /// The verdict on a document whose query found `found`, by the database's policy: an
@@ -495,33 +536,44 @@ impl NearDupDb {
         near.sort_unstable();
         near.truncate(MAX_FETCH);
         if policy.method != Method::Exact {
-            let mut query_set: Option<FeatureSet> = None;
+            // The query's set and bucket counts, built only if some candidate needs them.
+            let mut query: Option<Verifiable> = None;
             for chunk in near.chunks(VERIFY_CHUNK) {
                 if matches.len() >= MAX_MATCHES {
                     break;
                 }
                 let slots: Vec<u64> = chunk.iter().map(|&(_, slot)| slot).collect();
-                for record in self.store.get_slots(&slots)?.into_iter().flatten() {
-                    let distance = distance_to(&record);
-                    let evidence = if policy.verifies() {
-                        let Some(stored) = &record.text else {
-                            continue; // stored without its text: cannot be verified
-                        };
-                        let candidate = self.fingerprinter.feature_set(&stored.text()?);
-                        let query_set =
-                            query_set.get_or_insert_with(|| self.fingerprinter.feature_set(text));
-                        match policy.verify(query_set, &candidate, None) {
-                            Some(evidence) => evidence,
-                            None => continue,
-                        }
-                    } else {
-                        Evidence {
+                if !policy.verifies() {
+                    for record in self.store.get_slots(&slots)?.into_iter().flatten() {
+                        let distance = distance_to(&record);
+                        let evidence = Evidence {
                             measure: neardup_dedup::Measure::SimhashDistance,
                             value: f64::from(distance),
                             threshold: f64::from(policy.k),
-                        }
+                        };
+                        matches.push(doc_match(distance, record, Kind::Near, evidence));
+                    }
+                    continue;
+                }
+                let (sets, mut records) = self.verifiables(&slots)?;
+                let query = query.get_or_insert_with(|| {
+                    Verifiable::new(self.fingerprinter.feature_set(text))
+                });
+                for (&(distance, slot), candidate) in chunk.iter().zip(sets) {
+                    let Some(candidate) = candidate else {
+                        continue; // stored without its text, or deleted: cannot be verified
                     };
-                    matches.push(doc_match(distance, record, Kind::Near, evidence));
+                    let bounds = Some((&query.counts, &candidate.counts));
+                    let Some(evidence) = policy.verify(&query.set, &candidate.set, bounds) else {
+                        continue;
+                    };
+                    let record = match records.remove(&slot) {
+                        Some(record) => Some(record),
+                        None => self.store.get_slots(&[slot])?.pop().flatten(),
+                    };
+                    if let Some(record) = record {
+                        matches.push(doc_match(distance, record, Kind::Near, evidence));
+                    }
                 }
             }
         }

@@ -43,6 +43,7 @@ mod meta;
 mod record;
 mod redb_store;
 mod redis_store;
+mod set_cache;
 mod spec;
 mod store;
 mod verdict;
