@@ -94,6 +94,9 @@ struct Step {
 struct Judged {
     verdict: Verdict,
     matches: Vec<DocMatch>,
+    /// The judged document's own verification data, when candidates needed it: held for the
+    /// checks to come if the document is inserted.
+    own: Option<Verifiable>,
 }
 
 /// The in-memory half: the index and how far into the store's log it reflects.
@@ -322,6 +325,10 @@ impl NearDupDb {
                     cursor,
                     durable,
                 } => {
+                    let mut judged = judged;
+                    if let Some(own) = judged.own.take() {
+                        self.sets.insert(slot, Arc::new(own));
+                    }
                     let mut state = self.write();
                     state.index.insert(Entry {
                         slot,
@@ -535,9 +542,9 @@ impl NearDupDb {
             .collect();
         near.sort_unstable();
         near.truncate(MAX_FETCH);
+        // The query's set and bucket counts, built only if some candidate needs them.
+        let mut query: Option<Verifiable> = None;
         if policy.method != Method::Exact {
-            // The query's set and bucket counts, built only if some candidate needs them.
-            let mut query: Option<Verifiable> = None;
             for chunk in near.chunks(VERIFY_CHUNK) {
                 if matches.len() >= MAX_MATCHES {
                     break;
@@ -591,7 +598,11 @@ impl NearDupDb {
                 evidence: m.evidence,
             },
         };
-        Ok(Judged { verdict, matches })
+        Ok(Judged {
+            verdict,
+            matches,
+            own: query,
+        })
     }
 }
 
