@@ -41,6 +41,9 @@ const SCAN_SPAN: usize = 64 * 1024;
 /// The start of a WARC record header (versions 1.0 and 1.1).
 const WARC_MAGIC: &[u8] = b"WARC/1.";
 
+/// Most compressed bytes kept to rewind to the start of a corrupt gzip member.
+const MAX_REWIND: usize = 16 << 20;
+
 /// The start of a gzip member (magic and the deflate method byte).
 const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b, 0x08];
 
@@ -166,11 +169,15 @@ impl<R: Read> WarcReader<R> {
                     *spare = buf;
                     *quiet = result.is_err();
                     let Err(source) = result else {
+                        window.unmark();
                         *compressed = Some(window);
                         return Step::Skipped;
                     };
-                    // Make progress even if the decoder consumed nothing.
-                    if window.offset() == offset {
+                    // The decoder may have read into the members after a
+                    // truncated one: look for the next member from just
+                    // after this one's start (or, if that is no longer
+                    // held, from where the decoder stopped).
+                    if window.rewind() || window.offset() == offset {
                         window.consume_buffered(1);
                     }
                     *compressed = Some(window);
@@ -202,6 +209,7 @@ impl<R: Read> WarcReader<R> {
                     Step::Error(IngestError::new(ctx.place.at_offset(start), kind))
                 });
                 if found {
+                    window.mark(ctx.rewind_cap());
                     *member = Some(Box::new(Member {
                         offset: window.offset(),
                         data: Window::with_buffer(GzDecoder::new(window), std::mem::take(spare)),
@@ -241,6 +249,16 @@ struct Header {
 }
 
 impl Context {
+    /// How much of a gzip member's compressed bytes are kept to go back to
+    /// its start should it prove corrupt: a member normally holds one record
+    /// (at most `max_document_bytes`); a bigger one (a whole file in one
+    /// member) is not rewound, to keep memory bounded.
+    fn rewind_cap(&self) -> usize {
+        usize::try_from(self.opts.max_document_bytes)
+            .unwrap_or(usize::MAX)
+            .min(MAX_REWIND)
+    }
+
     /// Parses the next record of `w`. `member` is the offset of the gzip
     /// member being read, which then is the place of its records. An I/O
     /// error is returned as such: the caller knows whether it means a
@@ -291,8 +309,8 @@ impl Context {
         let limit = self.opts.max_document_bytes;
         if length > limit {
             w.consume_buffered(header_len);
-            let available = w.skip(length)?;
-            if available < length {
+            let hold = usize::try_from(limit).unwrap_or(usize::MAX);
+            if let Some(available) = skip_block(w, length, hold)? {
                 return error(ErrorKind::Truncated {
                     declared: length,
                     available,
@@ -316,8 +334,10 @@ impl Context {
         let block_end = header_len + length as usize;
         let avail = w.fill_to(block_end + 4)?;
         if avail.len() < block_end {
+            // The input ends inside the declared block: the rest of the
+            // input is in the window, and the records in it are read.
             let available = (avail.len() - header_len) as u64;
-            w.skip(u64::MAX)?;
+            resync(w)?;
             return error(ErrorKind::Truncated {
                 declared: length,
                 available,
@@ -456,6 +476,52 @@ fn trailer_len(after: &[u8], at_end: bool) -> Option<usize> {
 fn resync<R: Read>(w: &mut Window<R>) -> io::Result<()> {
     w.consume_buffered(WARC_MAGIC.len());
     scan_to(w, WARC_MAGIC).map(drop)
+}
+
+/// Streams past the `length` bytes of a block over the memory limit. If the
+/// input ends first, the block was truncated (or its Content-Length is wrong)
+/// and the records that follow it may lie inside the declared length: so at
+/// each `WARC/1.` inside the block, up to `hold` bytes are kept in the window
+/// until the block is known to be whole. Returns `None` once the block is
+/// skipped, or `Some(bytes until the end)` for a truncated block, the window
+/// then at the first `WARC/1.` within `hold` bytes of the end (or at the end).
+fn skip_block<R: Read>(w: &mut Window<R>, length: u64, hold: usize) -> io::Result<Option<u64>> {
+    let finder = memchr::memmem::Finder::new(WARC_MAGIC);
+    let mut left = length;
+    while left > 0 {
+        let avail = w.fill_to(SCAN_SPAN)?;
+        let at_end = avail.len() < SCAN_SPAN;
+        let span = avail.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        if span == 0 {
+            return Ok(Some(length - left));
+        }
+        if let Some(at) = finder.find(&avail[..span]) {
+            w.consume_buffered(at);
+            left -= at as u64;
+            let want = usize::try_from(left).unwrap_or(usize::MAX).min(hold);
+            let held = w.fill_to(want)?.len();
+            if held < want {
+                return Ok(Some(length - left + held as u64));
+            }
+            if want as u64 == left {
+                w.consume_buffered(want);
+                return Ok(None);
+            }
+            // Too far from the end to be held: a `WARC/1.` in the content.
+            w.consume_buffered(WARC_MAGIC.len());
+            left -= WARC_MAGIC.len() as u64;
+            continue;
+        }
+        // Keep a tail that may hold the start of a `WARC/1.`.
+        let n = if at_end || span as u64 == left {
+            span
+        } else {
+            span + 1 - WARC_MAGIC.len()
+        };
+        w.consume_buffered(n);
+        left -= n as u64;
+    }
+    Ok(None)
 }
 
 /// Consumes bytes up to the next occurrence of `pattern` (or to the end);

@@ -20,6 +20,10 @@ pub(crate) struct Window<R> {
     end: usize,
     offset: u64,
     eof: bool,
+    /// Where [`Window::rewind`] goes back to: bytes from here on are kept
+    /// even once consumed, up to `mark_cap` of them.
+    mark: Option<usize>,
+    mark_cap: usize,
 }
 
 impl<R: Read> Window<R> {
@@ -32,6 +36,8 @@ impl<R: Read> Window<R> {
             end: 0,
             offset: 0,
             eof: false,
+            mark: None,
+            mark_cap: 0,
         }
     }
 
@@ -59,7 +65,13 @@ impl<R: Read> Window<R> {
         let n = n.min(self.end - self.start);
         self.start += n;
         self.offset += n as u64;
-        if self.start == self.end {
+        if self
+            .mark
+            .is_some_and(|mark| self.start - mark > self.mark_cap)
+        {
+            self.mark = None;
+        }
+        if self.start == self.end && self.mark.is_none() {
             self.start = 0;
             self.end = 0;
         }
@@ -82,6 +94,30 @@ impl<R: Read> Window<R> {
         Ok(wanted - n)
     }
 
+    /// Remembers the current position so that [`Window::rewind`] can come
+    /// back to it, as long as no more than `cap` bytes are consumed past it
+    /// (beyond that the mark is dropped: memory stays bounded).
+    pub(crate) fn mark(&mut self, cap: usize) {
+        self.mark = Some(self.start);
+        self.mark_cap = cap;
+    }
+
+    /// Forgets the mark (the bytes it kept can go).
+    pub(crate) fn unmark(&mut self) {
+        self.mark = None;
+    }
+
+    /// Goes back to the mark, un-consuming what was consumed since; `false`
+    /// (and no move) if there is no mark or it was dropped.
+    pub(crate) fn rewind(&mut self) -> bool {
+        let Some(mark) = self.mark.take() else {
+            return false;
+        };
+        self.offset -= (self.start - mark) as u64;
+        self.start = mark;
+        true
+    }
+
     /// Wraps `inner`, reusing `buf`'s allocation (its content is ignored).
     pub(crate) fn with_buffer(inner: R, buf: Vec<u8>) -> Self {
         Window {
@@ -97,11 +133,14 @@ impl<R: Read> Window<R> {
     }
 
     fn read_more(&mut self, want: usize) -> io::Result<()> {
-        // Move the unconsumed bytes to the front when that makes room.
-        if self.start > 0 && self.buf.len() - self.end < CHUNK {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
+        // Move the unconsumed (or marked) bytes to the front when that
+        // makes room.
+        let keep = self.mark.unwrap_or(self.start);
+        if keep > 0 && self.buf.len() - self.end < CHUNK {
+            self.buf.copy_within(keep..self.end, 0);
+            self.end -= keep;
+            self.start -= keep;
+            self.mark = self.mark.map(|_| 0);
         }
         // Room for the look-ahead asked for, and for at least one chunk.
         let needed = (self.start + want).max(self.end + CHUNK);
@@ -176,5 +215,22 @@ mod tests {
         assert_eq!(w.fill_to(2000).unwrap(), &data[504..]);
         assert_eq!(w.skip(2000).unwrap(), 496);
         assert!(w.fill_to(1).unwrap().is_empty());
+    }
+
+    #[test]
+    fn rewind_to_the_mark_within_its_cap() {
+        let data: Vec<u8> = (0..=255u8).cycle().take(3 * CHUNK).collect();
+        let mut w = Window::new(&data[..]);
+        w.skip(10).unwrap();
+        w.mark(2 * CHUNK);
+        w.skip(CHUNK as u64 + 5).unwrap();
+        assert!(w.rewind());
+        assert_eq!(w.offset(), 10);
+        assert_eq!(w.fill_to(4).unwrap()[..4], data[10..14]);
+        assert!(!w.rewind(), "a rewind uses the mark up");
+        w.mark(100);
+        w.skip(101).unwrap();
+        assert!(!w.rewind(), "past its cap the mark is dropped");
+        assert_eq!(w.offset(), 111);
     }
 }
