@@ -77,23 +77,6 @@ impl<R: Read> Window<R> {
         }
     }
 
-    /// Discards up to `n` bytes, reading through the input without buffering
-    /// more than one chunk; returns how many were discarded (fewer than `n`
-    /// only at the end of the input).
-    pub(crate) fn skip(&mut self, mut n: u64) -> io::Result<u64> {
-        let wanted = n;
-        while n > 0 {
-            let got = self.fill_to(1)?.len();
-            if got == 0 {
-                break;
-            }
-            let step = (got as u64).min(n) as usize;
-            self.consume_buffered(step);
-            n -= step as u64;
-        }
-        Ok(wanted - n)
-    }
-
     /// Remembers the current position so that [`Window::rewind`] can come
     /// back to it, as long as no more than `cap` bytes are consumed past it
     /// (beyond that the mark is dropped: memory stays bounded).
@@ -203,6 +186,21 @@ mod tests {
         }
     }
 
+    /// Discards up to `n` bytes; how many were (fewer only at the end).
+    fn skip<R: Read>(w: &mut Window<R>, mut n: u64) -> io::Result<u64> {
+        let wanted = n;
+        while n > 0 {
+            let got = w.fill_to(1)?.len();
+            if got == 0 {
+                break;
+            }
+            let step = (got as u64).min(n) as usize;
+            w.consume_buffered(step);
+            n -= step as u64;
+        }
+        Ok(wanted - n)
+    }
+
     #[test]
     fn look_ahead_offsets_and_skip() {
         let data: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
@@ -210,10 +208,10 @@ mod tests {
         assert_eq!(&w.fill_to(10).unwrap()[..10], &data[..10]);
         w.consume_buffered(4);
         assert_eq!(w.offset(), 4);
-        assert_eq!(w.skip(500).unwrap(), 500);
+        assert_eq!(skip(&mut w, 500).unwrap(), 500);
         assert_eq!(w.offset(), 504);
         assert_eq!(w.fill_to(2000).unwrap(), &data[504..]);
-        assert_eq!(w.skip(2000).unwrap(), 496);
+        assert_eq!(skip(&mut w, 2000).unwrap(), 496);
         assert!(w.fill_to(1).unwrap().is_empty());
     }
 
@@ -221,15 +219,15 @@ mod tests {
     fn rewind_to_the_mark_within_its_cap() {
         let data: Vec<u8> = (0..=255u8).cycle().take(3 * CHUNK).collect();
         let mut w = Window::new(&data[..]);
-        w.skip(10).unwrap();
+        skip(&mut w, 10).unwrap();
         w.mark(2 * CHUNK);
-        w.skip(CHUNK as u64 + 5).unwrap();
+        skip(&mut w, CHUNK as u64 + 5).unwrap();
         assert!(w.rewind());
         assert_eq!(w.offset(), 10);
         assert_eq!(w.fill_to(4).unwrap()[..4], data[10..14]);
         assert!(!w.rewind(), "a rewind uses the mark up");
         w.mark(100);
-        w.skip(101).unwrap();
+        skip(&mut w, 101).unwrap();
         assert!(!w.rewind(), "past its cap the mark is dropped");
         assert_eq!(w.offset(), 111);
     }
