@@ -64,7 +64,7 @@ impl Iterator for Inputs {
             if let Some(item) = self.current.as_mut().and_then(Iterator::next) {
                 match &item {
                     Ok(_) => self.stats.count_document(),
-                    Err(_) => self.stats.count_error(),
+                    Err(err) => self.stats.count_error(err),
                 }
                 return Some(item);
             }

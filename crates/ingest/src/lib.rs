@@ -65,7 +65,7 @@ pub use format::{Compression, Format, ParseFormatError};
 pub use input::{open_inputs, open_path, DocumentIter, Inputs};
 pub use jsonl::{parse_record, JsonlReader, Record, RecordBody};
 pub use options::{JsonlFields, ReadOptions, WarcId};
-pub use stats::{ReadStats, StatsSnapshot};
+pub use stats::{Accounting, ReadStats, StatsSnapshot, MAX_KINDS, OTHER_KIND};
 pub use warc::WarcReader;
 
 /// The result every reader yields: a document, or a bad record with its place.

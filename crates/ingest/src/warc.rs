@@ -241,7 +241,8 @@ impl<R: Read> Iterator for WarcReader<R> {
 /// The WARC header fields this reader uses.
 #[derive(Default)]
 struct Header {
-    is_response: bool,
+    /// `WARC-Type`, lower case (`response`, `request`, `metadata`, ...).
+    warc_type: Option<String>,
     content_length: Option<u64>,
     target_uri: Option<String>,
     record_id: Option<String>,
@@ -305,7 +306,13 @@ impl Context {
                 "missing or invalid Content-Length".into(),
             ));
         };
-        let is_response = header.is_response;
+        let is_response = header.warc_type.as_deref() == Some("response");
+        let not_response = || {
+            let warc_type = header.warc_type.as_deref().unwrap_or("without WARC-Type");
+            self.stats
+                .count_skipped_record(&format!("warc {warc_type}"));
+            Ok(Step::Skipped)
+        };
         let limit = self.opts.max_document_bytes;
         if length > limit {
             w.consume_buffered(header_len);
@@ -327,8 +334,7 @@ impl Context {
                     limit,
                 });
             }
-            self.stats.count_skipped_record();
-            return Ok(Step::Skipped);
+            return not_response();
         }
         // `length <= limit`, which fits in memory by the caller's choice.
         let block_end = header_len + length as usize;
@@ -351,35 +357,34 @@ impl Context {
         let step = if is_response {
             let record = &avail[..record_len];
             match self.response(&header, &avail[header_len..block_end], record, &place) {
-                Ok(Some(doc)) => Step::Doc(Box::new(doc)),
-                Ok(None) => {
-                    self.stats.count_skipped_response();
+                Ok(Ok(doc)) => Step::Doc(Box::new(doc)),
+                Ok(Err(kind)) => {
+                    self.stats.count_skipped_response(&kind);
                     Step::Skipped
                 }
                 Err(kind) => Step::Error(IngestError::new(place, kind)),
             }
         } else {
-            self.stats.count_skipped_record();
-            Step::Skipped
+            not_response()?
         };
         w.consume_buffered(record_len);
         Ok(step)
     }
 
-    /// Turns a response record into a document; `None` if it is not one
-    /// (status not 2xx, not a text payload, undecodable content coding).
+    /// Turns a response record into a document, or says what else it is
+    /// (`http 404`, `content-type image/png`, ...) if it is not one.
     fn response(
         &self,
         header: &Header,
         block: &[u8],
         record: &[u8],
         place: &Place,
-    ) -> Result<Option<Document>, ErrorKind> {
+    ) -> Result<Result<Document, String>, ErrorKind> {
         let Some(response) = http::parse_response(block, self.opts.max_document_bytes)? else {
-            return Ok(None);
+            return Ok(Err("content-encoding unsupported".into()));
         };
         if !(200..300).contains(&response.status) {
-            return Ok(None);
+            return Ok(Err(format!("http {}", response.status)));
         }
         let mime = response
             .content_type
@@ -390,10 +395,10 @@ impl Context {
             Some("text/html" | "application/xhtml+xml") => true,
             Some("text/plain") => false,
             None | Some("") => looks_like_html(&response.body),
-            Some(_) => return Ok(None),
+            Some(other) => return Ok(Err(format!("content-type {other}"))),
         };
         if mime.is_none() && !html {
-            return Ok(None);
+            return Ok(Err("content-type none, not HTML".into()));
         }
         let text = charset::decode_web(&response.body, response.content_type.as_deref(), html);
         let (body, title) = if html {
@@ -407,7 +412,7 @@ impl Context {
             WarcId::TargetUri => uri.or(record_id),
             WarcId::RecordId => record_id.or(uri),
         };
-        Ok(Some(Document {
+        Ok(Ok(Document {
             id: id.map_or_else(|| place.to_string(), String::clone),
             url: header.target_uri.clone(),
             title,
@@ -445,7 +450,7 @@ fn parse_header(data: &[u8]) -> Header {
             .and_then(|v| v.strip_suffix('>'))
             .unwrap_or(value);
         match name.trim().to_ascii_lowercase().as_str() {
-            "warc-type" => header.is_response = value.eq_ignore_ascii_case("response"),
+            "warc-type" => header.warc_type = Some(value.to_ascii_lowercase()),
             "content-length" => header.content_length = value.parse().ok(),
             "warc-target-uri" => header.target_uri = Some(unbracketed.to_string()),
             "warc-record-id" => header.record_id = Some(unbracketed.to_string()),
