@@ -95,7 +95,7 @@ pub fn open_path(path: &Path, opts: &Arc<ReadOptions>, stats: &Arc<ReadStats>) -
                 Err(err) => return fail(source, ErrorKind::Read(err)),
             },
         };
-        return open_stream(stdin, source, format, opts, stats);
+        return open_reader(stdin, source, format, opts, stats);
     }
     if path.is_dir() {
         return Box::new(FolderReader::new(path, Arc::clone(opts)).with_stats(Arc::clone(stats)));
@@ -114,13 +114,16 @@ pub(crate) fn open_file(
     stats: &Arc<ReadStats>,
 ) -> DocumentIter {
     match File::open(&source) {
-        Ok(file) => open_stream(file, source, format, opts, stats),
+        Ok(file) => open_reader(file, source, format, opts, stats),
         Err(err) => fail(source, ErrorKind::Open(err)),
     }
 }
 
-/// Wraps an opened stream in the reader for its format.
-fn open_stream<R: Read + Send + 'static>(
+/// Reads an opened stream (a file, a pipe, bytes in memory) of `format`,
+/// named `source` in places, with the reader for its format: the one way
+/// every input is read, whoever opened it. A folder format yields one error;
+/// skipped records are counted in `stats`.
+pub fn open_reader<R: Read + Send + 'static>(
     reader: R,
     source: Arc<Path>,
     format: Format,

@@ -62,7 +62,7 @@ pub use document::{Body, Document, Place};
 pub use error::{ErrorKind, IngestError};
 pub use folder::FolderReader;
 pub use format::{Compression, Format, ParseFormatError};
-pub use input::{open_inputs, open_path, DocumentIter, Inputs};
+pub use input::{open_inputs, open_path, open_reader, DocumentIter, Inputs};
 pub use jsonl::{parse_record, JsonlReader, Record, RecordBody};
 pub use options::{JsonlFields, ReadOptions, WarcId};
 pub use stats::{Accounting, ReadStats, StatsSnapshot, MAX_KINDS, OTHER_KIND};
