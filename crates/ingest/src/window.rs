@@ -8,8 +8,11 @@
 
 use std::io::{self, BufRead, Read};
 
-/// Size of one read from the inner reader.
+/// Size of one read from the inner reader, at most.
 const CHUNK: usize = 256 * 1024;
+
+/// Size of the first read.
+const FIRST_READ: usize = 8 * 1024;
 
 /// A buffered reader with unbounded look-ahead ([`Window::fill_to`]) and an
 /// absolute offset ([`Window::offset`]).
@@ -55,7 +58,7 @@ impl<R: Read> Window<R> {
     /// returns the buffered bytes (fewer than `n` only at the end).
     pub(crate) fn fill_to(&mut self, n: usize) -> io::Result<&[u8]> {
         while self.end - self.start < n && !self.eof {
-            self.read_more(n)?;
+            self.read_more()?;
         }
         Ok(self.available())
     }
@@ -115,7 +118,7 @@ impl<R: Read> Window<R> {
         (self.inner, self.buf)
     }
 
-    fn read_more(&mut self, want: usize) -> io::Result<()> {
+    fn read_more(&mut self) -> io::Result<()> {
         // Move the unconsumed (or marked) bytes to the front when that
         // makes room.
         let keep = self.mark.unwrap_or(self.start);
@@ -125,8 +128,12 @@ impl<R: Read> Window<R> {
             self.start -= keep;
             self.mark = self.mark.map(|_| 0);
         }
-        // Room for the look-ahead asked for, and for at least one chunk.
-        let needed = (self.start + want).max(self.end + CHUNK);
+        // Room for one more read, not for the whole look-ahead asked for: a
+        // record that declares 60 MB in a 1 KB input costs 1 KB and one read,
+        // not 60 MB zeroed up front (`fill_to` reads again until it has
+        // `want` bytes or the input ends). Reads grow from `FIRST_READ` to
+        // `CHUNK` as the buffer does, so a small input costs a small buffer.
+        let needed = self.end + self.buf.len().clamp(FIRST_READ, CHUNK);
         if self.buf.len() < needed {
             self.buf.resize(needed, 0);
         }
