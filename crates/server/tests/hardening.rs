@@ -183,3 +183,23 @@ fn healthz_asks_the_store() {
     let (status, reply, _) = call("GET", &server.url("/healthz"), None, None);
     assert_eq!((status, reply["status"].as_str()), (200, Some("ok")));
 }
+
+#[test]
+fn an_idle_kept_alive_connection_is_closed_after_the_header_timeout() {
+    let server = Server::start(with_token());
+    let mut stream = TcpStream::connect(server.addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut buf = [0u8; 4096];
+    let n = stream.read(&mut buf).unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200 "));
+    let idle = Instant::now();
+    let rest = stream.read(&mut buf);
+    assert!(matches!(rest, Ok(0) | Err(_)), "{rest:?}");
+    let elapsed = idle.elapsed();
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+}
