@@ -147,6 +147,37 @@ pub enum ErrorKind {
     Http(String),
 }
 
+impl ErrorKind {
+    /// A short fixed label of the kind of problem, the reason a record is
+    /// counted as skipped in [`crate::Accounting`]: `truncated record`,
+    /// `corrupt gzip stream`, `malformed JSON`, ...
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ErrorKind::Open(_) => "cannot open",
+            ErrorKind::Read(_) => "read failed",
+            ErrorKind::Decompress { codec, .. } => match codec {
+                Compression::Gzip => "corrupt gzip stream",
+                Compression::Zstd => "corrupt zstd stream",
+                Compression::None => "corrupt stream",
+            },
+            ErrorKind::Walk(_) => "cannot walk folder",
+            ErrorKind::UnknownFormat => "unknown format",
+            ErrorKind::InvalidUtf8 { .. } => "invalid UTF-8",
+            ErrorKind::Binary => "binary file",
+            ErrorKind::TooLarge { .. } => "over the size limit",
+            ErrorKind::Json { .. } => "malformed JSON",
+            ErrorKind::NotAnObject => "not a JSON object",
+            ErrorKind::MissingText { .. } => "no text field",
+            ErrorKind::WrongType { .. } => "field of the wrong type",
+            ErrorKind::Garbage { .. } => "garbage between records",
+            ErrorKind::BadRecord(_) => "malformed WARC record",
+            ErrorKind::BadLength { .. } => "wrong Content-Length",
+            ErrorKind::Truncated { .. } => "truncated record",
+            ErrorKind::Http(_) => "malformed HTTP response",
+        }
+    }
+}
+
 /// The end of the [`ErrorKind::MissingText`] message: the html field looked
 /// for too, if any.
 fn nor_html(html: Option<&str>) -> String {

@@ -96,7 +96,13 @@ impl Iterator for FolderReader {
                 Some(format) => {
                     self.nested = Some(open_file(path.into(), format, &self.opts, &self.stats));
                 }
-                None => self.stats.count_skipped_file(),
+                None => {
+                    let kind = match path.extension() {
+                        Some(ext) => format!("file .{}", ext.to_string_lossy().to_lowercase()),
+                        None => "file without extension".to_string(),
+                    };
+                    self.stats.count_skipped_file(&kind);
+                }
             }
         }
     }

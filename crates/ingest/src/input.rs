@@ -64,7 +64,7 @@ impl Iterator for Inputs {
             if let Some(item) = self.current.as_mut().and_then(Iterator::next) {
                 match &item {
                     Ok(_) => self.stats.count_document(),
-                    Err(_) => self.stats.count_error(),
+                    Err(err) => self.stats.count_error(err),
                 }
                 return Some(item);
             }
@@ -167,7 +167,7 @@ impl OpenedInput {
     /// The input's documents, read by its format. Skipped records and
     /// responses are counted in `stats`.
     pub fn documents(self, opts: &Arc<ReadOptions>, stats: &Arc<ReadStats>) -> DocumentIter {
-        open_stream(self.reader, self.name, self.format, opts, stats)
+        open_reader(self.reader, self.name, self.format, opts, stats)
     }
 }
 
@@ -179,13 +179,16 @@ pub(crate) fn open_file(
     stats: &Arc<ReadStats>,
 ) -> DocumentIter {
     match File::open(&source) {
-        Ok(file) => open_stream(file, source, format, opts, stats),
+        Ok(file) => open_reader(file, source, format, opts, stats),
         Err(err) => fail(source, ErrorKind::Open(err)),
     }
 }
 
-/// Wraps an opened stream in the reader for its format.
-fn open_stream<R: Read + Send + 'static>(
+/// Reads an opened stream (a file, a pipe, bytes in memory) of `format`,
+/// named `source` in places, with the reader for its format: the one way
+/// every input is read, whoever opened it. A folder format yields one error;
+/// skipped records are counted in `stats`.
+pub fn open_reader<R: Read + Send + 'static>(
     reader: R,
     source: Arc<Path>,
     format: Format,

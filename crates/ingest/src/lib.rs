@@ -62,10 +62,10 @@ pub use document::{Body, Document, Place};
 pub use error::{ErrorKind, IngestError};
 pub use folder::FolderReader;
 pub use format::{Compression, Format, ParseFormatError};
-pub use input::{open_inputs, open_path, DocumentIter, Inputs, OpenedInput};
+pub use input::{open_inputs, open_path, open_reader, DocumentIter, Inputs, OpenedInput};
 pub use jsonl::{parse_document, parse_record, JsonlReader, Record, RecordBody};
 pub use options::{JsonlFields, ReadOptions, WarcId, DEFAULT_MAX_DOCUMENT_BYTES};
-pub use stats::{ReadStats, StatsSnapshot};
+pub use stats::{Accounting, ReadStats, StatsSnapshot, MAX_KINDS, OTHER_KIND};
 pub use warc::WarcReader;
 
 /// The result every reader yields: a document, or a bad record with its place.

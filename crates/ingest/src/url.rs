@@ -132,10 +132,18 @@ pub fn canonicalize_with(url: &str, opts: &UrlOptions) -> Result<String, UrlErro
     let host = parsed
         .host_str()
         .ok_or_else(|| UrlError::NoHost(url.to_string()))?;
-    let mut host = host.trim_end_matches('.');
-    if host.is_empty() {
+    let trimmed = host.trim_end_matches('.');
+    if trimmed.is_empty() {
         return Err(UrlError::NoHost(url.to_string()));
     }
+    // Without its dots the host may read as something else (`1..` is a
+    // name, `1` an IPv4 address, 0.0.0.1) or as nothing valid (`a.4`): take
+    // what it reads as, or keep the dots, so that the key is its own key.
+    let reparsed = (trimmed.len() < host.len()).then(|| match url::Host::parse(trimmed) {
+        Ok(parsed) => parsed.to_string(),
+        Err(_) => host.to_string(),
+    });
+    let mut host = reparsed.as_deref().unwrap_or(trimmed);
     if opts.drop_www {
         host = strip_www(host);
     }
@@ -196,15 +204,18 @@ fn parse(url: &str) -> Result<Url, UrlError> {
 }
 
 /// `www.`, `www2.`, ... dropped when a dotted name remains.
-fn strip_www(host: &str) -> &str {
-    let Some(rest) = host.strip_prefix("www") else {
-        return host;
-    };
-    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
-    match rest.strip_prefix('.') {
-        Some(rest) if rest.contains('.') => rest,
-        _ => host,
+/// `www.`, `www2.`, ... off the host, as many as there are (so that the
+/// key's host is its own key's host: `www.www.a.org` → `a.org`), as long as a
+/// dot remains.
+fn strip_www(mut host: &str) -> &str {
+    while let Some(rest) = host.strip_prefix("www") {
+        let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+        match rest.strip_prefix('.') {
+            Some(rest) if rest.contains('.') => host = rest,
+            _ => break,
+        }
     }
+    host
 }
 
 fn path(path: &str, opts: &UrlOptions) -> String {
@@ -224,18 +235,27 @@ fn path(path: &str, opts: &UrlOptions) -> String {
             }
         }
     }
-    if opts.drop_index_pages {
-        let last = out.rsplit('/').next().unwrap_or_default();
-        if INDEX_PAGES
-            .iter()
-            .any(|page| last.eq_ignore_ascii_case(page))
-        {
-            out.truncate(out.len() - last.len());
+    // Until nothing changes, so that a key canonicalises to itself: dropping
+    // `/index.htm/` leaves `/index.htm`, whose index page goes too (found by
+    // fuzzing: `crates/fuzz/regressions/url/`).
+    loop {
+        let before = out.len();
+        if opts.drop_index_pages {
+            let last = out.rsplit('/').next().unwrap_or_default();
+            if INDEX_PAGES
+                .iter()
+                .any(|page| last.eq_ignore_ascii_case(page))
+            {
+                out.truncate(out.len() - last.len());
+            }
         }
-    }
-    if opts.drop_trailing_slash {
-        let kept = out.trim_end_matches('/').len().max(1);
-        out.truncate(kept);
+        if opts.drop_trailing_slash {
+            let kept = out.trim_end_matches('/').len().max(1);
+            out.truncate(kept);
+        }
+        if out.len() == before {
+            break;
+        }
     }
     if out.is_empty() {
         out.push('/');
@@ -314,6 +334,26 @@ fn normalize_escapes(s: &str, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by fuzzing (issue 12): an index page left behind by a dropped
+    /// trailing slash made the key differ from the key of the key.
+    #[test]
+    fn a_key_with_the_scheme_kept_is_its_own_key() {
+        let opts = UrlOptions {
+            fold_scheme: false,
+            ..UrlOptions::default()
+        };
+        for url in [
+            "HrHr/index.htm/index.htm",
+            "http://h.org/a/index.html/",
+            "http://www.www2.a.org/",
+            "http://1../",
+            "http://a.4../",
+        ] {
+            let key = canonicalize_with(url, &opts).unwrap();
+            assert_eq!(canonicalize_with(&key, &opts).unwrap(), key, "{url}");
+        }
+    }
 
     #[test]
     fn canonical_forms() {

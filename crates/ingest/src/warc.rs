@@ -41,6 +41,9 @@ const SCAN_SPAN: usize = 64 * 1024;
 /// The start of a WARC record header (versions 1.0 and 1.1).
 const WARC_MAGIC: &[u8] = b"WARC/1.";
 
+/// Most compressed bytes kept to rewind to the start of a corrupt gzip member.
+const MAX_REWIND: usize = 16 << 20;
+
 /// The start of a gzip member (magic and the deflate method byte).
 const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b, 0x08];
 
@@ -166,11 +169,15 @@ impl<R: Read> WarcReader<R> {
                     *spare = buf;
                     *quiet = result.is_err();
                     let Err(source) = result else {
+                        window.unmark();
                         *compressed = Some(window);
                         return Step::Skipped;
                     };
-                    // Make progress even if the decoder consumed nothing.
-                    if window.offset() == offset {
+                    // The decoder may have read into the members after a
+                    // truncated one: look for the next member from just
+                    // after this one's start (or, if that is no longer
+                    // held, from where the decoder stopped).
+                    if window.rewind() || window.offset() == offset {
                         window.consume_buffered(1);
                     }
                     *compressed = Some(window);
@@ -202,6 +209,7 @@ impl<R: Read> WarcReader<R> {
                     Step::Error(IngestError::new(ctx.place.at_offset(start), kind))
                 });
                 if found {
+                    window.mark(ctx.rewind_cap());
                     *member = Some(Box::new(Member {
                         offset: window.offset(),
                         data: Window::with_buffer(GzDecoder::new(window), std::mem::take(spare)),
@@ -233,7 +241,8 @@ impl<R: Read> Iterator for WarcReader<R> {
 /// The WARC header fields this reader uses.
 #[derive(Default)]
 struct Header {
-    is_response: bool,
+    /// `WARC-Type`, lower case (`response`, `request`, `metadata`, ...).
+    warc_type: Option<String>,
     content_length: Option<u64>,
     target_uri: Option<String>,
     record_id: Option<String>,
@@ -241,6 +250,16 @@ struct Header {
 }
 
 impl Context {
+    /// How much of a gzip member's compressed bytes are kept to go back to
+    /// its start should it prove corrupt: a member normally holds one record
+    /// (at most `max_document_bytes`); a bigger one (a whole file in one
+    /// member) is not rewound, to keep memory bounded.
+    fn rewind_cap(&self) -> usize {
+        usize::try_from(self.opts.max_document_bytes)
+            .unwrap_or(usize::MAX)
+            .min(MAX_REWIND)
+    }
+
     /// Parses the next record of `w`. `member` is the offset of the gzip
     /// member being read, which then is the place of its records. An I/O
     /// error is returned as such: the caller knows whether it means a
@@ -287,12 +306,18 @@ impl Context {
                 "missing or invalid Content-Length".into(),
             ));
         };
-        let is_response = header.is_response;
+        let is_response = header.warc_type.as_deref() == Some("response");
+        let not_response = || {
+            let warc_type = header.warc_type.as_deref().unwrap_or("without WARC-Type");
+            self.stats
+                .count_skipped_record(&format!("warc {warc_type}"));
+            Ok(Step::Skipped)
+        };
         let limit = self.opts.max_document_bytes;
         if length > limit {
             w.consume_buffered(header_len);
-            let available = w.skip(length)?;
-            if available < length {
+            let hold = usize::try_from(limit).unwrap_or(usize::MAX);
+            if let Some(available) = skip_block(w, length, hold)? {
                 return error(ErrorKind::Truncated {
                     declared: length,
                     available,
@@ -309,15 +334,16 @@ impl Context {
                     limit,
                 });
             }
-            self.stats.count_skipped_record();
-            return Ok(Step::Skipped);
+            return not_response();
         }
         // `length <= limit`, which fits in memory by the caller's choice.
         let block_end = header_len + length as usize;
         let avail = w.fill_to(block_end + 4)?;
         if avail.len() < block_end {
+            // The input ends inside the declared block: the rest of the
+            // input is in the window, and the records in it are read.
             let available = (avail.len() - header_len) as u64;
-            w.skip(u64::MAX)?;
+            resync(w)?;
             return error(ErrorKind::Truncated {
                 declared: length,
                 available,
@@ -331,35 +357,34 @@ impl Context {
         let step = if is_response {
             let record = &avail[..record_len];
             match self.response(&header, &avail[header_len..block_end], record, &place) {
-                Ok(Some(doc)) => Step::Doc(Box::new(doc)),
-                Ok(None) => {
-                    self.stats.count_skipped_response();
+                Ok(Ok(doc)) => Step::Doc(Box::new(doc)),
+                Ok(Err(kind)) => {
+                    self.stats.count_skipped_response(&kind);
                     Step::Skipped
                 }
                 Err(kind) => Step::Error(IngestError::new(place, kind)),
             }
         } else {
-            self.stats.count_skipped_record();
-            Step::Skipped
+            not_response()?
         };
         w.consume_buffered(record_len);
         Ok(step)
     }
 
-    /// Turns a response record into a document; `None` if it is not one
-    /// (status not 2xx, not a text payload, undecodable content coding).
+    /// Turns a response record into a document, or says what else it is
+    /// (`http 404`, `content-type image/png`, ...) if it is not one.
     fn response(
         &self,
         header: &Header,
         block: &[u8],
         record: &[u8],
         place: &Place,
-    ) -> Result<Option<Document>, ErrorKind> {
+    ) -> Result<Result<Document, String>, ErrorKind> {
         let Some(response) = http::parse_response(block, self.opts.max_document_bytes)? else {
-            return Ok(None);
+            return Ok(Err("content-encoding unsupported".into()));
         };
         if !(200..300).contains(&response.status) {
-            return Ok(None);
+            return Ok(Err(format!("http {}", response.status)));
         }
         let mime = response
             .content_type
@@ -370,10 +395,10 @@ impl Context {
             Some("text/html" | "application/xhtml+xml") => true,
             Some("text/plain") => false,
             None | Some("") => looks_like_html(&response.body),
-            Some(_) => return Ok(None),
+            Some(other) => return Ok(Err(format!("content-type {other}"))),
         };
         if mime.is_none() && !html {
-            return Ok(None);
+            return Ok(Err("content-type none, not HTML".into()));
         }
         let text = charset::decode_web(&response.body, response.content_type.as_deref(), html);
         let (body, title) = if html {
@@ -387,7 +412,7 @@ impl Context {
             WarcId::TargetUri => uri.or(record_id),
             WarcId::RecordId => record_id.or(uri),
         };
-        Ok(Some(Document {
+        Ok(Ok(Document {
             id: id.map_or_else(|| place.to_string(), String::clone),
             url: header.target_uri.clone(),
             title,
@@ -425,7 +450,7 @@ fn parse_header(data: &[u8]) -> Header {
             .and_then(|v| v.strip_suffix('>'))
             .unwrap_or(value);
         match name.trim().to_ascii_lowercase().as_str() {
-            "warc-type" => header.is_response = value.eq_ignore_ascii_case("response"),
+            "warc-type" => header.warc_type = Some(value.to_ascii_lowercase()),
             "content-length" => header.content_length = value.parse().ok(),
             "warc-target-uri" => header.target_uri = Some(unbracketed.to_string()),
             "warc-record-id" => header.record_id = Some(unbracketed.to_string()),
@@ -456,6 +481,52 @@ fn trailer_len(after: &[u8], at_end: bool) -> Option<usize> {
 fn resync<R: Read>(w: &mut Window<R>) -> io::Result<()> {
     w.consume_buffered(WARC_MAGIC.len());
     scan_to(w, WARC_MAGIC).map(drop)
+}
+
+/// Streams past the `length` bytes of a block over the memory limit. If the
+/// input ends first, the block was truncated (or its Content-Length is wrong)
+/// and the records that follow it may lie inside the declared length: so at
+/// each `WARC/1.` inside the block, up to `hold` bytes are kept in the window
+/// until the block is known to be whole. Returns `None` once the block is
+/// skipped, or `Some(bytes until the end)` for a truncated block, the window
+/// then at the first `WARC/1.` within `hold` bytes of the end (or at the end).
+fn skip_block<R: Read>(w: &mut Window<R>, length: u64, hold: usize) -> io::Result<Option<u64>> {
+    let finder = memchr::memmem::Finder::new(WARC_MAGIC);
+    let mut left = length;
+    while left > 0 {
+        let avail = w.fill_to(SCAN_SPAN)?;
+        let at_end = avail.len() < SCAN_SPAN;
+        let span = avail.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        if span == 0 {
+            return Ok(Some(length - left));
+        }
+        if let Some(at) = finder.find(&avail[..span]) {
+            w.consume_buffered(at);
+            left -= at as u64;
+            let want = usize::try_from(left).unwrap_or(usize::MAX).min(hold);
+            let held = w.fill_to(want)?.len();
+            if held < want {
+                return Ok(Some(length - left + held as u64));
+            }
+            if want as u64 == left {
+                w.consume_buffered(want);
+                return Ok(None);
+            }
+            // Too far from the end to be held: a `WARC/1.` in the content.
+            w.consume_buffered(WARC_MAGIC.len());
+            left -= WARC_MAGIC.len() as u64;
+            continue;
+        }
+        // Keep a tail that may hold the start of a `WARC/1.`.
+        let n = if at_end || span as u64 == left {
+            span
+        } else {
+            span + 1 - WARC_MAGIC.len()
+        };
+        w.consume_buffered(n);
+        left -= n as u64;
+    }
+    Ok(None)
 }
 
 /// Consumes bytes up to the next occurrence of `pattern` (or to the end);

@@ -238,3 +238,91 @@ fn records_over_the_limit_are_errors_not_documents() {
     assert_eq!(err.place.offset, Some(0));
     assert_eq!(out[1].as_ref().unwrap().id, "http://a.org/small");
 }
+
+/// Issue 12, item 3: a Content-Length running past the end of the file,
+/// mid-file, costs its own record only: the reader reports it at its offset
+/// and resynchronises on the next `WARC/1.` line, whether the declared length
+/// is held in memory (under the limit) or streamed past (over it).
+#[test]
+fn content_length_past_the_end_costs_one_record() {
+    let good = |n: u32| html_response(&format!("http://a.org/{n}"), "<p>ok</p>");
+    let block = http("200 OK", &["Content-Type: text/html"], b"<p>bad</p>");
+    for declared in [100_000, 10_000_000_000] {
+        let bad = warc_record_declaring("response", "http://a.org/bad", &block, declared);
+        let data = [good(1), bad.clone(), good(2), good(3), good(4)].concat();
+        let opts = ReadOptions {
+            max_document_bytes: 50_000,
+            ..ReadOptions::default()
+        };
+        let out = outline(plain(data, opts));
+        let ids = |n: u32| Ok(format!("http://a.org/{n}"));
+        assert_eq!(out.len(), 5, "declared {declared}: {out:?}");
+        assert_eq!(
+            [&out[0], &out[2], &out[3], &out[4]],
+            [&ids(1), &ids(2), &ids(3), &ids(4)]
+        );
+        let err = out[1].as_ref().unwrap_err();
+        assert!(
+            err.starts_with(&format!("t.warc@{}: record truncated", good(1).len())),
+            "declared {declared}: {err}"
+        );
+    }
+}
+
+/// Issue 12, item 3: a truncated gzip member followed by intact members is
+/// reported at its offset, and every intact member after it is read.
+#[test]
+fn a_truncated_gzip_member_costs_only_itself() {
+    let member = |n: u32| {
+        gzip(&html_response(
+            &format!("http://a.org/{n}"),
+            &format!("<p>page {n} {}</p>", "words ".repeat(n as usize * 7)),
+        ))
+    };
+    for cut in [5, 12, 30] {
+        let mut truncated = member(2);
+        truncated.truncate(truncated.len() - cut);
+        let data = [member(1), truncated, member(3), member(4), member(5)].concat();
+        let out = outline(gz(data, ReadOptions::default()));
+        let ids = |n: u32| Ok(format!("http://a.org/{n}"));
+        assert_eq!(out.len(), 5, "cut {cut}: {out:?}");
+        assert_eq!(
+            [&out[0], &out[2], &out[3], &out[4]],
+            [&ids(1), &ids(3), &ids(4), &ids(5)]
+        );
+        let err = out[1].as_ref().unwrap_err();
+        assert!(
+            err.starts_with(&format!(
+                "t.warc.gz@{}: corrupt or truncated gzip",
+                member(1).len()
+            )),
+            "cut {cut}: {err}"
+        );
+    }
+}
+
+/// A record over the limit that mentions `WARC/1.` in its content is still
+/// streamed past whole: the candidates inside it are not records.
+#[test]
+fn warc_lines_inside_a_big_record_are_content() {
+    let content = format!(
+        "<p>WARC/1.0 early</p>{}<p>WARC/1.1 late</p>",
+        "x".repeat(5000)
+    );
+    let data = [
+        html_response("http://a.org/big", &content),
+        html_response("http://a.org/small", "<p>s</p>"),
+    ]
+    .concat();
+    let opts = ReadOptions {
+        max_document_bytes: 1000,
+        ..ReadOptions::default()
+    };
+    let out: Vec<_> = plain(data, opts).collect();
+    assert_eq!(out.len(), 2, "{:?}", outline(out));
+    assert!(matches!(
+        out[0].as_ref().unwrap_err().kind,
+        ErrorKind::TooLarge { .. }
+    ));
+    assert_eq!(out[1].as_ref().unwrap().id, "http://a.org/small");
+}

@@ -2,7 +2,7 @@
 //! errors), and the extractors that turn every rejection into an [`ApiError`].
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Query, Request};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
 use neardup_ingest::extract::MainContentExtractor;
 use neardup_store::{InsertMode, NewDocument};
@@ -43,6 +43,13 @@ impl DocumentIn {
         };
         if text.trim().is_empty() {
             return Err(ApiError::bad_request("the text is empty"));
+        }
+        if let Some(id) = self.id.as_ref().filter(|id| id.len() > crate::MAX_ID_BYTES) {
+            return Err(ApiError::bad_request(format!(
+                "the id is {} bytes long; the limit is {}",
+                id.len(),
+                crate::MAX_ID_BYTES
+            )));
         }
         Ok(NewDocument {
             id: self.id,
@@ -99,6 +106,22 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Params<
         Query::<T>::from_request_parts(parts, state)
             .await
             .map(|Query(value)| Params(value))
+            .map_err(|rejection| ApiError::bad_request(rejection.body_text()))
+    }
+}
+
+/// A document id from the path; a bad percent-encoding (e.g. `%FF%FE`, not UTF-8) is a 400 JSON
+/// error like every other.
+#[derive(Debug)]
+pub struct IdPath(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for IdPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Path::<String>::from_request_parts(parts, state)
+            .await
+            .map(|Path(id)| IdPath(id))
             .map_err(|rejection| ApiError::bad_request(rejection.body_text()))
     }
 }

@@ -1,6 +1,6 @@
 //! Every error the API answers is `{"error": "..."}` with a fitting status.
 
-use axum::http::StatusCode;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use neardup_store::StoreError;
@@ -12,6 +12,8 @@ pub struct ApiError {
     pub status: StatusCode,
     /// What went wrong, for the client.
     pub message: String,
+    /// Seconds after which to try again (`Retry-After`), for a 503.
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -20,6 +22,7 @@ impl ApiError {
         ApiError {
             status,
             message: message.into(),
+            retry_after: None,
         }
     }
 
@@ -39,6 +42,32 @@ impl ApiError {
         tracing::error!("internal error: {message}");
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, message)
     }
+
+    /// 503 with `Retry-After`: the store cannot be reached now; the same request may succeed
+    /// later.
+    pub fn unavailable(message: impl Into<String>) -> ApiError {
+        let message = message.into();
+        tracing::warn!("store unavailable: {message}");
+        ApiError {
+            retry_after: Some(crate::RETRY_AFTER_SECONDS),
+            ..ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message)
+        }
+    }
+}
+
+/// Whether a store error means "cannot be reached now" rather than "failed": a connection
+/// refused, dropped or timed out, an I/O error, a committer that stopped.
+fn unavailable(error: &StoreError) -> bool {
+    match error {
+        StoreError::Redis(error) => {
+            error.is_io_error()
+                || error.is_connection_refusal()
+                || error.is_connection_dropped()
+                || error.is_timeout()
+        }
+        StoreError::Io(_) | StoreError::CommitterGone => true,
+        _ => false,
+    }
 }
 
 impl From<StoreError> for ApiError {
@@ -46,6 +75,7 @@ impl From<StoreError> for ApiError {
         match error {
             StoreError::InvalidDocument(_) => ApiError::bad_request(error.to_string()),
             StoreError::IdExists(_) => ApiError::new(StatusCode::CONFLICT, error.to_string()),
+            other if unavailable(&other) => ApiError::unavailable(other.to_string()),
             other => ApiError::internal(other.to_string()),
         }
     }
@@ -54,6 +84,34 @@ impl From<StoreError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::json!({ "error": self.message });
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreachable_store_is_503_with_retry_after() {
+        let refused = || std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        for error in [
+            StoreError::Redis(refused().into()),
+            StoreError::Io(refused()),
+        ] {
+            let response = ApiError::from(error).into_response();
+            assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(response.headers()[header::RETRY_AFTER], "1");
+            assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+        }
+        let corrupt = ApiError::from(StoreError::Corrupt("bad row".into()));
+        assert_eq!(corrupt.status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(corrupt.retry_after, None);
     }
 }

@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use neardup_store::{InsertMode, Outcome};
 use serde_json::json;
 
-use crate::api::{DocumentIn, InsertQuery, JsonBody, Params};
+use crate::api::{DocumentIn, IdPath, InsertQuery, JsonBody, Params};
 use crate::error::ApiError;
 use crate::AppState;
 
@@ -93,7 +93,7 @@ pub async fn post_batch(
 /// `GET /v1/documents/{id}`.
 pub async fn get_document(
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
+    IdPath(id): IdPath,
 ) -> Result<Response, ApiError> {
     let found = blocking(move || Ok(state.db.get(&id).map(|r| (id, r))?)).await?;
     match found {
@@ -105,7 +105,7 @@ pub async fn get_document(
 /// `DELETE /v1/documents/{id}`.
 pub async fn delete_document(
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
+    IdPath(id): IdPath,
 ) -> Result<Response, ApiError> {
     let deleted = blocking(move || Ok(state.db.delete(&id).map(|r| (id, r))?)).await?;
     match deleted {
@@ -120,9 +120,11 @@ pub async fn stats(State(state): State<Arc<AppState>>) -> Result<Response, ApiEr
     Ok(Json(stats).into_response())
 }
 
-/// `GET /healthz`.
-pub async fn healthz() -> Response {
-    Json(json!({ "status": "ok" })).into_response()
+/// `GET /healthz`: asks the store (a count of its documents), so it says `ok` only when requests
+/// can be served; 503 with `Retry-After` while the store cannot be reached.
+pub async fn healthz(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
+    blocking(move || Ok(state.db.stats()?)).await?;
+    Ok(Json(json!({ "status": "ok" })).into_response())
 }
 
 /// `GET /metrics`: Prometheus text.

@@ -10,10 +10,14 @@
 //! * `GET`/`DELETE /v1/documents/{id}`, `GET /v1/stats`, `GET /healthz`, `GET /metrics`.
 //!
 //! Safety: loopback by default, a bearer token required to bind anything else, a body limit
-//! (413), strict JSON (400 on bad syntax, bad UTF-8, unknown fields, empty text), and every
-//! error is `{"error": "..."}`.
+//! (413), strict JSON (400 on bad syntax, bad UTF-8, unknown fields, empty text, ids over
+//! [`MAX_ID_BYTES`]), and every error is `{"error": "..."}` (hyper's own 400/414/431 included).
+//! Faults: a request head must arrive within [`ServerConfig::header_timeout`], at most
+//! [`ServerConfig::max_connections`] are served at once, a store that cannot be reached answers
+//! 503 with `Retry-After`, and `/healthz` asks the store.
 
 mod api;
+mod connections;
 mod error;
 mod handlers;
 mod metrics;
@@ -21,6 +25,7 @@ mod middleware;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
@@ -37,6 +42,17 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:7070";
 pub const DEFAULT_BODY_LIMIT: usize = 10 * 1024 * 1024;
 /// The default number of documents one batch request may hold.
 pub const DEFAULT_BATCH_LIMIT: usize = 1000;
+/// The default time a client has to send a whole request head (and, on a kept-alive connection,
+/// to start the next one) before its connection is closed.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default number of connections served at once; more wait to be accepted.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// The longest document id accepted (bytes of UTF-8): longer ones are refused at insert (400),
+/// so that every stored id fits in a `GET`/`DELETE /v1/documents/{id}` request line even
+/// percent-encoded (3 bytes a byte, far below hyper's 65,534-byte URI limit).
+pub const MAX_ID_BYTES: usize = 1024;
+/// The `Retry-After` (seconds) of a 503 answered while the store is unreachable.
+pub const RETRY_AFTER_SECONDS: u64 = 1;
 
 /// How the server runs.
 #[derive(Debug, Clone)]
@@ -49,6 +65,10 @@ pub struct ServerConfig {
     pub body_limit: usize,
     /// Most documents in one batch.
     pub batch_limit: usize,
+    /// Time a client has to send a request head; then its connection is closed.
+    pub header_timeout: Duration,
+    /// Connections served at once; keep it below the process's file-descriptor limit.
+    pub max_connections: usize,
 }
 
 impl Default for ServerConfig {
@@ -58,6 +78,8 @@ impl Default for ServerConfig {
             token: None,
             body_limit: DEFAULT_BODY_LIMIT,
             batch_limit: DEFAULT_BATCH_LIMIT,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -145,15 +167,26 @@ pub async fn serve(
     config: ServerConfig,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServerError> {
+    serve_until(db, config, ready, shutdown_signal()).await
+}
+
+/// Serves `db` until `shutdown` resolves, then lets the requests in flight finish (as [`serve`]
+/// does on a signal).
+pub async fn serve_until(
+    db: Arc<NearDupDb>,
+    config: ServerConfig,
+    ready: impl FnOnce(SocketAddr),
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<(), ServerError> {
     check_config(&config)?;
     let addr = config.listen;
     let io = |source| ServerError::Io { addr, source };
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(io)?;
     ready(listener.local_addr().map_err(io)?);
-    axum::serve(listener, router(db, config))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(io)
+    let (header_timeout, max_connections) = (config.header_timeout, config.max_connections);
+    let app = router(db, config);
+    connections::serve(listener, app, header_timeout, max_connections, shutdown).await;
+    Ok(())
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

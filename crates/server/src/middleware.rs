@@ -7,6 +7,7 @@ use axum::extract::{MatchedPath, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
 use crate::AppState;
@@ -29,32 +30,60 @@ pub async fn authenticate(
     let given = request
         .headers()
         .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "));
-    if given.is_some_and(|given| constant_time_eq(given.as_bytes(), token.as_bytes())) {
+        .and_then(|value| bearer_token(value.as_bytes()));
+    if given.is_some_and(|given| same_token(given, token.as_bytes())) {
         next.run(request).await
     } else {
         ApiError::new(StatusCode::UNAUTHORIZED, "missing or wrong bearer token").into_response()
     }
 }
 
-/// Compares without an early exit, so the time taken does not reveal the token's prefix.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// The token of an `Authorization: Bearer <token>` value; the scheme is case-insensitive (RFC
+/// 7235), and spaces around the token are not part of it.
+fn bearer_token(value: &[u8]) -> Option<&[u8]> {
+    let (scheme, token) = value.split_at_checked(7)?;
+    scheme
+        .eq_ignore_ascii_case(b"bearer ")
+        .then(|| token.trim_ascii())
 }
 
-/// Counts the request and its latency under its route pattern.
+/// Compares the SHA-256 digests of the two tokens without an early exit: the time taken reveals
+/// neither the token's length nor how much of it matches.
+fn same_token(given: &[u8], token: &[u8]) -> bool {
+    let (a, b) = (Sha256::digest(given), Sha256::digest(token));
+    a.iter()
+        .zip(b.iter())
+        .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+        == 0
+}
+
+/// The methods counted under their own name in the metrics; any other is `other`, so that
+/// clients cannot make series without bound.
+const KNOWN_METHODS: [&str; 7] = ["GET", "POST", "DELETE", "HEAD", "PUT", "PATCH", "OPTIONS"];
+
+/// Counts the request and its latency under its route pattern and method (one of
+/// [`KNOWN_METHODS`] or `other`); a request refused with 401 is counted as method `other`, route
+/// `unauthenticated`.
 pub async fn measure(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
     let started = Instant::now();
-    let method = request.method().to_string();
+    let method = KNOWN_METHODS
+        .into_iter()
+        .find(|&known| request.method().as_str() == known)
+        .unwrap_or("other");
     let route = request
         .extensions()
         .get::<MatchedPath>()
         .map_or("unmatched", MatchedPath::as_str)
         .to_string();
     let response = next.run(request).await;
+    // Refused requests share one series whatever they asked for.
+    let (method, route) = if response.status() == StatusCode::UNAUTHORIZED {
+        ("other", "unauthenticated".to_string())
+    } else {
+        (method, route)
+    };
     state.metrics.record(
-        &method,
+        method,
         &route,
         response.status().as_u16(),
         started.elapsed(),

@@ -1,7 +1,7 @@
 //! [`NearDupDb`]: a store, its policy and the in-memory index; check, insert, get, delete.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -563,9 +563,8 @@ impl NearDupDb {
                     continue;
                 }
                 let (sets, mut records) = self.verifiables(&slots)?;
-                let query = query.get_or_insert_with(|| {
-                    Verifiable::new(self.fingerprinter.feature_set(text))
-                });
+                let query = query
+                    .get_or_insert_with(|| Verifiable::new(self.fingerprinter.feature_set(text)));
                 for (&(distance, slot), candidate) in chunk.iter().zip(sets) {
                     let Some(candidate) = candidate else {
                         continue; // stored without its text, or deleted: cannot be verified

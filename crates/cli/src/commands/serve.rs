@@ -35,6 +35,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         token: args.token,
         body_limit: args.body_limit,
         batch_limit: args.batch_limit,
+        ..ServerConfig::default()
     };
     neardup_server::check_config(&config)?;
     let db = Arc::new(args.db.open()?);
