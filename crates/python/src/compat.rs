@@ -72,22 +72,29 @@ pub fn python_simhash_many<'py>(
     Ok(PyArray1::from_vec(py, values))
 }
 
-/// `simhash.Simhash(features, f).value` for features given as str (weight 1) or
-/// `(str, weight)` pairs: MD5 of each feature's UTF-8 bytes read big-endian, weighted bit
-/// sums, a bit set when its sum is more than half the total weight.
+/// `simhash.Simhash(features, f).value` for features given as str (weight 1, or as in the
+/// package the weight of the last pair before it) or `(str, weight)` pairs: MD5 of each
+/// feature's UTF-8 bytes read big-endian, weighted bit sums, a bit set when its sum is more
+/// than half the total weight.
 #[pyfunction]
 #[pyo3(signature = (features, f = 64))]
 pub fn python_simhash_features(features: &Bound<'_, PyAny>, f: u32) -> PyResult<u128> {
     let bits = python_simhasher(f)?.profile().bits;
     let hasher = HashAlgorithm::Md5.hasher();
     let mut sums = WeightedSums::new(bits);
+    // As in the package, a bare str takes the weight of the last pair before it (1 at first).
+    let mut weight = 1.0;
     for feature in features.try_iter()? {
         let feature = feature?;
-        let (name, weight): (PyBackedStr, f64) = match feature.extract::<PyBackedStr>() {
-            Ok(name) => (name, 1.0),
-            Err(_) => feature
-                .extract()
-                .map_err(|_| invalid("a feature is a str or a (str, weight) pair"))?,
+        let name = match feature.extract::<PyBackedStr>() {
+            Ok(name) => name,
+            Err(_) => {
+                let (name, w): (PyBackedStr, f64) = feature
+                    .extract()
+                    .map_err(|_| invalid("a feature is a str or a (str, weight) pair"))?;
+                weight = w;
+                name
+            }
         };
         let hash = hasher.hash128(name.as_bytes());
         let hash = if bits == Bits::B64 {

@@ -164,6 +164,8 @@ class MinHashLSH:
         self.h = num_perm
         self._lsh = MinHashLsh(threshold, num_perm, weights, params)
         self.b, self.r = self._lsh.params
+        if self.b < 2:
+            raise ValueError("The number of bands are too small (b < 2)")
         self._ids: Dict[Hashable, int] = {}
         self._keys: Dict[int, Hashable] = {}
         self._next = 0
