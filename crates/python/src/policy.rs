@@ -2,7 +2,7 @@
 
 use neardup_dedup::{Method, Side, VerifyMeasure};
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyDict, PyString};
 
 use crate::convert;
 use crate::error::to_py;
@@ -147,16 +147,20 @@ impl Policy {
     }
 }
 
-/// The policy a Python argument names: None (the default), a `Policy`, a dict or a JSON string.
+/// The policy a Python argument names: None (the default), a `Policy`, a dict of `Policy`'s
+/// keyword arguments (what is left out keeps the default), or a whole policy as a JSON string.
 pub fn policy_arg(policy: Option<&Bound<'_, PyAny>>) -> PyResult<neardup_dedup::Policy> {
-    match policy {
-        None => Ok(neardup_dedup::Policy::default()),
-        Some(p) if p.is_none() => Ok(neardup_dedup::Policy::default()),
-        Some(p) => match p.cast::<Policy>() {
-            Ok(policy) => Ok(policy.get().inner.clone()),
-            Err(_) => Ok(Policy::from_json(p)?.inner),
-        },
+    let Some(p) = policy.filter(|p| !p.is_none()) else {
+        return Ok(neardup_dedup::Policy::default());
+    };
+    if let Ok(policy) = p.cast::<Policy>() {
+        return Ok(policy.get().inner.clone());
     }
+    if let Ok(kwargs) = p.cast::<PyDict>() {
+        let policy = p.py().get_type::<Policy>().call((), Some(kwargs))?;
+        return Ok(policy.cast::<Policy>()?.get().inner.clone());
+    }
+    Ok(Policy::from_json(p)?.inner)
 }
 
 /// Whether `a` and `b` are duplicates by the policy, and why: the decision of
