@@ -101,6 +101,16 @@ impl Policy {
         convert::serialize_to_python(py, &self.inner)
     }
 
+    /// The decision for two texts: `neardup.compare(a, b, policy)`.
+    fn compare(
+        &self,
+        py: Python<'_>,
+        a: &Bound<'_, PyString>,
+        b: &Bound<'_, PyString>,
+    ) -> PyResult<Py<PyAny>> {
+        decide(py, &self.inner, a, b)
+    }
+
     /// One line saying what the policy decides.
     fn describe(&self) -> String {
         self.inner.describe()
@@ -174,7 +184,16 @@ pub fn compare(
     b: &Bound<'_, PyString>,
     policy: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    let policy = policy_arg(policy)?;
+    decide(py, &policy_arg(policy)?, a, b)
+}
+
+/// [`neardup_dedup::Policy::decide`] on two texts, as a dict.
+fn decide(
+    py: Python<'_>,
+    policy: &neardup_dedup::Policy,
+    a: &Bound<'_, PyString>,
+    b: &Bound<'_, PyString>,
+) -> PyResult<Py<PyAny>> {
     let fingerprinter = neardup_core::Fingerprinter::new(policy.profile.clone()).map_err(to_py)?;
     let (a, b) = (a.to_cow()?, b.to_cow()?);
     let side = |text: &str| {

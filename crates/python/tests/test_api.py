@@ -132,6 +132,9 @@ def test_compare_evidence():
     decision = neardup.compare(a, a.replace(".", "!"))
     assert decision == {"verdict": "duplicate", "kind": "near", "measure": "jaccard", "value": decision["value"], "threshold": 0.9}
     assert neardup.compare(a, a)["measure"] == "digest"
+    strict = neardup.Policy(threshold=0.99)
+    assert strict.compare(a, a.replace(".", "!")) == neardup.compare(a, a.replace(".", "!"), strict)
+    assert strict.compare(a, a.replace(".", "!"))["verdict"] == "distinct"
     assert neardup.compare(a, "Something else entirely, about the weather.", policy={"method": "simhash", "k": 3})["verdict"] == "distinct"
 
 

@@ -149,8 +149,9 @@ class MinHashLSH:
     :class:`MinHash` or from datasketch's own ``MinHash`` (its ``hashvalues``).
 
     Not exact: ``query`` returns keys in insertion order (datasketch: ``list(set)``, in no
-    promised order); ``storage_config``, ``prepickle``, ``hashfunc`` and insertion sessions are
-    not provided.
+    promised order); a key stored already is an error even with ``check_duplication=False``;
+    signatures must be 32-bit (schemes ``affine32`` and ``legacy``, not ``affine64``);
+    ``storage_config``, ``prepickle``, ``hashfunc`` and insertion sessions are not provided.
     """
 
     def __init__(
