@@ -7,7 +7,7 @@ end from Python strings (reading the corpus is not timed).
    `simhash` (`Simhash(text).value`); the values must be equal.
 2. MinHash + LSH, the dedup candidate search: a 128-value signature per text of its word
    5-shingles, then every pair sharing an LSH band at threshold 0.8. neardup: one
-   `Fingerprinter.fingerprint_many` (parallel, GIL released) and `minhash_candidate_pairs`;
+   `Fingerprinter.minhash_many` (parallel, GIL released) and `minhash_candidate_pairs`;
    datasketch: `MinHash.update_batch` per text, `MinHashLSH.insert` then `query` per text;
    rensa: `RMinHash.update` per text, `RMinHashLSH(num_bands=16)` insert then query. (The
    three hash families differ, so the candidate pairs are close, not equal; their counts are
@@ -112,13 +112,13 @@ def neardup_lsh(texts):
         features={"kind": "word-shingles", "width": WIDTH},
         minhash={"num_perm": NUM_PERM, "seed": 1},
     )
-    sigs = neardup.Fingerprinter(profile).fingerprint_many(texts).minhash
+    sigs = neardup.Fingerprinter(profile).minhash_many(texts)
     pairs = neardup.minhash_candidate_pairs(sigs, threshold=THRESHOLD)
     return {(int(a), int(b)) for a, b in pairs}
 
 
 def minhash_section(texts, size):
-    ours, t_ours = timed("neardup fingerprint_many + candidate pairs", size, lambda: neardup_lsh(texts), REPEAT)
+    ours, t_ours = timed("neardup minhash_many + candidate pairs", size, lambda: neardup_lsh(texts), REPEAT)
     theirs, t_ds = timed("datasketch MinHash + MinHashLSH", size, lambda: datasketch_lsh(texts))
     rensa, t_rensa = timed("rensa RMinHash + RMinHashLSH", size, lambda: rensa_lsh(texts))
     print(f"  candidate pairs: neardup {len(ours)}, datasketch {len(theirs)}, rensa {len(rensa)}")

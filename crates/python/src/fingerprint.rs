@@ -2,13 +2,14 @@
 
 use std::sync::Arc;
 
+use neardup_core::minhash::MinHasher;
 use neardup_core::{Bits, Fingerprints};
 use numpy::{PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 
 use crate::convert;
-use crate::error::to_py;
+use crate::error::{invalid, to_py};
 
 /// Turns texts into fingerprints under one profile: `Fingerprinter(profile="web")`, where the
 /// profile is a built-in name (`web`, `zh`, `zh-short`, `python-simhash`), a dict or a JSON
@@ -74,6 +75,39 @@ impl Fingerprinter {
             items,
             bits: inner.profile().bits,
         })
+    }
+
+    /// The MinHash signatures of many texts alone, as NumPy `uint32` of shape
+    /// `(n, num_perm)`: the same values as `fingerprint_many(texts).minhash`, without the
+    /// SimHash and the digest (each distinct feature folded in once). In parallel, with the GIL
+    /// released; the profile must make MinHash signatures.
+    fn minhash_many<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<u32>>> {
+        let Some(options) = self.inner.profile().minhash else {
+            return Err(invalid(
+                "the profile makes no MinHash signatures (\"minhash\": {\"num_perm\": 128, \"seed\": 1})",
+            ));
+        };
+        let texts = convert::texts(texts)?;
+        let minhasher = MinHasher::new(options);
+        let inner = &self.inner;
+        let values: Vec<u32> = py.detach(|| {
+            let mut values = vec![0u32; texts.len() * options.num_perm];
+            values
+                .par_chunks_mut(options.num_perm)
+                .zip(texts.par_iter())
+                .for_each(|(row, text)| {
+                    row.fill(u32::MAX);
+                    for &hash in inner.feature_set(text).as_slice() {
+                        minhasher.update(row, hash);
+                    }
+                });
+            values
+        });
+        PyArray1::from_vec(py, values).reshape([texts.len(), options.num_perm])
     }
 
     /// The text as fingerprinting sees it (normalised).

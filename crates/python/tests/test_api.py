@@ -68,6 +68,9 @@ def test_batch_takes_lists_numpy_pandas_and_arrow(texts):
         assert np.array_equal(fingerprinter.fingerprint_many(data).simhash, expected)
     minhash = fingerprinter.fingerprint_many(sample).minhash
     assert minhash.shape == (50, 16) and minhash.dtype == np.uint32
+    assert np.array_equal(fingerprinter.minhash_many(pa.array(sample)), minhash)
+    with pytest.raises(ValueError, match="no MinHash"):
+        neardup.Fingerprinter().minhash_many(sample)
     assert minhash[7].tolist() == fingerprinter.fingerprint(sample[7]).minhash
     wide = neardup.Fingerprinter(json.dumps({**fingerprinter.profile, "bits": "128"})).fingerprint_many(sample[:3])
     assert wide.simhash.shape == (3, 2)
