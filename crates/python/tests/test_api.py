@@ -190,3 +190,15 @@ def test_minhash_lsh_and_candidate_pairs(texts):
     assert {tuple(p) for p in pairs.tolist()} == from_index
     assert len(from_index) > 10
     assert lsh.remove(0) and not lsh.remove(0) and len(lsh) == len(texts) - 1
+
+
+def test_threads_share_one_fingerprinter(texts):
+    from concurrent.futures import ThreadPoolExecutor
+
+    fingerprinter = neardup.Fingerprinter()
+    expected = fingerprinter.fingerprint_many(texts).simhash
+    with ThreadPoolExecutor(4) as pool:
+        batches = list(pool.map(lambda _: fingerprinter.fingerprint_many(texts).simhash, range(4)))
+        outcomes = list(pool.map(lambda _: neardup.dedup(texts[:200]).keep, range(4)))
+    assert all(np.array_equal(b, expected) for b in batches)
+    assert all(o == outcomes[0] for o in outcomes)

@@ -33,6 +33,13 @@ from ._neardup import (
 from ._neardup import dedup as _dedup
 from .client import Client
 
+try:
+    from importlib.metadata import version as _version
+
+    __version__ = _version("neardup")
+except Exception:  # not installed as a distribution (e.g. on sys.path from a build tree)
+    __version__ = "unknown"
+
 __all__ = [
     "Client",
     "DedupResult",
