@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use neardup_core::minhash::MinHashOptions;
 use neardup_core::Bits;
 use neardup_dedup::{Method, Policy, VerifyMeasure};
 
@@ -124,18 +123,15 @@ impl PolicyArgs {
             policy.profile.bits = if bits == "128" { Bits::B128 } else { Bits::B64 };
         }
         if let Some(method) = self.method {
-            policy.method = match method {
+            policy.set_method(match method {
                 MethodArg::Exact => Method::Exact,
                 MethodArg::Simhash => Method::Simhash,
                 MethodArg::Minhash => Method::Minhash,
                 MethodArg::Cascade => Method::Cascade,
                 MethodArg::Overlap => Method::Overlap,
-            };
-            policy.verify = policy.method.default_verify();
+            });
         }
-        if policy.method == Method::Minhash && policy.profile.minhash.is_none() {
-            policy.profile.minhash = Some(MinHashOptions::default());
-        }
+        policy.ensure_minhash();
         if let Some(verify) = self.verify {
             policy.verify = match verify {
                 VerifyArg::Jaccard => Some(VerifyMeasure::Jaccard),

@@ -13,7 +13,7 @@ use neardup_core::measure::{
     containment, containment_needed, jaccard, jaccard_at_least, jaccard_needed, BucketCounts,
     FeatureSet,
 };
-use neardup_core::minhash::estimate_jaccard;
+use neardup_core::minhash::{estimate_jaccard, MinHashOptions};
 use neardup_core::{Fingerprints, Profile};
 use serde::{Deserialize, Serialize};
 
@@ -230,6 +230,22 @@ impl Policy {
             threshold: DEFAULT_THRESHOLD,
             verify: None,
             min_length_ratio: 0.0,
+        }
+    }
+
+    /// Switches to `method` with what naming a method implies at every door (the CLI's
+    /// `--method`, the Python package's `method=`): the method's own verification
+    /// ([`Method::default_verify`]).
+    pub fn set_method(&mut self, method: Method) {
+        self.method = method;
+        self.verify = method.default_verify();
+    }
+
+    /// Gives the profile MinHash signatures ([`MinHashOptions::default`]) when the method is
+    /// `minhash` and the profile makes none.
+    pub fn ensure_minhash(&mut self) {
+        if self.method == Method::Minhash && self.profile.minhash.is_none() {
+            self.profile.minhash = Some(MinHashOptions::default());
         }
     }
 

@@ -89,6 +89,9 @@ struct Step {
     inserted: Option<(u64, Durable)>,
 }
 
+/// Records read while verifying, by slot (reused for the matches they become).
+type RecordsBySlot = HashMap<u64, Record>;
+
 /// A verdict and the matches behind it.
 #[derive(Debug)]
 struct Judged {
@@ -485,10 +488,7 @@ impl NearDupDb {
     /// The verification data of the documents in `slots` (in order; `None` for a document
     /// without a stored text or deleted), from the cache or rebuilt from the stored texts; and
     /// the records read to rebuild them, by slot.
-    fn verifiables(
-        &self,
-        slots: &[u64],
-    ) -> Result<(Vec<Option<Arc<Verifiable>>>, HashMap<u64, Record>)> {
+    fn verifiables(&self, slots: &[u64]) -> Result<(Vec<Option<Arc<Verifiable>>>, RecordsBySlot)> {
         let mut sets = self.sets.get_many(slots);
         let missing: Vec<u64> = slots
             .iter()

@@ -1,0 +1,135 @@
+"""neardup: near-duplicate text detection, from Python.
+
+Thin over the Rust library: fingerprints (SimHash, MinHash, digests), the one near-duplicate
+decision (:class:`Policy`, the same as the ``neardup`` CLI's, the databases' and the HTTP
+service's), batch dedup of lists, pandas DataFrames and Arrow tables, drop-ins for the PyPI
+``simhash`` package and datasketch (:mod:`neardup.compat`), and a client for ``neardup serve``
+(:class:`Client`).
+
+>>> import neardup
+>>> result = neardup.dedup(["The council approved the budget on Tuesday after a long debate.",
+...                         "The council approved the budget on Tuesday after a long debate!",
+...                         "Heavy rain is expected across the region on Monday."])
+>>> result.keep
+[True, False, True]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+
+from . import compat
+from ._neardup import (
+    Fingerprint,
+    FingerprintBatch,
+    Fingerprinter,
+    MinHashLsh,
+    NeardupError,
+    Policy,
+    compare,
+    minhash_candidate_pairs,
+)
+from ._neardup import dedup as _dedup
+from .client import Client
+
+try:
+    from importlib.metadata import version as _version
+
+    __version__ = _version("neardup")
+except Exception:  # not installed as a distribution (e.g. on sys.path from a build tree)
+    __version__ = "unknown"
+
+__all__ = [
+    "Client",
+    "DedupResult",
+    "Fingerprint",
+    "FingerprintBatch",
+    "Fingerprinter",
+    "MinHashLsh",
+    "NeardupError",
+    "Policy",
+    "compare",
+    "compat",
+    "dedup",
+    "minhash_candidate_pairs",
+]
+
+
+def _texts(data: Any, text_column: str = "text") -> Sequence[str]:
+    """The texts of ``data`` as a sequence of ``str``.
+
+    ``data`` is an iterable of ``str``, a NumPy array or pandas Series of strings, a pyarrow
+    ``Array``/``ChunkedArray`` of strings, or a table (a pandas ``DataFrame`` or a pyarrow
+    ``Table``/``RecordBatch``), whose ``text_column`` is taken.
+    """
+    if isinstance(data, str):
+        raise NeardupError("expected an iterable of str, got one str (wrap it in a list)")
+    module = type(data).__module__
+    if module.startswith("pyarrow"):
+        if hasattr(data, "column_names"):
+            if text_column not in data.column_names:
+                raise NeardupError(f"the table has no column {text_column!r}")
+            data = data.column(text_column)
+        return data.to_pylist()
+    if module.startswith("pandas"):
+        if hasattr(data, "columns"):
+            if text_column not in data.columns:
+                raise NeardupError(f"the DataFrame has no column {text_column!r}")
+            data = data[text_column]
+        return data.to_list()
+    if module.startswith("numpy"):
+        return data.tolist()
+    if isinstance(data, (list, tuple)):
+        return data
+    return list(data)
+
+
+@dataclass
+class DedupResult:
+    """What :func:`dedup` decided, one entry per input text where it says so.
+
+    - ``keep``: whether each text is kept;
+    - ``duplicate_of``: for a removed text, the index of the kept text it duplicates (the two
+      were decided duplicates directly, by the policy); ``None`` for a kept one;
+    - ``removals``: per removed text, ``index``, ``duplicate_of``, ``kind`` (exact or near),
+      ``distance`` (SimHash bits), and the evidence: ``measure``, ``value``, ``threshold``;
+    - ``clusters``: groups of two or more, ``members`` (ascending) and their
+      ``representative`` (the kept one);
+    - ``pairs``: every accepted pair (``a < b``) with its evidence.
+    """
+
+    keep: List[bool]
+    duplicate_of: List[Optional[int]]
+    removals: List[Dict[str, Any]] = field(default_factory=list)
+    clusters: List[Dict[str, Any]] = field(default_factory=list)
+    pairs: List[Dict[str, Any]] = field(default_factory=list)
+
+    def cluster_ids(self) -> List[Optional[int]]:
+        """Per text, the index of its cluster's representative (``None`` when it is in none)."""
+        ids: List[Optional[int]] = [None] * len(self.keep)
+        for cluster in self.clusters:
+            for member in cluster["members"]:
+                ids[member] = cluster["representative"]
+        return ids
+
+
+def dedup(
+    texts_or_table: Any,
+    policy: Union[Policy, Dict[str, Any], str, None] = None,
+    keep: str = "first",
+    text_column: str = "text",
+    fetched_at: Optional[Iterable[Optional[int]]] = None,
+) -> DedupResult:
+    """Deduplicate texts by the policy, as ``neardup dedup`` does.
+
+    ``texts_or_table``: an iterable of ``str``, a NumPy array, a pandas Series or DataFrame,
+    or a pyarrow Array, ChunkedArray, Table or RecordBatch (tables: the ``text_column``).
+    ``policy``: a :class:`Policy`, a dict or a JSON string (``None``: ``Policy.default()``).
+    ``keep``: ``first``, ``longest`` or ``newest`` (with ``fetched_at``, Unix seconds or
+    ``None`` per text). Fingerprints are computed in parallel with the GIL released; the
+    decision is the Rust engine's.
+    """
+    times = None if fetched_at is None else list(fetched_at)
+    raw = _dedup(_texts(texts_or_table, text_column), policy, keep, times)
+    return DedupResult(**raw)
