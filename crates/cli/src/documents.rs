@@ -1,5 +1,6 @@
-//! Reading documents for the commands that take corpora (`dedup`, `mirrors`): the input
-//! options they share, and fingerprinting in parallel batches while a thread reads ahead.
+//! Reading documents for the commands that take corpora (`dedup`, `index`, `mirrors`,
+//! `extract`): the input options they share, the text each document is fingerprinted by
+//! ([`document_text`]), and mapping documents in parallel batches while a thread reads ahead.
 
 use std::path::PathBuf;
 use std::sync::mpsc::sync_channel;
@@ -104,8 +105,8 @@ const BATCH_DOCUMENTS: usize = 2048;
 /// Bytes of document bodies handed to the worker pool at a time.
 const BATCH_BYTES: usize = 32 << 20;
 
-/// Reads every document of `args`' inputs in order and maps each (its main text extracted from
-/// HTML) with `map(index, document, text)`, in parallel, calling `sink` with the results in
+/// Reads every document of `args`' inputs in order and maps each (with its
+/// [`document_text`]) with `map(index, document, text)`, in parallel, calling `sink` with the results in
 /// input order. `index` counts the documents read so far (bad records excluded), so a second
 /// read of the same inputs gives every document the same index. Bad records
 /// are reported and counted, or stop the run, as `args.on_error` says. Returns the reader's
@@ -150,10 +151,7 @@ pub fn for_each_document<T: Send>(
                 .into_par_iter()
                 .map(|(index, record)| {
                     record.map(|doc| {
-                        let text = match (&doc.body, args.html) {
-                            (Body::Html(html), HtmlText::All) => Cow::Owned(html_to_text(html)),
-                            _ => doc.main_text(&extractor),
-                        };
+                        let text = document_text(&doc, args.html, &extractor);
                         let value = map(index, &doc, &text);
                         (doc, value)
                     })
@@ -172,6 +170,20 @@ pub fn for_each_document<T: Send>(
         Ok(())
     })?;
     Ok(stats.snapshot())
+}
+
+/// The text a document is fingerprinted by: a text body as is; of an HTML body its main content
+/// or all its visible text, as `html` says. The one rule every command that reads documents
+/// uses (`dedup`, `index`, `mirrors`, `extract`).
+pub fn document_text<'a>(
+    doc: &'a Document,
+    html: HtmlText,
+    extractor: &MainContentExtractor,
+) -> Cow<'a, str> {
+    match (&doc.body, html) {
+        (Body::Html(page), HtmlText::All) => Cow::Owned(html_to_text(page)),
+        _ => doc.main_text(extractor),
+    }
 }
 
 /// Unix seconds of a fetch time given as RFC 3339 or as a number of seconds.

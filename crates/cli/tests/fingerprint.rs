@@ -2,15 +2,8 @@
 
 mod common;
 
-use common::{assert_one_line_error, neardup};
+use common::{assert_one_line_error, json_lines, neardup};
 use serde_json::Value;
-
-fn json_lines(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 #[test]
 fn fingerprints_jsonl_with_ids_in_input_order() {

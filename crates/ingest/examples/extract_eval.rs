@@ -107,7 +107,10 @@ fn main() {
     let best = (0..3)
         .map(|_| {
             let start = Instant::now();
-            let out: usize = pages.iter().map(|p| extractor.extract(&p.html).text.len()).sum();
+            let out: usize = pages
+                .iter()
+                .map(|p| extractor.extract(&p.html).text.len())
+                .sum();
             std::hint::black_box(out);
             start.elapsed().as_secs_f64()
         })
