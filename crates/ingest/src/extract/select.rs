@@ -9,6 +9,10 @@ use super::ExtractOptions;
 /// text is a page wrapper misjudged by its class, and is kept.
 const WRAPPER_SHARE: f64 = 0.9;
 
+/// A content-named element holding at least this share of the page's text
+/// keeps its furniture-named ancestors.
+const POSITIVE_SHARE: f64 = 0.3;
+
 /// Blocks shorter than this (bytes) do not count as paragraphs when scoring.
 const MIN_PARAGRAPH: usize = 25;
 
@@ -25,7 +29,14 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
     }
     for e in (1..n).rev() {
         all[elems[e].parent] += all[e];
-        semantic[e] |= elems[e].flags & (MAIN | ARTICLE) != 0;
+    }
+    // Elements holding the page's `main`, `article` or a content-named
+    // element with much of the text: a furniture class on them is a misjudged
+    // wrapper (`sidebar_content` around the post).
+    let big = (POSITIVE_SHARE * all[0] as f64) as usize;
+    for e in (1..n).rev() {
+        let flags = elems[e].flags;
+        semantic[e] |= flags & (MAIN | ARTICLE) != 0 || (flags & POSITIVE != 0 && all[e] > big);
         if semantic[e] {
             semantic[elems[e].parent] = true;
         }

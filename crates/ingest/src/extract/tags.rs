@@ -135,15 +135,18 @@ fn word(lower: &[u8]) -> Word {
         | b"breadcrumbs" | b"crumbs" | b"ad" | b"ads" | b"advert" | b"adverts"
         | b"advertisement" | b"advertising" | b"adsense" | b"adslot" | b"sponsor"
         | b"sponsored" | b"promo" | b"promoted" | b"cookie" | b"cookies" | b"consent" | b"gdpr"
-        | b"share" | b"sharing" | b"social" | b"shariff" | b"addthis" | b"sharethis"
-        | b"comment" | b"comments" | b"disqus" | b"popup" | b"modal" | b"newsletter"
-        | b"subscribe" | b"signup" | b"pagination" | b"pager" | b"paginate" | b"outbrain"
-        | b"taboola" | b"search" | b"searchbar" | b"skiplink" | b"login" | b"footer"
-        | b"masthead" | b"widget" | b"widgets" | b"related" | b"recommended"
-        | b"recommendations" | b"rating" | b"ratings" | b"vote" | b"voting" | b"noprint"
-        | b"tagcloud" | b"byline" | b"dateline" | b"postmetadata" => Word::Strong,
+        | b"sharing" | b"social" | b"shariff" | b"addthis" | b"sharethis" | b"comment"
+        | b"comments" | b"disqus" | b"popup" | b"modal" | b"newsletter" | b"subscribe"
+        | b"signup" | b"pagination" | b"pager" | b"paginate" | b"outbrain" | b"taboola"
+        | b"search" | b"searchbar" | b"skiplink" | b"login" | b"footer" | b"masthead"
+        | b"related" | b"recommended" | b"recommendations" | b"rating" | b"ratings" | b"vote"
+        | b"voting" | b"noprint" | b"tagcloud" | b"byline" | b"dateline" | b"postmetadata" => {
+            Word::Strong
+        }
         b"author" | b"authors" | b"bio" | b"meta" | b"metadata" | b"teaser" | b"teasers"
-        | b"paywall" | b"affiliate" | b"toc" | b"cta" => Word::Medium,
+        | b"paywall" | b"affiliate" | b"toc" | b"cta" | b"widget" | b"widgets" | b"share" => {
+            Word::Medium
+        }
         b"header" | b"banner" | b"tags" | b"skip" | b"hidden" | b"hide" | b"print" | b"tools"
         | b"extra" => Word::Weak,
         b"article" | b"content" | b"main" | b"post" | b"entry" | b"story" | b"body" | b"text"
