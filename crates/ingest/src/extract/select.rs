@@ -80,9 +80,9 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
     } else {
         None
     };
-    let (roots, by_density) = match semantic_pick {
-        Some(root) => (vec![root], false),
-        None => (densest(parsed, &excluded, &text, &link), true),
+    let roots = match semantic_pick {
+        Some(root) => vec![root],
+        None => densest(parsed, &excluded, &text, &link),
     };
 
     let join = |roots: &[usize], link_filter: bool| {
@@ -101,7 +101,7 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         out.pop();
         out
     };
-    let out = join(&roots, by_density);
+    let out = join(&roots, true);
     if out.is_empty() {
         // A page of links only (a redirect notice, a table of contents):
         // its links are its content.

@@ -67,8 +67,9 @@ pub(super) fn classify(name: &[u8]) -> u32 {
         | b"address" | b"table" | b"tbody" | b"thead" | b"tfoot" | b"ul" | b"ol" | b"dl"
         | b"dir" => BLOCK,
         b"hr" => BLOCK | VOID,
-        b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" | b"blockquote" | b"figcaption"
-        | b"caption" | b"summary" | b"legend" => BLOCK | PARA,
+        b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" | b"blockquote" | b"caption" | b"summary"
+        | b"legend" => BLOCK | PARA,
+        b"figcaption" => BLOCK | CHROME,
         b"li" => BLOCK | PARA | LI,
         b"dt" | b"dd" => BLOCK | PARA | DT_DD,
         b"td" | b"th" => BLOCK | PARA | CELL,
@@ -77,8 +78,8 @@ pub(super) fn classify(name: &[u8]) -> u32 {
         b"main" => BLOCK | MAIN,
         b"article" => BLOCK | ARTICLE,
         b"body" | b"html" => BLOCK | ROOT,
-        b"header" | b"footer" => BLOCK | PAGE_PART,
-        b"nav" | b"aside" | b"menu" | b"dialog" => BLOCK | CHROME,
+        b"header" => BLOCK | PAGE_PART,
+        b"nav" | b"aside" | b"menu" | b"dialog" | b"footer" => BLOCK | CHROME,
         b"form" => BLOCK | FORM,
         b"button" | b"label" => CHROME,
         b"a" => LINK,
