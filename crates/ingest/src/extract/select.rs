@@ -86,14 +86,27 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
     };
 
     let join = |roots: &[usize], link_filter: bool| {
+        let candidates: Vec<&Block> = parsed
+            .blocks
+            .iter()
+            .filter(kept)
+            .filter(|b| {
+                roots
+                    .iter()
+                    .any(|&r| (r..=elems[r].last).contains(&b.owner))
+            })
+            .collect();
+        let linky =
+            |b: &Block| link_filter && b.link as f64 > opts.max_link_density * len(b) as f64;
+        let heading = |b: &Block| elems[b.owner].flags & HEADING != 0;
         let mut out = String::with_capacity(text[0] + parsed.blocks.len());
-        for block in parsed.blocks.iter().filter(kept) {
-            let inside = roots
-                .iter()
-                .any(|&r| (r..=elems[r].last).contains(&block.owner));
-            let linky =
-                link_filter && block.link as f64 > opts.max_link_density * len(block) as f64;
-            if inside && !linky {
+        for (i, block) in candidates.iter().enumerate() {
+            // A heading over links that were dropped ("Related posts",
+            // "More on this") or over nothing at the end goes with them.
+            let orphan = link_filter
+                && heading(block)
+                && candidates.get(i + 1).is_none_or(|next| linky(next));
+            if !linky(block) && !orphan {
                 out.push_str(&parsed.text[block.start..block.end]);
                 out.push('\n');
             }

@@ -55,6 +55,8 @@ pub(super) mod flag {
     pub const POSITIVE: u32 = 1 << 21;
     /// `body` and `html`: never judged by class.
     pub const ROOT: u32 = 1 << 22;
+    /// `h1` ... `h6`: a heading, which introduces what follows it.
+    pub const HEADING: u32 = 1 << 23;
 }
 
 use flag::*;
@@ -67,8 +69,8 @@ pub(super) fn classify(name: &[u8]) -> u32 {
         | b"address" | b"table" | b"tbody" | b"thead" | b"tfoot" | b"ul" | b"ol" | b"dl"
         | b"dir" => BLOCK,
         b"hr" => BLOCK | VOID,
-        b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" | b"blockquote" | b"caption" | b"summary"
-        | b"legend" => BLOCK | PARA,
+        b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" => BLOCK | PARA | HEADING,
+        b"blockquote" | b"caption" | b"summary" | b"legend" => BLOCK | PARA,
         b"figcaption" => BLOCK | CHROME,
         b"li" => BLOCK | PARA | LI,
         b"dt" | b"dd" => BLOCK | PARA | DT_DD,
@@ -81,7 +83,7 @@ pub(super) fn classify(name: &[u8]) -> u32 {
         b"header" => BLOCK | PAGE_PART,
         b"nav" | b"aside" | b"menu" | b"dialog" | b"footer" => BLOCK | CHROME,
         b"form" => BLOCK | FORM,
-        b"button" | b"label" => CHROME,
+        b"button" | b"label" | b"time" => CHROME,
         b"a" => LINK,
         b"br" => VOID | BR,
         b"area" | b"base" | b"col" | b"embed" | b"img" | b"input" | b"keygen" | b"link"
@@ -99,9 +101,12 @@ pub(super) fn classify(name: &[u8]) -> u32 {
 /// How the words of an element's class, id or custom tag name judge it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Verdict {
-    /// Surely furniture: navigation, ads, sidebars, comments, share bars,
-    /// author boxes, bylines, ...
+    /// Surely furniture: navigation, ads, sidebars, comments, ratings,
+    /// bylines, ...
     Boilerplate,
+    /// Furniture for a block (`author-box`, `entry-meta`, `teaser`), but
+    /// not reason enough to drop an inline element.
+    LikelyBoilerplate,
     /// Furniture for a container, but not for a heading or paragraph: a
     /// weak word (`header`, `tags`, ...) without a content word, as in
     /// `site-header` (a heading's `section-header` is no furniture).
@@ -197,7 +202,7 @@ pub(super) fn judge(sources: &[&[u8]]) -> Verdict {
     }
     match (content, medium, weak) {
         (true, _, _) => Verdict::Content,
-        (false, true, _) => Verdict::Boilerplate,
+        (false, true, _) => Verdict::LikelyBoilerplate,
         (false, false, true) => Verdict::WeakBoilerplate,
         (false, false, false) => Verdict::Neutral,
     }
@@ -237,10 +242,10 @@ mod tests {
         assert_eq!(j("AD-slot"), Verdict::Boilerplate);
         assert_eq!(j("rustdoc-toolbar"), Verdict::Boilerplate);
         assert_eq!(judge(&[b"x", b"cookie-banner"]), Verdict::Boilerplate);
-        assert_eq!(j("row author-box"), Verdict::Boilerplate);
+        assert_eq!(j("row author-box"), Verdict::LikelyBoilerplate);
         assert_eq!(j("hentry post author-jane tag-x"), Verdict::Content);
         assert_eq!(j("related-posts"), Verdict::Boilerplate);
-        assert_eq!(j("entry-meta"), Verdict::Boilerplate);
+        assert_eq!(j("entry-meta"), Verdict::LikelyBoilerplate);
         assert_eq!(j("toc-content"), Verdict::Content);
         assert_eq!(j("meta entry"), Verdict::Content);
         assert!(chrome_role(b"Navigation"));
