@@ -150,9 +150,7 @@ fn word(lower: &[u8]) -> Word {
             Word::Strong
         }
         b"author" | b"authors" | b"bio" | b"meta" | b"metadata" | b"teaser" | b"teasers"
-        | b"paywall" | b"affiliate" | b"toc" | b"cta" | b"widget" | b"widgets" | b"share" => {
-            Word::Medium
-        }
+        | b"paywall" | b"affiliate" | b"toc" | b"cta" | b"share" => Word::Medium,
         b"header" | b"banner" | b"tags" | b"skip" | b"hidden" | b"hide" | b"print" | b"tools"
         | b"extra" => Word::Weak,
         b"article" | b"content" | b"main" | b"post" | b"entry" | b"story" | b"body" | b"text"
