@@ -13,7 +13,8 @@ true negative. Precision, recall, accuracy and F1 = 2PR/(P+R) over all snippets 
 over the even- and odd-numbered pages apart (neardup's heuristics were tuned looking at the even
 pages: the odd ones are its held-out check).
 
-Speed is MB of HTML per second on one core:
+Speed is MB of HTML per CPU-second on one core (CPU time, not wall time, so that other work on a
+shared machine does not count):
   neardup          `neardup extract --html main DATA` pinned to one CPU (taskset -c 0), end to
                    end: zstd decompression, JSON parsing, extraction and JSON output
   neardup rustdoc  the same on every N-th page (default 50) of the Rust documentation installed
@@ -31,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -71,13 +73,18 @@ def score(pages, texts, parity=None):
     return p, r, acc, f1
 
 
+def cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def one_core(cmd):
-    """Runs cmd pinned to one CPU; returns (stdout, seconds)."""
+    """Runs cmd pinned to one CPU; returns (stdout, CPU seconds it used)."""
     if shutil.which("taskset"):
         cmd = ["taskset", "-c", "0"] + cmd
-    start = time.perf_counter()
+    start = cpu_seconds()
     out = subprocess.run(cmd, check=True, capture_output=True).stdout
-    return out, time.perf_counter() - start
+    return out, cpu_seconds() - start
 
 
 def neardup_texts(binary, data):
@@ -150,12 +157,12 @@ def main():
     for name, extract in ([] if args.no_peers else peers()):
         out, spent = [], 0.0
         for page in pages:
-            start = time.perf_counter()
+            start = time.process_time()
             try:
                 text = extract(page["html"], page["url"])
             except Exception:  # a peer failing on a page extracts nothing from it
                 text = None
-            spent += time.perf_counter() - start
+            spent += time.process_time() - start
             out.append(text)
         rows.append((name, out, mb / spent))
 

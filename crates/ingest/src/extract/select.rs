@@ -13,6 +13,10 @@ const WRAPPER_SHARE: f64 = 0.9;
 /// keeps its furniture-named ancestors.
 const POSITIVE_SHARE: f64 = 0.3;
 
+/// Share of the text of `main` an `article` inside it must hold to be taken
+/// as the content instead.
+const ARTICLE_IN_MAIN: f64 = 0.6;
+
 /// Blocks shorter than this (bytes) do not count as paragraphs when scoring.
 const MIN_PARAGRAPH: usize = 25;
 
@@ -75,8 +79,19 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
             .max_by_key(|&e| (text[e], std::cmp::Reverse(e)))
             .filter(|&e| text[e] > 0 && text[e] as f64 >= opts.min_main_share * page)
     };
+    // Within `main`, an `article` holding most of its text is the content
+    // and the rest (related stories, author boxes) is not.
+    let narrowed = |main: usize| {
+        (main + 1..=elems[main].last)
+            .filter(|&e| elems[e].flags & ARTICLE != 0 && !excluded[e])
+            .max_by_key(|&e| (text[e], std::cmp::Reverse(e)))
+            .filter(|&e| text[e] as f64 >= ARTICLE_IN_MAIN * text[main] as f64)
+            .unwrap_or(main)
+    };
     let semantic_pick = if opts.prefer_semantic {
-        semantic_root(MAIN).or_else(|| semantic_root(ARTICLE))
+        semantic_root(MAIN)
+            .map(narrowed)
+            .or_else(|| semantic_root(ARTICLE))
     } else {
         None
     };
