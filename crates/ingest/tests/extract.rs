@@ -165,3 +165,27 @@ fn a_page_of_links_is_its_own_content() {
     let text = MainContentExtractor::default().extract(html).text;
     assert_eq!(text, "Redirecting to ../x/struct.Y.html...");
 }
+
+#[test]
+fn related_links_author_boxes_ratings_and_captions_are_dropped() {
+    let html = format!(
+        r#"<html><body><main>
+<article class="post hentry author-jane tag-transit">
+<h1>Transit plan approved</h1>
+<figure><img src="bus.jpg"><figcaption>Photo: A. Photographer</figcaption></figure>
+<p>{PARAGRAPH_1}</p>
+<p>{PARAGRAPH_2} <span class="post-ratings">Rate this article</span></p>
+<div class="entry-meta">Posted in Local on <time>3 May</time></div>
+<div class="author-box"><p>Jane writes about cities and has done so for twenty years.</p></div>
+<h2>Related posts</h2>
+<ul><li><a href="/1">Bus lanes extended to the harbour</a></li><li><a href="/2">Cycle lanes repaved</a></li></ul>
+</article>
+<section class="more"><p>Newsletter: the best of the week, every Friday, in your inbox for free.</p></section>
+</main></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!("Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}")
+    );
+}
