@@ -83,7 +83,7 @@ pub struct ExtractOptions {
     pub min_main_share: f64,
     /// Blocks of the chosen content whose text is more than this share link
     /// text (menus, tag lists, "related" links) are dropped, with a heading
-    /// over them (default 0.5).
+    /// over them (default 0.35).
     pub max_link_density: f64,
 }
 
@@ -93,7 +93,7 @@ impl Default for ExtractOptions {
             drop_boilerplate: true,
             prefer_semantic: true,
             min_main_share: 0.25,
-            max_link_density: 0.5,
+            max_link_density: 0.35,
         }
     }
 }
