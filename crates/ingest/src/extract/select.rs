@@ -17,6 +17,13 @@ const POSITIVE_SHARE: f64 = 0.3;
 /// as the content instead.
 const ARTICLE_IN_MAIN: f64 = 0.6;
 
+/// Fewest bytes of text of a lead: a sibling before the best container
+/// taken with it.
+const LEAD_MIN: usize = 80;
+
+/// Most link text a lead may have, as a share of its text.
+const LEAD_LINK_DENSITY: f64 = 0.25;
+
 /// Blocks shorter than this (bytes) do not count as paragraphs when scoring.
 const MIN_PARAGRAPH: usize = 25;
 
@@ -197,9 +204,17 @@ fn densest(parsed: &Parsed, excluded: &[bool], text: &[usize], link: &[usize]) -
     }
     let parent = elems[best].parent;
     let threshold = (best_score * 0.2).max(10.0);
+    // A sibling before the best container holding prose, not links, is its
+    // lead or standfirst, however little it scores.
+    let lead = |e: usize| {
+        e < best && text[e] >= LEAD_MIN && (link[e] as f64) < LEAD_LINK_DENSITY * text[e] as f64
+    };
     (1..elems.len())
         .filter(|&e| {
-            e == best || (elems[e].parent == parent && !excluded[e] && adjusted(e) >= threshold)
+            e == best
+                || (elems[e].parent == parent
+                    && !excluded[e]
+                    && (adjusted(e) >= threshold || lead(e)))
         })
         .collect()
 }
