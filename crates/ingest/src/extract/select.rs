@@ -24,6 +24,9 @@ const LEAD_MIN: usize = 80;
 /// Most link text a lead may have, as a share of its text.
 const LEAD_LINK_DENSITY: f64 = 0.25;
 
+/// How much more a content-named container (`post-body`) scores.
+const POSITIVE_BONUS: f64 = 2.0;
+
 /// Blocks shorter than this (bytes) do not count as paragraphs when scoring.
 const MIN_PARAGRAPH: usize = 25;
 
@@ -182,11 +185,11 @@ fn densest(parsed: &Parsed, excluded: &[bool], text: &[usize], link: &[usize]) -
             return 0.0;
         }
         let bonus = if elems[e].flags & POSITIVE != 0 {
-            25.0
+            POSITIVE_BONUS
         } else {
-            0.0
+            1.0
         };
-        (score[e] + bonus) * (1.0 - link[e] as f64 / text[e] as f64)
+        score[e] * bonus * (1.0 - link[e] as f64 / text[e] as f64)
     };
     let best = (0..elems.len())
         .filter(|&e| !excluded[e])
