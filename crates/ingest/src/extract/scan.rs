@@ -269,7 +269,10 @@ impl Scanner<'_> {
             return BOILER;
         }
         let custom: &[u8] = if flags & CUSTOM != 0 { name } else { b"" };
-        match tags::judge(&[attrs.class, attrs.id, custom]) {
+        // A paragraph's or heading's id is an anchor (`nav_summary`), not a
+        // role: only its class counts.
+        let id: &[u8] = if flags & PARA != 0 { b"" } else { attrs.id };
+        match tags::judge(&[attrs.class, id, custom]) {
             Verdict::Boilerplate | Verdict::LikelyBoilerplate => BOILER,
             Verdict::WeakBoilerplate if flags & PARA == 0 => BOILER,
             Verdict::Content => POSITIVE,
