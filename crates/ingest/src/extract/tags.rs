@@ -146,9 +146,8 @@ fn word(lower: &[u8]) -> Word {
         | b"signup" | b"pagination" | b"pager" | b"paginate" | b"outbrain" | b"taboola"
         | b"search" | b"searchbar" | b"skiplink" | b"login" | b"footer" | b"masthead"
         | b"related" | b"recommended" | b"recommendations" | b"rating" | b"ratings" | b"vote"
-        | b"voting" | b"noprint" | b"tagcloud" | b"byline" | b"dateline" | b"postmetadata" => {
-            Word::Strong
-        }
+        | b"voting" | b"noprint" | b"tagcloud" | b"byline" | b"dateline" | b"postmetadata"
+        | b"caption" | b"captions" | b"credit" | b"credits" | b"copyright" => Word::Strong,
         b"author" | b"authors" | b"bio" | b"meta" | b"metadata" | b"teaser" | b"teasers"
         | b"paywall" | b"affiliate" | b"toc" | b"cta" | b"share" => Word::Medium,
         b"header" | b"banner" | b"tags" | b"skip" | b"hidden" | b"hide" | b"print" | b"tools"
