@@ -17,17 +17,21 @@ docs=${DOCS:-"$(rustc --print sysroot)/share/doc/rust/html"}
 summary=$(mktemp)
 pairs=$(mktemp)
 trap 'rm -f "$summary" "$pairs"' EXIT
-printf '%-10s %-6s %9s %13s %12s %11s %10s %8s\n' build html documents removed-exact removed-near pairs-exact pairs-near seconds
+printf '%-10s %-16s %-6s %9s %13s %12s %11s %10s %8s\n' build method html documents \
+  removed-exact removed-near pairs-exact pairs-near seconds
+for method in cascade "simhash --k 3"; do
 for build in after before; do
   bin=${!build}
   [ -n "$bin" ] || continue
   for mode in all main; do
-    "$bin" dedup "$docs" --html "$mode" --summary "$summary" --pairs "$pairs" 2> /dev/null
+    # shellcheck disable=SC2086 # the method is two words on purpose
+    "$bin" dedup "$docs" --method $method --html "$mode" --summary "$summary" --pairs "$pairs" 2> /dev/null
     python3 -c "
 import collections, json, sys
 s = json.load(open(sys.argv[1]))
 kinds = collections.Counter(json.loads(line)['kind'] for line in open(sys.argv[2]))
-print(f\"{sys.argv[3]:<10} {sys.argv[4]:<6} {s['documents']:>9} {s['exact_duplicates']:>13} {s['near_duplicates']:>12} {kinds['exact']:>11} {kinds['near']:>10} {s['seconds']:>8.1f}\")" \
-      "$summary" "$pairs" "$build" "$mode"
+print(f\"{sys.argv[3]:<10} {sys.argv[5]:<16} {sys.argv[4]:<6} {s['documents']:>9} {s['exact_duplicates']:>13} {s['near_duplicates']:>12} {kinds['exact']:>11} {kinds['near']:>10} {s['seconds']:>8.1f}\")" \
+      "$summary" "$pairs" "$build" "$mode" "$method"
   done
+done
 done
