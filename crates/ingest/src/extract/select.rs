@@ -121,16 +121,25 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
                     .any(|&r| (r..=elems[r].last).contains(&b.owner))
             })
             .collect();
-        let linky =
-            |b: &Block| link_filter && b.link as f64 > opts.max_link_density * len(b) as f64;
+        // A term of a definition list is a label, link or not (an index of
+        // items with their descriptions).
+        let linky = |b: &Block| {
+            link_filter
+                && elems[b.owner].flags & DT_DD == 0
+                && b.link as f64 > opts.max_link_density * len(b) as f64
+        };
         let heading = |b: &Block| elems[b.owner].flags & HEADING != 0;
         let mut out = String::with_capacity(text[0] + parsed.blocks.len());
         for (i, block) in candidates.iter().enumerate() {
-            // A heading over links that were dropped ("Related posts",
-            // "More on this") or over nothing at the end goes with them.
+            // A heading over a list of links that were dropped ("Related
+            // posts", "More on this") or over nothing at the end goes with
+            // them; a title over one link ("Source", "Edit") stays.
+            let over_links = |j: usize| candidates.get(j).is_none_or(|b| linky(b) || heading(b));
             let orphan = link_filter
                 && heading(block)
-                && candidates.get(i + 1).is_none_or(|next| linky(next));
+                && candidates
+                    .get(i + 1)
+                    .is_none_or(|next| linky(next) && over_links(i + 2));
             if !linky(block) && !orphan {
                 out.push_str(&parsed.text[block.start..block.end]);
                 out.push('\n');
