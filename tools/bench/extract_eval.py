@@ -18,7 +18,8 @@ shared machine does not count):
   neardup          `neardup extract --html main DATA` pinned to one CPU (taskset -c 0), end to
                    end: zstd decompression, JSON parsing, extraction and JSON output
   neardup rustdoc  the same on every N-th page (default 50) of the Rust documentation installed
-                   with the toolchain, given as HTML files, --html main and --html all
+                   with the toolchain, --html main and --html all, given as HTML files and as
+                   one JSONL file of the same pages (no file system call per page)
   peers            the time spent in their extract call, one page after another (one thread)
 Peers: trafilatura (Python; extract(html, url=url, include_comments=False)) and rs-trafilatura
 (Rust, its Python wheel; extract(html, url=url).main_content), from a venv such as
@@ -36,6 +37,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -125,10 +127,18 @@ def rustdoc_speed(binary, step):
         paths.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(".html"))
     sample = paths[::step]
     size = sum(os.path.getsize(p) for p in sample)
-    speeds = {}
-    for mode in ("main", "all"):
-        best = min(one_core([binary, "extract", "--html", mode] + sample)[1] for _ in range(3))
-        speeds[mode] = size / best / 1e6
+    # The same pages as one JSONL file: the extraction without a file system call per page.
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", encoding="utf-8") as jsonl:
+        for p in sample:
+            with open(p, encoding="utf-8", errors="replace") as f:
+                jsonl.write(json.dumps({"id": p, "html": f.read()}) + "\n")
+        jsonl.flush()
+        speeds = {}
+        for name, inputs in (("files", sample), ("jsonl", [jsonl.name])):
+            for mode in ("main", "all"):
+                cmd = [binary, "extract", "--html", mode] + inputs
+                best = min(one_core(cmd)[1] for _ in range(3))
+                speeds[name, mode] = size / best / 1e6
     return len(sample), size, speeds
 
 
@@ -180,8 +190,10 @@ def main():
     else:
         count, size, speeds = rustdoc
         print(f"rust docs, every {args.rustdoc_step}th page ({count} pages, {size / 1e6:.1f} MB), "
-              f"neardup extract on one core: --html main {speeds['main']:.0f} MB/s, "
-              f"--html all {speeds['all']:.0f} MB/s")
+              "neardup extract on one core:")
+        for name in ("files", "jsonl"):
+            print(f"  as {name:<5}  --html main {speeds[name, 'main']:6.0f} MB/s   "
+                  f"--html all {speeds[name, 'all']:6.0f} MB/s")
 
 
 if __name__ == "__main__":

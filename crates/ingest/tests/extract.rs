@@ -194,13 +194,14 @@ fn related_links_author_boxes_ratings_and_captions_are_dropped() {
 fn a_title_over_one_link_and_an_index_of_linked_terms_stay() {
     let html = "<html><body><nav><a href='/'>Docs</a></nav><main>\
         <div class='main-heading'><h1>Module fs</h1><a class='src' href='/src'>Source</a></div>\
+        <pre><code>pub trait <a href='m.html'>MetadataExt</a></code></pre>\
         <p>Extensions to the file system types, for one platform only.</p>\
         <h2>Traits</h2><dl><dt><a href='a.html'>MetadataExt</a></dt><dd>Extensions to Metadata.</dd>\
         <dt><a href='b.html'>FileTimesExt</a></dt><dd>Extensions to FileTimes.</dd></dl>\
         </main></body></html>";
     assert_eq!(
         MainContentExtractor::default().extract(html).text,
-        "Module fs\nExtensions to the file system types, for one platform only.\nTraits\n\
+        "Module fs\npub trait MetadataExt\nExtensions to the file system types, for one platform only.\nTraits\n\
          MetadataExt\nExtensions to Metadata.\nFileTimesExt\nExtensions to FileTimes."
     );
 }

@@ -122,10 +122,10 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
             })
             .collect();
         // A term of a definition list is a label, link or not (an index of
-        // items with their descriptions).
+        // items with their descriptions), and code is code, whatever it links.
         let linky = |b: &Block| {
             link_filter
-                && elems[b.owner].flags & DT_DD == 0
+                && elems[b.owner].flags & (DT_DD | PRE) == 0
                 && b.link as f64 > opts.max_link_density * len(b) as f64
         };
         let heading = |b: &Block| elems[b.owner].flags & HEADING != 0;
