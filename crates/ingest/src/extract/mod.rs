@@ -52,11 +52,13 @@
 //!    length and commas, discounted by link density; the best container and
 //!    its well-scoring siblings are kept.
 //! 5. Within what is kept, link-heavy blocks (menus, "related" lists) are
-//!    dropped, and so is a heading over them or over nothing.
+//!    dropped, and so is a heading over a list of them or over nothing;
+//!    code (`pre`) and definition terms (`dt`) are never link-heavy.
 //!
 //! Measured on trafilatura's evaluation set (990 real pages, scored by its
 //! snippets; `tools/bench/extract_eval.py`, figures in BENCHMARKS.md):
-//! F1 0.822 → 0.891 with this selection, at several hundred MB/s.
+//! F1 0.822 → 0.898 (P 0.907, R 0.890) with this selection, `neardup
+//! extract` at about 265 MB/s of HTML per CPU-second end to end.
 //!
 //! Blocks are separated by newlines, `<br>` is a newline, `<pre>` keeps its
 //! white space.
