@@ -1,7 +1,8 @@
 //! The one input layer of every command that reads documents (`fingerprint`, `dedup`,
-//! `index add`/`check`, `mirrors`, ...): the input options they share, the inputs checked
-//! before anything is read ([`Corpus`]), and reading with fingerprinting (or any work) in
-//! parallel batches while a thread reads ahead, with progress on standard error.
+//! `index add`/`check`, `mirrors`, `extract`): the input options they share, the inputs checked
+//! before anything is read ([`Corpus`]), the text each document is fingerprinted by
+//! ([`document_text`]), and reading with fingerprinting (or any work) in parallel batches while
+//! a thread reads ahead, with progress on standard error.
 //!
 //! Uncompressed JSON Lines take a fast path: blocks of whole lines are read and their records
 //! parsed in parallel (`blocks`), with the same parser and the same errors as ingest's
@@ -284,10 +285,7 @@ impl<'a> Corpus<'a> {
                     .into_par_iter()
                     .map(|(index, record)| {
                         record.map(|doc| {
-                            let text = match (&doc.body, self.args.html) {
-                                (Body::Html(html), HtmlText::All) => Cow::Owned(html_to_text(html)),
-                                _ => doc.main_text(&extractor),
-                            };
+                            let text = document_text(&doc, self.args.html, &extractor);
                             let value = map(index, &doc, &text);
                             (doc, value)
                         })
@@ -571,6 +569,20 @@ impl Read for Counting {
         let read = self.reader.read(buf)?;
         self.counter.fetch_add(read as u64, Relaxed);
         Ok(read)
+    }
+}
+
+/// The text a document is fingerprinted by: a text body as is; of an HTML body its main content
+/// or all its visible text, as `html` says. The one rule every command that reads documents
+/// uses (`dedup`, `index`, `mirrors`, `extract`).
+pub fn document_text<'a>(
+    doc: &'a Document,
+    html: HtmlText,
+    extractor: &MainContentExtractor,
+) -> Cow<'a, str> {
+    match (&doc.body, html) {
+        (Body::Html(page), HtmlText::All) => Cow::Owned(html_to_text(page)),
+        _ => doc.main_text(extractor),
     }
 }
 

@@ -33,6 +33,8 @@ enum Command {
     Dedup(commands::dedup::DedupArgs),
     /// Find mirror sites: host or path-prefix pairs whose shared paths carry the same content.
     Mirrors(commands::mirrors::MirrorsArgs),
+    /// Write one JSON line per document with the text the other commands fingerprint for it.
+    Extract(commands::extract::ExtractArgs),
     /// Write one JSON line of fingerprints per document.
     Fingerprint(commands::fingerprint::FingerprintArgs),
     /// Explain how similar two texts are, and why.
@@ -58,6 +60,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Dedup(args) => commands::dedup::run(args),
+        Command::Extract(args) => commands::extract::run(args),
         Command::Fingerprint(args) => commands::fingerprint::run(args),
         Command::Mirrors(args) => commands::mirrors::run(args),
         Command::Compare(args) => commands::compare::run(args),

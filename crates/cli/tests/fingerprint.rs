@@ -2,15 +2,8 @@
 
 mod common;
 
-use common::{assert_one_line_error, neardup};
+use common::{assert_one_line_error, json_lines, neardup};
 use serde_json::Value;
-
-fn json_lines(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 /// `neardup fingerprint` on JSONL from standard input, stopping at the first bad record.
 fn jsonl(input: &[u8]) -> common::Run {

@@ -38,9 +38,10 @@ fn article_page_keeps_the_story_only() {
         out.title.as_deref(),
         Some("Transit plan approved – City News")
     );
+    // The byline is furniture, as the reference extractors have it.
     assert_eq!(
         out.text,
-        format!("Transit plan approved\nBy A. Writer\n{PARAGRAPH_1}\n{PARAGRAPH_2}")
+        format!("Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}")
     );
 }
 
@@ -163,4 +164,44 @@ fn a_page_of_links_is_its_own_content() {
     let html = r#"<html><body><p>Redirecting to <a href="../x/struct.Y.html">../x/struct.Y.html</a>...</p></body></html>"#;
     let text = MainContentExtractor::default().extract(html).text;
     assert_eq!(text, "Redirecting to ../x/struct.Y.html...");
+}
+
+#[test]
+fn related_links_author_boxes_ratings_and_captions_are_dropped() {
+    let html = format!(
+        r#"<html><body><main>
+<article class="post hentry author-jane tag-transit">
+<h1>Transit plan approved</h1>
+<figure><img src="bus.jpg"><figcaption>Photo: A. Photographer</figcaption></figure>
+<p>{PARAGRAPH_1}</p>
+<p>{PARAGRAPH_2} <span class="post-ratings">Rate this article</span></p>
+<div class="entry-meta">Posted in Local on <time>3 May</time></div>
+<div class="author-box"><p>Jane writes about cities and has done so for twenty years.</p></div>
+<h2>Related posts</h2>
+<ul><li><a href="/1">Bus lanes extended to the harbour</a></li><li><a href="/2">Cycle lanes repaved</a></li></ul>
+</article>
+<section class="more"><p>Newsletter: the best of the week, every Friday, in your inbox for free.</p></section>
+</main></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!("Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}")
+    );
+}
+
+#[test]
+fn a_title_over_one_link_and_an_index_of_linked_terms_stay() {
+    let html = "<html><body><nav><a href='/'>Docs</a></nav><main>\
+        <div class='main-heading'><h1>Module fs</h1><a class='src' href='/src'>Source</a></div>\
+        <pre><code>pub trait <a href='m.html'>MetadataExt</a></code></pre>\
+        <p>Extensions to the file system types, for one platform only.</p>\
+        <h2>Traits</h2><dl><dt><a href='a.html'>MetadataExt</a></dt><dd>Extensions to Metadata.</dd>\
+        <dt><a href='b.html'>FileTimesExt</a></dt><dd>Extensions to FileTimes.</dd></dl>\
+        </main></body></html>";
+    assert_eq!(
+        MainContentExtractor::default().extract(html).text,
+        "Module fs\npub trait MetadataExt\nExtensions to the file system types, for one platform only.\nTraits\n\
+         MetadataExt\nExtensions to Metadata.\nFileTimesExt\nExtensions to FileTimes."
+    );
 }

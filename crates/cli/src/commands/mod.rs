@@ -3,6 +3,7 @@
 pub mod compare;
 pub mod dedup;
 pub mod eval;
+pub mod extract;
 pub mod fingerprint;
 pub mod index;
 pub mod mirrors;

@@ -49,3 +49,12 @@ pub fn assert_one_line_error(run: &Run, code: i32, needle: &str) {
         run.stderr
     );
 }
+
+/// The JSON objects of a JSON-lines output, one a line. (Not every test binary reads JSON lines.)
+#[allow(dead_code)]
+pub fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}

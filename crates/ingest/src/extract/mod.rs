@@ -34,18 +34,31 @@
 //! 1. Dropped while scanning: `script`, `style`, `noscript`, `template`,
 //!    `svg`, `iframe`, ... (never visible), elements with `hidden`,
 //!    `aria-hidden=true` or an inline `display:none`; and for main content
-//!    `nav`, `aside`, `menu`, `dialog`, `button`, and `header`/`footer`
-//!    outside `main`/`article`.
-//! 2. Flagged as furniture: elements whose class, id, ARIA role or custom tag
-//!    name says navigation, menu, sidebar, breadcrumbs, ads, cookie banner,
-//!    share bar, comments, ... (see `tags::judge`), and `form`s. A flagged
-//!    element that holds the `main`/`article` or ≥ 90% of the text is a
-//!    misjudged wrapper and stays.
-//! 3. The page's `main` (or `role=main`), else its largest `article`, is the
+//!    `nav`, `aside`, `menu`, `dialog`, `button`, `footer`, `figcaption`,
+//!    `time`, `header` outside `main`/`article`, and inline elements (`span`,
+//!    `a`, ...) whose class or id has a strong furniture word.
+//! 2. Flagged as furniture: block elements whose class, id, ARIA role or
+//!    custom tag name says navigation, menu, sidebar, breadcrumbs, ads,
+//!    cookie banner, comments, related stories, ratings, bylines, author
+//!    boxes, entry meta, ... (see `tags::judge`: strong words decide alone,
+//!    medium and weak ones yield to a content word such as `post` or
+//!    `entry-content`), and `form`s. A flagged element that holds the
+//!    `main`/`article`, a content-named element with ≥ 30% of the text, or
+//!    ≥ 90% of the text is a misjudged wrapper and stays.
+//! 3. The page's `main` (or `role=main`) — narrowed to the `article` inside
+//!    it that holds ≥ 60% of its text — else its largest `article`, is the
 //!    content if it holds ≥ [`ExtractOptions::min_main_share`] of the text.
 //! 4. Otherwise Readability's scoring: paragraphs score their container by
 //!    length and commas, discounted by link density; the best container and
-//!    its well-scoring siblings are kept, minus link-heavy blocks.
+//!    its well-scoring siblings are kept.
+//! 5. Within what is kept, link-heavy blocks (menus, "related" lists) are
+//!    dropped, and so is a heading over a list of them or over nothing;
+//!    code (`pre`) and definition terms (`dt`) are never link-heavy.
+//!
+//! Measured on trafilatura's evaluation set (990 real pages, scored by its
+//! snippets; `tools/bench/extract_eval.py`, figures in BENCHMARKS.md):
+//! F1 0.822 → 0.898 (P 0.907, R 0.890) with this selection, `neardup
+//! extract` at about 280 MB/s of HTML per CPU-second end to end.
 //!
 //! Blocks are separated by newlines, `<br>` is a newline, `<pre>` keeps its
 //! white space.
@@ -70,9 +83,9 @@ pub struct ExtractOptions {
     /// hold to be taken as the content (default 0.25): a small teaser
     /// `article` on a list page is not the content.
     pub min_main_share: f64,
-    /// When choosing by density, blocks whose text is more than this share
-    /// link text (menus, tag lists, "related" links) are dropped
-    /// (default 0.5).
+    /// Blocks of the chosen content whose text is more than this share link
+    /// text (menus, tag lists, "related" links) are dropped, with a heading
+    /// over them (default 0.35).
     pub max_link_density: f64,
 }
 
@@ -82,7 +95,7 @@ impl Default for ExtractOptions {
             drop_boilerplate: true,
             prefer_semantic: true,
             min_main_share: 0.25,
-            max_link_density: 0.5,
+            max_link_density: 0.35,
         }
     }
 }

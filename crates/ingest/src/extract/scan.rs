@@ -224,11 +224,12 @@ impl Scanner<'_> {
                 || attrs.hidden
                 || (self.mode == Mode::Main
                     && (flags & CHROME != 0
-                        || (flags & PAGE_PART != 0 && self.semantic_depth == 0))));
+                        || (flags & PAGE_PART != 0 && self.semantic_depth == 0)
+                        || (flags & BLOCK == 0 && inline_furniture(&attrs)))));
         let parent = self.current_elem();
         let owns_elem = !dropping && !drop_here && flags & BLOCK != 0;
         let elem = if owns_elem {
-            let judged = open_flags & (MAIN | ARTICLE | PARA | ROOT);
+            let judged = open_flags & (MAIN | ARTICLE | PARA | ROOT | HEADING | DT_DD | PRE);
             let judged = judged | self.judge(name, flags, &attrs);
             self.elems.push(Elem {
                 parent,
@@ -268,8 +269,11 @@ impl Scanner<'_> {
             return BOILER;
         }
         let custom: &[u8] = if flags & CUSTOM != 0 { name } else { b"" };
-        match tags::judge(&[attrs.class, attrs.id, custom]) {
-            Verdict::Boilerplate => BOILER,
+        // A paragraph's or heading's id is an anchor (`nav_summary`), not a
+        // role: only its class counts.
+        let id: &[u8] = if flags & PARA != 0 { b"" } else { attrs.id };
+        match tags::judge(&[attrs.class, id, custom]) {
+            Verdict::Boilerplate | Verdict::LikelyBoilerplate => BOILER,
             Verdict::WeakBoilerplate if flags & PARA == 0 => BOILER,
             Verdict::Content => POSITIVE,
             Verdict::WeakBoilerplate => 0,
@@ -434,6 +438,14 @@ impl Scanner<'_> {
         self.block_link = 0;
         self.pending_space = false;
     }
+}
+
+/// Whether an inline element (`span`, `a`, ...) is furniture by a strong
+/// word of its class or id (`post-ratings`, `share-link`): dropped with its
+/// content, since inline elements get no element record to be judged later.
+fn inline_furniture(attrs: &Attrs<'_>) -> bool {
+    (!attrs.class.is_empty() || !attrs.id.is_empty())
+        && tags::judge(&[attrs.class, attrs.id]) == Verdict::Boilerplate
 }
 
 /// ASCII white space as HTML defines it.

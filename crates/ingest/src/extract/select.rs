@@ -9,6 +9,24 @@ use super::ExtractOptions;
 /// text is a page wrapper misjudged by its class, and is kept.
 const WRAPPER_SHARE: f64 = 0.9;
 
+/// A content-named element holding at least this share of the page's text
+/// keeps its furniture-named ancestors.
+const POSITIVE_SHARE: f64 = 0.3;
+
+/// Share of the text of `main` an `article` inside it must hold to be taken
+/// as the content instead.
+const ARTICLE_IN_MAIN: f64 = 0.6;
+
+/// Fewest bytes of text of a lead: a sibling before the best container
+/// taken with it.
+const LEAD_MIN: usize = 80;
+
+/// Most link text a lead may have, as a share of its text.
+const LEAD_LINK_DENSITY: f64 = 0.25;
+
+/// How much more a content-named container (`post-body`) scores.
+const POSITIVE_BONUS: f64 = 2.0;
+
 /// Blocks shorter than this (bytes) do not count as paragraphs when scoring.
 const MIN_PARAGRAPH: usize = 25;
 
@@ -25,7 +43,14 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
     }
     for e in (1..n).rev() {
         all[elems[e].parent] += all[e];
-        semantic[e] |= elems[e].flags & (MAIN | ARTICLE) != 0;
+    }
+    // Elements holding the page's `main`, `article` or a content-named
+    // element with much of the text: a furniture class on them is a misjudged
+    // wrapper (`sidebar_content` around the post).
+    let big = (POSITIVE_SHARE * all[0] as f64) as usize;
+    for e in (1..n).rev() {
+        let flags = elems[e].flags;
+        semantic[e] |= flags & (MAIN | ARTICLE) != 0 || (flags & POSITIVE != 0 && all[e] > big);
         if semantic[e] {
             semantic[elems[e].parent] = true;
         }
@@ -64,25 +89,58 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
             .max_by_key(|&e| (text[e], std::cmp::Reverse(e)))
             .filter(|&e| text[e] > 0 && text[e] as f64 >= opts.min_main_share * page)
     };
+    // Within `main`, an `article` holding most of its text is the content
+    // and the rest (related stories, author boxes) is not.
+    let narrowed = |main: usize| {
+        (main + 1..=elems[main].last)
+            .filter(|&e| elems[e].flags & ARTICLE != 0 && !excluded[e])
+            .max_by_key(|&e| (text[e], std::cmp::Reverse(e)))
+            .filter(|&e| text[e] as f64 >= ARTICLE_IN_MAIN * text[main] as f64)
+            .unwrap_or(main)
+    };
     let semantic_pick = if opts.prefer_semantic {
-        semantic_root(MAIN).or_else(|| semantic_root(ARTICLE))
+        semantic_root(MAIN)
+            .map(narrowed)
+            .or_else(|| semantic_root(ARTICLE))
     } else {
         None
     };
-    let (roots, by_density) = match semantic_pick {
-        Some(root) => (vec![root], false),
-        None => (densest(parsed, &excluded, &text, &link), true),
+    let roots = match semantic_pick {
+        Some(root) => vec![root],
+        None => densest(parsed, &excluded, &text, &link),
     };
 
     let join = |roots: &[usize], link_filter: bool| {
+        let candidates: Vec<&Block> = parsed
+            .blocks
+            .iter()
+            .filter(kept)
+            .filter(|b| {
+                roots
+                    .iter()
+                    .any(|&r| (r..=elems[r].last).contains(&b.owner))
+            })
+            .collect();
+        // A term of a definition list is a label, link or not (an index of
+        // items with their descriptions), and code is code, whatever it links.
+        let linky = |b: &Block| {
+            link_filter
+                && elems[b.owner].flags & (DT_DD | PRE) == 0
+                && b.link as f64 > opts.max_link_density * len(b) as f64
+        };
+        let heading = |b: &Block| elems[b.owner].flags & HEADING != 0;
         let mut out = String::with_capacity(text[0] + parsed.blocks.len());
-        for block in parsed.blocks.iter().filter(kept) {
-            let inside = roots
-                .iter()
-                .any(|&r| (r..=elems[r].last).contains(&block.owner));
-            let linky =
-                link_filter && block.link as f64 > opts.max_link_density * len(block) as f64;
-            if inside && !linky {
+        for (i, block) in candidates.iter().enumerate() {
+            // A heading over a list of links that were dropped ("Related
+            // posts", "More on this") or over nothing at the end goes with
+            // them; a title over one link ("Source", "Edit") stays.
+            let over_links = |j: usize| candidates.get(j).is_none_or(|b| linky(b) || heading(b));
+            let orphan = link_filter
+                && heading(block)
+                && candidates
+                    .get(i + 1)
+                    .is_none_or(|next| linky(next) && over_links(i + 2));
+            if !linky(block) && !orphan {
                 out.push_str(&parsed.text[block.start..block.end]);
                 out.push('\n');
             }
@@ -90,7 +148,7 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         out.pop();
         out
     };
-    let out = join(&roots, by_density);
+    let out = join(&roots, true);
     if out.is_empty() {
         // A page of links only (a redirect notice, a table of contents):
         // its links are its content.
@@ -136,11 +194,11 @@ fn densest(parsed: &Parsed, excluded: &[bool], text: &[usize], link: &[usize]) -
             return 0.0;
         }
         let bonus = if elems[e].flags & POSITIVE != 0 {
-            25.0
+            POSITIVE_BONUS
         } else {
-            0.0
+            1.0
         };
-        (score[e] + bonus) * (1.0 - link[e] as f64 / text[e] as f64)
+        score[e] * bonus * (1.0 - link[e] as f64 / text[e] as f64)
     };
     let best = (0..elems.len())
         .filter(|&e| !excluded[e])
@@ -158,9 +216,17 @@ fn densest(parsed: &Parsed, excluded: &[bool], text: &[usize], link: &[usize]) -
     }
     let parent = elems[best].parent;
     let threshold = (best_score * 0.2).max(10.0);
+    // A sibling before the best container holding prose, not links, is its
+    // lead or standfirst, however little it scores.
+    let lead = |e: usize| {
+        e < best && text[e] >= LEAD_MIN && (link[e] as f64) < LEAD_LINK_DENSITY * text[e] as f64
+    };
     (1..elems.len())
         .filter(|&e| {
-            e == best || (elems[e].parent == parent && !excluded[e] && adjusted(e) >= threshold)
+            e == best
+                || (elems[e].parent == parent
+                    && !excluded[e]
+                    && (adjusted(e) >= threshold || lead(e)))
         })
         .collect()
 }

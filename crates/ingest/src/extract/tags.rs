@@ -55,6 +55,8 @@ pub(super) mod flag {
     pub const POSITIVE: u32 = 1 << 21;
     /// `body` and `html`: never judged by class.
     pub const ROOT: u32 = 1 << 22;
+    /// `h1` ... `h6`: a heading, which introduces what follows it.
+    pub const HEADING: u32 = 1 << 23;
 }
 
 use flag::*;
@@ -67,8 +69,9 @@ pub(super) fn classify(name: &[u8]) -> u32 {
         | b"address" | b"table" | b"tbody" | b"thead" | b"tfoot" | b"ul" | b"ol" | b"dl"
         | b"dir" => BLOCK,
         b"hr" => BLOCK | VOID,
-        b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" | b"blockquote" | b"figcaption"
-        | b"caption" | b"summary" | b"legend" => BLOCK | PARA,
+        b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" => BLOCK | PARA | HEADING,
+        b"blockquote" | b"caption" | b"summary" | b"legend" => BLOCK | PARA,
+        b"figcaption" => BLOCK | CHROME,
         b"li" => BLOCK | PARA | LI,
         b"dt" | b"dd" => BLOCK | PARA | DT_DD,
         b"td" | b"th" => BLOCK | PARA | CELL,
@@ -77,10 +80,10 @@ pub(super) fn classify(name: &[u8]) -> u32 {
         b"main" => BLOCK | MAIN,
         b"article" => BLOCK | ARTICLE,
         b"body" | b"html" => BLOCK | ROOT,
-        b"header" | b"footer" => BLOCK | PAGE_PART,
-        b"nav" | b"aside" | b"menu" | b"dialog" => BLOCK | CHROME,
+        b"header" => BLOCK | PAGE_PART,
+        b"nav" | b"aside" | b"menu" | b"dialog" | b"footer" => BLOCK | CHROME,
         b"form" => BLOCK | FORM,
-        b"button" | b"label" => CHROME,
+        b"button" | b"label" | b"time" => CHROME,
         b"a" => LINK,
         b"br" => VOID | BR,
         b"area" | b"base" | b"col" | b"embed" | b"img" | b"input" | b"keygen" | b"link"
@@ -98,11 +101,15 @@ pub(super) fn classify(name: &[u8]) -> u32 {
 /// How the words of an element's class, id or custom tag name judge it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Verdict {
-    /// Surely furniture: navigation, ads, sidebars, comments, share bars, ...
+    /// Surely furniture: navigation, ads, sidebars, comments, ratings,
+    /// bylines, ...
     Boilerplate,
+    /// Furniture for a block (`author-box`, `entry-meta`, `teaser`), but
+    /// not reason enough to drop an inline element.
+    LikelyBoilerplate,
     /// Furniture for a container, but not for a heading or paragraph: a
-    /// weak word (`header`, `meta`, `related`, ...) without a content word,
-    /// as in `site-header` (a heading's `section-header` is no furniture).
+    /// weak word (`header`, `tags`, ...) without a content word, as in
+    /// `site-header` (a heading's `section-header` is no furniture).
     WeakBoilerplate,
     /// Likely the content (`article`, `post-body`, ...).
     Content,
@@ -110,47 +117,91 @@ pub(super) enum Verdict {
     Neutral,
 }
 
-/// Judges an element by the words of its class, id and custom tag name
-/// (split on anything not a letter or digit, compared case-insensitively).
-/// Strong furniture words (`nav`, `sidebar`, `ad`, `cookie`, `comments`, ...)
-/// decide alone; weak ones (`header`, `meta`, `related`, ...) only when no
-/// content word (`article`, `content`, `post`, ...) is there too, so that
-/// `article-header` stays while `site-header` goes.
-pub(super) fn judge(words: &[&[u8]]) -> Verdict {
-    let mut weak = false;
-    let mut content = false;
-    for source in words {
-        for word in source.split(|b| !b.is_ascii_alphanumeric()) {
-            if word.is_empty() || word.len() > 16 {
+/// What one word says.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Word {
+    /// Furniture whatever else is said (`nav`, `sidebar`, `related`, ...).
+    Strong,
+    /// Furniture unless a content word is said too (`author`, `meta`,
+    /// `teaser`, ...): `author-box` goes, a post whose classes also say
+    /// `author-jane` stays.
+    Medium,
+    /// Furniture for containers, unless a content word is said too.
+    Weak,
+    /// Content (`article`, `content`, `post`, ...).
+    Content,
+    /// Nothing.
+    Other,
+}
+
+fn word(lower: &[u8]) -> Word {
+    match lower {
+        b"nav" | b"navbar" | b"navigation" | b"navlinks" | b"menu" | b"menubar" | b"menus"
+        | b"topbar" | b"toolbar" | b"sidebar" | b"sidenav" | b"subnav" | b"breadcrumb"
+        | b"breadcrumbs" | b"crumbs" | b"ad" | b"ads" | b"advert" | b"adverts"
+        | b"advertisement" | b"advertising" | b"adsense" | b"adslot" | b"sponsor"
+        | b"sponsored" | b"promo" | b"promoted" | b"cookie" | b"cookies" | b"consent" | b"gdpr"
+        | b"sharing" | b"social" | b"shariff" | b"addthis" | b"sharethis" | b"comment"
+        | b"comments" | b"disqus" | b"popup" | b"modal" | b"newsletter" | b"subscribe"
+        | b"signup" | b"pagination" | b"pager" | b"paginate" | b"outbrain" | b"taboola"
+        | b"search" | b"searchbar" | b"skiplink" | b"login" | b"footer" | b"masthead"
+        | b"related" | b"recommended" | b"recommendations" | b"rating" | b"ratings" | b"vote"
+        | b"voting" | b"noprint" | b"tagcloud" | b"byline" | b"dateline" | b"postmetadata"
+        | b"caption" | b"captions" | b"credit" | b"credits" | b"copyright" => Word::Strong,
+        b"author" | b"authors" | b"bio" | b"meta" | b"metadata" | b"teaser" | b"teasers"
+        | b"paywall" | b"affiliate" | b"toc" | b"cta" | b"share" => Word::Medium,
+        b"header" | b"banner" | b"tags" | b"skip" | b"hidden" | b"hide" | b"print" | b"tools"
+        | b"extra" => Word::Weak,
+        b"article" | b"content" | b"main" | b"post" | b"entry" | b"story" | b"body" | b"text"
+        | b"blog" => Word::Content,
+        _ => Word::Other,
+    }
+}
+
+/// Judges an element by its class, id and custom tag name: their tokens
+/// (split on white space) and the tokens' words (split on anything not a
+/// letter or digit, compared case-insensitively). A strong furniture word
+/// (`nav`, `sidebar`, `ad`, `comments`, ...) decides alone. Within a token
+/// the last content or medium word decides (`entry-meta` is furniture,
+/// `toc-content` content) and a content word outweighs a weak one
+/// (`article-header`). Across tokens, a content token outweighs medium
+/// (`author-box`) and weak (`site-header`) ones.
+pub(super) fn judge(sources: &[&[u8]]) -> Verdict {
+    let (mut medium, mut weak, mut content) = (false, false, false);
+    let tokens = sources
+        .iter()
+        .flat_map(|source| source.split(|b| b.is_ascii_whitespace()));
+    for token in tokens {
+        let mut said = Word::Other;
+        for raw in token.split(|b| !b.is_ascii_alphanumeric()) {
+            if raw.is_empty() || raw.len() > 16 {
                 continue;
             }
             let mut buf = [0u8; 16];
-            let lower = &mut buf[..word.len()];
-            lower.copy_from_slice(word);
+            let lower = &mut buf[..raw.len()];
+            lower.copy_from_slice(raw);
             lower.make_ascii_lowercase();
-            match &*lower {
-                b"nav" | b"navbar" | b"navigation" | b"navlinks" | b"menu" | b"menubar"
-                | b"menus" | b"topbar" | b"toolbar" | b"sidebar" | b"sidenav" | b"breadcrumb"
-                | b"breadcrumbs" | b"crumbs" | b"ad" | b"ads" | b"advert" | b"adverts"
-                | b"advertisement" | b"advertising" | b"adsense" | b"adslot" | b"sponsor"
-                | b"sponsored" | b"promo" | b"promoted" | b"cookie" | b"cookies" | b"consent"
-                | b"gdpr" | b"share" | b"sharing" | b"social" | b"comment" | b"comments"
-                | b"disqus" | b"popup" | b"modal" | b"newsletter" | b"subscribe" | b"signup"
-                | b"pagination" | b"pager" | b"outbrain" | b"taboola" | b"search"
-                | b"searchbar" | b"skiplink" | b"login" | b"footer" | b"masthead" | b"widget"
-                | b"widgets" => return Verdict::Boilerplate,
-                b"header" | b"banner" | b"meta" | b"related" | b"recommended" | b"tags"
-                | b"skip" | b"hidden" | b"hide" | b"print" | b"tools" | b"extra" => weak = true,
-                b"article" | b"content" | b"main" | b"post" | b"entry" | b"story" | b"body"
-                | b"text" | b"blog" => content = true,
-                _ => {}
-            }
+            said = match (said, word(lower)) {
+                (_, Word::Strong) => return Verdict::Boilerplate,
+                // The last of content and medium words is the head of a
+                // compound: `entry-meta` is meta, `toc-content` content.
+                (_, last @ (Word::Content | Word::Medium)) => last,
+                (Word::Other, Word::Weak) => Word::Weak,
+                (earlier, _) => earlier,
+            };
+        }
+        match said {
+            Word::Content => content = true,
+            Word::Medium => medium = true,
+            Word::Weak => weak = true,
+            Word::Strong | Word::Other => {}
         }
     }
-    match (weak, content) {
-        (true, false) => Verdict::WeakBoilerplate,
-        (_, true) => Verdict::Content,
-        (false, false) => Verdict::Neutral,
+    match (content, medium, weak) {
+        (true, _, _) => Verdict::Content,
+        (false, true, _) => Verdict::LikelyBoilerplate,
+        (false, false, true) => Verdict::WeakBoilerplate,
+        (false, false, false) => Verdict::Neutral,
     }
 }
 
@@ -188,6 +239,12 @@ mod tests {
         assert_eq!(j("AD-slot"), Verdict::Boilerplate);
         assert_eq!(j("rustdoc-toolbar"), Verdict::Boilerplate);
         assert_eq!(judge(&[b"x", b"cookie-banner"]), Verdict::Boilerplate);
+        assert_eq!(j("row author-box"), Verdict::LikelyBoilerplate);
+        assert_eq!(j("hentry post author-jane tag-x"), Verdict::Content);
+        assert_eq!(j("related-posts"), Verdict::Boilerplate);
+        assert_eq!(j("entry-meta"), Verdict::LikelyBoilerplate);
+        assert_eq!(j("toc-content"), Verdict::Content);
+        assert_eq!(j("meta entry"), Verdict::Content);
         assert!(chrome_role(b"Navigation"));
         assert!(!chrome_role(b"main"));
     }
