@@ -500,17 +500,21 @@ impl NearDupDb {
         if missing.is_empty() {
             return Ok((sets, records));
         }
-        for record in self.store.get_slots(&missing)?.into_iter().flatten() {
+        let fetched = self.store.get_slots(&missing)?;
+        for (&slot, record) in missing.iter().zip(fetched) {
+            let Some(record) = record else {
+                continue; // deleted meanwhile
+            };
             if let Some(stored) = &record.text {
                 let entry = Arc::new(Verifiable::new(
                     self.fingerprinter.feature_set(&stored.text()?),
                 ));
-                self.sets.insert(record.slot, Arc::clone(&entry));
-                if let Some(at) = slots.iter().position(|&s| s == record.slot) {
+                self.sets.insert(slot, Arc::clone(&entry));
+                if let Some(at) = slots.iter().position(|&s| s == slot) {
                     sets[at] = Some(entry);
                 }
             }
-            records.insert(record.slot, record);
+            records.insert(slot, record);
         }
         Ok((sets, records))
     }
