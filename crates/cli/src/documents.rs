@@ -18,8 +18,8 @@ use std::sync::{Arc, OnceLock};
 
 use neardup_ingest::extract::{html_to_text, MainContentExtractor};
 use neardup_ingest::{
-    parse_document, Body, Compression, Document, ErrorKind, FolderReader, Format, IngestError,
-    JsonlFields, OpenedInput, Place, ReadOptions, ReadStats, StatsSnapshot,
+    parse_document, Accounting, Body, Compression, Document, ErrorKind, FolderReader, Format,
+    IngestError, JsonlFields, OpenedInput, Place, ReadOptions, ReadStats, StatsSnapshot,
     DEFAULT_MAX_DOCUMENT_BYTES,
 };
 use rayon::prelude::*;
@@ -154,6 +154,8 @@ pub struct Corpus<'a> {
     spool: Option<tempfile::TempDir>,
     /// Whether a read has started: later reads report no bad record again.
     read_before: AtomicBool,
+    /// What the first read found, record by record.
+    accounting: std::sync::Mutex<Accounting>,
 }
 
 /// One input of a [`Corpus`].
@@ -216,6 +218,7 @@ impl<'a> Corpus<'a> {
             total_bytes: total,
             spool,
             read_before: AtomicBool::new(false),
+            accounting: Default::default(),
         })
     }
 
@@ -245,6 +248,7 @@ impl<'a> Corpus<'a> {
         bar.set_message("0 documents");
         let extractor = MainContentExtractor::default();
         let (mut documents, mut errors) = (0u64, 0u64);
+        let mut skipped: std::collections::BTreeMap<String, u64> = Default::default();
         std::thread::scope(|scope| -> anyhow::Result<()> {
             // Each piece of work comes with the bytes read up to its end, for progress.
             let (sender, receiver) = sync_channel::<(Work, u64)>(2);
@@ -300,6 +304,7 @@ impl<'a> Corpus<'a> {
                         Err(error) if !error.is_bad_record() => anyhow::bail!("{error}"),
                         Err(error) => {
                             errors += 1;
+                            *skipped.entry(error.kind.reason().to_string()).or_default() += 1;
                             match self.args.on_error {
                                 OnError::Skip if first => eprintln!("neardup: skipped {error}"),
                                 OnError::Skip => {}
@@ -316,11 +321,28 @@ impl<'a> Corpus<'a> {
             Ok(())
         })?;
         bar.finish_and_clear();
+        if first {
+            *self.accounting.lock().unwrap_or_else(|e| e.into_inner()) = Accounting {
+                documents,
+                skipped,
+                not_documents: stats.accounting().not_documents,
+            };
+        }
         Ok(StatsSnapshot {
             documents,
             errors,
             ..stats.snapshot()
         })
+    }
+
+    /// Every record the first read found: documents, skipped records by reason, and records
+    /// that are not documents by type (WARC requests, HTTP errors, images, ...); they add up
+    /// to what the inputs hold.
+    pub fn accounting(&self) -> Accounting {
+        self.accounting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 

@@ -538,3 +538,39 @@ fn short_chinese_copies_are_found_by_overlap_and_a_headline_is_not_its_article()
     let out_of_range = ["dedup", input, "--min-length-ratio", "2"];
     assert_one_line_error(&neardup(&out_of_range, b""), 1, "between 0 and 1");
 }
+
+/// The summary accounts for every record read: documents, skipped records by reason and
+/// records that are not documents by type, adding up to what the inputs hold.
+#[test]
+fn the_summary_accounts_for_every_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let pages = dir.path().join("pages");
+    std::fs::create_dir(&pages).unwrap();
+    std::fs::write(pages.join("a.txt"), "The council met on Monday.").unwrap();
+    std::fs::write(pages.join("logo.png"), [0x89, b'P', b'N', b'G']).unwrap();
+    let jsonl = dir.path().join("feed.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"id\": \"x\", \"text\": \"Rain is expected on Tuesday.\"}\n{not json\n{\"id\": \"y\", \"text\": \"Rain is expected on Tuesday.\"}\n",
+    )
+    .unwrap();
+    let summary = dir.path().join("summary.json");
+    let run = neardup(
+        &[
+            "dedup",
+            pages.to_str().unwrap(),
+            jsonl.to_str().unwrap(),
+            "--summary",
+            summary.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    let records = &s["records"];
+    assert_eq!(records["documents"], 3, "{s}");
+    assert_eq!(records["skipped"]["malformed JSON"], 1, "{s}");
+    assert_eq!(records["not_documents"]["file .png"], 1, "{s}");
+    assert_eq!(s["records_total"], 5, "{s}");
+    assert!(run.stderr.contains("5 records"), "{}", run.stderr);
+}

@@ -14,6 +14,7 @@ use neardup_dedup::{
     Policy,
 };
 use neardup_ingest::url::canonicalize;
+use neardup_ingest::Accounting;
 use neardup_store::{open_db, InsertMode, OpenOptions};
 use serde::Serialize;
 
@@ -105,6 +106,10 @@ struct Summary {
     policy: String,
     /// Clusters are representative-centred (every member a duplicate of the representative).
     clustering: &'static str,
+    /// Every record read: documents, skipped by reason, not documents by type.
+    records: Accounting,
+    /// Their sum: what the inputs hold.
+    records_total: u64,
 }
 
 /// `neardup dedup --index`: every document checked against the saved index and added when
@@ -324,6 +329,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     }
     let seconds = started.elapsed().as_secs_f64();
     let count = |kind| outcome.removals.iter().filter(|r| r.kind == kind).count();
+    let accounting = corpus.accounting();
     let summary = Summary {
         documents: items.len(),
         input_bytes,
@@ -346,6 +352,8 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         profile: fingerprinter.profile().name.clone(),
         policy: options.policy.describe(),
         clustering: "representative-centred",
+        records_total: accounting.records(),
+        records: accounting,
     };
     print_summary(&summary);
     if let Some(path) = &args.summary {
@@ -486,4 +494,5 @@ fn print_summary(s: &Summary) {
         s.clusters,
         s.skipped_records
     );
+    eprintln!("neardup: {}", s.records);
 }
