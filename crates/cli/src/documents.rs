@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, OnceLock};
 
+use anyhow::Context;
 use neardup_ingest::extract::{html_to_text, MainContentExtractor};
 use neardup_ingest::{
     parse_document, Accounting, Body, Compression, Document, ErrorKind, FolderReader, Format,
@@ -592,6 +593,33 @@ impl Read for Counting {
         self.counter.fetch_add(read as u64, Relaxed);
         Ok(read)
     }
+}
+
+/// Writes one JSON line per document of `args`' inputs to standard output, in input order:
+/// `encode(document, text)` serialises a document's line (in parallel, as
+/// [`for_each_document`] maps). The output of `fingerprint` and `extract`.
+pub fn write_json_lines(
+    args: &InputArgs,
+    encode: impl Fn(&Document, &str) -> serde_json::Result<Vec<u8>> + Sync,
+) -> anyhow::Result<()> {
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
+    for_each_document(
+        args,
+        false,
+        |_, doc, text| {
+            encode(doc, text).map(|mut line| {
+                line.push(b'\n');
+                line
+            })
+        },
+        |_, line| {
+            out.write_all(&line?).context("cannot write output")?;
+            Ok(())
+        },
+    )?;
+    out.flush().context("cannot write output")?;
+    Ok(())
 }
 
 /// The text a document is fingerprinted by: a text body as is; of an HTML body its main content

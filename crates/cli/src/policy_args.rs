@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use neardup_core::Bits;
-use neardup_dedup::{Method, Policy, VerifyMeasure};
+use neardup_dedup::{Method, Policy, PolicyChanges, VerifyMeasure};
 
 use crate::profile_args::{builtin_profile, ProfileArgs};
 
@@ -103,7 +103,7 @@ impl PolicyArgs {
 
     /// The policy `base` with each given option applied, validated.
     pub fn policy_over(&self, base: Policy) -> anyhow::Result<Policy> {
-        let mut policy = match &self.policy_file {
+        let policy = match &self.policy_file {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .with_context(|| format!("cannot read policy {}", path.display()))?;
@@ -112,44 +112,38 @@ impl PolicyArgs {
             }
             None => base,
         };
-        if self.profile.is_some() || self.profile_file.is_some() {
-            policy.profile = ProfileArgs {
-                profile: self.profile.clone().unwrap_or_else(|| "web".into()),
-                profile_file: self.profile_file.clone(),
-            }
-            .load()?;
-        }
-        if let Some(bits) = &self.bits {
-            policy.profile.bits = if bits == "128" { Bits::B128 } else { Bits::B64 };
-        }
-        if let Some(method) = self.method {
-            policy.set_method(match method {
+        let profile = (self.profile.is_some() || self.profile_file.is_some())
+            .then(|| {
+                ProfileArgs {
+                    profile: self.profile.clone().unwrap_or_else(|| "web".into()),
+                    profile_file: self.profile_file.clone(),
+                }
+                .load()
+            })
+            .transpose()?;
+        let changes = PolicyChanges {
+            profile,
+            bits: self
+                .bits
+                .as_ref()
+                .map(|bits| if bits == "128" { Bits::B128 } else { Bits::B64 }),
+            method: self.method.map(|method| match method {
                 MethodArg::Exact => Method::Exact,
                 MethodArg::Simhash => Method::Simhash,
                 MethodArg::Minhash => Method::Minhash,
                 MethodArg::Cascade => Method::Cascade,
                 MethodArg::Overlap => Method::Overlap,
-            });
-        }
-        policy.ensure_minhash();
-        if let Some(verify) = self.verify {
-            policy.verify = match verify {
+            }),
+            verify: self.verify.map(|verify| match verify {
                 VerifyArg::Jaccard => Some(VerifyMeasure::Jaccard),
                 VerifyArg::Containment => Some(VerifyMeasure::Containment),
                 VerifyArg::None => None,
-            };
-        }
-        if let Some(k) = self.k {
-            policy.k = k;
-        }
-        if let Some(threshold) = self.threshold {
-            policy.threshold = threshold;
-        }
-        if let Some(ratio) = self.min_length_ratio {
-            policy.min_length_ratio = ratio;
-        }
-        policy.validate()?;
-        Ok(policy)
+            }),
+            k: self.k,
+            threshold: self.threshold,
+            min_length_ratio: self.min_length_ratio,
+        };
+        Ok(changes.apply(policy)?)
     }
 
     /// With --show-policy: prints `policy` as JSON and says so (the command then exits).

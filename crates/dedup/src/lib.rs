@@ -54,8 +54,8 @@ pub use error::DedupError;
 pub use neardup_index::{Cluster, Pair};
 pub use options::{DedupOptions, KeepPolicy, Method, VerifyMeasure};
 pub use policy::{
-    length_ratio, Bounds, Decision, Evidence, Kind, Measure, Policy, Side, DEFAULT_K,
-    DEFAULT_THRESHOLD,
+    length_ratio, Bounds, Decision, Evidence, Kind, Measure, Policy, PolicyChanges, Side,
+    DEFAULT_K, DEFAULT_THRESHOLD,
 };
 
 /// A pair of documents found to be duplicates.

@@ -88,6 +88,62 @@ impl Default for Policy {
     }
 }
 
+/// Changes to a policy as every door takes them (the CLI's options, the Python package's
+/// keyword arguments): each given field replaces the policy's, in one order, with what naming a
+/// method implies (its own verification, [`Method::default_verify`], unless `verify` is given
+/// too; MinHash signatures in the profile for `minhash`).
+///
+/// ```
+/// use neardup_dedup::{Method, Policy, PolicyChanges};
+/// let changes = PolicyChanges { method: Some(Method::Overlap), ..Default::default() };
+/// let policy = changes.apply(Policy::default()).unwrap();
+/// assert_eq!(policy.verify, Some(neardup_dedup::VerifyMeasure::Containment));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PolicyChanges {
+    /// A whole profile.
+    pub profile: Option<Profile>,
+    /// The profile's fingerprint width.
+    pub bits: Option<neardup_core::Bits>,
+    /// The search method (and its own verification).
+    pub method: Option<Method>,
+    /// The verification measure; `Some(None)` turns verification off.
+    pub verify: Option<Option<VerifyMeasure>>,
+    /// Largest SimHash distance of a candidate.
+    pub k: Option<u32>,
+    /// Smallest similarity of a near-duplicate.
+    pub threshold: Option<f64>,
+    /// Smallest length ratio of a verified pair.
+    pub min_length_ratio: Option<f64>,
+}
+
+impl PolicyChanges {
+    /// `base` with every given change applied, validated.
+    pub fn apply(self, mut base: Policy) -> Result<Policy, DedupError> {
+        if let Some(profile) = self.profile {
+            base.profile = profile;
+        }
+        if let Some(bits) = self.bits {
+            base.profile.bits = bits;
+        }
+        if let Some(method) = self.method {
+            base.method = method;
+            base.verify = method.default_verify();
+        }
+        if base.method == Method::Minhash && base.profile.minhash.is_none() {
+            base.profile.minhash = Some(MinHashOptions::default());
+        }
+        if let Some(verify) = self.verify {
+            base.verify = verify;
+        }
+        base.k = self.k.unwrap_or(base.k);
+        base.threshold = self.threshold.unwrap_or(base.threshold);
+        base.min_length_ratio = self.min_length_ratio.unwrap_or(base.min_length_ratio);
+        base.validate()?;
+        Ok(base)
+    }
+}
+
 /// What the decision needs of one side of a pair: its fingerprints, and its shingle set when
 /// the policy verifies.
 #[derive(Debug, Clone, Copy)]
@@ -230,22 +286,6 @@ impl Policy {
             threshold: DEFAULT_THRESHOLD,
             verify: None,
             min_length_ratio: 0.0,
-        }
-    }
-
-    /// Switches to `method` with what naming a method implies at every door (the CLI's
-    /// `--method`, the Python package's `method=`): the method's own verification
-    /// ([`Method::default_verify`]).
-    pub fn set_method(&mut self, method: Method) {
-        self.method = method;
-        self.verify = method.default_verify();
-    }
-
-    /// Gives the profile MinHash signatures ([`MinHashOptions::default`]) when the method is
-    /// `minhash` and the profile makes none.
-    pub fn ensure_minhash(&mut self) {
-        if self.method == Method::Minhash && self.profile.minhash.is_none() {
-            self.profile.minhash = Some(MinHashOptions::default());
         }
     }
 
@@ -402,26 +442,32 @@ impl Policy {
     /// The verification's evidence for a pair, passing or not, with the full value (the
     /// length ratio's when the guard fails first). Decides exactly as [`Policy::verify`].
     pub fn verification_evidence(&self, a: &FeatureSet, b: &FeatureSet) -> Option<Evidence> {
-        let measure = self.verify?;
-        if let Some(passed) = self.verify(a, b, None) {
-            return Some(passed);
-        }
+        self.verify?;
+        Some(
+            self.verify(a, b, None)
+                .unwrap_or_else(|| self.failed_verification(a, b)),
+        )
+    }
+
+    /// Why verification refused a pair: the length guard, or the measure's full value.
+    fn failed_verification(&self, a: &FeatureSet, b: &FeatureSet) -> Evidence {
         if !self.length_ratio_passes(a.len(), b.len()) {
-            return Some(Evidence {
+            return Evidence {
                 measure: Measure::LengthRatio,
                 value: length_ratio(a.len(), b.len()),
                 threshold: self.min_length_ratio,
-            });
+            };
         }
+        let measure = self.verify.unwrap_or(VerifyMeasure::Jaccard);
         let value = match measure {
             VerifyMeasure::Jaccard => jaccard(a, b),
             VerifyMeasure::Containment => containment(a, b).max(containment(b, a)),
         };
-        Some(Evidence {
+        Evidence {
             measure: measure.into(),
             value,
             threshold: self.threshold,
-        })
+        }
     }
 
     /// The decision for one pair: exact duplicates by digest, then the candidate test, then
@@ -452,16 +498,14 @@ impl Policy {
                 "verification needs the shingle sets of both documents".into(),
             ));
         };
-        let evidence = self
-            .verification_evidence(fa, fb)
-            .expect("the policy verifies");
-        Ok(if self.verify(fa, fb, None).is_some() {
-            Decision::Duplicate {
+        Ok(match self.verify(fa, fb, None) {
+            Some(evidence) => Decision::Duplicate {
                 kind: Kind::Near,
                 evidence,
-            }
-        } else {
-            Decision::Distinct { evidence }
+            },
+            None => Decision::Distinct {
+                evidence: self.failed_verification(fa, fb),
+            },
         })
     }
 

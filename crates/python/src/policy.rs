@@ -41,32 +41,27 @@ impl Policy {
         min_length_ratio: Option<f64>,
         bits: Option<u32>,
     ) -> PyResult<Self> {
-        let mut policy = neardup_dedup::Policy::default();
-        if let Some(profile) = profile {
-            policy.profile = convert::profile(profile)?;
-        }
-        if let Some(bits) = bits {
-            policy.profile.bits = convert::named(&bits.to_string(), "bits")?;
-        }
-        if let Some(method) = method {
-            policy.set_method(convert::named::<Method>(method, "method")?);
-        }
-        policy.ensure_minhash();
-        if let Some(verify) = verify {
-            policy.verify = match verify {
-                "none" => None,
-                name => Some(convert::named::<VerifyMeasure>(name, "verify")?),
-            };
-        }
-        if let Some(k) = k {
-            policy.k = k;
-        }
-        if let Some(threshold) = threshold {
-            policy.threshold = threshold;
-        }
-        if let Some(ratio) = min_length_ratio {
-            policy.min_length_ratio = ratio;
-        }
+        let changes = neardup_dedup::PolicyChanges {
+            profile: profile.map(convert::profile).transpose()?,
+            bits: bits
+                .map(|bits| convert::named(&bits.to_string(), "bits"))
+                .transpose()?,
+            method: method
+                .map(|method| convert::named::<Method>(method, "method"))
+                .transpose()?,
+            verify: verify
+                .map(|verify| match verify {
+                    "none" => Ok(None),
+                    name => convert::named::<VerifyMeasure>(name, "verify").map(Some),
+                })
+                .transpose()?,
+            k,
+            threshold,
+            min_length_ratio,
+        };
+        let policy = changes
+            .apply(neardup_dedup::Policy::default())
+            .map_err(to_py)?;
         Self::checked(policy)
     }
 

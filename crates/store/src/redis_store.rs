@@ -258,25 +258,25 @@ impl Store for RedisStore {
     }
 
     fn changes(&self, after: Cursor, sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor> {
-        let reached = self.read_log(after, sink)?;
-        if reached == after && after != Cursor::default() {
-            // Nothing new: make sure the store has not lost what this process has seen (a
-            // restart without persistence, or from an older snapshot). Without this check an
-            // insert would conflict for ever against a `last` that can never match.
-            let key = self.key("last");
-            let last: Option<String> = self.run(|conn| redis::cmd("GET").arg(&key).query(conn))?;
-            let last = last.as_deref().map(parse_stream_id).transpose()?;
-            if last.is_none_or(|last| last < after) {
-                return Err(StoreError::Reset(format!(
-                    "{}: its log ends at {}, this process has seen {}-{}",
-                    self.location,
-                    last.map_or("the start".to_string(), |c| format!("{}-{}", c.0, c.1)),
-                    after.0,
-                    after.1
-                )));
-            }
+        // The log's end first (one round trip, the same as an empty read of the log): nothing
+        // new is the common case; an end behind `after` means the store lost changes (a
+        // restart without persistence, or from an older snapshot), and an insert would
+        // otherwise conflict for ever against a `last` that can never match.
+        let key = self.key("last");
+        let last: Option<String> = self.run(|conn| redis::cmd("GET").arg(&key).query(conn))?;
+        let last = last.as_deref().map(parse_stream_id).transpose()?;
+        match last {
+            Some(last) if last == after => Ok(after),
+            None if after == Cursor::default() => Ok(after),
+            Some(last) if last > after => self.read_log(after, sink),
+            _ => Err(StoreError::Reset(format!(
+                "{}: its log ends at {}, this process has seen {}-{}",
+                self.location,
+                last.map_or("the start".to_string(), |c| format!("{}-{}", c.0, c.1)),
+                after.0,
+                after.1
+            ))),
         }
-        Ok(reached)
     }
 
     fn insert(&self, record: Record, seen: Cursor) -> Result<Insert> {
