@@ -1,8 +1,10 @@
 //! The `--db` option and the policy of a new database, shared by every command that opens a
-//! [`neardup_store::NearDupDb`].
+//! [`neardup_store::NearDupDb`]; the store timeout and the durability it must have.
+
+use std::time::Duration;
 
 use anyhow::Context;
-use neardup_store::{open_db, DbSpec, NearDupDb, OpenOptions};
+use neardup_store::{open_db, DbSpec, NearDupDb, OpenOptions, DEFAULT_STORE_TIMEOUT};
 
 use crate::policy_args::PolicyArgs;
 
@@ -13,13 +15,44 @@ pub struct DbArgs {
     /// or redis+cluster://HOST:PORT,HOST:PORT,...[?name=N].
     #[arg(long, value_name = "DIR|URL")]
     pub db: String,
+    /// The longest wait for one store call, in seconds (a Redis connection or command, a redb
+    /// commit); then the call fails (the server answers 503).
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_STORE_TIMEOUT.as_secs_f64(), value_parser = seconds)]
+    pub store_timeout: f64,
+    /// `strict`: refuse to open a store that does not fsync every acknowledged write (redb
+    /// does; Redis only with appendonly yes and appendfsync always). `any`: open it, and say
+    /// on stderr what an acknowledgement then means.
+    #[arg(long, value_enum, default_value_t = DurabilityMode::Any)]
+    pub durability: DurabilityMode,
     /// The policy of a new database (the default one if none is given). An existing database
     /// keeps the policy it was made with: leave these out, or name that same policy.
     #[command(flatten)]
     pub policy: PolicyArgs,
 }
 
+/// What durability the store must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DurabilityMode {
+    /// Whatever the store has (said on stderr when it does not fsync every write).
+    Any,
+    /// Every acknowledged write fsynced, or the command refuses to start.
+    Strict,
+}
+
+/// A duration in seconds (fractions allowed), above zero.
+pub fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value > 0.0 && value.is_finite() && value < 1e9 => Ok(value),
+        _ => Err(format!("{text:?} is not a number of seconds above 0")),
+    }
+}
+
 impl DbArgs {
+    /// The store timeout.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.store_timeout)
+    }
+
     /// Opens the database, creating it with the given policy if new. Says so on stderr when a
     /// directory that does not exist yet is about to become a new database.
     pub fn open(&self) -> anyhow::Result<NearDupDb> {
@@ -36,7 +69,11 @@ impl DbArgs {
                 );
             }
         }
-        open_db(&self.db, OpenOptions { policy })
-            .with_context(|| format!("cannot open database {}", self.db))
+        let options = OpenOptions {
+            policy,
+            timeout: self.timeout(),
+            strict_durability: self.durability == DurabilityMode::Strict,
+        };
+        open_db(&self.db, options).with_context(|| format!("cannot open database {}", self.db))
     }
 }

@@ -1,15 +1,19 @@
 //! The JSON the API reads: request bodies and query parameters, strictly (unknown fields are
 //! errors), and the extractors that turn every rejection into an [`ApiError`].
 
+use std::sync::Arc;
+
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
+use axum::http::StatusCode;
 use neardup_ingest::extract::MainContentExtractor;
 use neardup_store::{InsertMode, NewDocument};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::error::ApiError;
+use crate::AppState;
 
 /// A document as posted: `text` or `html`, exactly one.
 #[derive(Debug, Clone, Deserialize)]
@@ -70,19 +74,30 @@ pub struct InsertQuery {
     pub insert: InsertMode,
 }
 
-/// A JSON body: any syntax, UTF-8, field or size error becomes a 400 (or 413) JSON error.
+/// A JSON body: any syntax, UTF-8, field or size error becomes a 400 (or 413) JSON error; a
+/// body not received whole within [`crate::ServerConfig::body_timeout`] (a client sending it
+/// slowly, or stopping half-way) a 408, and the connection is closed.
 #[derive(Debug)]
 pub struct JsonBody<T>(pub T);
 
-impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
+impl<T: DeserializeOwned> FromRequest<Arc<AppState>> for JsonBody<T> {
     type Rejection = ApiError;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        let bytes = Bytes::from_request(request, state)
+    async fn from_request(request: Request, state: &Arc<AppState>) -> Result<Self, ApiError> {
+        let timeout = state.config.body_timeout;
+        let read = tokio::time::timeout(timeout, Bytes::from_request(request, state));
+        let bytes = read
             .await
+            .map_err(|_| {
+                ApiError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!("the request body did not arrive within {timeout:?}"),
+                )
+                .closing()
+            })?
             .map_err(|rejection| {
                 let status = rejection.status();
-                let message = if status == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
                     "the request body is too large".to_string()
                 } else {
                     rejection.body_text()

@@ -14,6 +14,9 @@ pub struct ApiError {
     pub message: String,
     /// Seconds after which to try again (`Retry-After`), for a 503.
     pub retry_after: Option<u64>,
+    /// Close the connection after this answer (`Connection: close`): the request was not
+    /// read whole.
+    pub close: bool,
 }
 
 impl ApiError {
@@ -23,6 +26,15 @@ impl ApiError {
             status,
             message: message.into(),
             retry_after: None,
+            close: false,
+        }
+    }
+
+    /// The same error, closing the connection after it.
+    pub fn closing(self) -> ApiError {
+        ApiError {
+            close: true,
+            ..self
         }
     }
 
@@ -55,27 +67,12 @@ impl ApiError {
     }
 }
 
-/// Whether a store error means "cannot be reached now" rather than "failed": a connection
-/// refused, dropped or timed out, an I/O error, a committer that stopped.
-fn unavailable(error: &StoreError) -> bool {
-    match error {
-        StoreError::Redis(error) => {
-            error.is_io_error()
-                || error.is_connection_refusal()
-                || error.is_connection_dropped()
-                || error.is_timeout()
-        }
-        StoreError::Io(_) | StoreError::CommitterGone => true,
-        _ => false,
-    }
-}
-
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> ApiError {
         match error {
             StoreError::InvalidDocument(_) => ApiError::bad_request(error.to_string()),
             StoreError::IdExists(_) => ApiError::new(StatusCode::CONFLICT, error.to_string()),
-            other if unavailable(&other) => ApiError::unavailable(other.to_string()),
+            other if other.is_unavailable() => ApiError::unavailable(other.to_string()),
             other => ApiError::internal(other.to_string()),
         }
     }
@@ -89,6 +86,11 @@ impl IntoResponse for ApiError {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        if self.close {
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         response
     }
@@ -104,6 +106,8 @@ mod tests {
         for error in [
             StoreError::Redis(refused().into()),
             StoreError::Io(refused()),
+            StoreError::Timeout("the commit".into()),
+            StoreError::Unavailable("redb: No space left on device".into()),
         ] {
             let response = ApiError::from(error).into_response();
             assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);

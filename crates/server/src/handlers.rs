@@ -120,11 +120,17 @@ pub async fn stats(State(state): State<Arc<AppState>>) -> Result<Response, ApiEr
     Ok(Json(stats).into_response())
 }
 
-/// `GET /healthz`: asks the store (a count of its documents), so it says `ok` only when requests
-/// can be served; 503 with `Retry-After` while the store cannot be reached.
+/// `GET /healthz`: readiness. `ok` only when the store serves now (see
+/// [`neardup_store::NearDupDb::health`]: the store is asked while it is up, probed at most once
+/// a second while it is not), with what an acknowledged write survives; 503 with
+/// `Retry-After` and the reason while the store is unavailable.
 pub async fn healthz(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
-    blocking(move || Ok(state.db.stats()?)).await?;
-    Ok(Json(json!({ "status": "ok" })).into_response())
+    let durability = blocking(move || {
+        state.db.health()?;
+        Ok(state.db.durability().clone())
+    })
+    .await?;
+    Ok(Json(json!({ "status": "ok", "durability": durability })).into_response())
 }
 
 /// `GET /metrics`: Prometheus text.

@@ -12,9 +12,11 @@
 //! Safety: loopback by default, a bearer token required to bind anything else, a body limit
 //! (413), strict JSON (400 on bad syntax, bad UTF-8, unknown fields, empty text, ids over
 //! [`MAX_ID_BYTES`]), and every error is `{"error": "..."}` (hyper's own 400/414/431 included).
-//! Faults: a request head must arrive within [`ServerConfig::header_timeout`], at most
-//! [`ServerConfig::max_connections`] are served at once, a store that cannot be reached answers
-//! 503 with `Retry-After`, and `/healthz` asks the store.
+//! Faults: a request head must arrive within [`ServerConfig::header_timeout`] and its body
+//! within [`ServerConfig::body_timeout`] (408), at most [`ServerConfig::max_connections`] are
+//! served at once; a store that is unavailable (each store call bounded by the store timeout:
+//! see [`neardup_store::OpenOptions::timeout`]) answers 503 with `Retry-After` and a JSON error,
+//! at once once it is known to be down, and `/healthz` says whether the store serves now.
 
 mod api;
 mod connections;
@@ -45,6 +47,9 @@ pub const DEFAULT_BATCH_LIMIT: usize = 1000;
 /// The default time a client has to send a whole request head (and, on a kept-alive connection,
 /// to start the next one) before its connection is closed.
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default time a client has to send a whole request body once its head is read; then it
+/// gets a 408 and its connection is closed.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default number of connections served at once; more wait to be accepted.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// The longest document id accepted (bytes of UTF-8): longer ones are refused at insert (400),
@@ -67,6 +72,8 @@ pub struct ServerConfig {
     pub batch_limit: usize,
     /// Time a client has to send a request head; then its connection is closed.
     pub header_timeout: Duration,
+    /// Time a client has to send a request body once its head is read; then it gets a 408.
+    pub body_timeout: Duration,
     /// Connections served at once; keep it below the process's file-descriptor limit.
     pub max_connections: usize,
 }
@@ -79,6 +86,7 @@ impl Default for ServerConfig {
             body_limit: DEFAULT_BODY_LIMIT,
             batch_limit: DEFAULT_BATCH_LIMIT,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }

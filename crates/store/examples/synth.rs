@@ -21,7 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n: u64 = n.parse()?;
     let started = Instant::now();
     {
-        let store = RedbStore::open(dir.as_ref())?;
+        let store = RedbStore::open(dir.as_ref(), neardup_store::DEFAULT_STORE_TIMEOUT)?;
         store.init_meta(&Meta::new(Policy::default()))?;
         let first = store.len()?;
         let mut state = 0x853C_49E6_748F_EA9B_u64 ^ first;

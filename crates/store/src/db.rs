@@ -3,13 +3,15 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use neardup_core::{Fingerprinter, Fingerprints};
 use neardup_dedup::{Evidence, Kind, Method, Policy};
 use serde::Serialize;
 
+use crate::durability::Durability;
 use crate::error::{Result, StoreError};
+use crate::gate::Gated;
 use crate::memory::{Found, MemIndex};
 use crate::meta::Meta;
 use crate::record::{digest_key, Entry, Record, StoredText};
@@ -26,6 +28,8 @@ const VERIFY_CHUNK: usize = 16;
 /// Inserts refused because another writer moved first, before an insert gives up (each retry
 /// catches up first, so only a store written without pause by others gets this far).
 const MAX_CONFLICTS: usize = 1000;
+/// The default longest wait for one store call: a Redis connection or command, a redb commit.
+pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A document to check or insert.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -42,12 +46,30 @@ pub struct NewDocument {
     pub text: String,
 }
 
-/// How to open a database: the policy of a new one, checked against an existing one.
-#[derive(Debug, Clone, Default)]
+/// How to open a database: the policy of a new one, checked against an existing one; the store
+/// timeout; whether every acknowledged write must be fsynced.
+#[derive(Debug, Clone)]
 pub struct OpenOptions {
     /// The policy; `None` opens an existing database with its own policy, and creates a new
     /// one with [`Policy::default`].
     pub policy: Option<Policy>,
+    /// The longest wait for one store call (default [`DEFAULT_STORE_TIMEOUT`]); then it fails
+    /// with [`StoreError::Timeout`] or a Redis timeout (a 503 from the server).
+    pub timeout: Duration,
+    /// Refuse to open ([`StoreError::NotDurable`]) unless the store fsyncs every acknowledged
+    /// write ([`Durability::fsync_every_write`]): redb does; Redis only with `appendonly yes`
+    /// and `appendfsync always`.
+    pub strict_durability: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            policy: None,
+            timeout: DEFAULT_STORE_TIMEOUT,
+            strict_durability: false,
+        }
+    }
 }
 
 /// Figures about an open database.
@@ -71,6 +93,8 @@ pub struct Stats {
     pub policy: String,
     /// Shingles of stored documents held in memory for verification (about 9 bytes each).
     pub cached_shingles: u64,
+    /// What an acknowledged write survives (read when the database was opened).
+    pub durability: Durability,
 }
 
 /// A validated, fingerprinted document.
@@ -116,9 +140,10 @@ struct State {
 /// store refuses an insert made from a stale position (see [`Store::insert`]), so two writers
 /// racing on near-identical documents cannot both insert as unique.
 pub struct NearDupDb {
-    store: Box<dyn Store>,
+    store: Gated,
     fingerprinter: Fingerprinter,
     meta: Meta,
+    durability: Durability,
     state: RwLock<State>,
     writer: Mutex<()>,
     generated: AtomicU64,
@@ -136,10 +161,25 @@ impl std::fmt::Debug for NearDupDb {
 }
 
 impl NearDupDb {
-    /// Opens a database over `store`: creates its metadata if new, checks an explicit policy
-    /// against the stored one otherwise, and loads every live row into the in-memory index.
+    /// Opens a database over `store`: reads what the store promises an acknowledged write
+    /// (logged; refused under [`OpenOptions::strict_durability`] unless every write is
+    /// fsynced), creates its metadata if new, checks an explicit policy against the stored one
+    /// otherwise, and loads every live row into the in-memory index.
     pub fn open(store: Box<dyn Store>, options: OpenOptions) -> Result<NearDupDb> {
+        let store = Gated::new(store);
         let location = store.location();
+        let durability = store.durability()?;
+        if options.strict_durability && !durability.fsync_every_write {
+            return Err(StoreError::NotDurable(format!(
+                "{location} does not fsync every acknowledged write ({}: {})",
+                durability.persistence, durability.meaning
+            )));
+        }
+        if durability.fsync_every_write {
+            tracing::info!(%location, persistence = %durability.persistence, meaning = %durability.meaning, "durability");
+        } else {
+            tracing::warn!(%location, persistence = %durability.persistence, meaning = %durability.meaning, "durability: acknowledged writes are not all fsynced");
+        }
         let meta = match store.meta()? {
             Some(meta) => meta,
             None => {
@@ -168,6 +208,7 @@ impl NearDupDb {
             store,
             fingerprinter,
             meta,
+            durability,
             state: RwLock::new(State { index, cursor }),
             writer: Mutex::new(()),
             generated: AtomicU64::new(0),
@@ -355,9 +396,13 @@ impl NearDupDb {
     fn finish(&self, prepared: Prepared, step: Step) -> Result<Outcome> {
         let inserted = step.inserted.is_some();
         if let Some((slot, durable)) = step.inserted {
-            durable
-                .wait()
-                .inspect_err(|_| self.write().index.remove(slot))?;
+            // A commit that timed out may still be made durable: the document stays indexed
+            // (if it is not, its slot is skipped as deleted). One that failed is not stored.
+            self.store.watch(durable.wait()).inspect_err(|error| {
+                if !matches!(error, StoreError::Timeout(_)) {
+                    self.write().index.remove(slot);
+                }
+            })?;
         }
         Ok(Outcome {
             id: prepared.id,
@@ -399,7 +444,22 @@ impl NearDupDb {
             bits: self.meta.policy.profile.bits.count(),
             policy: self.meta.policy.describe(),
             cached_shingles: self.sets.shingles() as u64,
+            durability: self.durability.clone(),
         })
+    }
+
+    /// Ok if the store can serve now. After a store call failed as unavailable (a timeout, a
+    /// lost connection, a full disk), every call fails at once with
+    /// [`StoreError::Unavailable`] until a probe (one a [`crate::PROBE_INTERVAL`] at most, made
+    /// by the next call or by this one) shows the store is back; while it is up, this asks
+    /// the store for its document count.
+    pub fn health(&self) -> Result<()> {
+        self.store.health()
+    }
+
+    /// What an acknowledged write survives (read when the database was opened).
+    pub fn durability(&self) -> &Durability {
+        &self.durability
     }
 
     /// Documents in this process's in-memory index (cheap: no store access).

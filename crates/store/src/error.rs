@@ -44,6 +44,17 @@ pub enum StoreError {
     /// The stored data is not what this version writes.
     #[error("corrupt database: {0}")]
     Corrupt(String),
+    /// The store cannot serve now, but may later: an I/O error of the embedded store (a full
+    /// disk, or the error redb keeps reporting until the database is reopened), or a store
+    /// closed until it answers a probe again (see [`crate::NearDupDb::health`]).
+    #[error("the store is unavailable: {0}")]
+    Unavailable(String),
+    /// The store did not answer within the store timeout; what was asked may still be done.
+    #[error("the store did not answer in time: {0}")]
+    Timeout(String),
+    /// Strict durability was asked for and the store does not fsync every acknowledged write.
+    #[error("strict durability refused: {0}")]
+    NotDurable(String),
     /// The embedded store failed.
     #[error("redb: {0}")]
     Redb(String),
@@ -64,19 +75,62 @@ pub enum StoreError {
     CommitterGone,
 }
 
-/// Every redb error type converts through its message.
+impl StoreError {
+    /// Whether the error means "cannot be served now, retry later" rather than "failed": a
+    /// connection refused, dropped or timed out, a Redis loading its data or a cluster without
+    /// a master, an I/O error (a full disk), a store timeout, a committer that stopped.
+    pub fn is_unavailable(&self) -> bool {
+        use redis::{ErrorKind, ServerErrorKind};
+        match self {
+            StoreError::Redis(error) => {
+                error.is_io_error()
+                    || error.is_connection_refusal()
+                    || error.is_connection_dropped()
+                    || error.is_timeout()
+                    || matches!(
+                        error.kind(),
+                        ErrorKind::Server(
+                            ServerErrorKind::BusyLoading
+                                | ServerErrorKind::TryAgain
+                                | ServerErrorKind::ClusterDown
+                                | ServerErrorKind::MasterDown
+                        )
+                    )
+            }
+            StoreError::Unavailable(_)
+            | StoreError::Timeout(_)
+            | StoreError::Io(_)
+            | StoreError::CommitterGone => true,
+            _ => false,
+        }
+    }
+}
+
+/// Every redb error type converts through [`redb::Error`]: an I/O error (a full disk) or the
+/// "previous I/O error" redb reports after one is [`StoreError::Unavailable`] (the store reopens
+/// the database), anything else [`StoreError::Redb`] with its message.
 macro_rules! from_redb {
     ($($t:ty),*) => {$(
         impl From<$t> for StoreError {
             fn from(error: $t) -> Self {
-                StoreError::Redb(error.to_string())
+                StoreError::from(redb::Error::from(error))
             }
         }
     )*};
 }
 
+impl From<redb::Error> for StoreError {
+    fn from(error: redb::Error) -> Self {
+        match error {
+            redb::Error::Io(_) | redb::Error::PreviousIo => {
+                StoreError::Unavailable(format!("redb: {error}"))
+            }
+            other => StoreError::Redb(other.to_string()),
+        }
+    }
+}
+
 from_redb!(
-    redb::Error,
     redb::DatabaseError,
     redb::TransactionError,
     redb::TableError,

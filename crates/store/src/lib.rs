@@ -14,6 +14,12 @@
 //! memory, with the shared stores' multi-writer protocol). [`open_db`] opens either from a
 //! location string.
 //!
+//! Faults: every store call takes at most [`OpenOptions::timeout`]; a store that is
+//! unavailable (timed out, unreachable, a full disk) is answered at once with
+//! [`StoreError::Unavailable`] until a probe shows it is back (see [`NearDupDb::health`]); what
+//! an acknowledged write survives is read at open ([`Durability`]) and can be required
+//! ([`OpenOptions::strict_durability`]).
+//!
 //! ```
 //! use neardup_store::{open_db, InsertMode, NewDocument, OpenOptions, Verdict};
 //! let dir = tempfile::tempdir().unwrap();
@@ -36,7 +42,9 @@
 //! ```
 
 mod db;
+mod durability;
 mod error;
+mod gate;
 mod memory;
 mod memory_store;
 mod meta;
@@ -48,8 +56,10 @@ mod spec;
 mod store;
 mod verdict;
 
-pub use db::{NearDupDb, NewDocument, OpenOptions, Stats, MAX_MATCHES};
+pub use db::{NearDupDb, NewDocument, OpenOptions, Stats, DEFAULT_STORE_TIMEOUT, MAX_MATCHES};
+pub use durability::Durability;
 pub use error::{Result, StoreError};
+pub use gate::PROBE_INTERVAL;
 pub use memory_store::MemoryStore;
 pub use meta::{Meta, FORMAT_VERSION};
 pub use record::{digest_key, Entry, Record, StoredText};

@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::durability::Durability;
 use crate::error::Result;
 use crate::meta::Meta;
 use crate::record::{Entry, Record};
@@ -155,5 +156,13 @@ impl Store for MemoryStore {
 
     fn len(&self) -> Result<u64> {
         Ok(self.lock().docs.len() as u64)
+    }
+
+    fn probe(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn durability(&self) -> Result<Durability> {
+        Ok(Durability::memory())
     }
 }

@@ -12,21 +12,29 @@
 //! durably (redb's default `Durability::Immediate`: fsync before `commit` returns); only then is
 //! each caller told its write is durable. While one commit is syncing, the next batch gathers, so
 //! concurrent inserts share fsyncs. Until its commit, an insert is visible to reads through the
-//! `pending` map.
+//! `pending` map. A caller waits for its commit at most the store timeout.
+//!
+//! I/O errors (a full disk): after one, redb answers every call with "Previous I/O error
+//! occurred. Please close and re-open the database." until the database is reopened. Every
+//! access goes through [`Handle::with`], which marks the database broken on such an error and
+//! reopens it (under its write lock, so no transaction is open) before the next access; until
+//! a reopen and a probe commit succeed, callers get [`StoreError::Unavailable`] (a 503).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use redb::{Database, ReadableTable, ReadableTableMetadata, TableDefinition, TableHandle};
 
+use crate::durability::Durability;
 use crate::error::{Result, StoreError};
 use crate::meta::{Meta, FORMAT_VERSION};
 use crate::record::{Entry, Record};
-use crate::store::{Change, Cursor, Durable, Insert, Store};
+use crate::store::{reply_within, Change, Cursor, Durable, Insert, Store};
 
 /// The most jobs one group commit takes.
 pub const MAX_BATCH: usize = 4096;
@@ -44,6 +52,8 @@ pub const CHUNK_ROWS: u64 = 1024;
 /// Bytes per row: state, SimHash bits, digest key.
 const ROW_BYTES: usize = 33;
 const META_KEY: &str = "meta";
+/// The key a probe commit writes in the `meta` table (the time of the probe).
+const PROBE_KEY: &str = "probe";
 
 /// Writes not yet committed, readable meanwhile.
 #[derive(Debug, Default)]
@@ -56,12 +66,72 @@ struct Pending {
 enum Job {
     Insert(Box<Record>, Sender<Result<()>>),
     Delete(String, Sender<Result<Option<Record>>>),
+    /// A small write that shows commits work (see [`Store::probe`]).
+    Probe(Sender<Result<()>>),
+}
+
+/// The open database, reopened after an I/O error.
+struct Handle {
+    path: PathBuf,
+    /// `None` after a failed reopen.
+    db: RwLock<Option<Database>>,
+    /// An I/O error was seen: reopen before the next access.
+    broken: AtomicBool,
+}
+
+impl Handle {
+    fn open(path: PathBuf) -> Result<Handle> {
+        let db = Database::create(&path).map_err(|error| {
+            StoreError::Redb(format!("cannot open {}: {error}", path.display()))
+        })?;
+        Ok(Handle {
+            path,
+            db: RwLock::new(Some(db)),
+            broken: AtomicBool::new(false),
+        })
+    }
+
+    /// Runs `f` on the database, reopening it first if an I/O error broke it; an I/O error of
+    /// `f` marks it broken.
+    fn with<T>(&self, f: impl FnOnce(&Database) -> Result<T>) -> Result<T> {
+        if self.broken.load(Ordering::Acquire) {
+            self.reopen()?;
+        }
+        let db = self.db.read().unwrap_or_else(|e| e.into_inner());
+        let db = db.as_ref().ok_or_else(|| {
+            StoreError::Unavailable(format!("{} could not be reopened", self.path.display()))
+        })?;
+        let result = f(db);
+        if let Err(StoreError::Unavailable(_)) = &result {
+            self.broken.store(true, Ordering::Release);
+        }
+        result
+    }
+
+    /// Closes and reopens the database (redb's only way out of a "previous I/O error"); waits
+    /// for every transaction in progress, which holds the read lock.
+    fn reopen(&self) -> Result<()> {
+        let mut db = self.db.write().unwrap_or_else(|e| e.into_inner());
+        if !self.broken.load(Ordering::Acquire) {
+            return Ok(()); // reopened meanwhile
+        }
+        *db = None; // closes the file: redb refuses a second handle on it
+        let reopened = Database::create(&self.path).map_err(|error| {
+            StoreError::Unavailable(format!("cannot reopen {}: {error}", self.path.display()))
+        })?;
+        *db = Some(reopened);
+        self.broken.store(false, Ordering::Release);
+        tracing::info!(path = %self.path.display(), "database reopened after an I/O error");
+        Ok(())
+    }
 }
 
 /// The embedded store: one redb file in a directory.
 pub struct RedbStore {
     dir: PathBuf,
-    db: Arc<Database>,
+    handle: Arc<Handle>,
+    /// The longest wait for a commit.
+    timeout: Duration,
     next_slot: AtomicU64,
     pending: Arc<Mutex<Pending>>,
     queue: Option<Sender<Job>>,
@@ -75,37 +145,39 @@ impl std::fmt::Debug for RedbStore {
 }
 
 impl RedbStore {
-    /// Opens the store in directory `dir`, creating the directory and the file if needed. Fails
-    /// if another process has it open.
-    pub fn open(dir: &Path) -> Result<RedbStore> {
+    /// Opens the store in directory `dir`, creating the directory and the file if needed; a
+    /// caller waits at most `timeout` for its commit. Fails if another process has it open.
+    pub fn open(dir: &Path, timeout: Duration) -> Result<RedbStore> {
         std::fs::create_dir_all(dir)?;
-        let db = Database::create(dir.join(FILE_NAME))
-            .map_err(|error| StoreError::Redb(format!("cannot open {}: {error}", dir.display())))?;
-        check_format(&db, dir)?;
-        let txn = db.begin_write()?;
-        txn.open_table(META)?;
-        txn.open_table(DOCS)?;
-        txn.open_table(SLOTS)?;
-        let next_slot = {
-            let chunks = txn.open_table(ROW_CHUNKS)?;
-            let last = chunks.last()?;
-            last.map_or(0, |(chunk, rows)| {
-                chunk.value() * CHUNK_ROWS + (rows.value().len() / ROW_BYTES) as u64
-            })
-        };
-        txn.commit()?;
-        let db = Arc::new(db);
+        let handle = Arc::new(Handle::open(dir.join(FILE_NAME))?);
+        let next_slot = handle.with(|db| {
+            check_format(db, dir)?;
+            let txn = db.begin_write()?;
+            txn.open_table(META)?;
+            txn.open_table(DOCS)?;
+            txn.open_table(SLOTS)?;
+            let next_slot = {
+                let chunks = txn.open_table(ROW_CHUNKS)?;
+                let last = chunks.last()?;
+                last.map_or(0, |(chunk, rows)| {
+                    chunk.value() * CHUNK_ROWS + (rows.value().len() / ROW_BYTES) as u64
+                })
+            };
+            txn.commit()?;
+            Ok(next_slot)
+        })?;
         let pending = Arc::new(Mutex::new(Pending::default()));
         let (queue, jobs) = channel();
         let committer = {
-            let (db, pending) = (Arc::clone(&db), Arc::clone(&pending));
+            let (handle, pending) = (Arc::clone(&handle), Arc::clone(&pending));
             std::thread::Builder::new()
                 .name("neardup-commit".into())
-                .spawn(move || run_committer(&db, &pending, &jobs))?
+                .spawn(move || run_committer(&handle, &pending, &jobs))?
         };
         Ok(RedbStore {
             dir: dir.to_path_buf(),
-            db,
+            handle,
+            timeout,
             next_slot: AtomicU64::new(next_slot),
             pending,
             queue: Some(queue),
@@ -126,12 +198,21 @@ impl RedbStore {
     }
 
     fn stored_record(&self, id: &str) -> Result<Option<Record>> {
-        let txn = self.db.begin_read()?;
-        let docs = txn.open_table(DOCS)?;
-        let found = docs.get(id)?;
-        found
-            .map(|bytes| Ok(serde_json::from_slice(bytes.value())?))
-            .transpose()
+        self.handle.with(|db| {
+            let txn = db.begin_read()?;
+            let docs = txn.open_table(DOCS)?;
+            let found = docs.get(id)?;
+            found
+                .map(|bytes| Ok(serde_json::from_slice(bytes.value())?))
+                .transpose()
+        })
+    }
+
+    /// Queues `job` and waits at most the timeout for the reply `job_of` hands it.
+    fn submit<T>(&self, job_of: impl FnOnce(Sender<Result<T>>) -> Job, what: &str) -> Result<T> {
+        let (reply, replied) = channel();
+        self.send(job_of(reply))?;
+        reply_within(&replied, self.timeout, what)?
     }
 }
 
@@ -220,7 +301,7 @@ fn write_chunks(
 }
 
 /// The committer thread: group commits until the queue closes.
-fn run_committer(db: &Database, pending: &Mutex<Pending>, jobs: &Receiver<Job>) {
+fn run_committer(handle: &Handle, pending: &Mutex<Pending>, jobs: &Receiver<Job>) {
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -229,7 +310,7 @@ fn run_committer(db: &Database, pending: &Mutex<Pending>, jobs: &Receiver<Job>) 
                 Err(_) => break,
             }
         }
-        let outcome = commit(db, &batch);
+        let outcome = handle.with(|db| commit(db, &batch));
         {
             let mut pending = pending.lock().unwrap_or_else(|e| e.into_inner());
             for job in &batch {
@@ -244,18 +325,23 @@ fn run_committer(db: &Database, pending: &Mutex<Pending>, jobs: &Receiver<Job>) 
                 let mut deleted = deleted.into_iter();
                 for job in batch {
                     match job {
-                        Job::Insert(_, reply) => drop(reply.send(Ok(()))),
+                        Job::Insert(_, reply) | Job::Probe(reply) => drop(reply.send(Ok(()))),
                         Job::Delete(_, reply) => drop(reply.send(Ok(deleted.next().flatten()))),
                     }
                 }
             }
             Err(error) => {
                 tracing::error!("group commit failed: {error}");
+                let unavailable = matches!(error, StoreError::Unavailable(_));
                 let message = error.to_string();
                 for job in batch {
-                    let error = StoreError::Redb(message.clone());
+                    let error = if unavailable {
+                        StoreError::Unavailable(message.clone())
+                    } else {
+                        StoreError::Redb(message.clone())
+                    };
                     match job {
-                        Job::Insert(_, reply) => drop(reply.send(Err(error))),
+                        Job::Insert(_, reply) | Job::Probe(reply) => drop(reply.send(Err(error))),
                         Job::Delete(_, reply) => drop(reply.send(Err(error))),
                     }
                 }
@@ -275,6 +361,13 @@ fn commit(db: &Database, batch: &[Job]) -> Result<Vec<Option<Record>>> {
         let mut touched = BTreeMap::new();
         for job in batch {
             match job {
+                Job::Probe(_) => {
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_millis());
+                    txn.open_table(META)?
+                        .insert(PROBE_KEY, now.to_string().as_str())?;
+                }
                 Job::Insert(record, _) => {
                     let entry = record.entry();
                     docs.insert(record.id.as_str(), serde_json::to_vec(record)?.as_slice())?;
@@ -314,50 +407,54 @@ impl Store for RedbStore {
         if let Some(stored) = self.meta()? {
             return Ok(stored);
         }
-        let txn = self.db.begin_write()?;
-        txn.open_table(META)?
-            .insert(META_KEY, serde_json::to_string(meta)?.as_str())?;
-        txn.commit()?;
+        self.replace_meta(meta)?;
         Ok(meta.clone())
     }
 
     fn replace_meta(&self, meta: &Meta) -> Result<()> {
-        let txn = self.db.begin_write()?;
-        txn.open_table(META)?
-            .insert(META_KEY, serde_json::to_string(meta)?.as_str())?;
-        txn.commit()?;
-        Ok(())
+        self.handle.with(|db| {
+            let txn = db.begin_write()?;
+            txn.open_table(META)?
+                .insert(META_KEY, serde_json::to_string(meta)?.as_str())?;
+            txn.commit()?;
+            Ok(())
+        })
     }
 
     fn meta(&self) -> Result<Option<Meta>> {
-        let txn = self.db.begin_read()?;
-        let table = txn.open_table(META)?;
-        let found = table.get(META_KEY)?;
-        found
-            .map(|json| Ok(serde_json::from_str(json.value())?))
-            .transpose()
+        self.handle.with(|db| {
+            let txn = db.begin_read()?;
+            let table = txn.open_table(META)?;
+            let found = table.get(META_KEY)?;
+            found
+                .map(|json| Ok(serde_json::from_str(json.value())?))
+                .transpose()
+        })
     }
 
     fn load(&self, sink: &mut dyn FnMut(Entry)) -> Result<Cursor> {
-        let txn = self.db.begin_read()?;
-        let chunks = txn.open_table(ROW_CHUNKS)?;
-        for chunk in chunks.iter()? {
-            let (chunk, rows) = chunk?;
-            let first = chunk.value() * CHUNK_ROWS;
-            for (slot, row) in (first..).zip(rows.value().chunks_exact(ROW_BYTES)) {
-                if row[0] != 1 {
-                    continue;
+        self.handle.with(|db| {
+            let txn = db.begin_read()?;
+            let chunks = txn.open_table(ROW_CHUNKS)?;
+            for chunk in chunks.iter()? {
+                let (chunk, rows) = chunk?;
+                let first = chunk.value() * CHUNK_ROWS;
+                for (slot, row) in (first..).zip(rows.value().chunks_exact(ROW_BYTES)) {
+                    if row[0] != 1 {
+                        continue;
+                    }
+                    let word = |at: usize| {
+                        u128::from_be_bytes(row[at..at + 16].try_into().expect("16 bytes"))
+                    };
+                    sink(Entry {
+                        slot,
+                        simhash: word(1),
+                        digest: word(17),
+                    });
                 }
-                let word =
-                    |at: usize| u128::from_be_bytes(row[at..at + 16].try_into().expect("16 bytes"));
-                sink(Entry {
-                    slot,
-                    simhash: word(1),
-                    digest: word(17),
-                });
             }
-        }
-        Ok(Cursor::default())
+            Ok(Cursor::default())
+        })
     }
 
     fn changes(&self, after: Cursor, _sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor> {
@@ -383,14 +480,12 @@ impl Store for RedbStore {
         Ok(Insert::Accepted {
             slot,
             cursor: Cursor::default(),
-            durable: Durable::pending(durable),
+            durable: Durable::pending(durable, self.timeout),
         })
     }
 
     fn delete(&self, id: &str) -> Result<Option<Record>> {
-        let (reply, deleted) = channel();
-        self.send(Job::Delete(id.to_string(), reply))?;
-        deleted.recv().map_err(|_| StoreError::CommitterGone)?
+        self.submit(|reply| Job::Delete(id.to_string(), reply), "the delete")
     }
 
     fn get(&self, id: &str) -> Result<Option<Record>> {
@@ -406,35 +501,48 @@ impl Store for RedbStore {
         // snapshot. (The other order lost records committed between the two steps, and a
         // near-duplicate check then found no match.)
         let pending = self.pending();
-        let txn = self.db.begin_read()?;
-        let (ids, docs) = (txn.open_table(SLOTS)?, txn.open_table(DOCS)?);
-        slots
-            .iter()
-            .map(|&slot| {
-                if let Some(record) = pending
-                    .by_slot
-                    .get(&slot)
-                    .and_then(|id| pending.by_id.get(id))
-                {
-                    return Ok(Some(record.clone()));
-                }
-                let Some(id) = ids.get(slot)? else {
-                    return Ok(None);
-                };
-                let found = docs.get(id.value())?;
-                found
-                    .map(|bytes| Ok(serde_json::from_slice(bytes.value())?))
-                    .transpose()
-            })
-            .collect()
+        self.handle.with(|db| {
+            let txn = db.begin_read()?;
+            let (ids, docs) = (txn.open_table(SLOTS)?, txn.open_table(DOCS)?);
+            slots
+                .iter()
+                .map(|&slot| {
+                    if let Some(record) = pending
+                        .by_slot
+                        .get(&slot)
+                        .and_then(|id| pending.by_id.get(id))
+                    {
+                        return Ok(Some(record.clone()));
+                    }
+                    let Some(id) = ids.get(slot)? else {
+                        return Ok(None);
+                    };
+                    let found = docs.get(id.value())?;
+                    found
+                        .map(|bytes| Ok(serde_json::from_slice(bytes.value())?))
+                        .transpose()
+                })
+                .collect()
+        })
     }
 
     fn len(&self) -> Result<u64> {
         // Pending first, as in `get_slots`: a record is counted once, pending or stored.
         let pending = self.pending();
-        let txn = self.db.begin_read()?;
-        let stored = txn.open_table(DOCS)?.len()?;
+        let stored = self
+            .handle
+            .with(|db| Ok(db.begin_read()?.open_table(DOCS)?.len()?))?;
         Ok(stored + pending.by_id.len() as u64)
+    }
+
+    fn probe(&self) -> Result<()> {
+        // Through the committer: it shows the file reopens, takes a commit and an fsync, and
+        // that the committer is not stuck.
+        self.submit(Job::Probe, "the probe commit")
+    }
+
+    fn durability(&self) -> Result<Durability> {
+        Ok(Durability::redb())
     }
 }
 
@@ -458,7 +566,9 @@ mod tests {
             txn.open_table(rows).unwrap().insert(0, (1, 2)).unwrap();
             txn.commit().unwrap();
         }
-        let error = RedbStore::open(dir.path()).unwrap_err().to_string();
+        let error = RedbStore::open(dir.path(), Duration::from_secs(2))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("format version 1"), "{error}");
     }
 
@@ -479,7 +589,7 @@ mod tests {
         }
         txn.commit().unwrap();
         drop(db);
-        let store = RedbStore::open(dir.path()).unwrap();
+        let store = RedbStore::open(dir.path(), Duration::from_secs(2)).unwrap();
         assert_eq!(store.next_slot.load(Ordering::Relaxed), 3 * CHUNK_ROWS);
         let mut loaded = Vec::new();
         store

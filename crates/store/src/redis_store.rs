@@ -17,13 +17,26 @@
 //! nothing was written since it was checked; the caller then catches up and checks again. Every
 //! key is in one hash slot because a script may only touch keys of one slot: a database then
 //! lives on one cluster node (several databases spread over the cluster).
+//!
+//! # Timeouts
+//! Every connection is made, and every command answered, within the store timeout (a stalled
+//! Redis, e.g. stopped by SIGSTOP, gives [`StoreError::Redis`] timing out, not a wait for ever); a
+//! connection that failed or timed out is dropped, never reused.
+//!
+//! # A Redis that went back in time
+//! Restarted empty, or from an older snapshot: its log now ends before, or differs from, what
+//! this process applied. [`Store::changes`] reads the log from the last entry this process saw
+//! (inclusive), so an end before it, or a first entry that is not it, is [`StoreError::Reset`]
+//! in the same round trip, and the database reloads its index from what Redis now holds.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 use redis::cluster::ClusterClient;
 use redis::{Client, ConnectionLike, RedisResult, Script};
 
+use crate::durability::Durability;
 use crate::error::{Result, StoreError};
 use crate::meta::Meta;
 use crate::record::{Entry, Record};
@@ -59,8 +72,10 @@ return {slot, record}
 
 /// How new connections are made.
 enum Opener {
+    /// One server.
     Single(Client),
-    Cluster(ClusterClient),
+    /// A cluster (timeouts set in the client); its node URLs.
+    Cluster(ClusterClient, Vec<String>),
 }
 
 type Conn = Box<dyn ConnectionLike + Send>;
@@ -70,6 +85,8 @@ pub struct RedisStore {
     location: String,
     name: String,
     opener: Opener,
+    /// The longest a connection or a command may take.
+    timeout: Duration,
     idle: Mutex<Vec<Conn>>,
     insert: Script,
     delete: Script,
@@ -84,31 +101,49 @@ impl std::fmt::Debug for RedisStore {
 }
 
 impl RedisStore {
-    /// Connects to one Redis server (`redis://host:port[/db]`); `name` tags the keys.
-    pub fn open(url: &str, name: &str) -> Result<RedisStore> {
-        Self::connect(url.to_string(), name, Opener::Single(Client::open(url)?))
-    }
-
-    /// Connects to a Redis Cluster through any of its nodes; `name` tags the keys.
-    pub fn open_cluster(nodes: &[String], name: &str) -> Result<RedisStore> {
-        let location = format!("redis+cluster://{}", nodes.join(","));
+    /// Connects to one Redis server (`redis://host:port[/db]`); `name` tags the keys; every
+    /// connection and command takes at most `timeout`.
+    pub fn open(url: &str, name: &str, timeout: Duration) -> Result<RedisStore> {
         Self::connect(
-            location,
+            url.to_string(),
             name,
-            Opener::Cluster(ClusterClient::new(nodes.to_vec())?),
+            Opener::Single(Client::open(url)?),
+            timeout,
         )
     }
 
-    fn connect(location: String, name: &str, opener: Opener) -> Result<RedisStore> {
+    /// Connects to a Redis Cluster through any of its nodes; `name` tags the keys; every
+    /// connection and command takes at most `timeout`.
+    pub fn open_cluster(nodes: &[String], name: &str, timeout: Duration) -> Result<RedisStore> {
+        let location = format!("redis+cluster://{}", nodes.join(","));
+        let client = ClusterClient::builder(nodes.to_vec())
+            .connection_timeout(timeout)
+            .response_timeout(timeout)
+            .build()?;
+        Self::connect(
+            location,
+            name,
+            Opener::Cluster(client, nodes.to_vec()),
+            timeout,
+        )
+    }
+
+    fn connect(
+        location: String,
+        name: &str,
+        opener: Opener,
+        timeout: Duration,
+    ) -> Result<RedisStore> {
         let store = RedisStore {
             location: format!("{location} (name {name})"),
             name: name.to_string(),
             opener,
+            timeout,
             idle: Mutex::new(Vec::new()),
             insert: Script::new(INSERT),
             delete: Script::new(DELETE),
         };
-        store.run(|conn| redis::cmd("PING").query::<String>(conn))?;
+        store.probe()?;
         Ok(store)
     }
 
@@ -130,8 +165,8 @@ impl RedisStore {
         let mut conn: Conn = match pooled {
             Some(conn) => conn,
             None => match &self.opener {
-                Opener::Single(client) => Box::new(client.get_connection()?),
-                Opener::Cluster(client) => Box::new(client.get_connection()?),
+                Opener::Single(client) => Box::new(connect_within(client, self.timeout)?),
+                Opener::Cluster(client, _) => Box::new(client.get_connection()?),
             },
         };
         let result = f(conn.as_mut())?;
@@ -142,13 +177,20 @@ impl RedisStore {
         Ok(result)
     }
 
-    /// Reads the log after `after`, page by page.
+    /// Reads the log after `after`, page by page. Unless `after` is the start, the first page
+    /// starts at `after` itself, which must be there: if it is not, the log was replaced
+    /// (restored from an older snapshot and written again) and this is [`StoreError::Reset`].
     fn read_log(&self, after: Cursor, sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor> {
         let log = self.key("log");
         let mut at = after;
+        let mut check_first = after != Cursor::default();
         loop {
-            let start = format!("{}-{}", at.0, at.1.saturating_add(1));
-            let page: Vec<(String, Vec<String>)> = self.run(|conn| {
+            let start = if check_first {
+                format!("{}-{}", at.0, at.1)
+            } else {
+                format!("{}-{}", at.0, at.1.saturating_add(1))
+            };
+            let mut page: Vec<(String, Vec<String>)> = self.run(|conn| {
                 redis::cmd("XRANGE")
                     .arg(&log)
                     .arg(&start)
@@ -157,15 +199,67 @@ impl RedisStore {
                     .arg(PAGE)
                     .query(conn)
             })?;
+            let full = page.len() == PAGE;
+            if std::mem::take(&mut check_first) {
+                let first = page
+                    .first()
+                    .map(|(id, _)| parse_stream_id(id))
+                    .transpose()?;
+                if first != Some(after) {
+                    return Err(self.reset(after, "no longer holds the last entry it saw"));
+                }
+                page.remove(0);
+            }
             for (id, fields) in &page {
                 at = parse_stream_id(id)?;
                 sink(at, parse_change(fields)?);
             }
-            if page.len() < PAGE {
+            if !full {
                 return Ok(at);
             }
         }
     }
+
+    /// The error for a log that went back in time: `how` it differs from `after`.
+    fn reset(&self, after: Cursor, how: &str) -> StoreError {
+        StoreError::Reset(format!(
+            "{}: its log {how} ({}-{}, this process's position)",
+            self.location, after.0, after.1
+        ))
+    }
+
+    /// The persistence of the server at `conn`, from its configuration.
+    fn server_durability(conn: &mut dyn ConnectionLike, server: &str) -> Durability {
+        let mut config = |name: &str| -> RedisResult<String> {
+            let pair: Vec<String> = redis::cmd("CONFIG").arg("GET").arg(name).query(conn)?;
+            Ok(pair.into_iter().nth(1).unwrap_or_default())
+        };
+        let read = (|| {
+            Ok((
+                config("appendonly")?,
+                config("appendfsync")?,
+                config("save")?,
+            ))
+        })();
+        match read {
+            Ok((appendonly, appendfsync, save)) => {
+                Durability::redis(&appendonly, &appendfsync, &save)
+            }
+            Err(error) => Durability::unknown(
+                &format!("redis {server}"),
+                &format!("CONFIG GET refused: {}", StoreError::Redis(error)),
+            ),
+        }
+    }
+}
+
+/// A connection to one server whose connecting, and every command on it, takes at most
+/// `timeout`.
+fn connect_within(client: &Client, timeout: Duration) -> RedisResult<redis::Connection> {
+    let conn = client.get_connection_with_timeout(timeout)?;
+    conn.set_read_timeout(Some(timeout))?;
+    conn.set_write_timeout(Some(timeout))?;
+    Ok(conn)
 }
 
 fn corrupt(what: &str) -> StoreError {
@@ -269,13 +363,8 @@ impl Store for RedisStore {
             Some(last) if last == after => Ok(after),
             None if after == Cursor::default() => Ok(after),
             Some(last) if last > after => self.read_log(after, sink),
-            _ => Err(StoreError::Reset(format!(
-                "{}: its log ends at {}, this process has seen {}-{}",
-                self.location,
-                last.map_or("the start".to_string(), |c| format!("{}-{}", c.0, c.1)),
-                after.0,
-                after.1
-            ))),
+            Some(last) => Err(self.reset(after, &format!("ends at {}-{}", last.0, last.1))),
+            None => Err(self.reset(after, "is empty")),
         }
     }
 
@@ -359,5 +448,31 @@ impl Store for RedisStore {
     fn len(&self) -> Result<u64> {
         let key = self.key("slots");
         self.run(|conn| redis::cmd("HLEN").arg(&key).query(conn))
+    }
+
+    fn probe(&self) -> Result<()> {
+        self.run(|conn| redis::cmd("PING").exec(conn))
+    }
+
+    /// Read from each server's configuration (`CONFIG GET appendonly`, `appendfsync`, `save`);
+    /// a cluster promises what its weakest node given does.
+    fn durability(&self) -> Result<Durability> {
+        match &self.opener {
+            Opener::Single(..) => {
+                self.run(|conn| Ok(Self::server_durability(conn, &self.location)))
+            }
+            Opener::Cluster(_, nodes) => {
+                let mut weakest: Option<Durability> = None;
+                for node in nodes {
+                    let mut conn = connect_within(&Client::open(node.as_str())?, self.timeout)?;
+                    let found = Self::server_durability(&mut conn, node);
+                    weakest = Some(match weakest {
+                        Some(weakest) => weakest.weaker(found),
+                        None => found,
+                    });
+                }
+                Ok(weakest.unwrap_or_else(|| Durability::unknown("redis cluster", "no node")))
+            }
+        }
     }
 }

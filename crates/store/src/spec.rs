@@ -2,6 +2,7 @@
 //! or `redis+cluster://host:port,host:port,...[?name=NAME]` (a Redis Cluster, any of its nodes).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::db::{NearDupDb, OpenOptions};
 use crate::error::{Result, StoreError};
@@ -94,18 +95,21 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-/// Opens the store a location names.
-pub fn open_store(spec: &str) -> Result<Box<dyn Store>> {
+/// Opens the store a location names; each of its calls takes at most `timeout` (see
+/// [`crate::DEFAULT_STORE_TIMEOUT`]).
+pub fn open_store(spec: &str, timeout: Duration) -> Result<Box<dyn Store>> {
     Ok(match DbSpec::parse(spec)? {
-        DbSpec::Dir(dir) => Box::new(RedbStore::open(&dir)?),
-        DbSpec::Redis { url, name } => Box::new(RedisStore::open(&url, &name)?),
-        DbSpec::Cluster { nodes, name } => Box::new(RedisStore::open_cluster(&nodes, &name)?),
+        DbSpec::Dir(dir) => Box::new(RedbStore::open(&dir, timeout)?),
+        DbSpec::Redis { url, name } => Box::new(RedisStore::open(&url, &name, timeout)?),
+        DbSpec::Cluster { nodes, name } => {
+            Box::new(RedisStore::open_cluster(&nodes, &name, timeout)?)
+        }
     })
 }
 
 /// Opens the database a location names (see the module documentation for the forms).
 pub fn open_db(spec: &str, options: OpenOptions) -> Result<NearDupDb> {
-    NearDupDb::open(open_store(spec)?, options)
+    NearDupDb::open(open_store(spec, options.timeout)?, options)
 }
 
 #[cfg(test)]

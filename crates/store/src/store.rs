@@ -1,7 +1,9 @@
 //! The [`Store`] trait: what must survive a crash, behind one interface for redb and Redis.
 
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
 
+use crate::durability::Durability;
 use crate::error::{Result, StoreError};
 use crate::meta::Meta;
 use crate::record::{Entry, Record};
@@ -41,7 +43,7 @@ pub enum Insert {
 
 /// Resolves when a write is durable: at once, or when a group commit completes.
 #[derive(Debug)]
-pub struct Durable(Option<Receiver<Result<()>>>);
+pub struct Durable(Option<(Receiver<Result<()>>, Duration)>);
 
 impl Durable {
     /// A write that is durable already.
@@ -49,18 +51,31 @@ impl Durable {
         Durable(None)
     }
 
-    /// A write that is durable when `receiver` yields `Ok`.
-    pub fn pending(receiver: Receiver<Result<()>>) -> Durable {
-        Durable(Some(receiver))
+    /// A write that is durable when `receiver` yields `Ok`, waited for at most `timeout`.
+    pub fn pending(receiver: Receiver<Result<()>>, timeout: Duration) -> Durable {
+        Durable(Some((receiver, timeout)))
     }
 
-    /// Waits until the write is durable, or fails if it could not be made so.
+    /// Waits until the write is durable, or fails if it could not be made so; fails with
+    /// [`StoreError::Timeout`] if that is not known within the timeout (it may still be made
+    /// durable later).
     pub fn wait(self) -> Result<()> {
-        match self.0 {
-            None => Ok(()),
-            Some(receiver) => receiver.recv().map_err(|_| StoreError::CommitterGone)?,
-        }
+        let Some((receiver, timeout)) = self.0 else {
+            return Ok(());
+        };
+        reply_within(&receiver, timeout, "the commit")?
     }
+}
+
+/// The reply on `receiver` within `timeout`: [`StoreError::Timeout`] (naming `what`) after it,
+/// [`StoreError::CommitterGone`] if the sender is gone.
+pub(crate) fn reply_within<T>(receiver: &Receiver<T>, timeout: Duration, what: &str) -> Result<T> {
+    receiver.recv_timeout(timeout).map_err(|error| match error {
+        RecvTimeoutError::Timeout => {
+            StoreError::Timeout(format!("{what} did not finish within {timeout:?}"))
+        }
+        RecvTimeoutError::Disconnected => StoreError::CommitterGone,
+    })
 }
 
 /// Durable storage of records and of the compact rows the in-memory index is built from.
@@ -110,4 +125,11 @@ pub trait Store: Send + Sync {
     fn is_empty(&self) -> Result<bool> {
         Ok(self.len()? == 0)
     }
+
+    /// Checks that the store can serve reads and writes now (after it was unavailable): Redis
+    /// answers a `PING`, redb reopens its file if an I/O error broke it and commits a write.
+    fn probe(&self) -> Result<()>;
+
+    /// What an acknowledged write survives, as the store is configured now.
+    fn durability(&self) -> Result<Durability>;
 }

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use neardup_dedup::{Kind, Measure, Policy};
 use neardup_store::{
     Change, Cursor, Entry, Insert, InsertMode, MemoryStore, Meta, NearDupDb, NewDocument,
-    OpenOptions, Record, RedbStore, Store, StoreError, Verdict,
+    OpenOptions, Record, RedbStore, Store, StoreError, Verdict, DEFAULT_STORE_TIMEOUT,
 };
 
 fn doc(id: &str, text: &str) -> NewDocument {
@@ -99,6 +99,12 @@ impl Store for Racing {
     fn len(&self) -> neardup_store::Result<u64> {
         self.inner.len()
     }
+    fn probe(&self) -> neardup_store::Result<()> {
+        self.inner.probe()
+    }
+    fn durability(&self) -> neardup_store::Result<neardup_store::Durability> {
+        self.inner.durability()
+    }
 }
 
 #[test]
@@ -176,6 +182,7 @@ fn batch_only_policies_are_refused_online() {
         Box::new(MemoryStore::new("overlap")),
         OpenOptions {
             policy: Some(overlap),
+            ..OpenOptions::default()
         },
     )
     .unwrap_err();
@@ -186,20 +193,21 @@ fn batch_only_policies_are_refused_online() {
 fn a_format_2_database_is_refused_then_migrated() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let store = RedbStore::open(dir.path()).unwrap();
+        let store = RedbStore::open(dir.path(), DEFAULT_STORE_TIMEOUT).unwrap();
         let mut old = Meta::new(Policy::simhash(neardup_core::Profile::web(), 3));
         old.version = 2;
         store.init_meta(&old).unwrap();
     }
     let open = || {
         NearDupDb::open(
-            Box::new(RedbStore::open(dir.path()).unwrap()),
+            Box::new(RedbStore::open(dir.path(), DEFAULT_STORE_TIMEOUT).unwrap()),
             OpenOptions::default(),
         )
     };
     let error = open().unwrap_err().to_string();
     assert!(error.contains("neardup index migrate"), "{error}");
-    let migrated = NearDupDb::migrate(&RedbStore::open(dir.path()).unwrap()).unwrap();
+    let migrated =
+        NearDupDb::migrate(&RedbStore::open(dir.path(), DEFAULT_STORE_TIMEOUT).unwrap()).unwrap();
     assert_eq!(
         migrated.policy,
         Policy::simhash(neardup_core::Profile::web(), 3)

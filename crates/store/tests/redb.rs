@@ -91,6 +91,7 @@ fn another_profile_is_a_clear_error() {
     };
     let options = OpenOptions {
         policy: Some(policy),
+        ..OpenOptions::default()
     };
     let message = open_db(dir.path().to_str().unwrap(), options)
         .unwrap_err()

@@ -121,8 +121,14 @@ fn run_incremental(
     policy: Option<Policy>,
     started: Instant,
 ) -> anyhow::Result<()> {
-    let db = open_db(spec, OpenOptions { policy })
-        .with_context(|| format!("cannot open index {spec}"))?;
+    let db = open_db(
+        spec,
+        OpenOptions {
+            policy,
+            ..OpenOptions::default()
+        },
+    )
+    .with_context(|| format!("cannot open index {spec}"))?;
     let mut ids: Vec<String> = Vec::new();
     let mut removals: Vec<(usize, String, Kind, u32, Evidence)> = Vec::new();
     let stats = check_in_chunks(&db, corpus, InsertMode::IfUnique, |index, outcome| {

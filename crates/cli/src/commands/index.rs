@@ -4,7 +4,9 @@ use std::io::{BufWriter, Write};
 
 use anyhow::Context;
 use neardup_ingest::StatsSnapshot;
-use neardup_store::{open_store, InsertMode, NearDupDb, NewDocument, Outcome};
+use neardup_store::{
+    open_store, InsertMode, NearDupDb, NewDocument, Outcome, DEFAULT_STORE_TIMEOUT,
+};
 
 use crate::db_args::DbArgs;
 use crate::documents::{Corpus, InputArgs};
@@ -114,7 +116,8 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         IndexCommand::Stats { db } => print_json(&db.open()?.stats()?),
         IndexCommand::Policy { db } => print_json(db.open()?.policy()),
         IndexCommand::Migrate { db } => {
-            let store = open_store(&db).with_context(|| format!("cannot open database {db}"))?;
+            let store = open_store(&db, DEFAULT_STORE_TIMEOUT)
+                .with_context(|| format!("cannot open database {db}"))?;
             let meta = NearDupDb::migrate(store.as_ref())?;
             eprintln!(
                 "neardup: {db} is in format {}; its policy: {}",

@@ -2,11 +2,15 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
-use neardup_server::{ServerConfig, DEFAULT_BATCH_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_LISTEN};
+use neardup_server::{
+    ServerConfig, DEFAULT_BATCH_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT,
+    DEFAULT_HEADER_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS,
+};
 
-use crate::db_args::DbArgs;
+use crate::db_args::{seconds, DbArgs};
 
 /// Arguments of `neardup serve`.
 #[derive(Debug, clap::Args)]
@@ -26,6 +30,18 @@ pub struct ServeArgs {
     /// Most documents in one batch request.
     #[arg(long, default_value_t = DEFAULT_BATCH_LIMIT)]
     pub batch_limit: usize,
+    /// Seconds a client has to send a request head (and to start the next one on a kept-alive
+    /// connection); then its connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_HEADER_TIMEOUT.as_secs_f64(), value_parser = seconds)]
+    pub header_timeout: f64,
+    /// Seconds a client has to send a request body once its head is read; then it gets a 408
+    /// and its connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_BODY_TIMEOUT.as_secs_f64(), value_parser = seconds)]
+    pub body_timeout: f64,
+    /// Connections served at once (keep it below the file-descriptor limit); more wait in the
+    /// kernel's backlog.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_connections: usize,
 }
 
 /// Runs `neardup serve` until Ctrl-C or SIGTERM.
@@ -35,10 +51,17 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         token: args.token,
         body_limit: args.body_limit,
         batch_limit: args.batch_limit,
-        ..ServerConfig::default()
+        header_timeout: Duration::from_secs_f64(args.header_timeout),
+        body_timeout: Duration::from_secs_f64(args.body_timeout),
+        max_connections: args.max_connections,
     };
     neardup_server::check_config(&config)?;
     let db = Arc::new(args.db.open()?);
+    let durability = db.durability();
+    eprintln!(
+        "neardup: durability: {}: {}",
+        durability.persistence, durability.meaning
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -47,5 +70,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         // The one line scripts and tests wait for.
         eprintln!("neardup: listening on http://{addr}");
     }))?;
+    // The drain is over; a store call still running on the blocking pool ends within the
+    // store timeout, and is not waited for longer.
+    runtime.shutdown_timeout(args.db.timeout());
     Ok(())
 }
