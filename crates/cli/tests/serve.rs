@@ -3,12 +3,10 @@
 
 mod service;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Barrier};
 
 use serde_json::json;
-use service::{call, post, text, try_call, Server};
+use service::{call, post, text, Server};
 
 #[test]
 fn bad_requests_never_stop_the_server() {
@@ -153,64 +151,6 @@ fn racing_near_identical_documents_one_is_unique() {
     assert!(verdicts
         .iter()
         .all(|(s, v)| v == "unique" || (*s == 200 && v.ends_with("duplicate"))));
-}
-
-#[test]
-fn acknowledged_inserts_survive_kill_9() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
-    let acknowledged = Arc::new(Mutex::new(Vec::<String>::new()));
-    for round in 0..3u64 {
-        let mut server = Server::start(db.to_str().unwrap(), &[]);
-        let url = server.url("/v1/documents?insert=always");
-        let stop = Arc::new(AtomicBool::new(false));
-        let writers: Vec<_> = (0..4u64)
-            .map(|t| {
-                let (url, stop, acknowledged) =
-                    (url.clone(), Arc::clone(&stop), Arc::clone(&acknowledged));
-                std::thread::spawn(move || {
-                    for n in 0.. {
-                        if stop.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let id = format!("k{round}-{t}-{n}");
-                        let seed = round * 1_000_000 + t * 100_000 + n;
-                        let body = json!({ "id": id, "text": text(seed) }).to_string();
-                        match try_call("POST", &url, body.as_bytes(), None) {
-                            Ok((201, _)) => acknowledged.lock().unwrap().push(id),
-                            Ok((status, reply)) => panic!("{status}: {reply}"),
-                            Err(_) => break, // killed
-                        }
-                    }
-                })
-            })
-            .collect();
-        // A different moment each round, mid-load.
-        std::thread::sleep(Duration::from_millis(400 + 250 * round));
-        server.kill();
-        stop.store(true, Ordering::Relaxed);
-        for writer in writers {
-            writer.join().unwrap();
-        }
-        let server = Server::start(db.to_str().unwrap(), &[]);
-        let ids = acknowledged.lock().unwrap().clone();
-        assert!(!ids.is_empty(), "round {round}: nothing was acknowledged");
-        for id in &ids {
-            let (status, record) = call(
-                "GET",
-                &server.url(&format!("/v1/documents/{id}")),
-                b"",
-                None,
-            );
-            assert_eq!(
-                status, 200,
-                "acknowledged {id} lost after kill -9 (round {round})"
-            );
-            assert_eq!(record["id"], json!(id));
-        }
-        let (_, stats) = call("GET", &server.url("/v1/stats"), b"", None);
-        assert!(stats["documents"].as_u64().unwrap() >= ids.len() as u64);
-    }
 }
 
 #[test]

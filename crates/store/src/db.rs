@@ -430,8 +430,10 @@ impl NearDupDb {
         Ok(deleted)
     }
 
-    /// Figures about the database.
+    /// Figures about the database, after catching up with other writers (so `indexed` counts
+    /// what the store holds, unless a writer is inserting meanwhile).
     pub fn stats(&self) -> Result<Stats> {
+        self.catch_up()?;
         let documents = self.store.len()?;
         let state = self.read();
         Ok(Stats {

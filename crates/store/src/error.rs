@@ -80,23 +80,8 @@ impl StoreError {
     /// connection refused, dropped or timed out, a Redis loading its data or a cluster without
     /// a master, an I/O error (a full disk), a store timeout, a committer that stopped.
     pub fn is_unavailable(&self) -> bool {
-        use redis::{ErrorKind, ServerErrorKind};
         match self {
-            StoreError::Redis(error) => {
-                error.is_io_error()
-                    || error.is_connection_refusal()
-                    || error.is_connection_dropped()
-                    || error.is_timeout()
-                    || matches!(
-                        error.kind(),
-                        ErrorKind::Server(
-                            ServerErrorKind::BusyLoading
-                                | ServerErrorKind::TryAgain
-                                | ServerErrorKind::ClusterDown
-                                | ServerErrorKind::MasterDown
-                        )
-                    )
-            }
+            StoreError::Redis(error) => redis_unavailable(error),
             StoreError::Unavailable(_)
             | StoreError::Timeout(_)
             | StoreError::Io(_)
@@ -104,6 +89,24 @@ impl StoreError {
             _ => false,
         }
     }
+}
+
+/// Whether a Redis error means the server cannot serve now (see [`StoreError::is_unavailable`]).
+pub(crate) fn redis_unavailable(error: &redis::RedisError) -> bool {
+    use redis::{ErrorKind, ServerErrorKind};
+    error.is_io_error()
+        || error.is_connection_refusal()
+        || error.is_connection_dropped()
+        || error.is_timeout()
+        || matches!(
+            error.kind(),
+            ErrorKind::Server(
+                ServerErrorKind::BusyLoading
+                    | ServerErrorKind::TryAgain
+                    | ServerErrorKind::ClusterDown
+                    | ServerErrorKind::MasterDown
+            )
+        )
 }
 
 /// Every redb error type converts through [`redb::Error`]: an I/O error (a full disk) or the

@@ -37,7 +37,7 @@ use redis::cluster::ClusterClient;
 use redis::{Client, ConnectionLike, RedisResult, Script};
 
 use crate::durability::Durability;
-use crate::error::{Result, StoreError};
+use crate::error::{redis_unavailable, Result, StoreError};
 use crate::meta::Meta;
 use crate::record::{Entry, Record};
 use crate::store::{Change, Cursor, Durable, Insert, Store};
@@ -159,7 +159,8 @@ impl RedisStore {
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Runs `f` on a pooled connection; a connection that failed is dropped, not reused.
+    /// Runs `f` on a pooled connection; a connection that failed is dropped, not reused, and
+    /// so is every idle one if the failure means the server is unavailable.
     fn run<T>(&self, f: impl FnOnce(&mut dyn ConnectionLike) -> RedisResult<T>) -> Result<T> {
         let pooled = self.idle().pop();
         let mut conn: Conn = match pooled {
@@ -169,7 +170,13 @@ impl RedisStore {
                 Opener::Cluster(client, _) => Box::new(client.get_connection()?),
             },
         };
-        let result = f(conn.as_mut())?;
+        let result = f(conn.as_mut()).inspect_err(|error| {
+            // The server is gone or stalled: the other idle connections are as dead as this
+            // one, and each would fail a call (and close the gate again) after it comes back.
+            if redis_unavailable(error) {
+                self.idle().clear();
+            }
+        })?;
         let mut idle = self.idle();
         if idle.len() < MAX_IDLE {
             idle.push(conn);

@@ -5,8 +5,8 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -16,11 +16,19 @@ pub struct Server {
     child: Child,
     /// `http://127.0.0.1:PORT`.
     pub base: String,
+    /// Its standard error up to the line saying it listens.
+    pub banner: String,
 }
 
 impl Server {
     /// Starts `neardup serve --db DB --listen 127.0.0.1:0 EXTRA...` and waits until it listens.
     pub fn start(db: &str, extra: &[&str]) -> Server {
+        Self::try_start(db, extra)
+            .unwrap_or_else(|stderr| panic!("neardup serve exited before listening: {stderr}"))
+    }
+
+    /// Like [`Server::start`]; if the server exits before it listens, its standard error.
+    pub fn try_start(db: &str, extra: &[&str]) -> Result<Server, String> {
         let child = Command::new(env!("CARGO_BIN_EXE_neardup"))
             .args(["serve", "--db", db, "--listen", "127.0.0.1:0"])
             .args(extra)
@@ -33,13 +41,17 @@ impl Server {
         let mut server = Server {
             child,
             base: String::new(),
+            banner: String::new(),
         };
         let mut stderr = BufReader::new(server.child.stderr.take().unwrap());
         let mut line = String::new();
         loop {
             line.clear();
             let read = stderr.read_line(&mut line).unwrap();
-            assert!(read > 0, "neardup serve exited before listening");
+            if read == 0 {
+                return Err(std::mem::take(&mut server.banner));
+            }
+            server.banner.push_str(&line);
             if let Some(addr) = line.trim().strip_prefix("neardup: listening on ") {
                 server.base = addr.to_string();
                 // Keep draining stderr so the server never blocks on a full pipe.
@@ -49,7 +61,7 @@ impl Server {
                         sink.clear();
                     }
                 });
-                return server;
+                return Ok(server);
             }
         }
     }
@@ -58,6 +70,25 @@ impl Server {
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// Sends SIGTERM.
+    pub fn terminate(&self) {
+        signal(self.child.id(), "TERM");
+    }
+
+    /// Waits up to `limit` for the process to exit; its status, or `None` if it still runs.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if start.elapsed() > limit {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// The URL of `path`.
@@ -72,6 +103,16 @@ impl Drop for Server {
     }
 }
 
+/// Sends `kill -SIGNAL pid` (`TERM`, `STOP`, `CONT`, ...).
+pub fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill -{name} {pid} failed");
+}
+
 /// Sends a request; returns the status and the body as JSON (`Value::Null` if not JSON).
 pub fn call(method: &str, url: &str, body: &[u8], token: Option<&str>) -> (u16, Value) {
     try_call(method, url, body, token).unwrap_or_else(|error| panic!("{method} {url}: {error}"))
@@ -84,6 +125,55 @@ pub fn try_call(
     body: &[u8],
     token: Option<&str>,
 ) -> Result<(u16, Value), String> {
+    send(method, url, body, token).map(|reply| (reply.status, reply.body))
+}
+
+/// Asserts `reply` is what a client gets while the store is unavailable: 503, `Retry-After`, a
+/// JSON error, and in less than `within`.
+pub fn assert_unavailable(reply: &Reply, within: Duration) {
+    assert_eq!(reply.status, 503, "{reply:?}");
+    assert_eq!(reply.retry_after.as_deref(), Some("1"), "{reply:?}");
+    assert_eq!(
+        reply.content_type.as_deref(),
+        Some("application/json"),
+        "{reply:?}"
+    );
+    assert!(reply.body["error"].is_string(), "{reply:?}");
+    assert!(
+        reply.elapsed < within,
+        "answered in {:?}: {reply:?}",
+        reply.elapsed
+    );
+}
+
+/// Polls `url` with GET until it answers 200 (20 s at most); returns how long that took.
+pub fn wait_healthy(url: &str) -> Duration {
+    let started = Instant::now();
+    wait_until(
+        || send("GET", url, b"", None).is_ok_and(|reply| reply.status == 200),
+        url,
+    );
+    started.elapsed()
+}
+
+/// An answer, with what the fault tests look at.
+#[derive(Debug)]
+pub struct Reply {
+    /// The status.
+    pub status: u16,
+    /// The body as JSON (`Value::Null` if not JSON).
+    pub body: Value,
+    /// The `Retry-After` header.
+    pub retry_after: Option<String>,
+    /// The `Content-Type` header.
+    pub content_type: Option<String>,
+    /// How long the answer took.
+    pub elapsed: Duration,
+}
+
+/// Sends a request (30 s at most); a transport error (server gone) is an `Err`.
+pub fn send(method: &str, url: &str, body: &[u8], token: Option<&str>) -> Result<Reply, String> {
+    let started = Instant::now();
     let mut request = ureq::request(method, url).timeout(Duration::from_secs(30));
     if let Some(token) = token {
         request = request.set("Authorization", &format!("Bearer {token}"));
@@ -101,8 +191,16 @@ pub fn try_call(
         Err(error) => return Err(error.to_string()),
     };
     let status = response.status();
+    let retry_after = response.header("retry-after").map(str::to_string);
+    let content_type = response.header("content-type").map(str::to_string);
     let text = response.into_string().map_err(|e| e.to_string())?;
-    Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
+    Ok(Reply {
+        status,
+        body: serde_json::from_str(&text).unwrap_or(Value::Null),
+        retry_after,
+        content_type,
+        elapsed: started.elapsed(),
+    })
 }
 
 /// `POST url` with a JSON value.
@@ -165,11 +263,15 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// A running `redis-server` without persistence, killed when dropped.
+/// A running `redis-server` (without persistence unless `extra` says otherwise), killed when
+/// dropped.
 pub struct Redis {
     child: Child,
     /// Its port.
     pub port: u16,
+    /// Its data directory.
+    pub dir: PathBuf,
+    extra: Vec<String>,
 }
 
 impl Redis {
@@ -180,8 +282,20 @@ impl Redis {
 
     /// Starts a server with extra arguments and waits for PING.
     pub fn start_with(dir: &Path, extra: &[&str]) -> Redis {
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
         let port = free_port();
-        let child = Command::new("redis-server")
+        let redis = Redis {
+            child: Self::spawn(port, dir, &extra),
+            port,
+            dir: dir.to_path_buf(),
+            extra,
+        };
+        redis.wait_ready();
+        redis
+    }
+
+    fn spawn(port: u16, dir: &Path, extra: &[String]) -> Child {
+        Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .arg("--dir")
@@ -190,10 +304,30 @@ impl Redis {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("redis-server starts");
-        let redis = Redis { child, port };
-        wait_until(|| redis.cli(&["PING"]).trim() == "PONG", "redis PING");
-        redis
+            .expect("redis-server starts")
+    }
+
+    fn wait_ready(&self) {
+        wait_until(|| self.cli(&["PING"]).trim() == "PONG", "redis PING");
+    }
+
+    /// SIGKILL, now (the data directory stays).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts it again on the same port, with the same arguments and directory (it loads what
+    /// the directory holds), and waits for PING.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.child = Self::spawn(self.port, &self.dir, &self.extra);
+        self.wait_ready();
+    }
+
+    /// Sends `kill -SIGNAL` to the server (`STOP`, `CONT`, ...).
+    pub fn signal(&self, name: &str) {
+        signal(self.child.id(), name);
     }
 
     /// Runs `redis-cli -p PORT ARGS` and returns its output.
@@ -214,8 +348,7 @@ impl Redis {
 
 impl Drop for Redis {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
     }
 }
 
@@ -274,6 +407,59 @@ impl Cluster {
             .map(|n| format!("127.0.0.1:{}", n.port))
             .collect();
         format!("redis+cluster://{}", hosts.join(","))
+    }
+}
+
+/// Inserts documents (`?insert=always`) from 4 threads into the server at `base` until it is
+/// gone: `kill` is called after `load_for`. Returns the ids acknowledged with 201 (named
+/// `PREFIX-THREAD-N`); a 503 is not an acknowledgement, any other status fails the test.
+pub fn acknowledged_under_load(
+    base: &str,
+    prefix: &str,
+    load_for: Duration,
+    kill: impl FnOnce(),
+) -> Vec<String> {
+    let url = format!("{base}/v1/documents?insert=always");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> = (0..4u64)
+        .map(|t| {
+            let (url, stop, prefix) = (url.clone(), stop.clone(), prefix.to_string());
+            std::thread::spawn(move || {
+                let mut acknowledged = Vec::new();
+                for n in 0u64.. {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        break;
+                    }
+                    let id = format!("{prefix}-{t}-{n}");
+                    let seed = (prefix.len() as u64) << 40 | t << 32 | n;
+                    let body = serde_json::json!({ "id": id, "text": text(seed) }).to_string();
+                    match try_call("POST", &url, body.as_bytes(), None) {
+                        Ok((201, _)) => acknowledged.push(id),
+                        Ok((503, _)) => {}
+                        Ok((status, reply)) => panic!("{status}: {reply}"),
+                        Err(_) => break, // killed
+                    }
+                }
+                acknowledged
+            })
+        })
+        .collect();
+    std::thread::sleep(load_for);
+    kill();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writers
+        .into_iter()
+        .flat_map(|writer| writer.join().unwrap())
+        .collect()
+}
+
+/// Asserts every id in `ids` can be read from the server at `base`.
+pub fn assert_all_stored(base: &str, ids: &[String], what: &str) {
+    assert!(!ids.is_empty(), "{what}: nothing was acknowledged");
+    for id in ids {
+        let (status, record) = call("GET", &format!("{base}/v1/documents/{id}"), b"", None);
+        assert_eq!(status, 200, "{what}: acknowledged {id} lost");
+        assert_eq!(record["id"], serde_json::json!(id));
     }
 }
 

@@ -1,0 +1,168 @@
+//! Fault suite, embedded store (issue 12): a real `neardup serve` on a redb database in a small
+//! tmpfs this test mounts (it runs as root, as `scripts/test` does in CI), filled up and freed;
+//! and kill -9 mid-load. For each fault: every request answered within a stated time, 503 with
+//! `Retry-After` and a JSON error while the store cannot write, `/healthz` truthful, recovery
+//! without a restart, SIGTERM drained; no acknowledged write lost (redb fsyncs every commit).
+
+mod service;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::json;
+use service::{
+    acknowledged_under_load, assert_all_stored, assert_unavailable, send, text, wait_healthy,
+    Server,
+};
+
+/// The store timeout the servers run with (seconds).
+const STORE_TIMEOUT: &str = "1";
+/// Every answer while the store is unavailable comes within twice the store timeout (a call of
+/// its own, or the probe it makes, after one in progress), with room for a loaded machine.
+const WITHIN: Duration = Duration::from_millis(3500);
+
+/// A tmpfs mounted for one test, unmounted when dropped (also when the test fails).
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(path: &Path, size: &str) -> Tmpfs {
+        std::fs::create_dir_all(path).unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(path)
+            .status();
+        assert!(
+            status.is_ok_and(|s| s.success()),
+            "mount -t tmpfs failed: the disk-full test needs root and mount (util-linux), as \
+             scripts/test runs in CI"
+        );
+        Tmpfs(path.to_path_buf())
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let unmounted = Command::new("umount")
+            .arg(&self.0)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !unmounted {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+}
+
+/// Writes zeros to `path` until the file system is full.
+fn fill(path: &Path) {
+    let mut file = std::fs::File::create(path).unwrap();
+    let block = vec![0u8; 64 * 1024];
+    while file.write_all(&block).is_ok() {}
+    let _ = file.sync_all();
+}
+
+/// A document of about 40 KB that compresses poorly, different for every `seed`.
+fn big_doc(id: &str, seed: u64) -> Vec<u8> {
+    let text: Vec<String> = (0..80).map(|i| text(seed * 1000 + i)).collect();
+    json!({ "id": id, "text": text.join(" ") })
+        .to_string()
+        .into_bytes()
+}
+
+#[test]
+fn a_full_disk_is_503_until_space_is_freed_then_writes_resume_without_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mount = Tmpfs::mount(&dir.path().join("small"), "6m");
+    let db = mount.0.join("db");
+    // Declared after the mount: dropped (killed) before it is unmounted.
+    let mut server = Server::start(
+        db.to_str().unwrap(),
+        &["--store-timeout", STORE_TIMEOUT, "--max-connections", "64"],
+    );
+    let documents = server.url("/v1/documents");
+    let (healthz, stats) = (server.url("/healthz"), server.url("/v1/stats"));
+    let reply = send("POST", &documents, &big_doc("before", 1), None).unwrap();
+    assert_eq!(reply.status, 201, "{reply:?}");
+
+    let filler = mount.0.join("filler");
+    fill(&filler);
+    let mut failed = None;
+    for n in 0..300 {
+        let reply = send(
+            "POST",
+            &documents,
+            &big_doc(&format!("full-{n}"), n + 2),
+            None,
+        )
+        .unwrap();
+        match reply.status {
+            201 => continue,
+            _ => {
+                failed = Some(reply);
+                break;
+            }
+        }
+    }
+    let failed = failed.expect("300 inserts of 40 KB fitted in a full 6 MB file system");
+    assert_unavailable(&failed, WITHIN);
+    assert!(
+        failed.body["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("No space left")),
+        "{failed:?}"
+    );
+    // The truth: not ready, and every request answered in time, while the disk is full.
+    assert_unavailable(&send("GET", &healthz, b"", None).unwrap(), WITHIN);
+    for _ in 0..3 {
+        let reply = send("POST", &documents, &big_doc("while-full", 999), None).unwrap();
+        assert_unavailable(&reply, WITHIN);
+        let reply = send("GET", &stats, b"", None).unwrap();
+        assert!(reply.status == 200 || reply.status == 503, "{reply:?}");
+        assert!(reply.elapsed < WITHIN, "{reply:?}");
+    }
+
+    // Space freed: the database is reopened and writes resume, no restart.
+    std::fs::remove_file(&filler).unwrap();
+    let took = wait_healthy(&healthz);
+    assert!(took < Duration::from_secs(5), "ready again after {took:?}");
+    let reply = send("POST", &documents, &big_doc("after", 1000), None).unwrap();
+    assert_eq!(reply.status, 201, "{reply:?}");
+    for id in ["before", "after"] {
+        let reply = send(
+            "GET",
+            &server.url(&format!("/v1/documents/{id}")),
+            b"",
+            None,
+        )
+        .unwrap();
+        assert_eq!(reply.status, 200, "{id}: {reply:?}");
+    }
+
+    // SIGTERM: drained and gone.
+    server.terminate();
+    let status = server.wait_exit(Duration::from_secs(5));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+}
+
+/// kill -9 mid-load, three times at different moments: every insert answered 201 is there after
+/// a restart (redb fsyncs each group commit before answering).
+#[test]
+fn acknowledged_inserts_survive_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let mut acknowledged = Vec::new();
+    for round in 0..3u64 {
+        let mut server = Server::start(db.to_str().unwrap(), &[]);
+        let base = server.base.clone();
+        let load_for = Duration::from_millis(400 + 250 * round);
+        acknowledged.extend(acknowledged_under_load(
+            &base,
+            &format!("k{round}"),
+            load_for,
+            || server.kill(),
+        ));
+        let server = Server::start(db.to_str().unwrap(), &[]);
+        assert_all_stored(&server.base, &acknowledged, &format!("round {round}"));
+    }
+}
