@@ -89,7 +89,7 @@ impl Durability {
     /// The weaker of two promises (the first if they are equally strong): a database spread
     /// over several servers promises what its weakest does.
     pub fn weaker(self, other: Durability) -> Durability {
-        if other.fsync_every_write < self.fsync_every_write {
+        if self.fsync_every_write && !other.fsync_every_write {
             other
         } else {
             self
