@@ -115,7 +115,7 @@ fn redis_killed_restarted_empty_and_from_an_older_snapshot() {
     }
     let dir = tempfile::tempdir().unwrap();
     let mut redis = Redis::start(dir.path());
-    let server = Server::start(&redis.url(), &["--store-timeout", STORE_TIMEOUT]);
+    let mut server = Server::start(&redis.url(), &["--store-timeout", STORE_TIMEOUT]);
     let documents = server.url("/v1/documents");
     let healthz = server.url("/healthz");
     let insert = |id: &str, seed: u64| {
@@ -160,6 +160,10 @@ fn redis_killed_restarted_empty_and_from_an_older_snapshot() {
     assert_eq!(counts(&server.base), (2, 2));
     insert("e", 5);
     assert_eq!(counts(&other.base), (3, 3));
+
+    server.terminate();
+    let status = server.wait_exit(Duration::from_secs(5));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
 }
 
 #[test]
