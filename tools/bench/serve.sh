@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks `neardup serve` (BENCHMARKS.md, "Service"): with N documents indexed (default 1M
 # synthetic records: random 64-bit SimHash fingerprints, see crates/store/examples/synth.rs),
-# POST /v1/check with 2-5 KB texts (tools/bench/service.lua) from 32 keep-alive connections for
+# POST /v1/check with 2-5 KB texts (tools/bench/service.lua; NEARDUP_VOCAB=syllables for texts that
+# are all candidates of each other, the verification's worst case) from 32 keep-alive connections for
 # DURATION, then durable inserts (POST /v1/documents?insert=always), on the embedded store and
 # then on Redis (a local redis-server, appendonly with fsync every second), which the insert
 # phase fills (as many documents as it inserts in DURATION) before the check phase.

@@ -10,7 +10,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criteri
 use neardup_index::synth::{self, Rng};
 use neardup_index::{
     all_pairs, rotate_pairs, BitInvertedIndex, BruteForce, Design, HammingIndex, PermutedTables,
-    RotateParams,
+    ProbedBlocks, RotateParams,
 };
 
 const K: u32 = 3;
@@ -63,6 +63,10 @@ fn query(c: &mut Criterion) {
             index.insert_batch(&data).expect("distinct ids");
             bench_queries(c, &format!("permuted-{design}"), n, &index);
         }
+        let blocks = ProbedBlocks::<u64>::blocks_for(n, K);
+        let mut probed = ProbedBlocks::with_capacity(blocks, K, n).expect("valid blocks");
+        probed.insert_batch(&data).expect("distinct ids");
+        bench_queries(c, &format!("probed-{blocks}"), n, &probed);
     }
     let n = 100_000;
     let data = items(n);

@@ -6,7 +6,12 @@
 //! cargo run --release -p neardup-index --example index_bench -- rotate 1000000
 //! cargo run --release -p neardup-index --example index_bench -- gen 1000000 > fps.txt
 //! cargo run --release -p neardup-index --example index_bench -- online 10000000 --skewed
+//! cargo run --release -p neardup-index --example index_bench -- online 10000000 --k 6
 //! ```
+//!
+//! `online` builds and queries both online indexes side by side, in one run: permuted tables
+//! (the design for `n` and `k`, or `--design`) and multi-probe block tables (the block count for
+//! `n` and `k`). `--k` sets the distance (3 by default).
 //!
 //! Data: `synth::planted` (random, plus 10% near-copies with 0–3 bits flipped and 1% exact
 //! duplicates), seed 2024; with `--skewed`, `synth::skewed` instead (30% of the set share their
@@ -16,9 +21,12 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use neardup_index::synth::{self, Rng};
-use neardup_index::{all_pairs, rotate_pairs, Design, HammingIndex, PermutedTables, RotateParams};
+use neardup_index::{
+    all_pairs, rotate_pairs, Design, HammingIndex, PermutedTables, ProbedBlocks, RotateParams,
+};
 
 const SEED: u64 = 2024;
+/// The distance of `pairs` and `rotate`, and of `online` unless `--k` says otherwise.
 const K: u32 = 3;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -28,11 +36,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut design: Option<Design> = None;
     let mut skewed = false;
+    let mut k = K;
     let mut ns = Vec::new();
     let mut it = sizes.iter();
     while let Some(arg) = it.next() {
         if arg == "--design" {
             design = Some(it.next().ok_or("--design needs a value")?.parse()?);
+        } else if arg == "--k" {
+            k = it.next().ok_or("--k needs a value")?.parse()?;
         } else if arg == "--skewed" {
             skewed = true;
         } else {
@@ -43,7 +54,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let data = Data { n, skewed };
         match command.as_str() {
             "pairs" => pairs(data, design)?,
-            "online" => online(data, design)?,
+            "online" => online(data, design, k)?,
             "rotate" => rotate(data)?,
             "gen" => generate(data)?,
             other => return Err(format!("unknown command {other}").into()),
@@ -116,8 +127,8 @@ fn pairs(data: Data, design: Option<Design>) -> Result<(), Box<dyn std::error::E
     Ok(())
 }
 
-/// The online index: build time, memory, query latency.
-fn online(data: Data, design: Option<Design>) -> Result<(), Box<dyn std::error::Error>> {
+/// The online indexes at distance `k`, side by side: build time, memory, query latency.
+fn online(data: Data, design: Option<Design>, k: u32) -> Result<(), Box<dyn std::error::Error>> {
     let n = data.n;
     let fps = data.fps();
     let items: Vec<(u64, u64)> = fps
@@ -125,39 +136,70 @@ fn online(data: Data, design: Option<Design>) -> Result<(), Box<dyn std::error::
         .enumerate()
         .map(|(i, &f)| (i as u64, f))
         .collect();
-    let design = design.unwrap_or_else(|| Design::for_expected_len(n, K, 64));
-    let (index, build) = timed(|| -> Result<_, neardup_index::IndexError> {
-        let mut index = PermutedTables::<u64>::with_capacity(design, n)?;
-        index.insert_batch(&items)?;
-        Ok(index)
-    });
-    let index = index?;
-    drop(items);
     let mut rng = Rng::new(SEED + 1);
     let queries: Vec<u64> = (0..10_000)
         .map(|i| {
             if i % 2 == 0 {
                 let stored = fps[rng.below(n as u64) as usize];
-                let flips = rng.below(u64::from(K) + 1) as u32;
+                let flips = rng.below(u64::from(k) + 1) as u32;
                 rng.flip(stored, flips)
             } else {
                 rng.fingerprint()
             }
         })
         .collect();
+    drop(fps);
+
+    let design = design.unwrap_or_else(|| Design::for_expected_len(n, k, 64));
+    let (permuted, build) = timed(|| -> Result<_, neardup_index::IndexError> {
+        let mut index = PermutedTables::<u64>::with_capacity(design, n)?;
+        index.insert_batch(&items)?;
+        Ok(index)
+    });
+    let permuted = permuted?;
+    let label = format!("permuted design={design}");
+    report(&data, k, &label, build, &permuted, &queries, |q| {
+        permuted.candidates(q)
+    })?;
+    drop(permuted);
+
+    let blocks = ProbedBlocks::<u64>::blocks_for(n, k);
+    let (probed, build) = timed(|| -> Result<_, neardup_index::IndexError> {
+        let mut index = ProbedBlocks::<u64>::with_capacity(blocks, k, n)?;
+        index.insert_batch(&items)?;
+        Ok(index)
+    });
+    let probed = probed?;
+    let label = format!("probed blocks={blocks}");
+    report(&data, k, &label, build, &probed, &queries, |q| {
+        probed.candidates(q, k)
+    })
+}
+
+/// Runs the queries on one built index and prints its line.
+fn report(
+    data: &Data,
+    k: u32,
+    label: &str,
+    build: Duration,
+    index: &dyn HammingIndex<u64>,
+    queries: &[u64],
+    candidates_of: impl Fn(u64) -> usize,
+) -> Result<(), Box<dyn std::error::Error>> {
     let mut latencies = Vec::with_capacity(queries.len());
     let mut found = 0usize;
     let mut candidates = 0usize;
-    for &q in &queries {
-        let (result, time) = timed(|| index.query(q, K));
+    for &q in queries {
+        let (result, time) = timed(|| index.query(q, k));
         found += result?.len();
         latencies.push(time);
-        candidates += index.candidates(q);
+        candidates += candidates_of(q);
     }
     latencies.sort_unstable();
     let at = |p: f64| latencies[((latencies.len() - 1) as f64 * p) as usize];
+    let n = data.n;
     println!(
-        "online n={n} data={} design={design} build={:.3}s memory={:.1} MiB ({:.1} bytes/fp) \
+        "online n={n} data={} k={k} {label} build={:.3}s memory={:.1} MiB ({:.1} bytes/fp) \
          queries={} median={:.1}µs p99={:.1}µs max={:.1}µs candidates/query={:.0} matches={found}",
         data.name(),
         build.as_secs_f64(),

@@ -253,7 +253,7 @@ pub(crate) fn choose_blocks(blocks: &[Vec<u32>], r: usize) -> Vec<Vec<u32>> {
 }
 
 /// `n choose r`, saturating.
-fn binomial(n: u64, r: u64) -> u64 {
+pub(crate) fn binomial(n: u64, r: u64) -> u64 {
     let r = r.min(n.saturating_sub(r));
     (0..r).fold(1u64, |acc, i| acc.saturating_mul(n - i) / (i + 1))
 }

@@ -80,3 +80,14 @@ pub(crate) fn sorted(mut matches: Vec<Match>) -> Vec<Match> {
     matches.sort_unstable();
     matches
 }
+
+/// Heap bytes of per-table bucket directories: each directory's vector of bucket headers at its
+/// capacity, plus what `contents` says each bucket holds.
+pub(crate) fn directory_bytes<B>(tables: &[Vec<B>], contents: impl Fn(&B) -> usize) -> usize {
+    tables
+        .iter()
+        .map(|dir| {
+            dir.capacity() * std::mem::size_of::<B>() + dir.iter().map(&contents).sum::<usize>()
+        })
+        .sum()
+}

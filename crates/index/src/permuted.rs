@@ -37,7 +37,7 @@ use rayon::prelude::*;
 use crate::design::{choose_blocks, split, Design, Table};
 use crate::error::Result;
 use crate::fingerprint::Fingerprint;
-use crate::hamming::{check_k, sorted, HammingIndex, Match};
+use crate::hamming::{check_k, directory_bytes, sorted, HammingIndex, Match};
 use crate::slots::Slots;
 
 /// Smallest directory width (bits).
@@ -353,23 +353,10 @@ impl<F: Fingerprint> Directory<F> {
 
     /// Heap bytes held, counting capacity.
     fn memory_bytes(&self) -> usize {
-        let header = std::mem::size_of::<Bucket<F>>();
-        let buckets: usize = self
-            .buckets
-            .iter()
-            .map(|dir| {
-                dir.capacity() * header
-                    + dir
-                        .iter()
-                        .map(|b| match b {
-                            Bucket::Small(list) => list.capacity() * 4,
-                            Bucket::Split(sub) => {
-                                std::mem::size_of::<Directory<F>>() + sub.memory_bytes()
-                            }
-                        })
-                        .sum::<usize>()
-            })
-            .sum();
+        let buckets = directory_bytes(&self.buckets, |b| match b {
+            Bucket::Small(list) => list.capacity() * 4,
+            Bucket::Split(sub) => std::mem::size_of::<Directory<F>>() + sub.memory_bytes(),
+        });
         let tables: usize = self
             .tables
             .iter()
@@ -454,16 +441,15 @@ impl<F: Fingerprint> HammingIndex<F> for PermutedTables<F> {
     }
 
     fn insert_batch(&mut self, items: &[(u64, F)]) -> Result<()> {
-        let old = self.slots.len();
-        self.slots.extend(items)?;
-        // A small batch joins the existing buckets; a large one rebuilds them all at once.
-        if items.len() < old / 8 {
-            for (i, &(_, fp)) in items.iter().enumerate() {
-                self.root.insert((old + i) as u32, fp, &self.slots.fps);
+        match self.slots.extend_batch(items)? {
+            Some(new) => {
+                for slot in new {
+                    let fp = self.slots.fps[slot as usize];
+                    self.root.insert(slot, fp, &self.slots.fps);
+                }
+                self.maybe_grow();
             }
-            self.maybe_grow();
-        } else {
-            self.rebuild();
+            None => self.rebuild(),
         }
         Ok(())
     }

@@ -152,6 +152,15 @@ impl<F: Copy> Slots<F> {
         }
     }
 
+    /// Adds a batch ([`Slots::extend`]) and returns the new slots if the tables should take
+    /// them one by one, or `None` if the batch is large next to what was stored (an eighth or
+    /// more) and rebuilding every table at once is faster.
+    pub fn extend_batch(&mut self, items: &[(u64, F)]) -> Result<Option<std::ops::Range<u32>>> {
+        let old = self.len();
+        self.extend(items)?;
+        Ok((items.len() < old / 8).then(|| old as u32..self.len() as u32))
+    }
+
     /// Removes `id`, moving the last slot into its place.
     pub fn remove(&mut self, id: u64) -> Option<Removed<F>> {
         let slot = self.find(id)?;

@@ -4,7 +4,7 @@
 use neardup_index::synth::{self, Rng};
 use neardup_index::{
     all_pairs, BitInvertedIndex, BruteForce, Design, Fingerprint, HammingIndex, IndexError, Match,
-    Pair, PermutedTables,
+    Pair, PermutedTables, ProbedBlocks,
 };
 use proptest::prelude::*;
 
@@ -132,6 +132,19 @@ fn check_online<F: Fingerprint>(fps: &[F], k: u32, seed: u64, index: &mut dyn Ha
 fn check_all<F: Fingerprint>(kind: Kind, n: usize, k: u32, seed: u64, extra: u32) {
     let fps: Vec<F> = data(kind, n, k, seed);
     check_online(&fps, k, seed, &mut BitInvertedIndex::<F>::new());
+    let planned = ProbedBlocks::<F>::blocks_for(n, k);
+    check_online(
+        &fps,
+        k,
+        seed,
+        &mut ProbedBlocks::<F>::new(planned, k).unwrap(),
+    );
+    // Other block counts, where their probe count is allowed: radius 0 to k.
+    for blocks in [1, 2, 3, k + 1 + extra] {
+        if let Ok(mut index) = ProbedBlocks::<F>::new(blocks, k) {
+            check_online(&fps, k, seed, &mut index);
+        }
+    }
     let want = reference_pairs(&fps, k);
     for design in designs::<F>(k, extra) {
         check_online(
@@ -380,6 +393,9 @@ proptest! {
             Box::new(PermutedTables::<u64>::new(Design::Tables4x16).unwrap()),
             Box::new(PermutedTables::<u64>::new(Design::Blocks { blocks: 5, k: 3 }).unwrap()),
             Box::new(BitInvertedIndex::<u64>::new()),
+            // Built for k = 7, queried at k <= 3: radius 0 with four blocks, 1 with two.
+            Box::new(ProbedBlocks::<u64>::new(4, 7).unwrap()),
+            Box::new(ProbedBlocks::<u64>::new(2, 7).unwrap()),
         ];
         let mut brute = BruteForce::<u64>::new();
         for op in ops {

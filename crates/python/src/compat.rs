@@ -241,7 +241,7 @@ impl Permutations {
     }
 
     fn draw(scheme: Scheme, num_perm: usize, seed: u32) -> Permutations {
-        let mut mt = Mt19937::new(seed);
+        let mut mt = LegacyRandomState::new(seed);
         match scheme {
             Scheme::Legacy => {
                 // Pairs: randint(1, prime) then randint(0, prime), one pair at a time.
@@ -289,43 +289,21 @@ fn fmix64(mut h: u64) -> u64 {
     h ^ (h >> 33)
 }
 
-/// NumPy's legacy `RandomState` generator (MT19937 seeded by `init_genrand`).
-struct Mt19937 {
-    state: [u32; 624],
-    index: usize,
+/// NumPy's legacy `RandomState`: MT19937 seeded by `init_genrand` (the `rand_mt` crate's `Mt`),
+/// with NumPy's 64-bit draws and its masked rejection sampling for bounded integers.
+struct LegacyRandomState {
+    mt: rand_mt::Mt,
 }
 
-impl Mt19937 {
+impl LegacyRandomState {
     fn new(seed: u32) -> Self {
-        let mut state = [0u32; 624];
-        state[0] = seed;
-        for i in 1..624 {
-            let prev = state[i - 1];
-            state[i] = 1_812_433_253u32
-                .wrapping_mul(prev ^ (prev >> 30))
-                .wrapping_add(i as u32);
+        LegacyRandomState {
+            mt: rand_mt::Mt::new(seed),
         }
-        Mt19937 { state, index: 624 }
     }
 
     fn next_u32(&mut self) -> u32 {
-        if self.index >= 624 {
-            for i in 0..624 {
-                let y = (self.state[i] & 0x8000_0000) | (self.state[(i + 1) % 624] & 0x7fff_ffff);
-                let mut v = self.state[(i + 397) % 624] ^ (y >> 1);
-                if y & 1 == 1 {
-                    v ^= 0x9908_b0df;
-                }
-                self.state[i] = v;
-            }
-            self.index = 0;
-        }
-        let mut y = self.state[self.index];
-        self.index += 1;
-        y ^= y >> 11;
-        y ^= (y << 7) & 0x9d2c_5680;
-        y ^= (y << 15) & 0xefc6_0000;
-        y ^ (y >> 18)
+        self.mt.next_u32()
     }
 
     fn next_u64(&mut self) -> u64 {

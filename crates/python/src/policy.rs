@@ -21,6 +21,7 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// A policy read from outside (a dict or JSON), validated as every door validates it.
     fn checked(inner: neardup_dedup::Policy) -> PyResult<Self> {
         inner.validate().map_err(to_py)?;
         Ok(Policy { inner })
@@ -59,10 +60,11 @@ impl Policy {
             threshold,
             min_length_ratio,
         };
-        let policy = changes
+        // `apply` validates what it makes.
+        let inner = changes
             .apply(neardup_dedup::Policy::default())
             .map_err(to_py)?;
-        Self::checked(policy)
+        Ok(Policy { inner })
     }
 
     /// The default policy: the `web` profile, SimHash candidates within 6 bits, verified by

@@ -104,6 +104,9 @@ struct Prepared {
     fingerprints: Fingerprints,
     /// (SimHash bits, digest key).
     query: (u128, u128),
+    /// The text as the record stores it, compressed before the writer lock is taken (only for
+    /// an insert under a verifying policy).
+    stored_text: Option<StoredText>,
 }
 
 /// What the locked step judged, and the insert it made (its slot; durable when resolved).
@@ -258,7 +261,7 @@ impl NearDupDb {
     /// durable. Fails with [`StoreError::IdExists`] if it is to be inserted under an id stored
     /// already.
     pub fn check_and_insert(&self, doc: &NewDocument, mode: InsertMode) -> Result<Outcome> {
-        let prepared = self.prepare(doc)?;
+        let prepared = self.prepare(doc, mode)?;
         if mode == InsertMode::Never {
             let judged = self.check_only(doc, &prepared)?;
             return self.finish(
@@ -285,7 +288,8 @@ impl NearDupDb {
         mode: InsertMode,
     ) -> Vec<Result<Outcome>> {
         use rayon::prelude::*;
-        let prepared: Vec<Result<Prepared>> = docs.par_iter().map(|d| self.prepare(d)).collect();
+        let prepared: Vec<Result<Prepared>> =
+            docs.par_iter().map(|d| self.prepare(d, mode)).collect();
         let steps: Vec<Result<(Prepared, Step)>> = {
             let _guard = self.writer.lock().unwrap_or_else(|e| e.into_inner());
             docs.iter()
@@ -310,8 +314,8 @@ impl NearDupDb {
             .collect()
     }
 
-    /// Fingerprints and validates a document.
-    fn prepare(&self, doc: &NewDocument) -> Result<Prepared> {
+    /// Fingerprints and validates a document, and compresses its text if `mode` may store it.
+    fn prepare(&self, doc: &NewDocument, mode: InsertMode) -> Result<Prepared> {
         if doc.text.trim().is_empty() {
             return Err(StoreError::InvalidDocument("the text is empty".into()));
         }
@@ -321,10 +325,12 @@ impl NearDupDb {
         let fingerprints = self.fingerprint(&doc.text);
         let query = (fingerprints.simhash.as_u128(), digest_key(&fingerprints));
         let id = doc.id.clone().unwrap_or_else(|| self.generate_id());
+        let stores_text = mode != InsertMode::Never && self.meta.policy.verifies();
         Ok(Prepared {
             id,
             fingerprints,
             query,
+            stored_text: stores_text.then(|| StoredText::compress(&doc.text)),
         })
     }
 
@@ -360,7 +366,7 @@ impl NearDupDb {
                     inserted: None,
                 });
             }
-            let record = self.record(doc, &prepared.id, &prepared.fingerprints);
+            let record = self.record(doc, prepared);
             match self.store.insert(record, cursor)? {
                 Insert::Conflict => continue,
                 Insert::IdExists => return Err(StoreError::IdExists(prepared.id.clone())),
@@ -528,9 +534,11 @@ impl NearDupDb {
         format!("{millis:x}-{:x}-{n:x}", std::process::id())
     }
 
-    fn record(&self, doc: &NewDocument, id: &str, fingerprints: &Fingerprints) -> Record {
+    /// The record stored for `doc`.
+    fn record(&self, doc: &NewDocument, prepared: &Prepared) -> Record {
+        let fingerprints = &prepared.fingerprints;
         Record {
-            id: id.to_string(),
+            id: prepared.id.clone(),
             url: doc.url.clone(),
             title: doc.title.clone(),
             fetched_at: doc.fetched_at.clone(),
@@ -539,11 +547,7 @@ impl NearDupDb {
             minhash: fingerprints.minhash.clone(),
             inserted_at: now_millis(),
             slot: 0,
-            text: self
-                .meta
-                .policy
-                .verifies()
-                .then(|| StoredText::compress(&doc.text)),
+            text: prepared.stored_text.clone(),
         }
     }
 

@@ -3,7 +3,7 @@
 //! A [`NearDupDb`] is a [`Store`] (durable records, each with its text compressed for
 //! verification), plus the [`neardup_dedup::Policy`] it decides by (stored with the data:
 //! every door opens it with no options, and opening with another policy is an error), plus an
-//! in-memory index (permuted SimHash tables and each document's digest key, rebuilt at open
+//! in-memory index (multi-probe SimHash block tables and each document's digest key, rebuilt at open
 //! from compact rows; exact duplicates are the distance-0 matches with the same digest). It
 //! answers [`NearDupDb::check`] with a [`Verdict`] and the matching documents, candidates
 //! within the policy's k verified as the batch engine verifies them, and does check-and-insert

@@ -1,4 +1,4 @@
-//! The in-memory index a [`crate::NearDupDb`] checks against: permuted tables over SimHash
+//! The in-memory index a [`crate::NearDupDb`] checks against: multi-probe block tables over SimHash
 //! fingerprints (64 or 128 bits), plus each slot's digest key in a plain array.
 //!
 //! No digest map is needed: documents with the same digest have the same normalised text, hence
@@ -6,7 +6,7 @@
 //! query; comparing their digest keys finds them.
 
 use neardup_core::Bits;
-use neardup_index::{HammingIndex, IndexError, Match, PermutedTables};
+use neardup_index::{HammingIndex, IndexError, Match, ProbedBlocks};
 
 use crate::error::Result;
 use crate::record::Entry;
@@ -14,8 +14,8 @@ use crate::record::Entry;
 /// The Hamming index for the profile's width.
 #[derive(Debug)]
 enum SimIndex {
-    B64(PermutedTables<u64>),
-    B128(PermutedTables<u128>),
+    B64(ProbedBlocks<u64>),
+    B128(ProbedBlocks<u128>),
 }
 
 /// What one query found: near matches (distance, slot), sorted, and exact-digest slots.
@@ -46,11 +46,11 @@ impl MemIndex {
             Bits::B64 => {
                 let items: Vec<(u64, u64)> =
                     entries.iter().map(|e| (e.slot, e.simhash as u64)).collect();
-                SimIndex::B64(PermutedTables::from_batch(&items, k)?)
+                SimIndex::B64(ProbedBlocks::from_batch(&items, k)?)
             }
             Bits::B128 => {
                 let items: Vec<(u64, u128)> = entries.iter().map(|e| (e.slot, e.simhash)).collect();
-                SimIndex::B128(PermutedTables::from_batch(&items, k)?)
+                SimIndex::B128(ProbedBlocks::from_batch(&items, k)?)
             }
         };
         Ok(MemIndex { sim, digests, k })
