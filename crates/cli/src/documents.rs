@@ -31,20 +31,22 @@ use crate::progress;
 /// Input options shared by the commands that read documents.
 #[derive(Debug, Clone, clap::Args)]
 pub struct InputArgs {
-    /// Inputs: JSONL (.jsonl, .jsonl.gz, .jsonl.zst), WARC (.warc, .warc.gz), text (.txt, one
+    /// Inputs: JSONL (.jsonl, .jsonl.gz, .jsonl.zst), WARC (.warc, .warc.gz), Parquet
+    /// (.parquet, a document a row, columns named as the JSONL fields), text (.txt, one
     /// document a file), HTML (.html), folders of these; `-` (or no input) is standard input.
     /// Pipes, FIFOs and `<(...)` work too; a stream's format is guessed from its first bytes
     /// unless its name or --format gives it.
     #[arg(value_name = "INPUT", default_value = "-")]
     pub inputs: Vec<PathBuf>,
     /// Input format of every input (one of jsonl, jsonl.gz, jsonl.zst, warc, warc.gz, txt,
-    /// html), instead of telling it from the name.
+    /// html, parquet), instead of telling it from the name.
     #[arg(long, value_name = "FORMAT", alias = "input-format")]
     pub format: Option<Format>,
-    /// JSONL field holding the document id (a string or a number; `FILE:LINE` if absent).
+    /// JSONL field (Parquet column) holding the document id (a string or a number; `FILE:LINE`,
+    /// or `FILE:ROW`, if absent).
     #[arg(long, default_value = "id")]
     pub id_field: String,
-    /// JSONL field holding the text.
+    /// JSONL field (Parquet column) holding the text.
     #[arg(long, default_value = "text")]
     pub text_field: String,
     /// JSONL field holding HTML (used when the text field is absent).

@@ -1,13 +1,28 @@
 //! `--kept`: the input records of the kept documents, unchanged and in input order, in the
 //! format they came in: JSON Lines as read (byte for byte, each followed by a newline), WARC
-//! records as WARC, one gzip member a record when the input was `.warc.gz`. One output holds
-//! one format: inputs of two formats are refused up front.
+//! records as WARC, one gzip member a record when the input was `.warc.gz`, Parquet rows as
+//! Parquet with every column of the input. One output holds one format: inputs of two formats
+//! are refused up front.
 
+use std::fs::File;
 use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
 
+use anyhow::Context;
+use arrow_array::{BooleanArray, RecordBatchReader};
 use neardup_ingest::Format;
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
 
 use crate::documents::Corpus;
+
+/// Bytes of rows the Parquet writer holds before it closes a row group: what bounds its memory.
+const ROW_GROUP_BYTES: usize = 64 << 20;
+/// Rows read at a time when the kept rows of a Parquet input are copied.
+const COPY_BATCH_ROWS: usize = 8192;
 
 /// The format of a `--kept` output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +34,8 @@ enum KeptFormat {
     Warc,
     /// WARC records as read, each compressed as a gzip member.
     WarcGz,
+    /// The kept rows of Parquet inputs, every column as read.
+    Parquet,
 }
 
 impl KeptFormat {
@@ -26,6 +43,7 @@ impl KeptFormat {
         match format {
             Format::Warc => KeptFormat::Warc,
             Format::WarcGz => KeptFormat::WarcGz,
+            Format::Parquet => KeptFormat::Parquet,
             _ => KeptFormat::Jsonl,
         }
     }
@@ -35,6 +53,7 @@ impl KeptFormat {
             KeptFormat::Jsonl => "JSON Lines",
             KeptFormat::Warc => "WARC",
             KeptFormat::WarcGz => "gzip-compressed WARC",
+            KeptFormat::Parquet => "Parquet",
         }
     }
 }
@@ -61,8 +80,15 @@ pub fn check(corpus: &Corpus) -> anyhow::Result<()> {
 
 /// Writes the input records of the documents whose `kept` entry is true, read again from the
 /// corpus, to `out`.
-pub fn write_kept(out: &mut impl Write, corpus: &Corpus, kept: &[bool]) -> anyhow::Result<()> {
+pub fn write_kept(
+    out: &mut (impl Write + Send),
+    corpus: &Corpus,
+    kept: &[bool],
+) -> anyhow::Result<()> {
     let format = kept_format(corpus)?;
+    if format == KeptFormat::Parquet {
+        return write_kept_parquet(out, corpus, kept);
+    }
     let mut index = 0usize;
     corpus.for_each_document(
         "writing kept records",
@@ -81,7 +107,7 @@ pub fn write_kept(out: &mut impl Write, corpus: &Corpus, kept: &[bool]) -> anyho
                         member.finish()?;
                     }
                     (Some(raw), KeptFormat::Warc) => out.write_all(raw)?,
-                    (Some(raw), KeptFormat::Jsonl) => {
+                    (Some(raw), KeptFormat::Jsonl | KeptFormat::Parquet) => {
                         out.write_all(raw)?;
                         out.write_all(b"\n")?;
                     }
@@ -96,10 +122,94 @@ pub fn write_kept(out: &mut impl Write, corpus: &Corpus, kept: &[bool]) -> anyho
             Ok(())
         },
     )?;
+    same_documents(index, kept)
+}
+
+/// Fails if the last read found another number of documents than the first.
+fn same_documents(read: usize, kept: &[bool]) -> anyhow::Result<()> {
     anyhow::ensure!(
-        index == kept.len(),
-        "the inputs changed while deduplicating ({index} documents on the last read, {} on the first)",
+        read == kept.len(),
+        "the inputs changed while deduplicating ({read} documents on the last read, {} on the first)",
         kept.len()
     );
+    Ok(())
+}
+
+/// Parquet: the kept rows of every input file with all their columns, in one file. The
+/// documents are read again through the reader of the first read, which alone knows which rows
+/// are documents, to find the kept rows (file and row number); then each file is read row group
+/// by row group with every column, filtered, and written. Memory: one batch of the input and at
+/// most [`ROW_GROUP_BYTES`] of rows waiting in the writer.
+fn write_kept_parquet(
+    out: &mut (impl Write + Send),
+    corpus: &Corpus,
+    kept: &[bool],
+) -> anyhow::Result<()> {
+    let mut files: Vec<(Arc<Path>, Vec<u64>)> = Vec::new();
+    let mut index = 0usize;
+    corpus.for_each_document(
+        "finding kept rows",
+        false,
+        |_, _, _| (),
+        |doc, ()| {
+            if kept.get(index).copied().unwrap_or(false) {
+                let row = doc
+                    .place
+                    .line
+                    .context("a Parquet document without its row")?
+                    - 1;
+                match files.last_mut() {
+                    Some((source, rows)) if *source == doc.place.source => rows.push(row),
+                    _ => files.push((doc.place.source, vec![row])),
+                }
+            }
+            index += 1;
+            Ok(())
+        },
+    )?;
+    same_documents(index, kept)?;
+    let open = |source: &Path| -> anyhow::Result<ParquetRecordBatchReader> {
+        let cannot_read = || format!("cannot read {} again", source.display());
+        ParquetRecordBatchReaderBuilder::try_new(File::open(source).with_context(cannot_read)?)
+            .and_then(|builder| builder.with_batch_size(COPY_BATCH_ROWS).build())
+            .with_context(cannot_read)
+    };
+    let Some((first, _)) = files.first() else {
+        anyhow::bail!("no document was kept, so there is no Parquet row to write");
+    };
+    let schema = open(first)?.schema();
+    let properties = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .build();
+    let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(properties))?;
+    for (source, rows) in &files {
+        let reader = open(source)?;
+        anyhow::ensure!(
+            reader.schema() == schema,
+            "--kept writes one Parquet file, but {} has other columns than {}: dedup them in separate runs",
+            source.display(),
+            first.display()
+        );
+        let (mut start, mut next) = (0u64, 0usize);
+        for batch in reader {
+            let batch = batch.with_context(|| format!("cannot read {} again", source.display()))?;
+            let mask: BooleanArray = (start..start + batch.num_rows() as u64)
+                .map(|row| {
+                    let keep = rows.get(next) == Some(&row);
+                    next += usize::from(keep);
+                    Some(keep)
+                })
+                .collect();
+            start += batch.num_rows() as u64;
+            let kept_rows = arrow_select::filter::filter_record_batch(&batch, &mask)?;
+            if kept_rows.num_rows() > 0 {
+                writer.write(&kept_rows)?;
+                if writer.in_progress_size() > ROW_GROUP_BYTES {
+                    writer.flush()?;
+                }
+            }
+        }
+    }
+    writer.close()?;
     Ok(())
 }

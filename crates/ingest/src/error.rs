@@ -36,7 +36,11 @@ impl IngestError {
     pub fn is_bad_record(&self) -> bool {
         !matches!(
             self.kind,
-            ErrorKind::Open(_) | ErrorKind::Read(_) | ErrorKind::Walk(_) | ErrorKind::UnknownFormat
+            ErrorKind::Open(_)
+                | ErrorKind::Read(_)
+                | ErrorKind::Walk(_)
+                | ErrorKind::UnknownFormat
+                | ErrorKind::Parquet(_)
         )
     }
 }
@@ -145,6 +149,10 @@ pub enum ErrorKind {
     /// The HTTP response inside a WARC `response` record is malformed.
     #[error("malformed HTTP response: {0}")]
     Http(String),
+    /// A Parquet input cannot be read: not a file, not Parquet, or a page that does not
+    /// decode. The rows before it were read; the rest of the input is not.
+    #[error("cannot read Parquet: {0}")]
+    Parquet(String),
 }
 
 impl ErrorKind {
@@ -173,6 +181,7 @@ impl ErrorKind {
             ErrorKind::BadRecord(_) => "malformed WARC record",
             ErrorKind::BadLength { .. } => "wrong Content-Length",
             ErrorKind::Truncated { .. } => "truncated record",
+            ErrorKind::Parquet(_) => "invalid Parquet",
             ErrorKind::Http(_) => "malformed HTTP response",
         }
     }

@@ -40,6 +40,9 @@ pub enum Format {
     Text,
     /// An HTML file (`.html`, `.htm`): one document with an HTML body.
     Html,
+    /// Apache Parquet (`.parquet`): one document a row, its fields from the columns named like
+    /// the JSON Lines fields. Read from files only (Parquet needs to seek).
+    Parquet,
     /// A folder, walked recursively in sorted order; each file is read by
     /// the format of its name, others are skipped and counted.
     Dir,
@@ -56,12 +59,13 @@ impl Format {
         "warc.gz",
         "txt",
         "html",
+        "parquet",
         "dir",
     ];
 
     /// The format implied by a file name's extension, if any: `.jsonl`,
     /// `.ndjson` (each optionally followed by `.gz`, `.zst` or `.zstd`),
-    /// `.warc`, `.warc.gz`, `.txt`, `.html`, `.htm`; case-insensitive. Folders
+    /// `.warc`, `.warc.gz`, `.txt`, `.html`, `.htm`, `.parquet`; case-insensitive. Folders
     /// are told apart by [`crate::open_path`], which looks at the file system.
     pub fn from_extension(path: &Path) -> Option<Format> {
         let name = path.file_name()?.to_str()?.to_ascii_lowercase();
@@ -82,6 +86,7 @@ impl Format {
             ("warc", Compression::Gzip) => Some(Format::WarcGz),
             ("txt", Compression::None) => Some(Format::Text),
             ("html" | "htm", Compression::None) => Some(Format::Html),
+            ("parquet", Compression::None) => Some(Format::Parquet),
             _ => None,
         }
     }
@@ -129,6 +134,7 @@ impl fmt::Display for Format {
             Format::WarcGz => "warc.gz",
             Format::Text => "txt",
             Format::Html => "html",
+            Format::Parquet => "parquet",
             Format::Dir => "dir",
         })
     }
@@ -153,6 +159,7 @@ impl FromStr for Format {
             "warc.gz" => Format::WarcGz,
             "txt" | "text" => Format::Text,
             "html" | "htm" => Format::Html,
+            "parquet" => Format::Parquet,
             "dir" | "folder" => Format::Dir,
             _ => return Err(ParseFormatError(s.to_string())),
         })
@@ -176,6 +183,7 @@ mod tests {
             ("g.txt", Some(Format::Text)),
             ("h.html", Some(Format::Html)),
             ("i.htm", Some(Format::Html)),
+            ("l.Parquet", Some(Format::Parquet)),
             ("j.pdf", None),
             ("k.txt.gz", None),
             ("jsonl", None),

@@ -8,6 +8,7 @@ use crate::folder::{read_whole, FolderReader};
 use crate::format::{Compression, Format};
 use crate::jsonl::JsonlReader;
 use crate::options::ReadOptions;
+use crate::parquet::{not_seekable, ParquetReader};
 use crate::stats::ReadStats;
 use crate::warc::WarcReader;
 use crate::window::Window;
@@ -167,6 +168,10 @@ impl OpenedInput {
     /// The input's documents, read by its format. Skipped records and
     /// responses are counted in `stats`.
     pub fn documents(self, opts: &Arc<ReadOptions>, stats: &Arc<ReadStats>) -> DocumentIter {
+        if self.format == Format::Parquet {
+            // Parquet seeks: it is read from its file by name, not from this stream.
+            return Box::new(ParquetReader::open(self.name, Arc::clone(opts)));
+        }
         open_reader(self.reader, self.name, self.format, opts, stats)
     }
 }
@@ -178,6 +183,9 @@ pub(crate) fn open_file(
     opts: &Arc<ReadOptions>,
     stats: &Arc<ReadStats>,
 ) -> DocumentIter {
+    if format == Format::Parquet {
+        return Box::new(ParquetReader::open(source, Arc::clone(opts)));
+    }
     match File::open(&source) {
         Ok(file) => open_reader(file, source, format, opts, stats),
         Err(err) => fail(source, ErrorKind::Open(err)),
@@ -228,6 +236,7 @@ pub fn open_reader<R: Read + Send + 'static>(
                 &opts,
             )))
         }
+        Format::Parquet => fail(source, not_seekable()),
         Format::Dir => fail(
             source,
             ErrorKind::Open(std::io::Error::other("not a folder")),

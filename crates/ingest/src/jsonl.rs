@@ -195,7 +195,7 @@ pub fn parse_record<'a>(line: &'a str, fields: &JsonlFields) -> Result<Record<'a
 impl Record<'_> {
     /// The document this record at `place` describes: the id defaults to the
     /// place, and an HTML body without a title field gets its `<title>`.
-    fn into_document(self, place: Place) -> Document {
+    pub(crate) fn into_document(self, place: Place) -> Document {
         let body = match self.body {
             RecordBody::Text(text) => Body::Text(text.into_owned()),
             RecordBody::Html(html) => Body::Html(html.into_owned()),

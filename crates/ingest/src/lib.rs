@@ -52,6 +52,7 @@ mod jsonl;
 mod lines;
 pub mod mirror;
 mod options;
+mod parquet;
 mod stats;
 pub mod url;
 mod warc;
@@ -65,6 +66,7 @@ pub use format::{Compression, Format, ParseFormatError};
 pub use input::{open_inputs, open_path, open_reader, DocumentIter, Inputs, OpenedInput};
 pub use jsonl::{parse_document, parse_record, JsonlReader, Record, RecordBody};
 pub use options::{JsonlFields, ReadOptions, WarcId, DEFAULT_MAX_DOCUMENT_BYTES};
+pub use parquet::{ParquetReader, BATCH_ROWS};
 pub use stats::{Accounting, ReadStats, StatsSnapshot, MAX_KINDS, OTHER_KIND};
 pub use warc::WarcReader;
 

@@ -372,8 +372,8 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
 }
 
 /// Opens an output; `-` is standard output.
-fn create(path: &Path) -> anyhow::Result<BufWriter<Box<dyn Write>>> {
-    let sink: Box<dyn Write> = if path.as_os_str() == "-" {
+fn create(path: &Path) -> anyhow::Result<BufWriter<Box<dyn Write + Send>>> {
+    let sink: Box<dyn Write + Send> = if path.as_os_str() == "-" {
         Box::new(std::io::stdout())
     } else {
         Box::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?)

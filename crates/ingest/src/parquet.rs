@@ -1,0 +1,324 @@
+//! Parquet input: each row a document, its fields read from the columns named like the JSON
+//! Lines fields ([`crate::JsonlFields`]: `text`, else `html`; `id`, `url`, `title`,
+//! `fetched_at`).
+//!
+//! Only the named columns are read (a projection), one row group at a time, in batches of
+//! [`BATCH_ROWS`] rows, so memory is bounded by a row group's text rather than the file's. A row's
+//! place is its file and 1-based row number (`pages.parquet:42`), and `--kept` finds its rows
+//! again by that number. Text columns may be `string`, `large_string`, `string_view` or
+//! dictionary-encoded strings; the id may also be an integer column (written in decimal, as a
+//! JSON number id is). A file without the text (or html) column, or with a column of another
+//! type, cannot be read as asked: an error that stops the run, like an unreadable input. A null
+//! text in a row (with no html either) is a bad record, as a record without text is in JSONL.
+//! Parquet needs a file it can seek in: standard input and pipes are refused with a message.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+};
+use arrow_array::{Array, RecordBatch};
+use arrow_schema::DataType;
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::ProjectionMask;
+
+use crate::document::{Document, Place};
+use crate::error::{ErrorKind, IngestError};
+use crate::jsonl::{Record, RecordBody};
+use crate::options::ReadOptions;
+
+/// Rows decoded at a time.
+pub const BATCH_ROWS: usize = 1024;
+
+/// The documents of one Parquet file; see the module documentation.
+pub struct ParquetReader {
+    place: Place,
+    opts: Arc<ReadOptions>,
+    state: State,
+}
+
+/// Where the reader is.
+enum State {
+    /// Opening failed, or a column is unusable: this error, then the end.
+    Failed(Option<IngestError>),
+    Reading {
+        batches: ParquetRecordBatchReader,
+        /// The current batch, its columns, and the next row in it.
+        batch: Option<(RecordBatch, Columns)>,
+        at: usize,
+        /// Rows of the file before the current batch.
+        before: u64,
+    },
+    Done,
+}
+
+/// Where each configured field is in a batch (by column position), if the file has it.
+#[derive(Clone, Copy, Default)]
+struct Columns {
+    text: Option<usize>,
+    html: Option<usize>,
+    id: Option<usize>,
+    url: Option<usize>,
+    title: Option<usize>,
+    fetched_at: Option<usize>,
+}
+
+impl ParquetReader {
+    /// Opens `path` for reading its rows as documents.
+    pub fn open(path: Arc<Path>, opts: Arc<ReadOptions>) -> ParquetReader {
+        let place = Place::file(Arc::clone(&path));
+        let state = match Self::batches(&path, &opts) {
+            Ok(batches) => State::Reading {
+                batches,
+                batch: None,
+                at: 0,
+                before: 0,
+            },
+            Err(kind) => State::Failed(Some(IngestError::new(place.clone(), kind))),
+        };
+        ParquetReader { place, opts, state }
+    }
+
+    /// The batches of the configured columns, or why the file cannot be read.
+    fn batches(path: &Path, opts: &ReadOptions) -> Result<ParquetRecordBatchReader, ErrorKind> {
+        if path == Path::new("-") {
+            return Err(not_seekable());
+        }
+        let file = File::open(path).map_err(ErrorKind::Open)?;
+        if !file.metadata().map_err(ErrorKind::Open)?.is_file() {
+            return Err(not_seekable());
+        }
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(invalid)?;
+        let fields = &opts.fields;
+        let names = [
+            Some(&fields.text),
+            fields.html.as_ref(),
+            Some(&fields.id),
+            fields.url.as_ref(),
+            fields.title.as_ref(),
+            fields.fetched_at.as_ref(),
+        ];
+        let schema = builder.schema();
+        let wanted: Vec<usize> = names
+            .iter()
+            .flatten()
+            .filter_map(|name| schema.index_of(name).ok())
+            .collect();
+        let has_body = [Some(&fields.text), fields.html.as_ref()]
+            .iter()
+            .flatten()
+            .any(|name| schema.index_of(name).is_ok());
+        if !has_body {
+            let missing = ErrorKind::MissingText {
+                text: fields.text.clone(),
+                html: fields.html.clone(),
+            };
+            return Err(ErrorKind::Parquet(format!("no row can be read: {missing}")));
+        }
+        let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
+        builder
+            .with_projection(mask)
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(invalid)
+    }
+}
+
+impl Iterator for ParquetReader {
+    type Item = Result<Document, IngestError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let ParquetReader { place, opts, state } = self;
+        loop {
+            let State::Reading {
+                batches,
+                batch,
+                at,
+                before,
+            } = state
+            else {
+                return match std::mem::replace(state, State::Done) {
+                    State::Failed(error) => error.map(Err),
+                    _ => None,
+                };
+            };
+            if let Some((current, columns)) = batch {
+                if *at < current.num_rows() {
+                    let row_place = place.at_line(*before + *at as u64 + 1);
+                    *at += 1;
+                    return Some(row(opts, current, columns, *at - 1, row_place));
+                }
+                *before += current.num_rows() as u64;
+            }
+            let next = match batches.next() {
+                None => {
+                    *state = State::Done;
+                    return None;
+                }
+                Some(Ok(next)) => next,
+                Some(Err(error)) => {
+                    let kind = ErrorKind::Parquet(error.to_string());
+                    let error = IngestError::new(place.at_line(*before + 1), kind);
+                    *state = State::Done;
+                    return Some(Err(error));
+                }
+            };
+            match columns_of(opts, &next) {
+                Ok(columns) => {
+                    *batch = Some((next, columns));
+                    *at = 0;
+                }
+                Err(kind) => {
+                    // The whole file is unusable as asked, not one record: it stops the run.
+                    let kind = ErrorKind::Parquet(kind.to_string());
+                    *state = State::Failed(Some(IngestError::new(place.clone(), kind)));
+                }
+            }
+        }
+    }
+}
+
+/// The document of row `at` of `batch`.
+fn row(
+    opts: &ReadOptions,
+    batch: &RecordBatch,
+    columns: &Columns,
+    at: usize,
+    place: Place,
+) -> Result<Document, IngestError> {
+    let fail = |kind| IngestError::new(place.clone(), kind);
+    let get = |column: Option<usize>| -> Option<Cow<'_, str>> {
+        column.and_then(|c| value(batch.column(c).as_ref(), at))
+    };
+    let body = match (get(columns.text), get(columns.html)) {
+        (Some(text), _) => RecordBody::Text(text),
+        (None, Some(html)) => RecordBody::Html(html),
+        (None, None) => {
+            return Err(fail(ErrorKind::MissingText {
+                text: opts.fields.text.clone(),
+                html: opts.fields.html.clone(),
+            }))
+        }
+    };
+    let size = body.as_str().len() as u64;
+    let limit = opts.max_document_bytes;
+    if size > limit {
+        return Err(fail(ErrorKind::TooLarge { size, limit }));
+    }
+    let record = Record {
+        id: get(columns.id),
+        body,
+        url: get(columns.url),
+        title: get(columns.title),
+        fetched_at: get(columns.fetched_at),
+    };
+    Ok(record.into_document(place))
+}
+
+/// Where the configured fields are in `batch`, or the first column of a type it cannot read.
+fn columns_of(opts: &ReadOptions, batch: &RecordBatch) -> Result<Columns, ErrorKind> {
+    let fields = &opts.fields;
+    let find = |name: Option<&String>, numbers: bool| -> Result<Option<usize>, ErrorKind> {
+        let Some(name) = name else { return Ok(None) };
+        let Ok(at) = batch.schema().index_of(name) else {
+            return Ok(None);
+        };
+        let data_type = batch.column(at).data_type();
+        if is_string(data_type) || (numbers && data_type.is_integer()) {
+            Ok(Some(at))
+        } else {
+            Err(ErrorKind::WrongType {
+                field: name.clone(),
+                expected: if numbers {
+                    "a string or integer column"
+                } else {
+                    "a string column"
+                },
+                found: describe(data_type),
+            })
+        }
+    };
+    Ok(Columns {
+        text: find(Some(&fields.text), false)?,
+        html: find(fields.html.as_ref(), false)?,
+        id: find(Some(&fields.id), true)?,
+        url: find(fields.url.as_ref(), false)?,
+        title: find(fields.title.as_ref(), false)?,
+        fetched_at: find(fields.fetched_at.as_ref(), false)?,
+    })
+}
+
+/// The error for a Parquet input that is not a regular file.
+pub(crate) fn not_seekable() -> ErrorKind {
+    ErrorKind::Parquet(
+        "Parquet is read from a file (it is not a stream): save it to a file first".into(),
+    )
+}
+
+/// A reader's or decoder's error, as this crate reports it.
+fn invalid(error: parquet::errors::ParquetError) -> ErrorKind {
+    ErrorKind::Parquet(error.to_string())
+}
+
+/// True for the string types a text column may have.
+fn is_string(data_type: &DataType) -> bool {
+    match data_type {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, values) => is_string(values),
+        _ => false,
+    }
+}
+
+/// What a column of `data_type` is, for an error message.
+fn describe(data_type: &DataType) -> &'static str {
+    match data_type {
+        t if t.is_integer() => "an integer column",
+        t if t.is_floating() => "a floating-point column",
+        DataType::Boolean => "a boolean column",
+        DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView
+        | DataType::FixedSizeBinary(_) => "a binary column",
+        DataType::Timestamp(..) | DataType::Date32 | DataType::Date64 => "a date or time column",
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) => "a list column",
+        DataType::Struct(_) => "a struct column",
+        DataType::Null => "a column of nulls only",
+        _ => "a column of another type",
+    }
+}
+
+/// Row `at` of a string or integer column (checked by [`ParquetReader::columns`]), `None` if
+/// null. Strings are borrowed; dictionary values are looked up; integers are written in decimal.
+fn value(array: &dyn Array, at: usize) -> Option<Cow<'_, str>> {
+    if array.is_null(at) {
+        return None;
+    }
+    macro_rules! integer {
+        ($($t:ty),*) => {
+            $(if let Some(numbers) = array.as_primitive_opt::<$t>() {
+                return Some(Cow::Owned(numbers.value(at).to_string()));
+            })*
+        };
+    }
+    match array.data_type() {
+        DataType::Utf8 => Some(Cow::Borrowed(array.as_string::<i32>().value(at))),
+        DataType::LargeUtf8 => Some(Cow::Borrowed(array.as_string::<i64>().value(at))),
+        DataType::Utf8View => Some(Cow::Borrowed(array.as_string_view().value(at))),
+        DataType::Dictionary(..) => {
+            let dictionary = array.as_any_dictionary();
+            let key = value(dictionary.keys(), at)?.parse().ok()?;
+            value(dictionary.values().as_ref(), key)
+        }
+        _ => {
+            integer!(
+                Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type,
+                UInt64Type
+            );
+            None
+        }
+    }
+}
