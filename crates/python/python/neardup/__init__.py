@@ -27,6 +27,7 @@ from ._neardup import (
     MinHashLsh,
     NeardupError,
     Policy,
+    SearchKeys,
     compare,
     minhash_candidate_pairs,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "MinHashLsh",
     "NeardupError",
     "Policy",
+    "SearchKeys",
     "compare",
     "compat",
     "dedup",
