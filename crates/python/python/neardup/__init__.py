@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
-from . import compat
+from . import compat, spark
 from ._neardup import (
     Fingerprint,
     FingerprintBatch,
@@ -53,6 +53,7 @@ __all__ = [
     "SearchKeys",
     "compare",
     "compat",
+    "spark",
     "dedup",
     "minhash_candidate_pairs",
 ]

@@ -80,8 +80,8 @@ def dedup(
     base = ordered.withColumn(_ROW, F.monotonically_increasing_id()).persist(
         StorageLevel.MEMORY_AND_DISK
     )
-    rows = base.count()
-    if not base.where(F.col(text_col).isNull()).isEmpty():
+    rows, texts = base.agg(F.count(F.lit(1)), F.count(text_col)).first()
+    if texts != rows:
         base.unpersist()
         raise NeardupError(f"column {text_col!r} has nulls: drop or fill them first")
     large = df.sparkSession.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
@@ -324,8 +324,8 @@ def _components(edges: Any) -> Any:
     while not e.isEmpty():
         e = _checkpoint(_small_star(_large_star(e)))
         parent_is_child = e.select(F.col("v").alias("u")).join(e, "u", "left_semi")
-        two_parents = e.groupBy("u").count().where(F.col("count") > 1)
-        if parent_is_child.isEmpty() and two_parents.isEmpty():
+        two_parents = e.groupBy("u").count().where(F.col("count") > 1).select("u")
+        if parent_is_child.union(two_parents).isEmpty():
             break
     return e.select(F.col("u").alias("node"), F.col("v").alias("root"))
 
