@@ -22,6 +22,13 @@ use crate::policy::Policy;
 /// different tables never meet.
 const INDEX_BYTES: usize = 2;
 
+/// Expected candidates per document up to which [`SearchKeys`] takes the design with the fewest
+/// tables. Higher than the in-memory search's budget: there a table costs a probe, here every
+/// key of every document is a row of the shuffle (about 30 bytes), while a candidate is one
+/// comparison of two fingerprints in an executor (nanoseconds). For `k = 6` on 64 bits: 7 keys
+/// a document up to about 5 million documents, 28 up to about 150 million, 84 beyond a billion.
+const CANDIDATE_BUDGET: f64 = 65_536.0;
+
 /// The keys of a policy's candidate search: fixed-width byte strings, several per document.
 ///
 /// ```
@@ -61,8 +68,7 @@ enum KeyKind {
 
 impl SearchKeys {
     /// The keys of `policy`'s search over a corpus of about `expected_len` documents (the
-    /// size chooses the permuted-table design as the engine does; any design finds the same
-    /// pairs). Fails for the overlap method, whose exact search needs every shingle set in
+    /// size chooses the permuted-table design; any design finds the same pairs). Fails for the overlap method, whose exact search needs every shingle set in
     /// one place, and for an invalid policy.
     pub fn new(policy: &Policy, expected_len: usize) -> Result<SearchKeys, DedupError> {
         policy.validate()?;
@@ -70,7 +76,7 @@ impl SearchKeys {
         let (kind, width) = match policy.method {
             Method::Exact => (KeyKind::None, 0),
             Method::Simhash | Method::Cascade => {
-                let design = Design::for_expected_len(expected_len, policy.k, bits);
+                let design = design(expected_len, policy.k, bits);
                 let kind = if bits == 64 {
                     KeyKind::Tables64(design.tables::<u64>()?)
                 } else {
@@ -167,6 +173,27 @@ impl SearchKeys {
     }
 }
 
+/// The pigeonhole design with the fewest tables (`k + 1` blocks and up) whose expected
+/// candidates per document among `n` stay within [`CANDIDATE_BUDGET`], else the one with the
+/// most tables allowed. Every design finds every pair within `k`; this only trades keys
+/// (shuffled) for candidates (compared).
+fn design(n: usize, k: u32, bits: u32) -> Design {
+    let designs: Vec<Design> = (k + 1..=bits)
+        .map(|blocks| Design::Blocks { blocks, k })
+        .take_while(|d| d.table_count(bits).is_ok())
+        .collect();
+    let within = |d: &&Design| {
+        d.expected_candidates(n, bits)
+            .is_ok_and(|c| c <= CANDIDATE_BUDGET)
+    };
+    designs
+        .iter()
+        .find(within)
+        .or(designs.last())
+        .copied()
+        .unwrap_or(Design::Blocks { blocks: k + 1, k })
+}
+
 /// Writes one key per table: the table's index, then the first 64 of its key bits.
 fn write_tables<F: neardup_index::Fingerprint>(
     tables: &[Table<F>],
@@ -255,6 +282,16 @@ mod tests {
                 assert!(keys.simhash_candidate(a.simhash, b.simhash).unwrap());
             }
         }
+    }
+
+    #[test]
+    fn the_design_grows_with_the_corpus() {
+        let tables = |n| design(n, 6, 64).table_count(64).unwrap();
+        assert_eq!(tables(1_000), 7);
+        assert_eq!(tables(4_000_000), 7);
+        assert_eq!(tables(100_000_000), 28);
+        assert_eq!(tables(1_000_000_000), 84);
+        assert_eq!(design(10, 3, 128).table_count(128).unwrap(), 4);
     }
 
     #[test]

@@ -193,3 +193,16 @@ def test_bad_arguments_are_errors(spark):
     clash = spark.createDataFrame([("x", 1)], "text string, cluster int")
     with pytest.raises(neardup.NeardupError, match="cluster"):
         neardup.spark.dedup(clash)
+
+
+def test_the_job_entry_point_writes_the_kept_rows(spark, tmp_path):
+    """`spark-submit neardup/spark.py INPUT OUTPUT` (main) on the examples: Parquet out, the
+    kept rows with every input column."""
+    from conftest import ROOT
+
+    out = tmp_path / "kept"
+    neardup.spark.main([str(ROOT / "examples/news.jsonl"), str(out), "--id-col", "id"])
+    kept = spark.read.parquet(str(out))
+    expected = [d["id"] for d, k in zip(_news(), neardup.dedup([d["text"] for d in _news()]).keep) if k]
+    assert sorted(r["id"] for r in kept.collect()) == sorted(expected)
+    assert set(kept.columns) == set(spark.read.json(str(ROOT / "examples/news.jsonl")).columns)

@@ -23,6 +23,9 @@ The job, stage by stage (BENCHMARKS.md, "On Spark", says what each shuffles):
    so its answer on a component is its answer on the whole corpus.
 
 The ``overlap`` method is not available: its exact search holds every shingle set in one place.
+
+As a job (``spark-submit .../neardup/spark.py INPUT OUTPUT``, or ``python -m neardup.spark``):
+reads Parquet or JSON Lines, writes Parquet; ``--help`` lists the options.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import Any, Dict, Iterator, List, Optional, Union
 
 from ._neardup import NeardupError, Policy, SearchKeys
 
-__all__ = ["dedup"]
+__all__ = ["dedup", "main"]
 
 #: Columns the result adds to the input DataFrame.
 RESULT_COLUMNS = ("cluster", "duplicate_of", "is_duplicate")
@@ -398,3 +401,48 @@ def _engine(policy_json: str, keep: str, dated: bool) -> Any:
         )
 
     return run
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """The job's entry point: ``INPUT`` (Parquet, or JSON Lines by a ``.json``/``.jsonl``
+    name, files or folders) deduplicated into ``OUTPUT`` (Parquet): the kept rows unchanged,
+    or with ``--all`` every row with ``cluster``, ``duplicate_of`` and ``is_duplicate``."""
+    import argparse
+
+    from pyspark.sql import SparkSession
+
+    parser = argparse.ArgumentParser(prog="neardup.spark", description=main.__doc__)
+    parser.add_argument("input")
+    parser.add_argument("output")
+    parser.add_argument("--text-col", default="text")
+    parser.add_argument("--id-col")
+    parser.add_argument("--policy-file", help="a policy as JSON (neardup ... --show-policy)")
+    parser.add_argument("--keep", default="first", choices=["first", "longest", "newest"])
+    parser.add_argument("--order-col")
+    parser.add_argument("--fetched-at-col")
+    parser.add_argument("--all", action="store_true", help="write every row, with the result columns")
+    args = parser.parse_args(argv)
+
+    spark = SparkSession.builder.appName("neardup-dedup").getOrCreate()
+    json_input = args.input.rstrip("/").endswith((".json", ".jsonl"))
+    df = spark.read.json(args.input) if json_input else spark.read.parquet(args.input)
+    policy = None
+    if args.policy_file:
+        with open(args.policy_file, encoding="utf-8") as f:
+            policy = f.read()
+    result = dedup(
+        df,
+        text_col=args.text_col,
+        id_col=args.id_col,
+        policy=policy,
+        keep=args.keep,
+        order_col=args.order_col,
+        fetched_at_col=args.fetched_at_col,
+    )
+    out = result if args.all else result.where(~result["is_duplicate"]).select(*df.columns)
+    out.write.mode("overwrite").parquet(args.output)
+    result.unpersist()
+
+
+if __name__ == "__main__":
+    main()
