@@ -206,3 +206,17 @@ def test_the_job_entry_point_writes_the_kept_rows(spark, tmp_path):
     expected = [d["id"] for d, k in zip(_news(), neardup.dedup([d["text"] for d in _news()]).keep) if k]
     assert sorted(r["id"] for r in kept.collect()) == sorted(expected)
     assert set(kept.columns) == set(spark.read.json(str(ROOT / "examples/news.jsonl")).columns)
+
+
+def test_the_exact_method_has_no_keys_and_still_dedups(spark):
+    """Under `exact` there is no candidate search (no keys): exact groups alone."""
+    news = _news()
+    df = spark.createDataFrame([(d["id"], d["text"]) for d in news], "id string, text string")
+    result = neardup.spark.dedup(df, id_col="id", policy={"method": "exact"})
+    rows = {r["id"]: r["duplicate_of"] for r in result.collect()}
+    result.unpersist()
+    expected = neardup.dedup([d["text"] for d in news], policy={"method": "exact"})
+    assert rows == {
+        d["id"]: None if of is None else news[of]["id"] for d, of in zip(news, expected.duplicate_of)
+    }
+    assert sum(of is not None for of in rows.values()) == 1
