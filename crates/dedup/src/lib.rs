@@ -46,11 +46,13 @@
 
 mod engine;
 mod error;
+mod keys;
 mod options;
 mod policy;
 
 pub use engine::{dedup, dedup_with, FeatureSource, Item, Outcome, Removal};
 pub use error::DedupError;
+pub use keys::SearchKeys;
 pub use neardup_index::{Cluster, Pair};
 pub use options::{DedupOptions, KeepPolicy, Method, VerifyMeasure};
 pub use policy::{

@@ -14,7 +14,7 @@ use neardup_core::measure::{
     FeatureSet,
 };
 use neardup_core::minhash::{estimate_jaccard, MinHashOptions};
-use neardup_core::{Fingerprints, Profile};
+use neardup_core::{Fingerprints, Profile, Simhash};
 use serde::{Deserialize, Serialize};
 
 use crate::error::DedupError;
@@ -375,9 +375,14 @@ impl Policy {
         a: &Fingerprints,
         b: &Fingerprints,
     ) -> Result<Evidence, DedupError> {
+        self.simhash_evidence(a.simhash, b.simhash)
+    }
+
+    /// The SimHash distance of two SimHash fingerprints against `k` (fails when their widths
+    /// differ).
+    pub fn simhash_evidence(&self, a: Simhash, b: Simhash) -> Result<Evidence, DedupError> {
         let distance = a
-            .simhash
-            .distance(b.simhash)
+            .distance(b)
             .map_err(|e| DedupError::MissingData(e.to_string()))?;
         Ok(Evidence {
             measure: Measure::SimhashDistance,

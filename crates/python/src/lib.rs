@@ -16,6 +16,7 @@ mod error;
 mod fingerprint;
 mod lsh;
 mod policy;
+mod spark;
 
 /// The module `neardup._neardup`.
 #[pymodule]
@@ -27,6 +28,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<policy::Policy>()?;
     m.add_function(wrap_pyfunction!(policy::compare, m)?)?;
     m.add_function(wrap_pyfunction!(dedup::dedup, m)?)?;
+    m.add_class::<spark::SearchKeys>()?;
     m.add_class::<lsh::MinHashLsh>()?;
     m.add_function(wrap_pyfunction!(lsh::minhash_candidate_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(compat::python_simhash, m)?)?;

@@ -193,13 +193,24 @@ fn decide(
 ) -> PyResult<Py<PyAny>> {
     let fingerprinter = neardup_core::Fingerprinter::new(policy.profile.clone()).map_err(to_py)?;
     let (a, b) = (a.to_cow()?, b.to_cow()?);
-    let side = |text: &str| {
-        let features = policy.verifies().then(|| fingerprinter.feature_set(text));
-        (fingerprinter.fingerprint(text), features)
-    };
+    let side = |text: &str| side(policy, &fingerprinter, text);
     let ((fa, sa), (fb, sb)) = (side(&a), side(&b));
     let decision = policy
         .decide(&Side::new(&fa, sa.as_ref()), &Side::new(&fb, sb.as_ref()))
         .map_err(to_py)?;
     convert::serialize_to_python(py, &decision)
+}
+
+/// What [`neardup_dedup::Policy::decide`] needs of one text: its fingerprints, and its shingle
+/// set when the policy verifies.
+pub fn side(
+    policy: &neardup_dedup::Policy,
+    fingerprinter: &neardup_core::Fingerprinter,
+    text: &str,
+) -> (
+    neardup_core::Fingerprints,
+    Option<neardup_core::measure::FeatureSet>,
+) {
+    let features = policy.verifies().then(|| fingerprinter.feature_set(text));
+    (fingerprinter.fingerprint(text), features)
 }

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
-from . import compat
+from . import compat, spark
 from ._neardup import (
     Fingerprint,
     FingerprintBatch,
@@ -27,6 +27,7 @@ from ._neardup import (
     MinHashLsh,
     NeardupError,
     Policy,
+    SearchKeys,
     compare,
     minhash_candidate_pairs,
 )
@@ -49,8 +50,10 @@ __all__ = [
     "MinHashLsh",
     "NeardupError",
     "Policy",
+    "SearchKeys",
     "compare",
     "compat",
+    "spark",
     "dedup",
     "minhash_candidate_pairs",
 ]

@@ -108,6 +108,33 @@ def dedup(
     fetched_at: Optional[List[Optional[int]]] = None,
 ) -> Dict[str, Any]: ...
 
+class SearchKeys:
+    """The candidate search of a policy cut into shuffle keys (the engine's permuted tables or
+    LSH bands), and the executors' steps of ``neardup.spark.dedup``. Fails for ``overlap``."""
+
+    def __init__(self, policy: PolicyArg = None, expected_len: int = 0) -> None: ...
+    @property
+    def key_width(self) -> int:
+        """Bytes of one key (0: exact duplicates only, no keys)."""
+    @property
+    def simhash_width(self) -> int:
+        """Bytes of one SimHash fingerprint (8 or 16, big-endian)."""
+    def fingerprint(self, texts: Texts) -> Dict[str, Any]:
+        """``digest``, ``digest_width``, ``simhash`` (bytes end to end), ``keys`` (bytes end to
+        end) and ``key_offsets`` (int32, ``len(texts) + 1``); parallel, GIL released."""
+    def pairs(
+        self,
+        rows: npt.NDArray[np.int64],
+        simhashes: bytes,
+        offsets: npt.NDArray[np.int64],
+        cursor: Tuple[int, int] = (0, 0),
+        budget: int = 1 << 20,
+    ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], Optional[Tuple[int, int]]]:
+        """Candidate pairs ``(a, b)`` within groups (``offsets``) passing the SimHash test, at
+        most about ``budget`` a call; the cursor to resume from, or None when done."""
+    def decide(self, texts_a: Texts, texts_b: Texts) -> npt.NDArray[np.bool_]:
+        """``Policy.decide`` on each pair of texts: whether it is a duplicate."""
+
 class MinHashLsh:
     """MinHash LSH under int ids, banded as datasketch bands."""
 

@@ -1,0 +1,319 @@
+//! [`SearchKeys`]: the candidate search of a policy cut into keys, for a search spread over
+//! many machines (the Spark job of the Python package).
+//!
+//! The batch engine searches candidates in one process ([`crate::dedup`]). A distributed job
+//! cannot hold every fingerprint in one place; it groups documents by keys instead (a shuffle)
+//! and compares only within a group. The keys are those the engine's own search uses: under a
+//! SimHash method, the tables of the permuted-table design (`neardup_index::Design`: every pair
+//! within `k` bits agrees on the key bits of at least one table, by the pigeonhole rule); under
+//! MinHash, the LSH bands (`neardup_index::LshParams::optimal`, as the engine bands). So every
+//! candidate pair of the engine shares at least one key, and every pair sharing a key is a pair
+//! the engine's search could report: a group's pairs are then tested with
+//! [`SearchKeys::simhash_candidate`] and decided by [`Policy::decide`], as the engine decides.
+
+use neardup_core::{Fingerprints, Simhash};
+use neardup_index::{Design, LshParams, Table};
+
+use crate::error::DedupError;
+use crate::options::Method;
+use crate::policy::Policy;
+
+/// Bytes of a key's prefix naming its table or band (big-endian `u16`), so that keys of
+/// different tables never meet.
+const INDEX_BYTES: usize = 2;
+
+/// Expected candidates per document up to which [`SearchKeys`] takes the design with the fewest
+/// tables. Higher than the in-memory search's budget: there a table costs a probe, here every
+/// key of every document is a row of the shuffle (about 30 bytes), while a candidate is one
+/// comparison of two fingerprints in an executor (nanoseconds). For `k = 6` on 64 bits: 7 keys
+/// a document up to about 5 million documents, 28 up to about 150 million, 84 beyond a billion.
+const CANDIDATE_BUDGET: f64 = 65_536.0;
+
+/// The keys of a policy's candidate search: fixed-width byte strings, several per document.
+///
+/// ```
+/// use neardup_core::Fingerprinter;
+/// use neardup_dedup::{Policy, SearchKeys};
+/// let policy = Policy::default();
+/// let keys = SearchKeys::new(&policy, 1_000).unwrap();
+/// let fingerprinter = Fingerprinter::new(policy.profile.clone()).unwrap();
+/// let (a, b) = (
+///     fingerprinter.fingerprint("The council approved the budget on Tuesday after a long debate."),
+///     fingerprinter.fingerprint("The council approved the budget on Tuesday after a long debate!"),
+/// );
+/// let (mut ka, mut kb) = (Vec::new(), Vec::new());
+/// keys.write(&a, &mut ka).unwrap();
+/// keys.write(&b, &mut kb).unwrap();
+/// let shared = ka.chunks(keys.width()).any(|k| kb.chunks(keys.width()).any(|l| k == l));
+/// assert_eq!(shared, a.simhash.distance(b.simhash).unwrap() <= policy.k);
+/// ```
+#[derive(Debug, Clone)]
+pub struct SearchKeys {
+    kind: KeyKind,
+    width: usize,
+    policy: Policy,
+}
+
+#[derive(Debug, Clone)]
+enum KeyKind {
+    /// Exact duplicates only: no near-duplicate search, no keys.
+    None,
+    /// Permuted tables over 64-bit SimHash fingerprints.
+    Tables64(Vec<Table<u64>>),
+    /// Permuted tables over 128-bit SimHash fingerprints (keys cut to their first 64 bits).
+    Tables128(Vec<Table<u128>>),
+    /// MinHash LSH bands.
+    Bands(LshParams),
+}
+
+impl SearchKeys {
+    /// The keys of `policy`'s search over a corpus of about `expected_len` documents (the
+    /// size chooses the permuted-table design; any design finds the same pairs). Fails for the overlap method, whose exact search needs every shingle set in
+    /// one place, and for an invalid policy.
+    pub fn new(policy: &Policy, expected_len: usize) -> Result<SearchKeys, DedupError> {
+        policy.validate()?;
+        let bits = policy.profile.bits.count();
+        let (kind, width) = match policy.method {
+            Method::Exact => (KeyKind::None, 0),
+            Method::Simhash | Method::Cascade => {
+                let design = design(expected_len, policy.k, bits);
+                let kind = if bits == 64 {
+                    KeyKind::Tables64(design.tables::<u64>()?)
+                } else {
+                    KeyKind::Tables128(design.tables::<u128>()?)
+                };
+                (kind, INDEX_BYTES + 8)
+            }
+            Method::Minhash => {
+                let num_perm = policy.profile.minhash.as_ref().map_or(0, |m| m.num_perm);
+                let params = LshParams::optimal(policy.threshold, num_perm, 0.5, 0.5)?;
+                (KeyKind::Bands(params), INDEX_BYTES + 4 * params.rows)
+            }
+            Method::Overlap => {
+                return Err(DedupError::InvalidOption(
+                    "the overlap method has no search keys: its exact search holds every shingle set in one place (choose cascade, simhash, minhash or exact)".into(),
+                ))
+            }
+        };
+        Ok(SearchKeys {
+            kind,
+            width,
+            policy: policy.clone(),
+        })
+    }
+
+    /// Bytes of one key (0 when the policy searches exact duplicates only).
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Appends the keys of one document to `out` ([`SearchKeys::width`] bytes each) and
+    /// returns how many. Fails when the fingerprints are not the policy's (a SimHash of
+    /// another width, no MinHash signature or a short one).
+    pub fn write(
+        &self,
+        fingerprints: &Fingerprints,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, DedupError> {
+        let simhash = fingerprints.simhash;
+        let wrong_width = || {
+            DedupError::MissingData(format!(
+                "a {}-bit SimHash under a {}-bit policy",
+                simhash.bits().count(),
+                self.policy.profile.bits.count()
+            ))
+        };
+        match &self.kind {
+            KeyKind::None => Ok(0),
+            KeyKind::Tables64(tables) => {
+                let Simhash::B64(fp) = simhash else {
+                    return Err(wrong_width());
+                };
+                Ok(write_tables(tables, fp, out))
+            }
+            KeyKind::Tables128(tables) => {
+                let Simhash::B128(fp) = simhash else {
+                    return Err(wrong_width());
+                };
+                Ok(write_tables(tables, fp, out))
+            }
+            KeyKind::Bands(params) => {
+                let needed = params.bands * params.rows;
+                let signature = fingerprints
+                    .minhash
+                    .as_deref()
+                    .filter(|s| s.len() >= needed)
+                    .ok_or_else(|| {
+                        DedupError::MissingData(format!(
+                            "the minhash method needs MinHash signatures of {needed} values or more"
+                        ))
+                    })?;
+                for (band, values) in signature[..needed].chunks(params.rows).enumerate() {
+                    out.extend_from_slice(&(band as u16).to_be_bytes());
+                    for value in values {
+                        out.extend_from_slice(&value.to_be_bytes());
+                    }
+                }
+                Ok(params.bands)
+            }
+        }
+    }
+
+    /// Whether two documents that share a key can be a candidate pair by their SimHash
+    /// fingerprints alone: under a SimHash method the policy's own candidate test (within
+    /// `k`, [`Policy::simhash_evidence`]); under MinHash always (the estimate needs the
+    /// signatures, and [`Policy::decide`] tests it).
+    pub fn simhash_candidate(&self, a: Simhash, b: Simhash) -> Result<bool, DedupError> {
+        match self.kind {
+            KeyKind::Tables64(_) | KeyKind::Tables128(_) => {
+                Ok(self.policy.simhash_evidence(a, b)?.passes())
+            }
+            KeyKind::None | KeyKind::Bands(_) => Ok(true),
+        }
+    }
+}
+
+/// The pigeonhole design with the fewest tables (`k + 1` blocks and up) whose expected
+/// candidates per document among `n` stay within [`CANDIDATE_BUDGET`], else the one with the
+/// most tables allowed. Every design finds every pair within `k`; this only trades keys
+/// (shuffled) for candidates (compared).
+fn design(n: usize, k: u32, bits: u32) -> Design {
+    let designs: Vec<Design> = (k + 1..=bits)
+        .map(|blocks| Design::Blocks { blocks, k })
+        .take_while(|d| d.table_count(bits).is_ok())
+        .collect();
+    let within = |d: &&Design| {
+        d.expected_candidates(n, bits)
+            .is_ok_and(|c| c <= CANDIDATE_BUDGET)
+    };
+    designs
+        .iter()
+        .find(within)
+        .or(designs.last())
+        .copied()
+        .unwrap_or(Design::Blocks { blocks: k + 1, k })
+}
+
+/// Writes one key per table: the table's index, then the first 64 of its key bits.
+fn write_tables<F: neardup_index::Fingerprint>(
+    tables: &[Table<F>],
+    fp: F,
+    out: &mut Vec<u8>,
+) -> usize {
+    for (index, table) in tables.iter().enumerate() {
+        out.extend_from_slice(&(index as u16).to_be_bytes());
+        let key = table.key(fp, table.key_bits().min(64));
+        out.extend_from_slice(&key.to_be_bytes());
+    }
+    tables.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{dedup, DedupOptions, Item, PolicyChanges};
+    use neardup_core::Fingerprinter;
+
+    fn corpus() -> Vec<String> {
+        let words: Vec<String> = (0..400)
+            .map(|i| format!("w{}", (i * 7919) % 1009))
+            .collect();
+        let mut texts = Vec::new();
+        for doc in 0..60 {
+            let base: Vec<&str> = (0..60)
+                .map(|j| words[(doc * 13 + j) % words.len()].as_str())
+                .collect();
+            texts.push(base.join(" "));
+            let mut copy = base.clone();
+            copy[doc % 60] = "changed";
+            texts.push(copy.join(" "));
+            copy[(doc + 7) % 60] = "again";
+            texts.push(copy.join(" "));
+        }
+        texts
+    }
+
+    fn keys_of(keys: &SearchKeys, fp: &Fingerprints) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        keys.write(fp, &mut out).unwrap();
+        out.chunks(keys.width()).map(<[u8]>::to_vec).collect()
+    }
+
+    /// Every pair the engine accepts as a near duplicate shares a key, and a shared key with
+    /// the SimHash test passing is all a pair needs to be a candidate.
+    #[test]
+    fn every_accepted_pair_shares_a_key() {
+        let texts = corpus();
+        for method in [Method::Cascade, Method::Simhash, Method::Minhash] {
+            let policy = PolicyChanges {
+                method: Some(method),
+                threshold: Some(0.8),
+                ..Default::default()
+            }
+            .apply(Policy::default())
+            .unwrap();
+            let fingerprinter = Fingerprinter::new(policy.profile.clone()).unwrap();
+            let items: Vec<Item> = texts
+                .iter()
+                .map(|t| {
+                    let mut item = Item::new(fingerprinter.fingerprint(t), t.len() as u64);
+                    item.features = Some(fingerprinter.feature_set(t));
+                    item
+                })
+                .collect();
+            let outcome = dedup(&items, &DedupOptions::new(policy.clone())).unwrap();
+            let near: Vec<_> = outcome
+                .pairs
+                .iter()
+                .filter(|p| p.kind == crate::Kind::Near)
+                .collect();
+            assert!(near.len() > 20, "{method:?}: {} near pairs", near.len());
+            let keys = SearchKeys::new(&policy, texts.len()).unwrap();
+            for p in near {
+                let (a, b) = (
+                    &items[p.a as usize].fingerprints,
+                    &items[p.b as usize].fingerprints,
+                );
+                let (ka, kb) = (keys_of(&keys, a), keys_of(&keys, b));
+                assert!(
+                    ka.iter().any(|k| kb.contains(k)),
+                    "{method:?}: {p:?} shares no key"
+                );
+                assert!(keys.simhash_candidate(a.simhash, b.simhash).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn the_design_grows_with_the_corpus() {
+        let tables = |n| design(n, 6, 64).table_count(64).unwrap();
+        assert_eq!(tables(1_000), 7);
+        assert_eq!(tables(4_000_000), 7);
+        assert_eq!(tables(100_000_000), 28);
+        assert_eq!(tables(1_000_000_000), 84);
+        assert_eq!(design(10, 3, 128).table_count(128).unwrap(), 4);
+    }
+
+    #[test]
+    fn overlap_and_exact() {
+        let overlap = PolicyChanges {
+            method: Some(Method::Overlap),
+            ..Default::default()
+        }
+        .apply(Policy::default())
+        .unwrap();
+        assert!(SearchKeys::new(&overlap, 10)
+            .unwrap_err()
+            .to_string()
+            .contains("overlap"));
+        let exact = Policy {
+            method: Method::Exact,
+            ..Policy::default()
+        };
+        let keys = SearchKeys::new(&exact, 10).unwrap();
+        let fp = Fingerprinter::new(exact.profile.clone())
+            .unwrap()
+            .fingerprint("a text");
+        assert_eq!(keys.write(&fp, &mut Vec::new()).unwrap(), 0);
+    }
+}

@@ -1,0 +1,222 @@
+"""neardup.spark.dedup on a real local Spark (a `local-cluster` master: a master, two workers
+and their executors, each a separate JVM with Python workers from this venv) against the CLI's
+`neardup dedup` on the same JSON Lines file and policy, document by document."""
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import neardup
+import neardup.spark
+
+try:
+    import pyspark
+except ImportError as missing:  # fail, never skip: scripts/test installs it
+    raise ImportError("the Spark tests need pyspark in this venv: pip install pyspark (scripts/test does)") from missing
+
+
+def _words(rng, n):
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return ["".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(n)]
+
+
+def _corpus():
+    """About 700 documents: originals, exact copies, near copies and chains of edits (A ~ B ~ C
+    with A and C apart: one component of pairs, two clusters), in a shuffled order."""
+    rng = random.Random(11)
+    vocabulary = _words(rng, 3000)
+    docs = []
+    for original in range(240):
+        words = [rng.choice(vocabulary) for _ in range(rng.randint(40, 160))]
+        docs.append(" ".join(words))
+        kind = original % 6
+        if kind == 0:
+            docs.append(" ".join(words))
+        elif kind in (1, 2):
+            edited = list(words)
+            for step in range(rng.randint(2, 4)):
+                for _ in range(max(1, len(edited) // 40)):
+                    edited[rng.randrange(len(edited))] = rng.choice(vocabulary)
+                docs.append(" ".join(edited))
+        elif kind == 3:
+            docs.append(" ".join(words[: len(words) * 9 // 10]))
+    rng.shuffle(docs)
+    return [{"id": f"d{i}", "text": t} for i, t in enumerate(docs)]
+
+
+def _news():
+    from conftest import ROOT
+
+    path = ROOT / "examples/news.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """A local-cluster Spark: two workers of one core and 1 GB each, executors in their own
+    JVMs running this venv's Python (so the `neardup` package installed here)."""
+    if shutil.which("java") is None:
+        pytest.fail("Spark needs Java 17: apt-get install -y openjdk-17-jre-headless (scripts/test does)")
+    os.environ.setdefault("SPARK_HOME", os.path.dirname(pyspark.__file__))
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local-cluster[2,1,1024]")
+        .appName("neardup-tests")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        # Adaptive execution runs each shuffle as a job of its own: on these small inputs that
+        # doubles the wall time and changes no answer (the benchmark keeps it on).
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.files.maxPartitionBytes", str(64 * 1024))
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _cli(neardup_bin, path, policy, keep, tmp_path):
+    """`neardup dedup` on the file: per id, (duplicate_of or None, cluster representative)."""
+    policy_file = tmp_path / "policy.json"
+    policy_file.write_text(policy.to_json(), encoding="utf-8")
+    clusters_file = tmp_path / "clusters.jsonl"
+    removed = subprocess.run(
+        [neardup_bin, "dedup", str(path), "--policy-file", str(policy_file), "--keep", keep,
+         "--removed", "-", "--clusters", str(clusters_file)],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    duplicate_of = {r["id"]: r["duplicate_of"] for r in map(json.loads, removed.splitlines())}
+    cluster = {}
+    for line in clusters_file.read_text(encoding="utf-8").splitlines():
+        c = json.loads(line)
+        for member in c["members"]:
+            cluster[member] = c["representative"]
+    return duplicate_of, cluster
+
+
+def _write(tmp_path, docs):
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    return path
+
+
+# (policy options, keep, whether rows are named by an id column or by number); the corpus is
+# the bundled examples and the generated one, in one file.
+CASES = [
+    ({}, "first", True),
+    ({}, "longest", True),
+    ({"method": "simhash", "k": 3}, "first", True),
+    ({"method": "minhash", "threshold": 0.7}, "first", False),
+]
+
+
+@pytest.mark.parametrize("options,keep,named", CASES)
+def test_spark_equals_cli_dedup(spark, neardup_bin, tmp_path, options, keep, named):
+    docs = _news() + _corpus()
+    policy = neardup.Policy(**options)
+    path = _write(tmp_path, docs)
+    cli_duplicate_of, cli_cluster = _cli(neardup_bin, path, policy, keep, tmp_path)
+
+    df = spark.read.json(str(path))
+    assert df.rdd.getNumPartitions() > 1, "the test must cross partitions"
+    if named:
+        result = neardup.spark.dedup(df, text_col="text", id_col="id", policy=policy, keep=keep)
+        rows = {r["id"]: r.asDict() for r in result.collect()}
+    else:
+        result = neardup.spark.dedup(df.drop("id"), policy=policy, keep=keep)
+        numbered = sorted(result.collect(), key=lambda r: r["row_id"])
+        # Row numbers follow the file's order: name them by the ids of the file's lines.
+        name = {r["row_id"]: d["id"] for r, d in zip(numbered, docs)}
+        rows = {
+            name[r["row_id"]]: {
+                "duplicate_of": None if r["duplicate_of"] is None else name[r["duplicate_of"]],
+                "cluster": name[r["cluster"]],
+                "is_duplicate": r["is_duplicate"],
+                "text": r["text"],
+            }
+            for r in numbered
+        }
+    result.unpersist()
+
+    assert set(rows) == {d["id"] for d in docs}
+    assert all(rows[d["id"]]["text"] == d["text"] for d in docs)
+    assert len(cli_duplicate_of) >= 100
+    assert "council-budget-copy" in cli_duplicate_of or "council-budget" in cli_duplicate_of
+    for doc_id, row in rows.items():
+        assert row["duplicate_of"] == cli_duplicate_of.get(doc_id), doc_id
+        assert row["is_duplicate"] == (doc_id in cli_duplicate_of), doc_id
+        assert row["cluster"] == cli_cluster.get(doc_id, doc_id), doc_id
+
+
+def test_the_generated_corpus_has_chains():
+    """Connected components of the accepted pairs would merge clusters here: the Spark job must
+    not stop at components (it runs the engine's centring on each)."""
+    texts = [d["text"] for d in _corpus()]
+    result = neardup.dedup(texts)
+    parent = list(range(len(texts)))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for p in result.pairs:
+        parent[root(p["a"])] = root(p["b"])
+    kept_per_component = {}
+    for i, kept in enumerate(result.keep):
+        if kept:
+            kept_per_component[root(i)] = kept_per_component.get(root(i), 0) + 1
+    assert max(kept_per_component.values()) >= 2
+
+
+def test_bad_arguments_are_errors(spark):
+    df = spark.createDataFrame([("a", "some text"), ("b", None)], "id string, text string")
+    with pytest.raises(neardup.NeardupError, match="overlap"):
+        neardup.spark.dedup(df, id_col="id", policy={"method": "overlap"})
+    with pytest.raises(neardup.NeardupError, match="no column 'body'"):
+        neardup.spark.dedup(df, text_col="body")
+    with pytest.raises(neardup.NeardupError, match="fetched_at_col"):
+        neardup.spark.dedup(df, keep="newest")
+    with pytest.raises(neardup.NeardupError, match="nulls"):
+        neardup.spark.dedup(df, id_col="id")
+    clash = spark.createDataFrame([("x", 1)], "text string, cluster int")
+    with pytest.raises(neardup.NeardupError, match="cluster"):
+        neardup.spark.dedup(clash)
+
+
+def test_the_job_entry_point_writes_the_kept_rows(spark, tmp_path):
+    """`spark-submit neardup/spark.py INPUT OUTPUT` (main) on the examples: Parquet out, the
+    kept rows with every input column."""
+    from conftest import ROOT
+
+    out = tmp_path / "kept"
+    neardup.spark.main([str(ROOT / "examples/news.jsonl"), str(out), "--id-col", "id"])
+    kept = spark.read.parquet(str(out))
+    expected = [d["id"] for d, k in zip(_news(), neardup.dedup([d["text"] for d in _news()]).keep) if k]
+    assert sorted(r["id"] for r in kept.collect()) == sorted(expected)
+    assert set(kept.columns) == set(spark.read.json(str(ROOT / "examples/news.jsonl")).columns)
+
+
+def test_the_exact_method_has_no_keys_and_still_dedups(spark):
+    """Under `exact` there is no candidate search (no keys): exact groups alone."""
+    news = _news()
+    df = spark.createDataFrame([(d["id"], d["text"]) for d in news], "id string, text string")
+    result = neardup.spark.dedup(df, id_col="id", policy={"method": "exact"})
+    rows = {r["id"]: r["duplicate_of"] for r in result.collect()}
+    result.unpersist()
+    expected = neardup.dedup([d["text"] for d in news], policy={"method": "exact"})
+    assert rows == {
+        d["id"]: None if of is None else news[of]["id"] for d, of in zip(news, expected.duplicate_of)
+    }
+    assert sum(of is not None for of in rows.values()) == 1
