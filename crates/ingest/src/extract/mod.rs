@@ -32,7 +32,8 @@
 //! then picks the content:
 //!
 //! 1. Dropped while scanning: `script`, `style`, `noscript`, `template`,
-//!    `svg`, `iframe`, ... (never visible), elements with `hidden`,
+//!    `svg`, `iframe`, ... (never visible), ruby annotations (`rt`, `rp`:
+//!    furigana would cut the words they annotate apart), elements with `hidden`,
 //!    `aria-hidden=true` or an inline `display:none`; and for main content
 //!    `nav`, `aside`, `menu`, `dialog`, `button`, `footer`, `figcaption`,
 //!    `time`, `header` outside `main`/`article`, and inline elements (`span`,

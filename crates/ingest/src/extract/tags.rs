@@ -93,6 +93,9 @@ pub(super) fn classify(name: &[u8]) -> u32 {
         | b"xmp" | b"plaintext" => RAW,
         b"svg" | b"math" | b"template" | b"select" | b"datalist" | b"object" | b"canvas"
         | b"audio" | b"video" | b"map" => HIDDEN,
+        // Ruby annotations (furigana, pinyin) over the text they annotate:
+        // kept, they would cut its words apart.
+        b"rt" | b"rp" => HIDDEN,
         _ if name.contains(&b'-') => BLOCK | CUSTOM,
         _ => 0,
     }
