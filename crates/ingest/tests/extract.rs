@@ -205,3 +205,22 @@ fn a_title_over_one_link_and_an_index_of_linked_terms_stay() {
          MetadataExt\nExtensions to Metadata.\nFileTimesExt\nExtensions to FileTimes."
     );
 }
+
+#[test]
+fn a_page_header_wrapping_the_article_is_no_furniture() {
+    // A template that opens its `header` and never closes it before the article: the header
+    // holds the page, so it is a wrapper, not the site's masthead (which still goes).
+    let html = format!(
+        "<html><body><header id='branding'><a href='/'>Travel site</a>\
+         <div class='row'><article><h1>Emden</h1><p>{PARAGRAPH_1}</p><p>{PARAGRAPH_2}</p>\
+         </article></div></header><footer>Imprint</footer></body></html>"
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(text, format!("Emden\n{PARAGRAPH_1}\n{PARAGRAPH_2}"));
+    let masthead = format!(
+        "<html><body><header><h2>Travel site, the best trips since 1999</h2></header>\
+         <div><p>{PARAGRAPH_1}</p><p>{PARAGRAPH_2}</p></div></body></html>"
+    );
+    let text = MainContentExtractor::default().extract(&masthead).text;
+    assert_eq!(text, format!("{PARAGRAPH_1}\n{PARAGRAPH_2}"));
+}

@@ -36,14 +36,15 @@
 //!    furigana would cut the words they annotate apart), elements with `hidden`,
 //!    `aria-hidden=true` or an inline `display:none`; and for main content
 //!    `nav`, `aside`, `menu`, `dialog`, `button`, `footer`, `figcaption`,
-//!    `time`, `header` outside `main`/`article`, and inline elements (`span`,
-//!    `a`, ...) whose class or id has a strong furniture word.
+//!    `time`, and inline elements (`span`, `a`, ...) whose class or id has a
+//!    strong furniture word.
 //! 2. Flagged as furniture: block elements whose class, id, ARIA role or
 //!    custom tag name says navigation, menu, sidebar, breadcrumbs, ads,
 //!    cookie banner, comments, related stories, ratings, bylines, author
 //!    boxes, entry meta, ... (see `tags::judge`: strong words decide alone,
 //!    medium and weak ones yield to a content word such as `post` or
-//!    `entry-content`), and `form`s. A flagged element that holds the
+//!    `entry-content`), `form`s, and `header`s outside `main`/`article`
+//!    (inside, they hold the article's title). A flagged element that holds the
 //!    `main`/`article`, a content-named element with ≥ 30% of the text, or
 //!    ≥ 90% of the text is a misjudged wrapper and stays.
 //! 3. The page's `main` (or `role=main`) — narrowed to the `article` inside

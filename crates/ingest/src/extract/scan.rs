@@ -223,9 +223,7 @@ impl Scanner<'_> {
             && (flags & HIDDEN != 0
                 || attrs.hidden
                 || (self.mode == Mode::Main
-                    && (flags & CHROME != 0
-                        || (flags & PAGE_PART != 0 && self.semantic_depth == 0)
-                        || (flags & BLOCK == 0 && inline_furniture(&attrs)))));
+                    && (flags & CHROME != 0 || (flags & BLOCK == 0 && inline_furniture(&attrs)))));
         let parent = self.current_elem();
         let owns_elem = !dropping && !drop_here && flags & BLOCK != 0;
         let elem = if owns_elem {
@@ -265,7 +263,8 @@ impl Scanner<'_> {
         if self.mode == Mode::All || flags & (MAIN | ARTICLE | ROOT) != 0 {
             return 0;
         }
-        if flags & FORM != 0 || tags::chrome_role(attrs.role) {
+        let page_part = flags & PAGE_PART != 0 && self.semantic_depth == 0;
+        if flags & FORM != 0 || page_part || tags::chrome_role(attrs.role) {
             return BOILER;
         }
         let custom: &[u8] = if flags & CUSTOM != 0 { name } else { b"" };
