@@ -59,8 +59,8 @@
 //!
 //! Measured on trafilatura's evaluation set (990 real pages, scored by its
 //! snippets; `tools/bench/extract_eval.py`, figures in BENCHMARKS.md):
-//! F1 0.822 → 0.898 (P 0.907, R 0.890) with this selection, `neardup
-//! extract` at about 280 MB/s of HTML per CPU-second end to end.
+//! F1 0.822 → 0.900 (P 0.907, R 0.892) with this selection, `neardup
+//! extract` at about 240–280 MB/s of HTML per CPU-second end to end.
 //!
 //! Blocks are separated by newlines, `<br>` is a newline, `<pre>` keeps its
 //! white space.
