@@ -19,8 +19,8 @@ use std::sync::{Arc, OnceLock};
 use anyhow::Context;
 use neardup_ingest::extract::{html_to_text, MainContentExtractor};
 use neardup_ingest::{
-    parse_document, Accounting, Body, Compression, Document, ErrorKind, FolderReader, Format,
-    IngestError, JsonlFields, OpenedInput, Place, ReadOptions, ReadStats, StatsSnapshot,
+    parse_document, Accounting, Body, Compression, Document, DocumentIter, ErrorKind, FolderReader,
+    Format, IngestError, JsonlFields, OpenedInput, Place, ReadOptions, ReadStats, StatsSnapshot,
     DEFAULT_MAX_DOCUMENT_BYTES,
 };
 use rayon::prelude::*;
@@ -165,6 +165,13 @@ pub struct Corpus<'a> {
 struct Input {
     path: PathBuf,
     kind: InputKind,
+}
+
+impl Input {
+    /// Whether the input is a regular file holding one document (HTML or text).
+    fn is_one_document(&self) -> bool {
+        matches!(self.kind, InputKind::File(Format::Html | Format::Text))
+    }
 }
 
 /// What an input is.
@@ -428,7 +435,23 @@ struct Reader<'c, 'a> {
 
 impl Reader<'_, '_> {
     fn run(self) {
-        for (i, input) in self.corpus.inputs.iter().enumerate() {
+        let inputs = &self.corpus.inputs;
+        let mut i = 0;
+        while i < inputs.len() {
+            let input = &inputs[i];
+            // Files of one document each (HTML, text) given one after the other go to the pool
+            // in batches, as a folder's do: one hand-over per file costs more than its reading.
+            let run = inputs[i..]
+                .iter()
+                .take_while(|x| x.is_one_document())
+                .count();
+            if run > 1 {
+                if !self.send_records((i..i + run).flat_map(|j| self.documents_of(j))) {
+                    return;
+                }
+                i += run;
+                continue;
+            }
             let more = match &input.kind {
                 InputKind::Folder(_) => {
                     let folder = FolderReader::new(&input.path, Arc::clone(self.opts))
@@ -455,6 +478,15 @@ impl Reader<'_, '_> {
             if !more {
                 return;
             }
+            i += 1;
+        }
+    }
+
+    /// The documents of input `i` (a file), or the error opening it.
+    fn documents_of(&self, i: usize) -> DocumentIter {
+        match self.open(i, &self.corpus.inputs[i]) {
+            Ok(opened) => opened.documents(self.opts, self.stats),
+            Err(error) => Box::new(std::iter::once(Err(error))),
         }
     }
 

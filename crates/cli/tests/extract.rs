@@ -141,3 +141,46 @@ fn bad_input_is_reported_with_its_place() {
     assert_one_line_error(&fail, 1, "-:2");
     assert_eq!(neardup(&["extract", "-", "--html", "some"], b"").code, 2);
 }
+
+#[test]
+fn files_given_one_by_one_come_out_in_order() {
+    // Files of one document each are read in batches: the order, a JSONL between them and a
+    // bad file among them must not notice.
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["extract".to_string()];
+    let mut expected = Vec::new();
+    for i in 0..40 {
+        let path = match i {
+            17 => {
+                let path = dir.path().join("middle.jsonl");
+                std::fs::write(
+                    &path,
+                    format!("{}\n", json!({"id": "j", "text": "from jsonl"})),
+                )
+                .unwrap();
+                expected.push("j".to_string());
+                path
+            }
+            23 => {
+                let path = dir.path().join("binary.txt");
+                std::fs::write(&path, b"a\0b").unwrap();
+                path
+            }
+            _ => {
+                let path = dir.path().join(format!("p{i}.html"));
+                std::fs::write(&path, page(&format!("Site{i}"))).unwrap();
+                expected.push(path.to_str().unwrap().to_string());
+                path
+            }
+        };
+        args.push(path.to_str().unwrap().to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = neardup(&args, b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines = json_lines(&run.stdout);
+    let ids: Vec<&str> = lines.iter().map(|l| l["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, expected);
+    assert!(run.stderr.contains("binary.txt"), "{}", run.stderr);
+    assert_eq!(lines[1]["text"], format!("New ferry timetable\n{STORY}"));
+}

@@ -39,19 +39,20 @@ pub(crate) fn decode_web(bytes: &[u8], content_type: Option<&str>, html: bool) -
 /// with NUL bytes in its first 8 KiB is binary; an HTML file may declare its
 /// charset in `<meta>`; anything else must be UTF-8 (or is decoded lossily
 /// when `lossy`).
-pub(crate) fn decode_file(bytes: &[u8], html: bool, lossy: bool) -> Result<String, ErrorKind> {
-    if let Some((encoding, bom)) = Encoding::for_bom(bytes) {
+pub(crate) fn decode_file(bytes: Vec<u8>, html: bool, lossy: bool) -> Result<String, ErrorKind> {
+    if let Some((encoding, bom)) = Encoding::for_bom(&bytes) {
         return Ok(decode(encoding, &bytes[bom..]));
     }
     if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_PROBE)]).is_some() {
         return Err(ErrorKind::Binary);
     }
-    if let Some(encoding) = html.then(|| meta_charset(bytes)).flatten() {
+    if let Some(encoding) = html.then(|| meta_charset(&bytes)).flatten() {
         if encoding != UTF_8 {
-            return Ok(decode(encoding, bytes));
+            return Ok(decode(encoding, &bytes));
         }
     }
-    decode_utf8(bytes, lossy).map(Cow::into_owned)
+    // Valid UTF-8 (the usual case) becomes the text without a copy.
+    String::from_utf8(bytes).or_else(|err| decode_utf8(err.as_bytes(), lossy).map(Cow::into_owned))
 }
 
 /// Reads `bytes` as UTF-8: borrowed when valid; when not, an
@@ -144,19 +145,27 @@ mod tests {
 
     #[test]
     fn file_decoding() {
-        assert_eq!(decode_file(b"plain", false, false).unwrap(), "plain");
+        assert_eq!(
+            decode_file(b"plain".to_vec(), false, false).unwrap(),
+            "plain"
+        );
         assert!(matches!(
-            decode_file(b"a\0b", false, false),
+            decode_file(b"a\0b".to_vec(), false, false),
             Err(ErrorKind::Binary)
         ));
         assert!(matches!(
-            decode_file(b"ab\xff", false, false),
+            decode_file(b"ab\xff".to_vec(), false, false),
             Err(ErrorKind::InvalidUtf8 { valid_up_to: 2 })
         ));
-        assert_eq!(decode_file(b"ab\xff", false, true).unwrap(), "ab\u{fffd}");
+        assert_eq!(
+            decode_file(b"ab\xff".to_vec(), false, true).unwrap(),
+            "ab\u{fffd}"
+        );
         let utf16 = b"\xff\xfeh\0i\0";
-        assert_eq!(decode_file(utf16, false, false).unwrap(), "hi");
+        assert_eq!(decode_file(utf16.to_vec(), false, false).unwrap(), "hi");
         let latin = b"<meta charset=latin1><p>caf\xe9";
-        assert!(decode_file(latin, true, false).unwrap().ends_with("café"));
+        assert!(decode_file(latin.to_vec(), true, false)
+            .unwrap()
+            .ends_with("café"));
     }
 }

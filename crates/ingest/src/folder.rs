@@ -127,22 +127,26 @@ fn read_file(
         let limit = opts.max_document_bytes;
         return Err(fail(ErrorKind::TooLarge { size, limit }));
     }
-    read_whole(file, place, id, html, opts)
+    read_whole(file, place, id, html, opts, Some(size))
 }
 
 /// Reads a whole stream (a file, or stdin given as text or HTML) as one
 /// document, refusing more than `max_document_bytes` (the rest is read
-/// through to report the size, never held).
+/// through to report the size, never held). `size`: the file's, if known.
 pub(crate) fn read_whole(
     mut reader: impl Read,
     place: Place,
     id: String,
     html: bool,
     opts: &ReadOptions,
+    size: Option<u64>,
 ) -> Result<Document, IngestError> {
     let fail = |kind| IngestError::new(place.clone(), kind);
     let limit = opts.max_document_bytes;
-    let mut bytes = Vec::new();
+    // A file of known size is read in one call, into room for all of it (and a byte to see
+    // the end), rather than in growing steps.
+    let room = size.map_or(0, |size| size.min(limit).saturating_add(1));
+    let mut bytes = Vec::with_capacity(usize::try_from(room).unwrap_or(0));
     reader
         .by_ref()
         .take(limit.saturating_add(1))
@@ -154,7 +158,7 @@ pub(crate) fn read_whole(
         let size = bytes.len() as u64 + rest;
         return Err(fail(ErrorKind::TooLarge { size, limit }));
     }
-    let text = charset::decode_file(&bytes, html, opts.lossy_utf8).map_err(fail)?;
+    let text = charset::decode_file(bytes, html, opts.lossy_utf8).map_err(fail)?;
     let (body, title) = if html {
         let title = crate::extract::html_title(&text);
         (Body::Html(text), title)

@@ -104,6 +104,8 @@ pub struct OpenedInput {
     /// Its format.
     pub format: Format,
     reader: Box<dyn Read + Send>,
+    /// Its size, for a regular file: a whole-file read makes room for it at once.
+    size: Option<u64>,
 }
 
 impl OpenedInput {
@@ -117,16 +119,20 @@ impl OpenedInput {
     pub fn open(path: &Path, opts: &ReadOptions) -> Result<OpenedInput, IngestError> {
         let name: Arc<Path> = Arc::from(path);
         let fail = |kind| IngestError::new(Place::file(Arc::clone(&name)), kind);
-        let (reader, regular): (Box<dyn Read + Send>, bool) = if path == Path::new("-") {
-            (Box::new(std::io::stdin()), false)
+        let (reader, size): (Box<dyn Read + Send>, Option<u64>) = if path == Path::new("-") {
+            (Box::new(std::io::stdin()), None)
         } else {
             let file = File::open(path).map_err(|err| fail(ErrorKind::Open(err)))?;
             let metadata = file.metadata().map_err(|err| fail(ErrorKind::Open(err)))?;
-            (Box::new(file), metadata.is_file())
+            (Box::new(file), metadata.is_file().then_some(metadata.len()))
         };
+        let regular = size.is_some();
         let known = opts.format.or_else(|| Format::from_extension(path));
         match known {
-            Some(format) => Ok(OpenedInput::new(reader, name, format)),
+            Some(format) => Ok(OpenedInput {
+                size,
+                ..OpenedInput::new(reader, name, format)
+            }),
             None if regular => Err(fail(ErrorKind::UnknownFormat)),
             None => {
                 let mut window = Window::new(reader);
@@ -147,6 +153,7 @@ impl OpenedInput {
             name,
             format,
             reader,
+            size: None,
         }
     }
 
@@ -172,7 +179,7 @@ impl OpenedInput {
             // Parquet seeks: it is read from its file by name, not from this stream.
             return Box::new(ParquetReader::open(self.name, Arc::clone(opts)));
         }
-        open_reader(self.reader, self.name, self.format, opts, stats)
+        read_stream(self.reader, self.name, self.format, opts, stats, self.size)
     }
 }
 
@@ -202,6 +209,18 @@ pub fn open_reader<R: Read + Send + 'static>(
     format: Format,
     opts: &Arc<ReadOptions>,
     stats: &Arc<ReadStats>,
+) -> DocumentIter {
+    read_stream(reader, source, format, opts, stats, None)
+}
+
+/// [`open_reader`], knowing the stream's size if it is a regular file's.
+fn read_stream<R: Read + Send + 'static>(
+    reader: R,
+    source: Arc<Path>,
+    format: Format,
+    opts: &Arc<ReadOptions>,
+    stats: &Arc<ReadStats>,
+    size: Option<u64>,
 ) -> DocumentIter {
     let opts = Arc::clone(opts);
     let stats = Arc::clone(stats);
@@ -234,6 +253,7 @@ pub fn open_reader<R: Read + Send + 'static>(
                 id,
                 format == Format::Html,
                 &opts,
+                size,
             )))
         }
         Format::Parquet => fail(source, not_seekable()),

@@ -117,7 +117,7 @@ fn blocks_entities_white_space_and_pre() {
     let html = "<div>one<p>two  <b>bold</b>&nbsp;&amp; &#x41;&#66;&copy;&unknown; <br>line\n break</p>tail<ul><li>a<li>b</ul><pre>\n  code\n    indented</pre>x &lt; y</div>";
     assert_eq!(
         html_to_text(html),
-        "one\ntwo bold\u{a0}& AB©&unknown;\nline break\ntail\na\nb\n  code\n    indented\nx < y"
+        "one\ntwo bold & AB©&unknown;\nline break\ntail\na\nb\n  code\n    indented\nx < y"
     );
 }
 
@@ -204,4 +204,35 @@ fn a_title_over_one_link_and_an_index_of_linked_terms_stay() {
         "Module fs\npub trait MetadataExt\nExtensions to the file system types, for one platform only.\nTraits\n\
          MetadataExt\nExtensions to Metadata.\nFileTimesExt\nExtensions to FileTimes."
     );
+}
+
+#[test]
+fn a_page_header_wrapping_the_article_is_no_furniture() {
+    // A template that opens its `header` and never closes it before the article: the header
+    // holds the page, so it is a wrapper, not the site's masthead (which still goes).
+    let html = format!(
+        "<html><body><header id='branding'><a href='/'>Travel site</a>\
+         <div class='row'><article><h1>Emden</h1><p>{PARAGRAPH_1}</p><p>{PARAGRAPH_2}</p>\
+         </article></div></header><footer>Imprint</footer></body></html>"
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(text, format!("Emden\n{PARAGRAPH_1}\n{PARAGRAPH_2}"));
+    let masthead = format!(
+        "<html><body><header><h2>Travel site, the best trips since 1999</h2></header>\
+         <div><p>{PARAGRAPH_1}</p><p>{PARAGRAPH_2}</p></div></body></html>"
+    );
+    let text = MainContentExtractor::default().extract(&masthead).text;
+    assert_eq!(text, format!("{PARAGRAPH_1}\n{PARAGRAPH_2}"));
+}
+
+#[test]
+fn no_break_spaces_are_spaces_and_soft_hyphens_are_not_text() {
+    // As a reader sees the text: `&nbsp;` (or the character itself) is a space, collapsed
+    // with its neighbours; `&shy;` only says where a long word may break. Other characters
+    // whose UTF-8 starts with the same byte (`©`, `°`) are kept, and `pre` keeps its own.
+    let html = "<html><body><main><p>Preis:&nbsp; 3\u{a0}€ für Er\u{ad}wach&shy;sene, 180&nbsp;°C © 2020</p>\
+        <pre>a&nbsp;&nbsp;b</pre></main></body></html>";
+    let want = "Preis: 3 € für Erwachsene, 180 °C © 2020\na\u{a0}\u{a0}b";
+    assert_eq!(MainContentExtractor::default().extract(html).text, want);
+    assert_eq!(html_to_text(html), want);
 }

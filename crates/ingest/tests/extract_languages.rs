@@ -168,3 +168,15 @@ fn right_to_left_pages() {
         assert!(!text.contains(dropped), "{dropped:?} in {text}");
     }
 }
+
+#[test]
+fn ruby_annotations_do_not_cut_words_apart() {
+    // Japanese with furigana (and the fallback parentheses): the text is the base text, as a
+    // reader reads it, in every mode; an `rt` closed implicitly by the next `rt` counts too.
+    let html = "<html><body><main><h1>ニュース</h1>\
+        <p>子どもへの<ruby>虐待<rp>(</rp><rt>ぎゃくたい</rt><rp>)</rp></ruby>をなくすための\
+        <ruby>法律<rt>ほう<rt>りつ</ruby>ができました。</p></main></body></html>";
+    let want = "ニュース\n子どもへの虐待をなくすための法律ができました。";
+    assert_eq!(MainContentExtractor::default().extract(html).text, want);
+    assert_eq!(neardup_ingest::extract::html_to_text(html), want);
+}

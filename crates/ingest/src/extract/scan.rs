@@ -223,9 +223,7 @@ impl Scanner<'_> {
             && (flags & HIDDEN != 0
                 || attrs.hidden
                 || (self.mode == Mode::Main
-                    && (flags & CHROME != 0
-                        || (flags & PAGE_PART != 0 && self.semantic_depth == 0)
-                        || (flags & BLOCK == 0 && inline_furniture(&attrs)))));
+                    && (flags & CHROME != 0 || (flags & BLOCK == 0 && inline_furniture(&attrs)))));
         let parent = self.current_elem();
         let owns_elem = !dropping && !drop_here && flags & BLOCK != 0;
         let elem = if owns_elem {
@@ -265,7 +263,8 @@ impl Scanner<'_> {
         if self.mode == Mode::All || flags & (MAIN | ARTICLE | ROOT) != 0 {
             return 0;
         }
-        if flags & FORM != 0 || tags::chrome_role(attrs.role) {
+        let page_part = flags & PAGE_PART != 0 && self.semantic_depth == 0;
+        if flags & FORM != 0 || page_part || tags::chrome_role(attrs.role) {
             return BOILER;
         }
         let custom: &[u8] = if flags & CUSTOM != 0 { name } else { b"" };
@@ -385,16 +384,31 @@ impl Scanner<'_> {
             return;
         }
         while !text.is_empty() {
-            let ws = text.iter().take_while(|c| is_space(**c)).count();
-            if ws > 0 {
-                self.pending_space = true;
-                text = &text[ws..];
-                continue;
+            match text {
+                [c, rest @ ..] if is_space(*c) => {
+                    self.pending_space = true;
+                    text = rest;
+                }
+                // A no-break space is a space like any other in the text (`a&nbsp; b` is
+                // `a b`); a soft hyphen is a hint where a word may break, not a character.
+                [0xC2, 0xA0, rest @ ..] => {
+                    self.pending_space = true;
+                    text = rest;
+                }
+                [0xC2, 0xAD, rest @ ..] => text = rest,
+                _ => {
+                    // Up to the next white space or possible no-break space / soft hyphen;
+                    // 0xC2 is never a word's first byte here unless it starts another
+                    // character, which is copied with the word.
+                    let word = 1 + text[1..]
+                        .iter()
+                        .position(|&c| is_space(c) || c == 0xC2)
+                        .unwrap_or(text.len() - 1);
+                    self.space_if_pending();
+                    self.out.extend_from_slice(&text[..word]);
+                    text = &text[word..];
+                }
             }
-            let word = text.iter().position(|c| is_space(*c)).unwrap_or(text.len());
-            self.space_if_pending();
-            self.out.extend_from_slice(&text[..word]);
-            text = &text[word..];
         }
     }
 

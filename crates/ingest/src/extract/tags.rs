@@ -15,8 +15,9 @@ pub(super) mod flag {
     /// Page furniture (`nav`, `aside`, `button`, ...): subtree dropped by the
     /// main-content extractor.
     pub const CHROME: u32 = 1 << 4;
-    /// `header`/`footer`: furniture at page level, kept inside `main` or
-    /// `article` (where they hold the article's title or byline).
+    /// `header`: furniture at page level (judged after the scan, so that one
+    /// wrapping the article stays), kept inside `main` or `article` (where
+    /// it holds the article's title or byline).
     pub const PAGE_PART: u32 = 1 << 5;
     /// `a`: text inside counts as link text.
     pub const LINK: u32 = 1 << 6;
@@ -93,6 +94,9 @@ pub(super) fn classify(name: &[u8]) -> u32 {
         | b"xmp" | b"plaintext" => RAW,
         b"svg" | b"math" | b"template" | b"select" | b"datalist" | b"object" | b"canvas"
         | b"audio" | b"video" | b"map" => HIDDEN,
+        // Ruby annotations (furigana, pinyin) over the text they annotate:
+        // kept, they would cut its words apart.
+        b"rt" | b"rp" => HIDDEN,
         _ if name.contains(&b'-') => BLOCK | CUSTOM,
         _ => 0,
     }
