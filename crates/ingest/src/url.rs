@@ -219,22 +219,41 @@ fn strip_www(mut host: &str) -> &str {
 }
 
 fn path(path: &str, opts: &UrlOptions) -> String {
-    let mut out = String::with_capacity(path.len());
+    let mut segments: Vec<String> = Vec::new();
+    let count = path.split('/').count();
     for (i, segment) in path.split('/').enumerate() {
-        if i > 0 {
-            out.push('/');
-        }
+        let mut kept = String::with_capacity(segment.len());
         let mut params = segment.split(';');
-        normalize_escapes(params.next().unwrap_or_default(), &mut out);
+        normalize_escapes(params.next().unwrap_or_default(), &mut kept);
         for param in params {
             if !(opts.drop_tracking_params
                 && is_tracking(param.split('=').next().unwrap_or_default(), opts))
             {
-                out.push(';');
-                normalize_escapes(param, &mut out);
+                kept.push(';');
+                normalize_escapes(param, &mut kept);
             }
         }
+        // The parser resolved the dot segments it saw; dropping a segment's parameters (`.;x=1`)
+        // can make new ones, resolved here as RFC 3986 does (found by fuzzing: without this a
+        // key did not canonicalise to itself).
+        let last = i + 1 == count;
+        match kept.as_str() {
+            "." if i > 0 => {}
+            ".." if i > 0 => {
+                if segments.len() > 1 {
+                    segments.pop();
+                }
+            }
+            _ => {
+                segments.push(kept);
+                continue;
+            }
+        }
+        if last {
+            segments.push(String::new());
+        }
     }
+    let mut out = segments.join("/");
     // Until nothing changes, so that a key canonicalises to itself: dropping
     // `/index.htm/` leaves `/index.htm`, whose index page goes too (found by
     // fuzzing: `crates/fuzz/regressions/url/`).
