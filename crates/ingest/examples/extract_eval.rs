@@ -58,11 +58,12 @@ impl Score {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(path) = args.iter().find(|a| !a.starts_with("--")) else {
+    let Some(path) = args.first() else {
         eprintln!("usage: extract_eval DATA.jsonl[.zst] [--misses]");
         std::process::exit(2);
     };
     let misses = args.iter().any(|a| a == "--misses");
+    let dump = args.iter().any(|a| a == "--dump");
     let pages = match load(path) {
         Ok(pages) => pages,
         Err(error) => {
@@ -71,6 +72,11 @@ fn main() {
         }
     };
     let extractor = MainContentExtractor::default();
+    if let Some(n) = args.iter().position(|a| a == "--page") {
+        let i: usize = args[n + 1].parse().unwrap();
+        println!("{}", extractor.extract(&pages[i].html).text);
+        return;
+    }
     let mut halves = [Score::default(); 2];
     for (i, page) in pages.iter().enumerate() {
         let text = extractor.extract(&page.html).text;
@@ -91,6 +97,10 @@ fn main() {
             } else {
                 score.tn += 1;
             }
+        }
+        if dump {
+            let all = neardup_ingest::extract::html_to_text(&page.html);
+            println!("{}", serde_json::json!({"i": i, "main": text, "all": all}));
         }
         if misses && !wrong.is_empty() {
             println!("#{i} {}\n{}", page.url, wrong.join("\n"));

@@ -28,8 +28,10 @@ const LEAD_LINK_DENSITY: f64 = 0.25;
 const POSITIVE_BONUS: f64 = 2.0;
 
 /// Blocks shorter than this (bytes) do not count as paragraphs when scoring.
+fn envf(n:&str,d:f64)->f64{std::env::var(n).ok().and_then(|v|v.parse().ok()).unwrap_or(d)}
 const MIN_PARAGRAPH: usize = 25;
 
+thread_local! { pub(super) static DBG: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) }; }
 /// The main text of a parsed page: selected blocks joined by newlines.
 pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
     let elems = &parsed.elems;
@@ -110,16 +112,87 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         None => densest(parsed, &excluded, &text, &link),
     };
 
+    if std::env::var_os("NDCAND").is_some() {
+        let cand: String = parsed.blocks.iter().filter(kept).map(|b| &parsed.text[b.start..=b.end]).collect();
+        eprintln!("CAND{}", serde_json::to_string(&cand).unwrap());
+    }
+    if std::env::var_os("NDDEBUG").is_some() {
+        let tag = |e: usize| {
+            let at = elems[e].tag_at;
+            let end = DBG.with(|h| h.borrow().get(at..).and_then(|r| r.find('>')).map_or(at, |i| at + i + 1));
+            DBG.with(|h| h.borrow().get(at..end.min(at + 160)).unwrap_or("?").to_string())
+        };
+        eprintln!("page text {} (all {})", text[0], all[0]);
+        for &r in &roots {
+            eprintln!("ROOT {r} text {} link {} {}", text[r], link[r], tag(r));
+        }
+        for e in 1..n {
+            if elems[e].flags & BOILER != 0 && all[e] > 200 {
+                eprintln!("  boiler {e} all {} excluded {} {}", all[e], excluded[e], tag(e));
+            }
+            if elems[e].flags & (MAIN | ARTICLE) != 0 {
+                eprintln!("  sem {e} text {} all {} excl {} {}", text[e], all[e], excluded[e], tag(e));
+            }
+        }
+    }
     let join = |roots: &[usize], link_filter: bool| {
-        let candidates: Vec<&Block> = parsed
-            .blocks
+        let blocks = &parsed.blocks;
+        let mut sel: Vec<bool> = blocks
             .iter()
-            .filter(kept)
-            .filter(|b| {
-                roots
-                    .iter()
-                    .any(|&r| (r..=elems[r].last).contains(&b.owner))
+            .map(|b| {
+                !excluded[b.owner]
+                    && roots
+                        .iter()
+                        .any(|&r| (r..=elems[r].last).contains(&b.owner))
             })
+            .collect();
+        if link_filter && std::env::var_os("NDEXT").is_some() {
+            let prose = |b: &Block| {
+                !excluded[b.owner]
+                    && len(b) >= (envf("EXT_MIN",100.0) as usize)
+                    && (b.link as f64) < envf("EXT_LINK",0.2) * len(b) as f64
+            };
+            if let (Some(first), Some(last)) =
+                (sel.iter().position(|&x| x), sel.iter().rposition(|&x| x))
+            {
+                // forward
+                let mut gap = 0;
+                let mut j = last + 1;
+                while j < blocks.len() && gap <= envf("EXT_GAP",2.0) as usize {
+                    if prose(&blocks[j]) {
+                        for k in j - gap..=j {
+                            if !excluded[blocks[k].owner] {
+                                sel[k] = true;
+                            }
+                        }
+                        gap = 0;
+                    } else {
+                        gap += 1;
+                    }
+                    j += 1;
+                }
+                let mut gap = 0;
+                let mut j = first;
+                while j > 0 && gap <= envf("EXT_GAP",2.0) as usize {
+                    j -= 1;
+                    if prose(&blocks[j]) {
+                        for k in j..=j + gap {
+                            if !excluded[blocks[k].owner] {
+                                sel[k] = true;
+                            }
+                        }
+                        gap = 0;
+                    } else {
+                        gap += 1;
+                    }
+                }
+            }
+        }
+        let candidates: Vec<&Block> = blocks
+            .iter()
+            .zip(&sel)
+            .filter(|(_, &s)| s)
+            .map(|(b, _)| b)
             .collect();
         // A term of a definition list is a label, link or not (an index of
         // items with their descriptions), and code is code, whatever it links.
