@@ -288,7 +288,16 @@ impl Scanner<'_> {
     /// returns where markup resumes.
     fn raw_text(&mut self, name: &[u8], flags: u32, from: usize) -> usize {
         let b = self.html.as_bytes();
-        let (content_end, resume) = find_end_tag(b, from, name);
+        // Inside an `svg` (dropped) a `<title/>` is an empty element, not
+        // the start of raw text.
+        if self.drop_depth.is_some() && b[..from].ends_with(b"/>") {
+            return from;
+        }
+        let Some((content_end, resume)) = find_end_tag(b, from, name) else {
+            // No end tag: broken markup, not a page of raw text. The
+            // element is taken as empty and what follows is read.
+            return from;
+        };
         if flags & TITLE != 0 && self.title.is_none() && self.drop_depth.is_none() {
             let raw = self.html.get(from..content_end).unwrap_or_default();
             self.title = Some(clean_inline(raw)).filter(|t| !t.is_empty());
@@ -586,8 +595,8 @@ fn hiding_style(style: &[u8]) -> bool {
 }
 
 /// The end of a raw-text element's content: (start of `</name`, position
-/// after its `>`), or the end of the input.
-fn find_end_tag(b: &[u8], from: usize, name: &[u8]) -> (usize, usize) {
+/// after its `>`), or `None` if there is no end tag.
+fn find_end_tag(b: &[u8], from: usize, name: &[u8]) -> Option<(usize, usize)> {
     let from = from.min(b.len());
     for at in memmem::find_iter(&b[from..], b"</").map(|i| from + i) {
         let rest = &b[at + 2..];
@@ -597,10 +606,10 @@ fn find_end_tag(b: &[u8], from: usize, name: &[u8]) -> (usize, usize) {
                 .get(name.len())
                 .is_none_or(|&c| is_space(c) || c == b'/' || c == b'>')
         {
-            return (at, skip_to_gt(b, at + 2 + name.len()));
+            return Some((at, skip_to_gt(b, at + 2 + name.len())));
         }
     }
-    (b.len(), b.len())
+    None
 }
 
 /// Entity-decodes and white-space-collapses a short inline text (a title).
@@ -625,11 +634,11 @@ pub(super) fn find_title(html: &str) -> Option<String> {
             return None;
         }
         if name.eq_ignore_ascii_case(b"script") || name.eq_ignore_ascii_case(b"style") {
-            let (_, resume) = find_end_tag(b, at, name);
+            let (_, resume) = find_end_tag(b, at, name).unwrap_or((b.len(), b.len()));
             pos = resume;
         } else if name.eq_ignore_ascii_case(b"title") {
             let start = skip_to_gt(b, at);
-            let (end, _) = find_end_tag(b, start, name);
+            let (end, _) = find_end_tag(b, start, name).unwrap_or((b.len(), b.len()));
             return Some(clean_inline(html.get(start..end)?)).filter(|t| !t.is_empty());
         } else {
             pos = at;

@@ -97,7 +97,7 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         (main + 1..=elems[main].last)
             .filter(|&e| elems[e].flags & ARTICLE != 0 && !excluded[e])
             .max_by_key(|&e| (text[e], std::cmp::Reverse(e)))
-            .filter(|&e| text[e] as f64 >= ARTICLE_IN_MAIN * text[main] as f64)
+            .filter(|&e| text[e] as f64 >= envf("AIM", ARTICLE_IN_MAIN) * text[main] as f64)
             .unwrap_or(main)
     };
     let semantic_pick = if opts.prefer_semantic {
@@ -158,7 +158,8 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
                 // forward
                 let mut gap = 0;
                 let mut j = last + 1;
-                while j < blocks.len() && gap <= envf("EXT_GAP",2.0) as usize {
+                while j < blocks.len() && gap <= envf("EXT_GAP",2.0) as usize && envf("EXT_FWD",1.0) > 0.0 {
+                    if envf("EXT_STOPH",0.0) > 0.0 && elems[blocks[j].owner].flags & HEADING != 0 { break; }
                     if prose(&blocks[j]) {
                         for k in j - gap..=j {
                             if !excluded[blocks[k].owner] {
@@ -173,7 +174,7 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
                 }
                 let mut gap = 0;
                 let mut j = first;
-                while j > 0 && gap <= envf("EXT_GAP",2.0) as usize {
+                while j > 0 && gap <= envf("EXT_GAP",2.0) as usize && envf("EXT_BACK",1.0) > 0.0 {
                     j -= 1;
                     if prose(&blocks[j]) {
                         for k in j..=j + gap {
@@ -226,6 +227,18 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         // A page of links only (a redirect notice, a table of contents):
         // its links are its content.
         return join(&[0], false);
+    }
+    let tiny = envf("FB_TINY", 0.0) as usize;
+    if out.len() < tiny && (opts.drop_boilerplate || opts.prefer_semantic) {
+        let relaxed = ExtractOptions {
+            drop_boilerplate: envf("FB_DROP", 0.0) > 0.0,
+            prefer_semantic: envf("FB_SEM", 0.0) > 0.0,
+            ..opts.clone()
+        };
+        let alt = main_text(parsed, &relaxed);
+        if alt.len() as f64 > envf("FB_FACTOR", 2.0) * out.len() as f64 {
+            return alt;
+        }
     }
     out
 }

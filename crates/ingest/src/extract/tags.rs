@@ -90,7 +90,7 @@ pub(super) fn classify(name: &[u8]) -> u32 {
         b"area" | b"base" | b"col" | b"embed" | b"img" | b"input" | b"keygen" | b"link"
         | b"meta" | b"param" | b"source" | b"track" | b"wbr" => VOID,
         b"title" => RAW | TITLE,
-        b"script" | b"style" | b"noscript" | b"textarea" | b"iframe" | b"noembed" | b"noframes"
+        b"script" | b"style" | b"textarea" | b"iframe" | b"noembed" | b"noframes"
         | b"xmp" | b"plaintext" => RAW,
         b"svg" | b"math" | b"template" | b"select" | b"datalist" | b"object" | b"canvas"
         | b"audio" | b"video" | b"map" => HIDDEN,
