@@ -27,8 +27,25 @@ const LEAD_LINK_DENSITY: f64 = 0.25;
 /// How much more a content-named container (`post-body`) scores.
 const POSITIVE_BONUS: f64 = 2.0;
 
+/// Fewest bytes of a block of prose next to the chosen content that joins
+/// it (see `extend_to_neighbours`).
+const EXTEND_MIN: usize = 100;
+
+/// Most link text such a block may have, as a share of its text.
+const EXTEND_LINK_DENSITY: f64 = 0.2;
+
+/// Most blocks (short or linky) between the chosen content and a block of
+/// prose that joins it.
+const EXTEND_GAP: usize = 2;
+
+/// A main text shorter than this (bytes) is checked against the densest
+/// prose found without judging classes (see `main_text`).
+const SHORT_TEXT: usize = 300;
+
+/// How many times longer that prose must be to replace a short main text.
+const SHORT_TEXT_FACTOR: usize = 2;
+
 /// Blocks shorter than this (bytes) do not count as paragraphs when scoring.
-fn envf(n:&str,d:f64)->f64{std::env::var(n).ok().and_then(|v|v.parse().ok()).unwrap_or(d)}
 const MIN_PARAGRAPH: usize = 25;
 
 thread_local! { pub(super) static DBG: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) }; }
@@ -97,7 +114,7 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         (main + 1..=elems[main].last)
             .filter(|&e| elems[e].flags & ARTICLE != 0 && !excluded[e])
             .max_by_key(|&e| (text[e], std::cmp::Reverse(e)))
-            .filter(|&e| text[e] as f64 >= envf("AIM", ARTICLE_IN_MAIN) * text[main] as f64)
+            .filter(|&e| text[e] as f64 >= ARTICLE_IN_MAIN * text[main] as f64)
             .unwrap_or(main)
     };
     let semantic_pick = if opts.prefer_semantic {
@@ -146,48 +163,8 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
                         .any(|&r| (r..=elems[r].last).contains(&b.owner))
             })
             .collect();
-        if link_filter && std::env::var_os("NDEXT").is_some() {
-            let prose = |b: &Block| {
-                !excluded[b.owner]
-                    && len(b) >= (envf("EXT_MIN",100.0) as usize)
-                    && (b.link as f64) < envf("EXT_LINK",0.2) * len(b) as f64
-            };
-            if let (Some(first), Some(last)) =
-                (sel.iter().position(|&x| x), sel.iter().rposition(|&x| x))
-            {
-                // forward
-                let mut gap = 0;
-                let mut j = last + 1;
-                while j < blocks.len() && gap <= envf("EXT_GAP",2.0) as usize && envf("EXT_FWD",1.0) > 0.0 {
-                    if envf("EXT_STOPH",0.0) > 0.0 && elems[blocks[j].owner].flags & HEADING != 0 { break; }
-                    if prose(&blocks[j]) {
-                        for k in j - gap..=j {
-                            if !excluded[blocks[k].owner] {
-                                sel[k] = true;
-                            }
-                        }
-                        gap = 0;
-                    } else {
-                        gap += 1;
-                    }
-                    j += 1;
-                }
-                let mut gap = 0;
-                let mut j = first;
-                while j > 0 && gap <= envf("EXT_GAP",2.0) as usize && envf("EXT_BACK",1.0) > 0.0 {
-                    j -= 1;
-                    if prose(&blocks[j]) {
-                        for k in j..=j + gap {
-                            if !excluded[blocks[k].owner] {
-                                sel[k] = true;
-                            }
-                        }
-                        gap = 0;
-                    } else {
-                        gap += 1;
-                    }
-                }
-            }
+        if link_filter {
+            extend_to_neighbours(blocks, &excluded, &mut sel);
         }
         let candidates: Vec<&Block> = blocks
             .iter()
@@ -228,19 +205,70 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         // its links are its content.
         return join(&[0], false);
     }
-    let tiny = envf("FB_TINY", 0.0) as usize;
-    if out.len() < tiny && (opts.drop_boilerplate || opts.prefer_semantic) {
-        let relaxed = ExtractOptions {
-            drop_boilerplate: envf("FB_DROP", 0.0) > 0.0,
-            prefer_semantic: envf("FB_SEM", 0.0) > 0.0,
+    if out.len() < SHORT_TEXT && (opts.drop_boilerplate || opts.prefer_semantic) {
+        // So little text is more often a misjudged page (a post in a
+        // `modal-enabled` box, an article's sections classed `--ads`) than a
+        // short one: the densest prose without judging classes, if it says
+        // much more, is the content.
+        let plain = ExtractOptions {
+            drop_boilerplate: false,
+            prefer_semantic: false,
             ..opts.clone()
         };
-        let alt = main_text(parsed, &relaxed);
-        if alt.len() as f64 > envf("FB_FACTOR", 2.0) * out.len() as f64 {
-            return alt;
+        let alternative = main_text(parsed, &plain);
+        if alternative.len() > SHORT_TEXT_FACTOR * out.len() {
+            return alternative;
         }
     }
     out
+}
+
+/// Adds to the selected blocks the prose just before and after them in the
+/// page (jusText's idea of context, anchored on the chosen content): a block
+/// of at least [`EXTEND_MIN`] bytes with under [`EXTEND_LINK_DENSITY`] link
+/// text, not furniture, together with the up to [`EXTEND_GAP`] short or
+/// linky blocks between it and the selection (a subheading, a caption).
+/// Content split over sibling containers (a page builder's columns, a lead
+/// outside the article's body, several `article`s) is found this way.
+fn extend_to_neighbours(blocks: &[Block], excluded: &[bool], selected: &mut [bool]) {
+    let (Some(first), Some(last)) = (
+        selected.iter().position(|&s| s),
+        selected.iter().rposition(|&s| s),
+    ) else {
+        return;
+    };
+    let prose = |b: &Block| {
+        !excluded[b.owner]
+            && len(b) >= EXTEND_MIN
+            && (b.link as f64) < EXTEND_LINK_DENSITY * len(b) as f64
+    };
+    let mut take = |range: std::ops::RangeInclusive<usize>| {
+        for k in range {
+            selected[k] |= !excluded[blocks[k].owner];
+        }
+    };
+    let mut gap = 0;
+    for j in last + 1..blocks.len() {
+        if prose(&blocks[j]) {
+            take(j - gap..=j);
+            gap = 0;
+        } else if gap == EXTEND_GAP {
+            break;
+        } else {
+            gap += 1;
+        }
+    }
+    let mut gap = 0;
+    for j in (0..first).rev() {
+        if prose(&blocks[j]) {
+            take(j..=j + gap);
+            gap = 0;
+        } else if gap == EXTEND_GAP {
+            break;
+        } else {
+            gap += 1;
+        }
+    }
 }
 
 fn len(block: &Block) -> usize {
