@@ -71,7 +71,10 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let extractor = MainContentExtractor::default();
+    let extractor = MainContentExtractor::new(neardup_ingest::extract::ExtractOptions {
+        prefer_semantic: std::env::var_os("NDNOSEM").is_none(),
+        ..Default::default()
+    });
     if let Some(n) = args.iter().position(|a| a == "--page") {
         let i: usize = args[n + 1].parse().unwrap();
         println!("{}", extractor.extract(&pages[i].html).text);

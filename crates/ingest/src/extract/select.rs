@@ -27,12 +27,16 @@ const LEAD_LINK_DENSITY: f64 = 0.25;
 /// How much more a content-named container (`post-body`) scores.
 const POSITIVE_BONUS: f64 = 2.0;
 
-/// Fewest bytes of a block of prose next to the chosen content that joins
-/// it (see `extend_to_neighbours`).
-const EXTEND_MIN: usize = 100;
+/// Fewest bytes of a paragraph of prose (see `prose`): one next to the
+/// chosen content joins it, and the content ends with its last one.
+const PROSE_MIN: usize = 100;
 
-/// Most link text such a block may have, as a share of its text.
-const EXTEND_LINK_DENSITY: f64 = 0.2;
+/// Most link text a paragraph of prose has, as a share of its text.
+const PROSE_LINK_DENSITY: f64 = 0.2;
+
+/// Lines after the content's last paragraph of prose shorter than this
+/// (bytes) are dropped.
+const TAIL_LINE: usize = 40;
 
 /// Most blocks (short or linky) between the chosen content and a block of
 /// prose that joins it.
@@ -180,8 +184,22 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
                 && b.link as f64 > opts.max_link_density * len(b) as f64
         };
         let heading = |b: &Block| elems[b.owner].flags & HEADING != 0;
+        // The content ends with its last paragraph of prose: short lines
+        // after it are what pages put under an article (credits, "Share",
+        // tags, "Related stories", a press contact).
+        let tail = if link_filter {
+            candidates
+                .iter()
+                .rposition(|b| prose(b, &excluded) && !heading(b))
+                .map_or(candidates.len(), |last| last + 1)
+        } else {
+            candidates.len()
+        };
         let mut out = String::with_capacity(text[0] + parsed.blocks.len());
         for (i, block) in candidates.iter().enumerate() {
+            if i >= tail && len(block) < TAIL_LINE {
+                continue;
+            }
             // A heading over a list of links that were dropped ("Related
             // posts", "More on this") or over nothing at the end goes with
             // them; a title over one link ("Source", "Edit") stays.
@@ -224,9 +242,8 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
 }
 
 /// Adds to the selected blocks the prose just before and after them in the
-/// page (jusText's idea of context, anchored on the chosen content): a block
-/// of at least [`EXTEND_MIN`] bytes with under [`EXTEND_LINK_DENSITY`] link
-/// text, not furniture, together with the up to [`EXTEND_GAP`] short or
+/// page (jusText's idea of context, anchored on the chosen content): each
+/// paragraph of [`prose`], together with the up to [`EXTEND_GAP`] short or
 /// linky blocks between it and the selection (a subheading, a caption).
 /// Content split over sibling containers (a page builder's columns, a lead
 /// outside the article's body, several `article`s) is found this way.
@@ -237,11 +254,6 @@ fn extend_to_neighbours(blocks: &[Block], excluded: &[bool], selected: &mut [boo
     ) else {
         return;
     };
-    let prose = |b: &Block| {
-        !excluded[b.owner]
-            && len(b) >= EXTEND_MIN
-            && (b.link as f64) < EXTEND_LINK_DENSITY * len(b) as f64
-    };
     let mut take = |range: std::ops::RangeInclusive<usize>| {
         for k in range {
             selected[k] |= !excluded[blocks[k].owner];
@@ -249,7 +261,7 @@ fn extend_to_neighbours(blocks: &[Block], excluded: &[bool], selected: &mut [boo
     };
     let mut gap = 0;
     for j in last + 1..blocks.len() {
-        if prose(&blocks[j]) {
+        if prose(&blocks[j], excluded) {
             take(j - gap..=j);
             gap = 0;
         } else if gap == EXTEND_GAP {
@@ -260,7 +272,7 @@ fn extend_to_neighbours(blocks: &[Block], excluded: &[bool], selected: &mut [boo
     }
     let mut gap = 0;
     for j in (0..first).rev() {
-        if prose(&blocks[j]) {
+        if prose(&blocks[j], excluded) {
             take(j..=j + gap);
             gap = 0;
         } else if gap == EXTEND_GAP {
@@ -269,6 +281,14 @@ fn extend_to_neighbours(blocks: &[Block], excluded: &[bool], selected: &mut [boo
             gap += 1;
         }
     }
+}
+
+/// A paragraph of prose: at least [`PROSE_MIN`] bytes, under
+/// [`PROSE_LINK_DENSITY`] link text, not furniture.
+fn prose(block: &Block, excluded: &[bool]) -> bool {
+    !excluded[block.owner]
+        && len(block) >= PROSE_MIN
+        && (block.link as f64) < PROSE_LINK_DENSITY * len(block) as f64
 }
 
 fn len(block: &Block) -> usize {
