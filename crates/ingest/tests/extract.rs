@@ -108,8 +108,11 @@ fn form_wrapping_the_page_is_kept() {
 fn hidden_things_are_dropped_everywhere() {
     let html = r#"<p>visible</p><p hidden>secret1</p><div style="display: none">secret2</div>
 <span aria-hidden="true">secret3</span><template><p>secret4</p></template><svg><text>secret5</text></svg>
-<noscript>secret6</noscript><!-- secret7 --><p>also visible</p>"#;
+<!-- secret6 --><p>also visible</p>"#;
     assert_eq!(html_to_text(html), "visible\nalso visible");
+    // `noscript` is what readers without scripts see: text, as lxml and
+    // trafilatura read it.
+    assert_eq!(html_to_text("<noscript><p>shown</p></noscript>"), "shown");
 }
 
 #[test]
