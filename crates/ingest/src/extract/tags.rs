@@ -169,13 +169,14 @@ fn word(lower: &[u8]) -> Word {
 /// the last content or medium word decides (`entry-meta` is furniture,
 /// `toc-content` content) and a content word outweighs a weak one
 /// (`article-header`). Across tokens, a content token outweighs medium
-/// (`author-box`) and weak (`site-header`) ones.
+/// (`author-box`) and weak (`site-header`) ones. BEM modifiers and state
+/// classes are not judged (see `judged_part`).
 pub(super) fn judge(sources: &[&[u8]]) -> Verdict {
     let (mut medium, mut weak, mut content) = (false, false, false);
     let tokens = sources
         .iter()
         .flat_map(|source| source.split(|b| b.is_ascii_whitespace()));
-    for token in tokens {
+    for token in tokens.filter_map(judged_part) {
         let mut said = Word::Other;
         for raw in token.split(|b| !b.is_ascii_alphanumeric()) {
             if raw.is_empty() || raw.len() > 16 {
@@ -207,6 +208,22 @@ pub(super) fn judge(sources: &[&[u8]]) -> Verdict {
         (false, false, true) => Verdict::WeakBoilerplate,
         (false, false, false) => Verdict::Neutral,
     }
+}
+
+/// The part of a class token that says what the element is: a BEM
+/// modifier (`o-section--ads`, `Report__Section--has-ad`: after `--`, when
+/// what comes before is itself a compound) says how it looks and is cut
+/// off, and a state class (`is-hidden`, `has-ads`) says nothing of what
+/// the element is (`None`).
+fn judged_part(token: &[u8]) -> Option<&[u8]> {
+    let block = match memchr::memmem::find(token, b"--") {
+        Some(i) if token[..i].iter().any(|&b| b == b'-' || b == b'_') => &token[..i],
+        _ => token,
+    };
+    let first = block.split(|b| !b.is_ascii_alphanumeric()).next();
+    let state =
+        first.is_some_and(|w| w.eq_ignore_ascii_case(b"is") || w.eq_ignore_ascii_case(b"has"));
+    (!state).then_some(block)
 }
 
 /// Whether an ARIA role marks page furniture.
@@ -249,6 +266,11 @@ mod tests {
         assert_eq!(j("entry-meta"), Verdict::LikelyBoilerplate);
         assert_eq!(j("toc-content"), Verdict::Content);
         assert_eq!(j("meta entry"), Verdict::Content);
+        assert_eq!(j("Report__Section Report__Section--Ads"), Verdict::Neutral);
+        assert_eq!(j("o-section o-section--has-ad"), Verdict::Neutral);
+        assert_eq!(j("is-hidden has-sidebar"), Verdict::Neutral);
+        assert_eq!(j("module--share"), Verdict::LikelyBoilerplate);
+        assert_eq!(j("ad--large"), Verdict::Boilerplate);
         assert!(chrome_role(b"Navigation"));
         assert!(!chrome_role(b"main"));
     }
