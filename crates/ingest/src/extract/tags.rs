@@ -132,6 +132,10 @@ enum Word {
     Medium,
     /// Furniture for containers, unless a content word is said too.
     Weak,
+    /// Weak when the whole token (`hidden`) or negated (`no-print`),
+    /// nothing in a compound: a utility class (`overflow-hidden`,
+    /// `hidden-xs`, `print-full`).
+    Alone,
     /// Content (`article`, `content`, `post`, ...).
     Content,
     /// Nothing.
@@ -154,8 +158,8 @@ fn word(lower: &[u8]) -> Word {
         | b"caption" | b"captions" | b"credit" | b"credits" | b"copyright" => Word::Strong,
         b"author" | b"authors" | b"bio" | b"meta" | b"metadata" | b"teaser" | b"teasers"
         | b"paywall" | b"affiliate" | b"toc" | b"cta" | b"share" => Word::Medium,
-        b"header" | b"banner" | b"tags" | b"skip" | b"hidden" | b"hide" | b"print" | b"tools"
-        | b"extra" => Word::Weak,
+        b"header" | b"banner" | b"tags" | b"skip" | b"tools" | b"extra" => Word::Weak,
+        b"hidden" | b"hide" | b"print" => Word::Alone,
         b"article" | b"content" | b"main" | b"post" | b"entry" | b"story" | b"body" | b"text"
         | b"blog" => Word::Content,
         _ => Word::Other,
@@ -192,6 +196,7 @@ pub(super) fn judge(sources: &[&[u8]]) -> Verdict {
                 // compound: `entry-meta` is meta, `toc-content` content.
                 (_, last @ (Word::Content | Word::Medium)) => last,
                 (Word::Other, Word::Weak) => Word::Weak,
+                (_, Word::Alone) if alone(raw, token) => Word::Weak,
                 (earlier, _) => earlier,
             };
         }
@@ -199,7 +204,7 @@ pub(super) fn judge(sources: &[&[u8]]) -> Verdict {
             Word::Content => content = true,
             Word::Medium => medium = true,
             Word::Weak => weak = true,
-            Word::Strong | Word::Other => {}
+            Word::Strong | Word::Alone | Word::Other => {}
         }
     }
     match (content, medium, weak) {
@@ -224,6 +229,13 @@ fn judged_part(token: &[u8]) -> Option<&[u8]> {
     let state =
         first.is_some_and(|w| w.eq_ignore_ascii_case(b"is") || w.eq_ignore_ascii_case(b"has"));
     (!state).then_some(block)
+}
+
+/// Whether `word` is all of `token`, or negated (`no-print`): then a
+/// utility word (`hidden`, `print`) says the element is not for reading.
+fn alone(word: &[u8], token: &[u8]) -> bool {
+    let negated = token.len() == word.len() + 3 && token[..2].eq_ignore_ascii_case(b"no");
+    token.len() == word.len() || negated
 }
 
 /// Whether an ARIA role marks page furniture.
@@ -271,6 +283,12 @@ mod tests {
         assert_eq!(j("is-hidden has-sidebar"), Verdict::Neutral);
         assert_eq!(j("module--share"), Verdict::LikelyBoilerplate);
         assert_eq!(j("ad--large"), Verdict::Boilerplate);
+        assert_eq!(
+            j("kb-overflow-hidden hidden-xs print-full"),
+            Verdict::Neutral
+        );
+        assert_eq!(j("hidden"), Verdict::WeakBoilerplate);
+        assert_eq!(j("no-print"), Verdict::WeakBoilerplate);
         assert!(chrome_role(b"Navigation"));
         assert!(!chrome_role(b"main"));
     }
