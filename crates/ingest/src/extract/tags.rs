@@ -32,7 +32,8 @@ pub(super) mod flag {
     /// Holds one paragraph (`p`, `li`, `h1`, `td`, ...): the element that
     /// gets its score is its parent, as in Readability.
     pub const PARA: u32 = 1 << 11;
-    /// `form`: furniture unless it wraps most of the page (ASP.NET does).
+    /// `form`: furniture unless it wraps most of the page (ASP.NET does) or
+    /// of its `main` or `article` (a shop's product form).
     pub const FORM: u32 = 1 << 12;
     /// `title`.
     pub const TITLE: u32 = 1 << 13;
