@@ -105,6 +105,23 @@ fn form_wrapping_the_page_is_kept() {
 }
 
 #[test]
+fn product_form_holding_most_of_the_article_is_kept() {
+    // A shop's article: the description sits in the order form; a small
+    // newsletter form beside it is still furniture.
+    let html = format!(
+        "<html><body><article><h1>Wool blanket</h1><form class=\"product-form\"><p>{PARAGRAPH_1}</p>\
+         <p>{PARAGRAPH_2}</p><input type=submit></form><p>Made by hand in a small workshop.</p></article>\
+         <div><form><p>Get our newsletter every week, with the best offers in the shop.</p></form>\
+         </div></body></html>"
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!("Wool blanket\n{PARAGRAPH_1}\n{PARAGRAPH_2}\nMade by hand in a small workshop.")
+    );
+}
+
+#[test]
 fn hidden_things_are_dropped_everywhere() {
     let html = r#"<p>visible</p><p hidden>secret1</p><div style="display: none">secret2</div>
 <span aria-hidden="true">secret3</span><template><p>secret4</p></template><svg><text>secret5</text></svg>

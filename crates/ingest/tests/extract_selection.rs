@@ -59,7 +59,10 @@ fn short_lines_after_the_last_paragraph_are_dropped() {
     );
     let text = extract(&html);
     assert!(text.ends_with(BODY_2), "{text:?}");
-    assert!(text.starts_with("Grain terminal becomes a park\n"), "{text:?}");
+    assert!(
+        text.starts_with("Grain terminal becomes a park\n"),
+        "{text:?}"
+    );
 }
 
 #[test]

@@ -1,13 +1,17 @@
 //! Choosing the main content from a scan: which element records to keep
 //! (by semantics, else by text density), and which of their blocks.
 
-use super::scan::{Block, Parsed};
+use super::scan::{Block, Elem, Parsed};
 use super::tags::flag::*;
 use super::ExtractOptions;
 
 /// A furniture-flagged element holding at least this share of the page's
 /// text is a page wrapper misjudged by its class, and is kept.
 const WRAPPER_SHARE: f64 = 0.9;
+
+/// A `form` holding at least this share of the text of its nearest `main`
+/// or `article` (or of the page) wraps the content and is kept.
+const FORM_SHARE: f64 = 0.5;
 
 /// A content-named element holding at least this share of the page's text
 /// keeps its furniture-named ancestors.
@@ -83,10 +87,18 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
     // nearly all the text.
     let mut excluded = vec![false; n];
     if opts.drop_boilerplate {
+        let within = semantic_ancestors(elems);
         for e in 1..n {
+            // A form holding most of its `main` or `article` (a shop's
+            // product form) is no furniture either.
+            let (share, of) = if elems[e].flags & FORM != 0 {
+                (FORM_SHARE, within[e])
+            } else {
+                (WRAPPER_SHARE, 0)
+            };
             let boiler = elems[e].flags & BOILER != 0
                 && !semantic[e]
-                && (all[e] as f64) < WRAPPER_SHARE * all[0] as f64;
+                && (all[e] as f64) < share * all[of] as f64;
             excluded[e] = excluded[elems[e].parent] || boiler;
         }
     }
@@ -134,14 +146,29 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
     };
 
     if std::env::var_os("NDCAND").is_some() {
-        let cand: String = parsed.blocks.iter().filter(kept).map(|b| &parsed.text[b.start..=b.end]).collect();
+        let cand: String = parsed
+            .blocks
+            .iter()
+            .filter(kept)
+            .map(|b| &parsed.text[b.start..=b.end])
+            .collect();
         eprintln!("CAND{}", serde_json::to_string(&cand).unwrap());
     }
     if std::env::var_os("NDDEBUG").is_some() {
         let tag = |e: usize| {
             let at = elems[e].tag_at;
-            let end = DBG.with(|h| h.borrow().get(at..).and_then(|r| r.find('>')).map_or(at, |i| at + i + 1));
-            DBG.with(|h| h.borrow().get(at..end.min(at + 160)).unwrap_or("?").to_string())
+            let end = DBG.with(|h| {
+                h.borrow()
+                    .get(at..)
+                    .and_then(|r| r.find('>'))
+                    .map_or(at, |i| at + i + 1)
+            });
+            DBG.with(|h| {
+                h.borrow()
+                    .get(at..end.min(at + 160))
+                    .unwrap_or("?")
+                    .to_string()
+            })
         };
         eprintln!("page text {} (all {})", text[0], all[0]);
         for &r in &roots {
@@ -149,10 +176,21 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         }
         for e in 1..n {
             if elems[e].flags & BOILER != 0 && all[e] > 200 {
-                eprintln!("  boiler {e} all {} excluded {} {}", all[e], excluded[e], tag(e));
+                eprintln!(
+                    "  boiler {e} all {} excluded {} {}",
+                    all[e],
+                    excluded[e],
+                    tag(e)
+                );
             }
             if elems[e].flags & (MAIN | ARTICLE) != 0 {
-                eprintln!("  sem {e} text {} all {} excl {} {}", text[e], all[e], excluded[e], tag(e));
+                eprintln!(
+                    "  sem {e} text {} all {} excl {} {}",
+                    text[e],
+                    all[e],
+                    excluded[e],
+                    tag(e)
+                );
             }
         }
     }
@@ -289,6 +327,21 @@ fn prose(block: &Block, excluded: &[bool]) -> bool {
     !excluded[block.owner]
         && len(block) >= PROSE_MIN
         && (block.link as f64) < PROSE_LINK_DENSITY * len(block) as f64
+}
+
+/// For each element, its nearest `main` or `article` ancestor (0, the
+/// document, if none).
+fn semantic_ancestors(elems: &[Elem]) -> Vec<usize> {
+    let mut within = vec![0; elems.len()];
+    for e in 1..elems.len() {
+        let parent = elems[e].parent;
+        within[e] = if elems[parent].flags & (MAIN | ARTICLE) != 0 {
+            parent
+        } else {
+            within[parent]
+        };
+    }
+    within
 }
 
 fn len(block: &Block) -> usize {

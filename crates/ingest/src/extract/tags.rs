@@ -32,7 +32,8 @@ pub(super) mod flag {
     /// Holds one paragraph (`p`, `li`, `h1`, `td`, ...): the element that
     /// gets its score is its parent, as in Readability.
     pub const PARA: u32 = 1 << 11;
-    /// `form`: furniture unless it wraps most of the page (ASP.NET does).
+    /// `form`: furniture unless it wraps most of the page (ASP.NET does) or
+    /// of its `main` or `article` (a shop's product form).
     pub const FORM: u32 = 1 << 12;
     /// `title`.
     pub const TITLE: u32 = 1 << 13;
@@ -90,8 +91,8 @@ pub(super) fn classify(name: &[u8]) -> u32 {
         b"area" | b"base" | b"col" | b"embed" | b"img" | b"input" | b"keygen" | b"link"
         | b"meta" | b"param" | b"source" | b"track" | b"wbr" => VOID,
         b"title" => RAW | TITLE,
-        b"script" | b"style" | b"textarea" | b"iframe" | b"noembed" | b"noframes"
-        | b"xmp" | b"plaintext" => RAW,
+        b"script" | b"style" | b"textarea" | b"iframe" | b"noembed" | b"noframes" | b"xmp"
+        | b"plaintext" => RAW,
         b"svg" | b"math" | b"template" | b"select" | b"datalist" | b"object" | b"canvas"
         | b"audio" | b"video" | b"map" => HIDDEN,
         // Ruby annotations (furigana, pinyin) over the text they annotate:
@@ -132,6 +133,10 @@ enum Word {
     Medium,
     /// Furniture for containers, unless a content word is said too.
     Weak,
+    /// Weak when the whole token (`hidden`) or negated (`no-print`),
+    /// nothing in a compound: a utility class (`overflow-hidden`,
+    /// `hidden-xs`, `print-full`).
+    Alone,
     /// Content (`article`, `content`, `post`, ...).
     Content,
     /// Nothing.
@@ -154,8 +159,8 @@ fn word(lower: &[u8]) -> Word {
         | b"caption" | b"captions" | b"credit" | b"credits" | b"copyright" => Word::Strong,
         b"author" | b"authors" | b"bio" | b"meta" | b"metadata" | b"teaser" | b"teasers"
         | b"paywall" | b"affiliate" | b"toc" | b"cta" | b"share" => Word::Medium,
-        b"header" | b"banner" | b"tags" | b"skip" | b"hidden" | b"hide" | b"print" | b"tools"
-        | b"extra" => Word::Weak,
+        b"header" | b"banner" | b"tags" | b"skip" | b"tools" | b"extra" => Word::Weak,
+        b"hidden" | b"hide" | b"print" => Word::Alone,
         b"article" | b"content" | b"main" | b"post" | b"entry" | b"story" | b"body" | b"text"
         | b"blog" => Word::Content,
         _ => Word::Other,
@@ -169,13 +174,14 @@ fn word(lower: &[u8]) -> Word {
 /// the last content or medium word decides (`entry-meta` is furniture,
 /// `toc-content` content) and a content word outweighs a weak one
 /// (`article-header`). Across tokens, a content token outweighs medium
-/// (`author-box`) and weak (`site-header`) ones.
+/// (`author-box`) and weak (`site-header`) ones. BEM modifiers and state
+/// classes are not judged (see `judged_part`).
 pub(super) fn judge(sources: &[&[u8]]) -> Verdict {
     let (mut medium, mut weak, mut content) = (false, false, false);
     let tokens = sources
         .iter()
         .flat_map(|source| source.split(|b| b.is_ascii_whitespace()));
-    for token in tokens {
+    for token in tokens.filter_map(judged_part) {
         let mut said = Word::Other;
         for raw in token.split(|b| !b.is_ascii_alphanumeric()) {
             if raw.is_empty() || raw.len() > 16 {
@@ -191,6 +197,7 @@ pub(super) fn judge(sources: &[&[u8]]) -> Verdict {
                 // compound: `entry-meta` is meta, `toc-content` content.
                 (_, last @ (Word::Content | Word::Medium)) => last,
                 (Word::Other, Word::Weak) => Word::Weak,
+                (_, Word::Alone) if alone(raw, token) => Word::Weak,
                 (earlier, _) => earlier,
             };
         }
@@ -198,7 +205,7 @@ pub(super) fn judge(sources: &[&[u8]]) -> Verdict {
             Word::Content => content = true,
             Word::Medium => medium = true,
             Word::Weak => weak = true,
-            Word::Strong | Word::Other => {}
+            Word::Strong | Word::Alone | Word::Other => {}
         }
     }
     match (content, medium, weak) {
@@ -207,6 +214,29 @@ pub(super) fn judge(sources: &[&[u8]]) -> Verdict {
         (false, false, true) => Verdict::WeakBoilerplate,
         (false, false, false) => Verdict::Neutral,
     }
+}
+
+/// The part of a class token that says what the element is: a BEM
+/// modifier (`o-section--ads`, `Report__Section--has-ad`: after `--`, when
+/// what comes before is itself a compound) says how it looks and is cut
+/// off, and a state class (`is-hidden`, `has-ads`) says nothing of what
+/// the element is (`None`).
+fn judged_part(token: &[u8]) -> Option<&[u8]> {
+    let block = match memchr::memmem::find(token, b"--") {
+        Some(i) if token[..i].iter().any(|&b| b == b'-' || b == b'_') => &token[..i],
+        _ => token,
+    };
+    let first = block.split(|b| !b.is_ascii_alphanumeric()).next();
+    let state =
+        first.is_some_and(|w| w.eq_ignore_ascii_case(b"is") || w.eq_ignore_ascii_case(b"has"));
+    (!state).then_some(block)
+}
+
+/// Whether `word` is all of `token`, or negated (`no-print`): then a
+/// utility word (`hidden`, `print`) says the element is not for reading.
+fn alone(word: &[u8], token: &[u8]) -> bool {
+    let negated = token.len() == word.len() + 3 && token[..2].eq_ignore_ascii_case(b"no");
+    token.len() == word.len() || negated
 }
 
 /// Whether an ARIA role marks page furniture.
@@ -249,6 +279,17 @@ mod tests {
         assert_eq!(j("entry-meta"), Verdict::LikelyBoilerplate);
         assert_eq!(j("toc-content"), Verdict::Content);
         assert_eq!(j("meta entry"), Verdict::Content);
+        assert_eq!(j("Report__Section Report__Section--Ads"), Verdict::Neutral);
+        assert_eq!(j("o-section o-section--has-ad"), Verdict::Neutral);
+        assert_eq!(j("is-hidden has-sidebar"), Verdict::Neutral);
+        assert_eq!(j("module--share"), Verdict::LikelyBoilerplate);
+        assert_eq!(j("ad--large"), Verdict::Boilerplate);
+        assert_eq!(
+            j("kb-overflow-hidden hidden-xs print-full"),
+            Verdict::Neutral
+        );
+        assert_eq!(j("hidden"), Verdict::WeakBoilerplate);
+        assert_eq!(j("no-print"), Verdict::WeakBoilerplate);
         assert!(chrome_role(b"Navigation"));
         assert!(!chrome_role(b"main"));
     }
