@@ -236,3 +236,18 @@ fn no_break_spaces_are_spaces_and_soft_hyphens_are_not_text() {
     assert_eq!(MainContentExtractor::default().extract(html).text, want);
     assert_eq!(html_to_text(html), want);
 }
+
+#[test]
+fn teaser_articles_do_not_keep_a_related_list() {
+    let body = format!("<p>{PARAGRAPH_1}</p><p>{PARAGRAPH_2}</p>").repeat(6);
+    let html = format!(
+        r#"<html><body><main><article><h1>Transit plan approved</h1>{body}
+<div class="related-articles"><div class="h3">Related articles</div>
+<article><h3>Bus fares rise</h3><p>From May.</p></article>
+<article><h3>New depot</h3><p>In the north.</p></article>
+</div></article></main></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert!(text.starts_with("Transit plan approved\n"), "{text}");
+    assert!(text.ends_with(PARAGRAPH_2), "{text}");
+}

@@ -45,8 +45,9 @@
 //!    medium and weak ones yield to a content word such as `post` or
 //!    `entry-content`), `form`s, and `header`s outside `main`/`article`
 //!    (inside, they hold the article's title). A flagged element that holds the
-//!    `main`/`article`, a content-named element with ≥ 30% of the text, or
-//!    ≥ 90% of the text is a misjudged wrapper and stays.
+//!    `main`, an `article` with more than 2% of the text (less is a teaser
+//!    card in a `related-articles` list), a content-named element with ≥ 30%
+//!    of the text, or ≥ 90% of the text is a misjudged wrapper and stays.
 //! 3. The page's `main` (or `role=main`) — narrowed to the `article` inside
 //!    it that holds ≥ 60% of its text — else its largest `article`, is the
 //!    content if it holds ≥ [`ExtractOptions::min_main_share`] of the text.

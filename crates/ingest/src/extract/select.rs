@@ -13,6 +13,11 @@ const WRAPPER_SHARE: f64 = 0.9;
 /// keeps its furniture-named ancestors.
 const POSITIVE_SHARE: f64 = 0.3;
 
+/// An `article` holding at most this share of the page's text is a teaser
+/// card (in a "related stories" list), not the content: it does not make its
+/// furniture-named ancestors wrappers.
+const TEASER_SHARE: f64 = 0.02;
+
 /// Share of the text of `main` an `article` inside it must hold to be taken
 /// as the content instead.
 const ARTICLE_IN_MAIN: f64 = 0.6;
@@ -48,11 +53,16 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
     }
     // Elements holding the page's `main`, `article` or a content-named
     // element with much of the text: a furniture class on them is a misjudged
-    // wrapper (`sidebar_content` around the post).
+    // wrapper (`sidebar_content` around the post). An `article` with almost
+    // no text is a teaser card, and its `related-articles` list stays
+    // furniture.
     let big = (POSITIVE_SHARE * all[0] as f64) as usize;
+    let teaser = (TEASER_SHARE * all[0] as f64) as usize;
     for e in (1..n).rev() {
         let flags = elems[e].flags;
-        semantic[e] |= flags & (MAIN | ARTICLE) != 0 || (flags & POSITIVE != 0 && all[e] > big);
+        semantic[e] |= flags & MAIN != 0
+            || (flags & ARTICLE != 0 && all[e] > teaser)
+            || (flags & POSITIVE != 0 && all[e] > big);
         if semantic[e] {
             semantic[elems[e].parent] = true;
         }
