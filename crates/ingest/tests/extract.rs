@@ -251,3 +251,21 @@ fn teaser_articles_do_not_keep_a_related_list() {
     assert!(text.starts_with("Transit plan approved\n"), "{text}");
     assert!(text.ends_with(PARAGRAPH_2), "{text}");
 }
+
+#[test]
+fn well_known_related_headings_are_dropped() {
+    let html = format!(
+        r#"<html><body><article><h1>Transit plan approved</h1><p>{PARAGRAPH_1}</p>
+<p>{PARAGRAPH_2}</p><div class="box"><span class="headline">Mehr zum Thema:</span></div>
+<h2>Related</h2><p>The related question, whether fares rise, was left open.</p>
+</article></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!(
+            "Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\n\
+             The related question, whether fares rise, was left open."
+        )
+    );
+}

@@ -56,7 +56,10 @@
 //!    its well-scoring siblings are kept.
 //! 5. Within what is kept, link-heavy blocks (menus, "related" lists) are
 //!    dropped, and so is a heading over a list of them or over nothing;
-//!    code (`pre`) and definition terms (`dt`) are never link-heavy.
+//!    code (`pre`) and definition terms (`dt`) are never link-heavy. A
+//!    block that is only a well-known heading over related content
+//!    ("Related stories", "Mehr zum Thema", "Zobacz również", see `labels`)
+//!    is dropped too.
 //!
 //! Measured on trafilatura's evaluation set (990 real pages, scored by its
 //! snippets; `tools/bench/extract_eval.py`, figures in BENCHMARKS.md):
@@ -68,6 +71,7 @@
 //! (collapsed with its neighbours) and a soft hyphen (`&shy;`) is dropped:
 //! the text is what a reader reads.
 
+mod labels;
 mod scan;
 mod select;
 mod tags;

@@ -1,6 +1,7 @@
 //! Choosing the main content from a scan: which element records to keep
 //! (by semantics, else by text density), and which of their blocks.
 
+use super::labels;
 use super::scan::{Block, Parsed};
 use super::tags::flag::*;
 use super::ExtractOptions;
@@ -223,7 +224,10 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
                 && candidates
                     .get(i + 1)
                     .is_none_or(|next| linky(next) && over_links(i + 2));
-            if !linky(block) && !orphan {
+            // "Related stories", "Mehr zum Thema" over teasers that stay.
+            let related =
+                link_filter && labels::related_heading(&parsed.text[block.start..block.end]);
+            if !linky(block) && !orphan && !related {
                 out.push_str(&parsed.text[block.start..block.end]);
                 out.push('\n');
             }
