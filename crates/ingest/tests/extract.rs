@@ -269,3 +269,22 @@ fn well_known_related_headings_are_dropped() {
         )
     );
 }
+
+#[test]
+fn credit_and_source_lines_are_dropped() {
+    let html = format!(
+        r#"<html><body><article><h1>Transit plan approved</h1><p>{PARAGRAPH_1}</p>
+<img src="bus.jpg"><p class="small">Foto: Jane Doe</p><p>(Credit: City archive)</p>
+<p>A new bus on line 4. | © Photo Agency</p><p>{PARAGRAPH_2}</p><p>Quelle: City council</p>
+<p>Their photos: the council showed three, all taken in the rain.</p>
+</article></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!(
+            "Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\n\
+             Their photos: the council showed three, all taken in the rain."
+        )
+    );
+}

@@ -1,5 +1,6 @@
 //! What a short block says by its words alone: a heading that introduces
-//! teasers of other pages ("Related stories", "Mehr zum Thema").
+//! teasers of other pages ("Related stories", "Mehr zum Thema"), an image
+//! credit or source line ("Foto: dpa", "© Getty Images").
 
 /// Longest block (bytes) that is judged by its words.
 const MAX_LABEL: usize = 64;
@@ -89,4 +90,63 @@ pub(super) fn related_heading(text: &str) -> bool {
         .trim_end_matches([':', '?', '!', '.', ' '])
         .to_lowercase();
     RELATED.contains(&label.as_str())
+}
+
+/// Longest block (bytes) that can be a credit line.
+const MAX_CREDIT: usize = 200;
+
+/// Labels of image credits and sources, lower case, before a colon:
+/// `Foto: dpa`, `Quelle: Statista`, `Źródło: PAP`.
+const CREDIT: &[&str] = &[
+    "foto",
+    "fotos",
+    "fotoquelle",
+    "bild",
+    "bilder",
+    "bildquelle",
+    "titelbild",
+    "beitragsbild",
+    "abbildung",
+    "quelle",
+    "quellen",
+    "photo",
+    "photos",
+    "image",
+    "credit",
+    "credits",
+    "image credit",
+    "photo credit",
+    "crédit",
+    "crédits",
+    "crédit photo",
+    "crédits photos",
+    "fuente",
+    "fonte",
+    "źródło",
+    "fot",
+    "zdjęcie",
+];
+
+/// Whether a block is an image credit or source line: short, and either
+/// holding `©` and a name or starting with a credit label and a colon (`Foto: dpa`,
+/// `(Credit: Jane Doe)`, `Abbildung 4: ...`).
+pub(super) fn credit_line(text: &str) -> bool {
+    if text.len() > MAX_CREDIT {
+        return false;
+    }
+    if let Some((_, owner)) = text.split_once('©') {
+        // A photographer or agency (`© Getty Images`); a bare year
+        // (`© 2020`) may close the content's own last line.
+        if owner.trim_start().starts_with(char::is_alphabetic) {
+            return true;
+        }
+    }
+    let text = text.trim_start_matches(['(', '[']);
+    let Some(colon) = text.find(':').filter(|&i| i <= 32) else {
+        return false;
+    };
+    let label = text[..colon]
+        .trim_end_matches(|c: char| c == ' ' || c.is_ascii_digit())
+        .to_lowercase();
+    CREDIT.contains(&label.as_str())
 }

@@ -59,7 +59,9 @@
 //!    code (`pre`) and definition terms (`dt`) are never link-heavy. A
 //!    block that is only a well-known heading over related content
 //!    ("Related stories", "Mehr zum Thema", "Zobacz również", see `labels`)
-//!    is dropped too.
+//!    is dropped too, and so is a short credit or source line (`Foto: dpa`,
+//!    `(Credit: Jane Doe)`, `Quelle: Statista`, a caption ending in
+//!    `© Getty Images`).
 //!
 //! Measured on trafilatura's evaluation set (990 real pages, scored by its
 //! snippets; `tools/bench/extract_eval.py`, figures in BENCHMARKS.md):

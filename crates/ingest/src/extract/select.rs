@@ -224,10 +224,12 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
                 && candidates
                     .get(i + 1)
                     .is_none_or(|next| linky(next) && over_links(i + 2));
-            // "Related stories", "Mehr zum Thema" over teasers that stay.
-            let related =
-                link_filter && labels::related_heading(&parsed.text[block.start..block.end]);
-            if !linky(block) && !orphan && !related {
+            // "Related stories", "Mehr zum Thema" over teasers that stay,
+            // and captions' credits ("Foto: dpa") outside a `figcaption`.
+            let words = &parsed.text[block.start..block.end];
+            let label =
+                link_filter && (labels::related_heading(words) || labels::credit_line(words));
+            if !linky(block) && !orphan && !label {
                 out.push_str(&parsed.text[block.start..block.end]);
                 out.push('\n');
             }
