@@ -256,3 +256,55 @@ fn no_break_spaces_are_spaces_and_soft_hyphens_are_not_text() {
     assert_eq!(MainContentExtractor::default().extract(html).text, want);
     assert_eq!(html_to_text(html), want);
 }
+
+#[test]
+fn teaser_articles_do_not_keep_a_related_list() {
+    let body = format!("<p>{PARAGRAPH_1}</p><p>{PARAGRAPH_2}</p>").repeat(6);
+    let html = format!(
+        r#"<html><body><main><article><h1>Transit plan approved</h1>{body}
+<div class="related-articles"><div class="h3">Related articles</div>
+<article><h3>Bus fares rise</h3><p>From May.</p></article>
+<article><h3>New depot</h3><p>In the north.</p></article>
+</div></article></main></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert!(text.starts_with("Transit plan approved\n"), "{text}");
+    assert!(text.ends_with(PARAGRAPH_2), "{text}");
+}
+
+#[test]
+fn well_known_related_headings_are_dropped() {
+    let html = format!(
+        r#"<html><body><article><h1>Transit plan approved</h1><p>{PARAGRAPH_1}</p>
+<p>{PARAGRAPH_2}</p><div class="box"><span class="headline">Mehr zum Thema:</span></div>
+<h2>Related</h2><p>The related question, whether fares rise, was left open.</p>
+</article></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!(
+            "Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\n\
+             The related question, whether fares rise, was left open."
+        )
+    );
+}
+
+#[test]
+fn credit_and_source_lines_are_dropped() {
+    let html = format!(
+        r#"<html><body><article><h1>Transit plan approved</h1><p>{PARAGRAPH_1}</p>
+<img src="bus.jpg"><p class="small">Foto: Jane Doe</p><p>(Credit: City archive)</p>
+<p>A new bus on line 4. | © Photo Agency</p><p>{PARAGRAPH_2}</p><p>Quelle: City council</p>
+<p>Their photos: the council showed three, all taken in the rain.</p>
+</article></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!(
+            "Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\n\
+             Their photos: the council showed three, all taken in the rain."
+        )
+    );
+}

@@ -45,9 +45,11 @@
 //!    medium and weak ones yield to a content word such as `post` or
 //!    `entry-content`), `form`s, and `header`s outside `main`/`article`
 //!    (inside, they hold the article's title). A flagged element that holds the
-//!    `main`/`article`, a content-named element with ≥ 30% of the text, or
-//!    ≥ 90% of the text is a misjudged wrapper and stays, and so is a `form`
-//!    with ≥ 50% of the text of its `main`/`article` (or of the page).
+//!    `main`, an `article` with more than 2% of the text (less is a teaser
+//!    card in a `related-articles` list), a content-named element with ≥ 30%
+//!    of the text, or ≥ 90% of the text is a misjudged wrapper and stays, and
+//!    so is a `form` with ≥ 50% of the text of its `main`/`article` (or of the
+//!    page).
 //! 3. The page's `main` (or `role=main`) — narrowed to the `article` inside
 //!    it that holds ≥ 60% of its text — else its largest `article`, is the
 //!    content if it holds ≥ [`ExtractOptions::min_main_share`] of the text.
@@ -56,7 +58,12 @@
 //!    its well-scoring siblings are kept.
 //! 5. Within what is kept, link-heavy blocks (menus, "related" lists) are
 //!    dropped, and so is a heading over a list of them or over nothing;
-//!    code (`pre`) and definition terms (`dt`) are never link-heavy.
+//!    code (`pre`) and definition terms (`dt`) are never link-heavy. A
+//!    block that is only a well-known heading over related content
+//!    ("Related stories", "Mehr zum Thema", "Zobacz również", see `labels`)
+//!    is dropped too, and so is a short credit or source line (`Foto: dpa`,
+//!    `(Credit: Jane Doe)`, `Quelle: Statista`, a caption ending in
+//!    `© Getty Images`).
 //!
 //! Measured on trafilatura's evaluation set (990 real pages, scored by its
 //! snippets; `tools/bench/extract_eval.py`, figures in BENCHMARKS.md):
@@ -68,6 +75,7 @@
 //! (collapsed with its neighbours) and a soft hyphen (`&shy;`) is dropped:
 //! the text is what a reader reads.
 
+mod labels;
 mod scan;
 mod select;
 mod tags;

@@ -1,6 +1,7 @@
 //! Choosing the main content from a scan: which element records to keep
 //! (by semantics, else by text density), and which of their blocks.
 
+use super::labels;
 use super::scan::{Block, Elem, Parsed};
 use super::tags::flag::*;
 use super::ExtractOptions;
@@ -16,6 +17,11 @@ const FORM_SHARE: f64 = 0.5;
 /// A content-named element holding at least this share of the page's text
 /// keeps its furniture-named ancestors.
 const POSITIVE_SHARE: f64 = 0.3;
+
+/// An `article` holding at most this share of the page's text is a teaser
+/// card (in a "related stories" list), not the content: it does not make its
+/// furniture-named ancestors wrappers.
+const TEASER_SHARE: f64 = 0.02;
 
 /// Share of the text of `main` an `article` inside it must hold to be taken
 /// as the content instead.
@@ -73,11 +79,16 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
     }
     // Elements holding the page's `main`, `article` or a content-named
     // element with much of the text: a furniture class on them is a misjudged
-    // wrapper (`sidebar_content` around the post).
+    // wrapper (`sidebar_content` around the post). An `article` with almost
+    // no text is a teaser card, and its `related-articles` list stays
+    // furniture.
     let big = (POSITIVE_SHARE * all[0] as f64) as usize;
+    let teaser = (TEASER_SHARE * all[0] as f64) as usize;
     for e in (1..n).rev() {
         let flags = elems[e].flags;
-        semantic[e] |= flags & (MAIN | ARTICLE) != 0 || (flags & POSITIVE != 0 && all[e] > big);
+        semantic[e] |= flags & MAIN != 0
+            || (flags & ARTICLE != 0 && all[e] > teaser)
+            || (flags & POSITIVE != 0 && all[e] > big);
         if semantic[e] {
             semantic[elems[e].parent] = true;
         }
@@ -247,7 +258,12 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
                 && candidates
                     .get(i + 1)
                     .is_none_or(|next| linky(next) && over_links(i + 2));
-            if !linky(block) && !orphan {
+            // "Related stories", "Mehr zum Thema" over teasers that stay,
+            // and captions' credits ("Foto: dpa") outside a `figcaption`.
+            let words = &parsed.text[block.start..block.end];
+            let label =
+                link_filter && (labels::related_heading(words) || labels::credit_line(words));
+            if !linky(block) && !orphan && !label {
                 out.push_str(&parsed.text[block.start..block.end]);
                 out.push('\n');
             }
