@@ -46,8 +46,9 @@
 //!    `entry-content`), `form`s, and `header`s outside `main`/`article`
 //!    (inside, they hold the article's title). A flagged element that holds the
 //!    `main`/`article`, a content-named element with ≥ 30% of the text, or
-//!    ≥ 90% of the text is a misjudged wrapper and stays, and so is a `form`
-//!    with ≥ 50% of the text of its `main`/`article` (or of the page).
+//!    ≥ 90% of the text is a misjudged wrapper and stays, and so is one
+//!    flagged by a medium or weak word only with ≥ 30% of the text, and a
+//!    `form` with ≥ 50% of the text of its `main`/`article` (or of the page).
 //! 3. The page's `main` (or `role=main`) — narrowed to the `article` inside
 //!    it that holds ≥ 60% of its text — else its largest `article`, is the
 //!    content if it holds ≥ [`ExtractOptions::min_main_share`] of the text.

@@ -59,6 +59,10 @@ pub(super) mod flag {
     pub const ROOT: u32 = 1 << 22;
     /// `h1` ... `h6`: a heading, which introduces what follows it.
     pub const HEADING: u32 = 1 << 23;
+    /// Element record flag, with `BOILER`: furniture by a medium or weak
+    /// class word only (`author-box`, `site-header`), so a misjudged wrapper
+    /// if it holds much of the text.
+    pub const SOFT: u32 = 1 << 24;
 }
 
 use flag::*;
