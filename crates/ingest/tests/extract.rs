@@ -141,6 +141,19 @@ fn weakly_judged_wrapper_of_much_of_the_page_is_kept() {
 }
 
 #[test]
+fn an_inline_dateline_opening_the_story_stays() {
+    // A wire story's first paragraph opens with its dateline; a dateline
+    // block above the story is furniture.
+    let html = format!(
+        "<html><body><article><div class=\"dateline\">Published 3 May 2021, 10:12</div>\
+         <p><span class=\"dateline\">BERLIN –</span> {PARAGRAPH_1}</p><p>{PARAGRAPH_2}</p>\
+         </article></body></html>"
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(text, format!("BERLIN – {PARAGRAPH_1}\n{PARAGRAPH_2}"));
+}
+
+#[test]
 fn hidden_things_are_dropped_everywhere() {
     let html = r#"<p>visible</p><p hidden>secret1</p><div style="display: none">secret2</div>
 <span aria-hidden="true">secret3</span><template><p>secret4</p></template><svg><text>secret5</text></svg>

@@ -162,10 +162,10 @@ fn word(lower: &[u8]) -> Word {
         | b"signup" | b"pagination" | b"pager" | b"paginate" | b"outbrain" | b"taboola"
         | b"search" | b"searchbar" | b"skiplink" | b"login" | b"footer" | b"masthead"
         | b"related" | b"recommended" | b"recommendations" | b"rating" | b"ratings" | b"vote"
-        | b"voting" | b"noprint" | b"tagcloud" | b"byline" | b"dateline" | b"postmetadata"
-        | b"caption" | b"captions" | b"credit" | b"credits" | b"copyright" => Word::Strong,
+        | b"voting" | b"noprint" | b"tagcloud" | b"byline" | b"postmetadata" | b"caption"
+        | b"captions" | b"credit" | b"credits" | b"copyright" => Word::Strong,
         b"author" | b"authors" | b"bio" | b"meta" | b"metadata" | b"paywall" | b"affiliate"
-        | b"toc" | b"cta" | b"share" => Word::Medium,
+        | b"toc" | b"cta" | b"share" | b"dateline" => Word::Medium,
         b"teaser" | b"teasers" => Word::Lead,
         b"header" | b"banner" | b"tags" | b"skip" | b"tools" | b"extra" => Word::Weak,
         b"hidden" | b"hide" | b"print" => Word::Alone,
