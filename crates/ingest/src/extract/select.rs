@@ -83,9 +83,8 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
             } else {
                 (WRAPPER_SHARE, 0)
             };
-            let boiler = flags & BOILER != 0
-                && !semantic[e]
-                && (all[e] as f64) < share * all[of] as f64;
+            let boiler =
+                flags & BOILER != 0 && !semantic[e] && (all[e] as f64) < share * all[of] as f64;
             excluded[e] = excluded[elems[e].parent] || boiler;
         }
     }
