@@ -122,6 +122,38 @@ fn product_form_holding_most_of_the_article_is_kept() {
 }
 
 #[test]
+fn weakly_judged_wrapper_of_much_of_the_page_is_kept() {
+    // `teaser` and `author` are medium furniture words: a small author box
+    // goes, a "teaser" wrapper around the story (over half the page) stays.
+    let html = format!(
+        "<html><body><div class=\"story-teaser\"><h1>Transit plan approved</h1><p>{PARAGRAPH_1}</p>\
+         <p>{PARAGRAPH_2}</p><div class=\"author-box\"><p>Jane Doe writes about cities, transport \
+         and the people who plan them.</p></div></div><div><p>Other pages of this site, with links \
+         to the archive of the last twenty years of city news, the weather and the sports pages, \
+         the cinema programme and the small ads, all kept up to date by our volunteers.</p></div>\
+         </body></html>"
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!("Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}")
+    );
+}
+
+#[test]
+fn an_inline_dateline_opening_the_story_stays() {
+    // A wire story's first paragraph opens with its dateline; a dateline
+    // block above the story is furniture.
+    let html = format!(
+        "<html><body><article><div class=\"dateline\">Published 3 May 2021, 10:12</div>\
+         <p><span class=\"dateline\">BERLIN –</span> {PARAGRAPH_1}</p><p>{PARAGRAPH_2}</p>\
+         </article></body></html>"
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(text, format!("BERLIN – {PARAGRAPH_1}\n{PARAGRAPH_2}"));
+}
+
+#[test]
 fn hidden_things_are_dropped_everywhere() {
     let html = r#"<p>visible</p><p hidden>secret1</p><div style="display: none">secret2</div>
 <span aria-hidden="true">secret3</span><template><p>secret4</p></template><svg><text>secret5</text></svg>

@@ -48,7 +48,8 @@
 //!    `main`, an `article` with more than 2% of the text (less is a teaser
 //!    card in a `related-articles` list), a content-named element with ≥ 30%
 //!    of the text, or ≥ 90% of the text is a misjudged wrapper and stays, and
-//!    so is a `form` with ≥ 50% of the text of its `main`/`article` (or of the
+//!    so is one flagged by a medium or weak word only with ≥ 30% of the text,
+//!    and a `form` with ≥ 50% of the text of its `main`/`article` (or of the
 //!    page).
 //! 3. The page's `main` (or `role=main`) — narrowed to the `article` inside
 //!    it that holds ≥ 60% of its text — else its largest `article`, is the

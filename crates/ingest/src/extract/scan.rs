@@ -276,8 +276,9 @@ impl Scanner<'_> {
         // role: only its class counts.
         let id: &[u8] = if flags & PARA != 0 { b"" } else { attrs.id };
         match tags::judge(&[attrs.class, id, custom]) {
-            Verdict::Boilerplate | Verdict::LikelyBoilerplate => BOILER,
-            Verdict::WeakBoilerplate if flags & PARA == 0 => BOILER,
+            Verdict::Boilerplate => BOILER,
+            Verdict::LikelyBoilerplate => BOILER | SOFT,
+            Verdict::WeakBoilerplate if flags & PARA == 0 => BOILER | SOFT,
             Verdict::Content => POSITIVE,
             Verdict::WeakBoilerplate => 0,
             Verdict::Neutral => 0,

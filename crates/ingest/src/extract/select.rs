@@ -10,6 +10,10 @@ use super::ExtractOptions;
 /// text is a page wrapper misjudged by its class, and is kept.
 const WRAPPER_SHARE: f64 = 0.9;
 
+/// An element flagged by a medium or weak class word only (`SOFT`) holding
+/// at least this share of the page's text is a misjudged wrapper.
+const SOFT_WRAPPER_SHARE: f64 = 0.3;
+
 /// A `form` holding at least this share of the text of its nearest `main`
 /// or `article` (or of the page) wraps the content and is kept.
 const FORM_SHARE: f64 = 0.5;
@@ -101,15 +105,18 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         let within = semantic_ancestors(elems);
         for e in 1..n {
             // A form holding most of its `main` or `article` (a shop's
-            // product form) is no furniture either.
-            let (share, of) = if elems[e].flags & FORM != 0 {
+            // product form) is no furniture either, nor is an element only
+            // weakly judged (`author-box`) that holds much of the page.
+            let flags = elems[e].flags;
+            let (share, of) = if flags & FORM != 0 {
                 (FORM_SHARE, within[e])
+            } else if flags & SOFT != 0 {
+                (SOFT_WRAPPER_SHARE, 0)
             } else {
                 (WRAPPER_SHARE, 0)
             };
-            let boiler = elems[e].flags & BOILER != 0
-                && !semantic[e]
-                && (all[e] as f64) < share * all[of] as f64;
+            let boiler =
+                flags & BOILER != 0 && !semantic[e] && (all[e] as f64) < share * all[of] as f64;
             excluded[e] = excluded[elems[e].parent] || boiler;
         }
     }

@@ -59,6 +59,10 @@ pub(super) mod flag {
     pub const ROOT: u32 = 1 << 22;
     /// `h1` ... `h6`: a heading, which introduces what follows it.
     pub const HEADING: u32 = 1 << 23;
+    /// Element record flag, with `BOILER`: furniture by a medium or weak
+    /// class word only (`author-box`, `site-header`), so a misjudged wrapper
+    /// if it holds much of the text.
+    pub const SOFT: u32 = 1 << 24;
 }
 
 use flag::*;
@@ -131,6 +135,9 @@ enum Word {
     /// `teaser`, ...): `author-box` goes, a post whose classes also say
     /// `author-jane` stays.
     Medium,
+    /// Medium, but after a content word in the same token the content's
+    /// lead (`article-teaser`), so content.
+    Lead,
     /// Furniture for containers, unless a content word is said too.
     Weak,
     /// Weak when the whole token (`hidden`) or negated (`no-print`),
@@ -155,10 +162,11 @@ fn word(lower: &[u8]) -> Word {
         | b"signup" | b"pagination" | b"pager" | b"paginate" | b"outbrain" | b"taboola"
         | b"search" | b"searchbar" | b"skiplink" | b"login" | b"footer" | b"masthead"
         | b"related" | b"recommended" | b"recommendations" | b"rating" | b"ratings" | b"vote"
-        | b"voting" | b"noprint" | b"tagcloud" | b"byline" | b"dateline" | b"postmetadata"
-        | b"caption" | b"captions" | b"credit" | b"credits" | b"copyright" => Word::Strong,
-        b"author" | b"authors" | b"bio" | b"meta" | b"metadata" | b"teaser" | b"teasers"
-        | b"paywall" | b"affiliate" | b"toc" | b"cta" | b"share" => Word::Medium,
+        | b"voting" | b"noprint" | b"tagcloud" | b"byline" | b"postmetadata" | b"caption"
+        | b"captions" | b"credit" | b"credits" | b"copyright" => Word::Strong,
+        b"author" | b"authors" | b"bio" | b"meta" | b"metadata" | b"paywall" | b"affiliate"
+        | b"toc" | b"cta" | b"share" | b"dateline" => Word::Medium,
+        b"teaser" | b"teasers" => Word::Lead,
         b"header" | b"banner" | b"tags" | b"skip" | b"tools" | b"extra" => Word::Weak,
         b"hidden" | b"hide" | b"print" => Word::Alone,
         b"article" | b"content" | b"main" | b"post" | b"entry" | b"story" | b"body" | b"text"
@@ -172,8 +180,8 @@ fn word(lower: &[u8]) -> Word {
 /// letter or digit, compared case-insensitively). A strong furniture word
 /// (`nav`, `sidebar`, `ad`, `comments`, ...) decides alone. Within a token
 /// the last content or medium word decides (`entry-meta` is furniture,
-/// `toc-content` content) and a content word outweighs a weak one
-/// (`article-header`). Across tokens, a content token outweighs medium
+/// `toc-content` content; but `article-teaser` is the article's lead) and
+/// a content word outweighs a weak one (`article-header`). Across tokens, a content token outweighs medium
 /// (`author-box`) and weak (`site-header`) ones. BEM modifiers and state
 /// classes are not judged (see `judged_part`).
 pub(super) fn judge(sources: &[&[u8]]) -> Verdict {
@@ -196,6 +204,8 @@ pub(super) fn judge(sources: &[&[u8]]) -> Verdict {
                 // The last of content and medium words is the head of a
                 // compound: `entry-meta` is meta, `toc-content` content.
                 (_, last @ (Word::Content | Word::Medium)) => last,
+                (Word::Content, Word::Lead) => Word::Content,
+                (_, Word::Lead) => Word::Medium,
                 (Word::Other, Word::Weak) => Word::Weak,
                 (_, Word::Alone) if alone(raw, token) => Word::Weak,
                 (earlier, _) => earlier,
@@ -205,7 +215,7 @@ pub(super) fn judge(sources: &[&[u8]]) -> Verdict {
             Word::Content => content = true,
             Word::Medium => medium = true,
             Word::Weak => weak = true,
-            Word::Strong | Word::Alone | Word::Other => {}
+            Word::Strong | Word::Lead | Word::Alone | Word::Other => {}
         }
     }
     match (content, medium, weak) {
@@ -284,6 +294,8 @@ mod tests {
         assert_eq!(j("is-hidden has-sidebar"), Verdict::Neutral);
         assert_eq!(j("module--share"), Verdict::LikelyBoilerplate);
         assert_eq!(j("ad--large"), Verdict::Boilerplate);
+        assert_eq!(j("article-teaser"), Verdict::Content);
+        assert_eq!(j("teaser x-teaser"), Verdict::LikelyBoilerplate);
         assert_eq!(
             j("kb-overflow-hidden hidden-xs print-full"),
             Verdict::Neutral
