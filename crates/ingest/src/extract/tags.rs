@@ -191,7 +191,10 @@ pub(super) fn judge(sources: &[&[u8]]) -> Verdict {
         .flat_map(|source| source.split(|b| b.is_ascii_whitespace()));
     for token in tokens.filter_map(judged_part) {
         let mut said = Word::Other;
-        for raw in token.split(|b| !b.is_ascii_alphanumeric()) {
+        for raw in token
+            .split(|b| !b.is_ascii_alphanumeric())
+            .flat_map(camel_case_words)
+        {
             if raw.is_empty() || raw.len() > 16 {
                 continue;
             }
@@ -240,6 +243,24 @@ fn judged_part(token: &[u8]) -> Option<&[u8]> {
     let state =
         first.is_some_and(|w| w.eq_ignore_ascii_case(b"is") || w.eq_ignore_ascii_case(b"has"));
     (!state).then_some(block)
+}
+
+/// The words of a camel-case name (`navBreadcrumbs`: `nav`, `Breadcrumbs`;
+/// `PageContent`: `Page`, `Content`); an all-capitals run stays whole
+/// (`CSS1`, `ERSTimes` is one word).
+fn camel_case_words(word: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = word;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let cut = (1..rest.len())
+            .find(|&i| rest[i - 1].is_ascii_lowercase() && rest[i].is_ascii_uppercase())
+            .unwrap_or(rest.len());
+        let (head, tail) = rest.split_at(cut);
+        rest = tail;
+        Some(head)
+    })
 }
 
 /// Whether `word` is all of `token`, or negated (`no-print`): then a
