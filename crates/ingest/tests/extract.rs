@@ -288,3 +288,22 @@ fn credit_and_source_lines_are_dropped() {
         )
     );
 }
+
+#[test]
+fn tag_date_and_share_lines_are_dropped() {
+    let html = format!(
+        r#"<html><body><article><h1>Transit plan approved</h1>
+<div class="info">Published: 2024-05-02 10:15</div><p>{PARAGRAPH_1}</p><p>{PARAGRAPH_2}</p>
+<p>Tagged: <span>transit</span>, <span>council</span></p><div>Diesen Artikel teilen</div>
+<p>Aktualisiert am 03.05.2024.</p><p>Updated: the council will vote again in June.</p>
+</article></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!(
+            "Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\n\
+             Updated: the council will vote again in June."
+        )
+    );
+}

@@ -1,6 +1,8 @@
 //! What a short block says by its words alone: a heading that introduces
 //! teasers of other pages ("Related stories", "Mehr zum Thema"), an image
-//! credit or source line ("Foto: dpa", "© Getty Images").
+//! credit or source line ("Foto: dpa", "© Getty Images"), a post's metadata
+//! or a share prompt ("Tagged:", "Aktualisiert am 17.01.2021", "Diesen
+//! Artikel teilen").
 
 /// Longest block (bytes) that is judged by its words.
 const MAX_LABEL: usize = 64;
@@ -149,4 +151,134 @@ pub(super) fn credit_line(text: &str) -> bool {
         .trim_end_matches(|c: char| c == ' ' || c.is_ascii_digit())
         .to_lowercase();
     CREDIT.contains(&label.as_str())
+}
+
+/// Most bytes after a tag label (`Tags: a, b, c`).
+const MAX_TAGS: usize = 60;
+
+/// Labels of a post's tags and categories, lower case, without the final
+/// colon: `Tagged: x, y`, `Kategorie: News`.
+const TAGS: &[&str] = &[
+    "tags",
+    "tagged",
+    "tagged with",
+    "filed under",
+    "posted in",
+    "category",
+    "categories",
+    "topics",
+    "kategorie",
+    "kategorien",
+    "schlagwörter",
+    "schlagworte",
+    "themen",
+    "themen im artikel",
+    "catégories",
+    "temas",
+    "etiquetas",
+    "categorías",
+    "tagi",
+    "tematy",
+];
+
+/// Labels of a post's dates, lower case, without the final colon:
+/// `Last modified: 03-10-2004`, `Aktualisiert am 17.01.2021`.
+const DATES: &[&str] = &[
+    "published",
+    "published on",
+    "posted on",
+    "updated",
+    "last updated",
+    "last modified",
+    "release date",
+    "news date",
+    "veröffentlicht",
+    "veröffentlicht am",
+    "veröffentlichung",
+    "aktualisiert",
+    "aktualisiert am",
+    "zuletzt aktualisiert",
+    "letzte änderung",
+    "publié le",
+    "mis à jour le",
+    "publicado",
+    "actualizado",
+    "publikacja",
+    "aktualizacja",
+    "opublikowano",
+];
+
+/// Share prompts, lower case, without the final colon or question mark.
+const SHARE: &[&str] = &[
+    "share",
+    "share this",
+    "share this article",
+    "share this post",
+    "teilen",
+    "artikel teilen",
+    "diesen artikel teilen",
+    "beitrag teilen",
+    "news teilen",
+    "möchten sie den artikel teilen",
+    "partager",
+    "partager cet article",
+    "compartir",
+    "compartilhe",
+    "udostępnij",
+];
+
+/// Whether a block is a post's metadata line or a share prompt: a tag label
+/// alone or before a short value (`Tagged:`, `Themen: Ehrenamt Jugend`), a
+/// date label alone or before a date (`Aktualisiert am 17.01.2021`), or a
+/// share prompt alone (`Diesen Artikel teilen`).
+pub(super) fn meta_line(text: &str) -> bool {
+    let (label, value) = text.split_once(':').unwrap_or((text, ""));
+    if label.len() > MAX_LABEL || value.len() > MAX_TAGS {
+        return false;
+    }
+    let label = label.trim_end_matches([' ', '?']).to_lowercase();
+    let value = value.trim();
+    let is = |list: &[&str]| list.contains(&label.as_str());
+    let dated_label = || {
+        DATES.iter().any(|&date| {
+            label
+                .strip_prefix(date)
+                .is_some_and(|rest| rest.starts_with(' ') && dated(rest))
+        })
+    };
+    is(TAGS)
+        || (value.is_empty() && is(SHARE))
+        || (is(DATES) && (value.is_empty() || dated(value)))
+        || (value.is_empty() && dated_label())
+}
+
+/// Whether text is one or more dates (`d.m.y`, `d/m/y`, `y-m-d`) and times
+/// (`h:m`, `h:m:s`), separated by spaces or commas.
+fn dated(text: &str) -> bool {
+    let mut any = false;
+    for token in text.split([' ', ',']).filter(|t| !t.is_empty()) {
+        let ok = [b'.', b'/', b'-']
+            .iter()
+            .any(|&sep| groups(token, sep) == Some(3))
+            || matches!(groups(token, b':'), Some(2 | 3));
+        if !ok {
+            return false;
+        }
+        any = true;
+    }
+    any
+}
+
+/// How many groups of 1 to 4 digits `token` is, separated by `sep` (a
+/// trailing `sep` allowed: `23.10.`), or `None` if it is anything else.
+fn groups(token: &str, sep: u8) -> Option<usize> {
+    let token = token.strip_suffix(sep as char).unwrap_or(token);
+    let mut n = 0;
+    for group in token.as_bytes().split(|&c| c == sep) {
+        if group.is_empty() || group.len() > 4 || !group.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        n += 1;
+    }
+    Some(n)
 }

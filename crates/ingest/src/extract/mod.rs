@@ -61,7 +61,9 @@
 //!    ("Related stories", "Mehr zum Thema", "Zobacz również", see `labels`)
 //!    is dropped too, and so is a short credit or source line (`Foto: dpa`,
 //!    `(Credit: Jane Doe)`, `Quelle: Statista`, a caption ending in
-//!    `© Getty Images`).
+//!    `© Getty Images`), a post's tag, category or date line (`Tagged:`,
+//!    `Kategorie: News`, `Aktualisiert am 17.01.2021`) and a share prompt
+//!    (`Diesen Artikel teilen`).
 //!
 //! Measured on trafilatura's evaluation set (990 real pages, scored by its
 //! snippets; `tools/bench/extract_eval.py`, figures in BENCHMARKS.md):
