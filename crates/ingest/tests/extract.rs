@@ -307,3 +307,21 @@ fn tag_date_and_share_lines_are_dropped() {
         )
     );
 }
+
+#[test]
+fn advertising_labels_are_dropped() {
+    let html = format!(
+        r#"<html><body><article><h1>Transit plan approved</h1><p>{PARAGRAPH_1}</p>
+<div class="box">- Anzeige -</div><p>*Werbung. Dieser Beitrag enthält Werbung für Busse.</p>
+<p>{PARAGRAPH_2}</p><p>Advertisements for the new lines will run in May.</p>
+</article></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!(
+            "Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\n\
+             Advertisements for the new lines will run in May."
+        )
+    );
+}

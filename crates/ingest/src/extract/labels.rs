@@ -2,7 +2,7 @@
 //! teasers of other pages ("Related stories", "Mehr zum Thema"), an image
 //! credit or source line ("Foto: dpa", "© Getty Images"), a post's metadata
 //! or a share prompt ("Tagged:", "Aktualisiert am 17.01.2021", "Diesen
-//! Artikel teilen").
+//! Artikel teilen"), an advertising label ("Anzeige").
 
 /// Longest block (bytes) that is judged by its words.
 const MAX_LABEL: usize = 64;
@@ -281,4 +281,33 @@ fn groups(token: &str, sep: u8) -> Option<usize> {
         n += 1;
     }
     Some(n)
+}
+
+/// Labels of advertising, lower case.
+const ADVERT: &[&str] = &[
+    "anzeige",
+    "werbung",
+    "advertisement",
+    "sponsored",
+    "publicidad",
+    "publicité",
+    "reklama",
+];
+
+/// Longest block (bytes) that can be an advertising label.
+const MAX_ADVERT: usize = 100;
+
+/// Whether a short block starts with an advertising label (`Anzeige`,
+/// `- Anzeige -`, `*Werbung. Dieser Beitrag ...`, `Advertisement`).
+pub(super) fn advert_line(text: &str) -> bool {
+    if text.len() > MAX_ADVERT {
+        return false;
+    }
+    let text = text.trim_start_matches(|c: char| !c.is_alphanumeric());
+    let word = text
+        .split(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap_or_default()
+        .to_lowercase();
+    ADVERT.contains(&word.as_str())
 }

@@ -63,7 +63,8 @@
 //!    `(Credit: Jane Doe)`, `Quelle: Statista`, a caption ending in
 //!    `© Getty Images`), a post's tag, category or date line (`Tagged:`,
 //!    `Kategorie: News`, `Aktualisiert am 17.01.2021`) and a share prompt
-//!    (`Diesen Artikel teilen`).
+//!    (`Diesen Artikel teilen`), and a short line led by an advertising
+//!    label (`Anzeige`, `*Werbung. Dieser Beitrag ...`, `Advertisement`).
 //!
 //! Measured on trafilatura's evaluation set (990 real pages, scored by its
 //! snippets; `tools/bench/extract_eval.py`, figures in BENCHMARKS.md):
