@@ -325,3 +325,17 @@ fn advertising_labels_are_dropped() {
         )
     );
 }
+
+#[test]
+fn lone_dates_are_dropped() {
+    let html = format!(
+        r#"<html><body><article><h1>Transit plan approved</h1><div class="d">02.05.2024</div>
+<p>{PARAGRAPH_1}</p><p>2024-05-02, 10:15</p><p>{PARAGRAPH_2}</p><table><tr><td>Line</td><td>4</td></tr>
+<tr><td>Fare</td><td>2.50</td></tr></table></article></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!("Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\nLine\n4\nFare\n2.50")
+    );
+}

@@ -2,7 +2,7 @@
 //! teasers of other pages ("Related stories", "Mehr zum Thema"), an image
 //! credit or source line ("Foto: dpa", "© Getty Images"), a post's metadata
 //! or a share prompt ("Tagged:", "Aktualisiert am 17.01.2021", "Diesen
-//! Artikel teilen"), an advertising label ("Anzeige").
+//! Artikel teilen"), an advertising label ("Anzeige"), a lone date.
 
 /// Longest block (bytes) that is judged by its words.
 const MAX_LABEL: usize = 64;
@@ -310,4 +310,13 @@ pub(super) fn advert_line(text: &str) -> bool {
         .unwrap_or_default()
         .to_lowercase();
     ADVERT.contains(&word.as_str())
+}
+
+/// Longest block (bytes) that can be a date line.
+const MAX_DATE: usize = 40;
+
+/// Whether a block is only a date and/or time (`23.10.2018`,
+/// `2021-04-07 19:49`, `20:37`): a post's date, set apart from its text.
+pub(super) fn date_line(text: &str) -> bool {
+    text.len() <= MAX_DATE && dated(text)
 }
