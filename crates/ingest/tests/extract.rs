@@ -339,3 +339,18 @@ fn lone_dates_are_dropped() {
         format!("Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\nLine\n4\nFare\n2.50")
     );
 }
+
+#[test]
+fn calls_to_subscribe_or_donate_are_dropped() {
+    let html = format!(
+        r#"<html><body><article><h1>Transit plan approved</h1><p>{PARAGRAPH_1}</p>
+<div class="box"><p>Never miss a story: sign up for our Newsletter!</p></div>
+<p>{PARAGRAPH_2}</p><p>Jede kleine Spende hilft uns.</p><p>Subscribe now for the full story.</p>
+</article></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!("Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}")
+    );
+}

@@ -2,7 +2,8 @@
 //! teasers of other pages ("Related stories", "Mehr zum Thema"), an image
 //! credit or source line ("Foto: dpa", "© Getty Images"), a post's metadata
 //! or a share prompt ("Tagged:", "Aktualisiert am 17.01.2021", "Diesen
-//! Artikel teilen"), an advertising label ("Anzeige"), a lone date.
+//! Artikel teilen"), an advertising label ("Anzeige"), a lone date, a call
+//! to subscribe or donate ("Zum Newsletter anmelden").
 
 /// Longest block (bytes) that is judged by its words.
 const MAX_LABEL: usize = 64;
@@ -319,4 +320,26 @@ const MAX_DATE: usize = 40;
 /// `2021-04-07 19:49`, `20:37`): a post's date, set apart from its text.
 pub(super) fn date_line(text: &str) -> bool {
     text.len() <= MAX_DATE && dated(text)
+}
+
+/// Longest block (bytes) that can be a call to subscribe or donate.
+const MAX_CALL: usize = 200;
+
+/// Word beginnings that ask a reader to subscribe: `newsletter`,
+/// `subscribe`, `abonnieren`, `suscríbete`, `subskrypcja`, ...
+const SUBSCRIBE: &[&str] = &["newsletter", "subscri", "abonn", "suscr", "subskrypc"];
+
+/// Words that ask a reader to donate.
+const DONATE: &[&str] = &["donate", "spende", "spenden"];
+
+/// Whether a short block asks the reader to sign up for a newsletter,
+/// subscribe or donate ("Zum Newsletter anmelden", "Subscribe now for the
+/// full story", "Jede kleine Spende hilft").
+pub(super) fn call_to_action(text: &str) -> bool {
+    if text.len() > MAX_CALL {
+        return false;
+    }
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|word| SUBSCRIBE.iter().any(|start| word.starts_with(start)) || DONATE.contains(&word))
 }
