@@ -253,12 +253,12 @@ fn teaser_articles_do_not_keep_a_related_list() {
 }
 
 #[test]
-fn well_known_related_headings_are_dropped() {
+fn well_known_related_author_and_comment_headings_are_dropped() {
     let html = format!(
         r#"<html><body><article><h1>Transit plan approved</h1><p>{PARAGRAPH_1}</p>
 <p>{PARAGRAPH_2}</p><div class="box"><span class="headline">Mehr zum Thema:</span></div>
 <h2>Related</h2><p>The related question, whether fares rise, was left open.</p>
-</article></body></html>"#
+<h3>Über den Autor</h3></article></body></html>"#
     );
     let text = MainContentExtractor::default().extract(&html).text;
     assert_eq!(

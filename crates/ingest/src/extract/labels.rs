@@ -1,5 +1,6 @@
 //! What a short block says by its words alone: a heading that introduces
-//! teasers of other pages ("Related stories", "Mehr zum Thema"), an image
+//! teasers of other pages ("Related stories", "Mehr zum Thema"), an author
+//! box or comments ("Über den Autor", "Leave a reply"), an image
 //! credit or source line ("Foto: dpa", "© Getty Images"), a post's metadata
 //! or a share prompt ("Tagged:", "Aktualisiert am 17.01.2021", "Diesen
 //! Artikel teilen"), an advertising label ("Anzeige"), a lone date, a call
@@ -83,16 +84,37 @@ const RELATED: &[&str] = &[
     "przeczytaj również",
 ];
 
+/// Well-known headings over an author box or comments, lower case, without
+/// the final colon.
+const AUTHOR_COMMENTS: &[&str] = &[
+    "about the author",
+    "über den autor",
+    "über die autorin",
+    "zum autor",
+    "à propos de l'auteur",
+    "sobre el autor",
+    "o autorze",
+    "comments",
+    "no comments",
+    "leave a comment",
+    "leave a reply",
+    "kommentare",
+    "keine kommentare",
+    "kommentieren",
+    "kommentar schreiben",
+];
+
 /// Whether a block's whole text is a well-known heading over related
-/// content ("Related stories", "Das könnte Sie auch interessieren:").
-pub(super) fn related_heading(text: &str) -> bool {
+/// content ("Related stories", "Das könnte Sie auch interessieren:"), an
+/// author box ("Über den Autor") or comments ("Leave a reply").
+pub(super) fn furniture_heading(text: &str) -> bool {
     if text.len() > MAX_LABEL {
         return false;
     }
     let label = text
         .trim_end_matches([':', '?', '!', '.', ' '])
         .to_lowercase();
-    RELATED.contains(&label.as_str())
+    RELATED.contains(&label.as_str()) || AUTHOR_COMMENTS.contains(&label.as_str())
 }
 
 /// Longest block (bytes) that can be a credit line.
