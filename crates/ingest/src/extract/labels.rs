@@ -1,4 +1,4 @@
-//! What a short block says by its words alone: a heading that introduces
+//! What a short block says by its words alone (judged lower-cased): a heading that introduces
 //! teasers of other pages ("Related stories", "Mehr zum Thema"), an author
 //! box or comments ("Über den Autor", "Leave a reply"), an image
 //! credit or source line ("Foto: dpa", "© Getty Images"), a post's metadata
@@ -107,14 +107,12 @@ const AUTHOR_COMMENTS: &[&str] = &[
 /// Whether a block's whole text is a well-known heading over related
 /// content ("Related stories", "Das könnte Sie auch interessieren:"), an
 /// author box ("Über den Autor") or comments ("Leave a reply").
-pub(super) fn furniture_heading(text: &str) -> bool {
+fn furniture_heading(text: &str) -> bool {
     if text.len() > MAX_LABEL {
         return false;
     }
-    let label = text
-        .trim_end_matches([':', '?', '!', '.', ' '])
-        .to_lowercase();
-    RELATED.contains(&label.as_str()) || AUTHOR_COMMENTS.contains(&label.as_str())
+    let label = text.trim_end_matches([':', '?', '!', '.', ' ']);
+    RELATED.contains(&label) || AUTHOR_COMMENTS.contains(&label)
 }
 
 /// Longest block (bytes) that can be a credit line.
@@ -155,7 +153,7 @@ const CREDIT: &[&str] = &[
 /// Whether a block is an image credit or source line: short, and either
 /// holding `©` and a name or starting with a credit label and a colon (`Foto: dpa`,
 /// `(Credit: Jane Doe)`, `Abbildung 4: ...`).
-pub(super) fn credit_line(text: &str) -> bool {
+fn credit_line(text: &str) -> bool {
     if text.len() > MAX_CREDIT {
         return false;
     }
@@ -170,10 +168,8 @@ pub(super) fn credit_line(text: &str) -> bool {
     let Some(colon) = text.find(':').filter(|&i| i <= 32) else {
         return false;
     };
-    let label = text[..colon]
-        .trim_end_matches(|c: char| c == ' ' || c.is_ascii_digit())
-        .to_lowercase();
-    CREDIT.contains(&label.as_str())
+    let label = text[..colon].trim_end_matches(|c: char| c == ' ' || c.is_ascii_digit());
+    CREDIT.contains(&label)
 }
 
 /// Most bytes after a tag label (`Tags: a, b, c`).
@@ -254,14 +250,14 @@ const SHARE: &[&str] = &[
 /// alone or before a short value (`Tagged:`, `Themen: Ehrenamt Jugend`), a
 /// date label alone or before a date (`Aktualisiert am 17.01.2021`), or a
 /// share prompt alone (`Diesen Artikel teilen`).
-pub(super) fn meta_line(text: &str) -> bool {
+fn meta_line(text: &str) -> bool {
     let (label, value) = text.split_once(':').unwrap_or((text, ""));
     if label.len() > MAX_LABEL || value.len() > MAX_TAGS {
         return false;
     }
-    let label = label.trim_end_matches([' ', '?']).to_lowercase();
+    let label = label.trim_end_matches([' ', '?']);
     let value = value.trim();
-    let is = |list: &[&str]| list.contains(&label.as_str());
+    let is = |list: &[&str]| list.contains(&label);
     let dated_label = || {
         DATES.iter().any(|&date| {
             label
@@ -322,7 +318,7 @@ const MAX_ADVERT: usize = 100;
 
 /// Whether a short block starts with an advertising label (`Anzeige`,
 /// `- Anzeige -`, `*Werbung. Dieser Beitrag ...`, `Advertisement`).
-pub(super) fn advert_line(text: &str) -> bool {
+fn advert_line(text: &str) -> bool {
     if text.len() > MAX_ADVERT {
         return false;
     }
@@ -330,9 +326,8 @@ pub(super) fn advert_line(text: &str) -> bool {
     let word = text
         .split(|c: char| !c.is_alphanumeric())
         .next()
-        .unwrap_or_default()
-        .to_lowercase();
-    ADVERT.contains(&word.as_str())
+        .unwrap_or_default();
+    ADVERT.contains(&word)
 }
 
 /// Longest block (bytes) that can be a date line.
@@ -340,12 +335,33 @@ const MAX_DATE: usize = 40;
 
 /// Whether a block is only a date and/or time (`23.10.2018`,
 /// `2021-04-07 19:49`, `20:37`): a post's date, set apart from its text.
-pub(super) fn date_line(text: &str) -> bool {
+fn date_line(text: &str) -> bool {
     text.len() <= MAX_DATE && dated(text)
 }
 
 /// Longest block (bytes) that can be a call to subscribe or donate.
 const MAX_CALL: usize = 200;
+
+/// Longest block (bytes) judged by its words: the longest of the limits.
+const MAX_JUDGED: usize = 200;
+
+/// Whether a block is furniture by its words alone: a heading over related
+/// content, an author box or comments, a credit, tag, date, share or
+/// advertising line, or a call to subscribe or donate. A short block is
+/// lower-cased once for all the judgements, a long one is never furniture.
+pub(super) fn furniture(text: &str) -> bool {
+    if text.len() > MAX_JUDGED {
+        return false;
+    }
+    let text = text.to_lowercase();
+    let text = text.as_str();
+    furniture_heading(text)
+        || credit_line(text)
+        || meta_line(text)
+        || advert_line(text)
+        || date_line(text)
+        || call_to_action(text)
+}
 
 /// Word beginnings that ask a reader to subscribe: `newsletter`,
 /// `subscribe`, `abonnieren`, `suscríbete`, `subskrypcja`, ...
@@ -357,11 +373,10 @@ const DONATE: &[&str] = &["donate", "spende", "spenden"];
 /// Whether a short block asks the reader to sign up for a newsletter,
 /// subscribe or donate ("Zum Newsletter anmelden", "Subscribe now for the
 /// full story", "Jede kleine Spende hilft").
-pub(super) fn call_to_action(text: &str) -> bool {
+fn call_to_action(text: &str) -> bool {
     if text.len() > MAX_CALL {
         return false;
     }
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
+    text.split(|c: char| !c.is_alphanumeric())
         .any(|word| SUBSCRIBE.iter().any(|start| word.starts_with(start)) || DONATE.contains(&word))
 }

@@ -230,13 +230,7 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
             // advertising labels ("Anzeige"), lone dates ("23.10.2018") and
             // calls to subscribe or donate ("Zum Newsletter anmelden").
             let words = &parsed.text[block.start..block.end];
-            let label = link_filter
-                && (labels::furniture_heading(words)
-                    || labels::credit_line(words)
-                    || labels::meta_line(words)
-                    || labels::advert_line(words)
-                    || labels::date_line(words)
-                    || labels::call_to_action(words));
+            let label = link_filter && labels::furniture(words);
             if !linky(block) && !orphan && !label {
                 out.push_str(&parsed.text[block.start..block.end]);
                 out.push('\n');
