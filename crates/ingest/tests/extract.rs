@@ -305,12 +305,12 @@ fn teaser_articles_do_not_keep_a_related_list() {
 }
 
 #[test]
-fn well_known_related_headings_are_dropped() {
+fn well_known_related_author_and_comment_headings_are_dropped() {
     let html = format!(
         r#"<html><body><article><h1>Transit plan approved</h1><p>{PARAGRAPH_1}</p>
 <p>{PARAGRAPH_2}</p><div class="box"><span class="headline">Mehr zum Thema:</span></div>
 <h2>Related</h2><p>The related question, whether fares rise, was left open.</p>
-</article></body></html>"#
+<h3>Über den Autor</h3></article></body></html>"#
     );
     let text = MainContentExtractor::default().extract(&html).text;
     assert_eq!(
@@ -338,5 +338,71 @@ fn credit_and_source_lines_are_dropped() {
             "Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\n\
              Their photos: the council showed three, all taken in the rain."
         )
+    );
+}
+
+#[test]
+fn tag_date_and_share_lines_are_dropped() {
+    let html = format!(
+        r#"<html><body><article><h1>Transit plan approved</h1>
+<div class="info">Published: 2024-05-02 10:15</div><p>{PARAGRAPH_1}</p><p>{PARAGRAPH_2}</p>
+<p>Tagged: <span>transit</span>, <span>council</span></p><div>Diesen Artikel teilen</div>
+<p>Aktualisiert am 03.05.2024.</p><p>Updated: the council will vote again in June.</p>
+</article></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!(
+            "Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\n\
+             Updated: the council will vote again in June."
+        )
+    );
+}
+
+#[test]
+fn advertising_labels_are_dropped() {
+    let html = format!(
+        r#"<html><body><article><h1>Transit plan approved</h1><p>{PARAGRAPH_1}</p>
+<div class="box">- Anzeige -</div><p>*Werbung. Dieser Beitrag enthält Werbung für Busse.</p>
+<p>{PARAGRAPH_2}</p><p>Advertisements for the new lines will run in May.</p>
+</article></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!(
+            "Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\n\
+             Advertisements for the new lines will run in May."
+        )
+    );
+}
+
+#[test]
+fn lone_dates_are_dropped() {
+    let html = format!(
+        r#"<html><body><article><h1>Transit plan approved</h1><div class="d">02.05.2024</div>
+<p>{PARAGRAPH_1}</p><p>2024-05-02, 10:15</p><p>{PARAGRAPH_2}</p><table><tr><td>Line</td><td>4</td></tr>
+<tr><td>Fare</td><td>2.50</td></tr></table></article></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!("Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\nLine\n4\nFare\n2.50")
+    );
+}
+
+#[test]
+fn calls_to_subscribe_or_donate_are_dropped() {
+    let html = format!(
+        r#"<html><body><article><h1>Transit plan approved</h1><p>{PARAGRAPH_1}</p>
+<div class="box"><p>Never miss a story: sign up for our Newsletter!</p></div>
+<p>{PARAGRAPH_2}</p><p>Jede kleine Spende hilft uns.</p><p>Subscribe now for the full story.</p>
+</article></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!("Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}")
     );
 }

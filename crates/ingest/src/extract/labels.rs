@@ -1,6 +1,10 @@
-//! What a short block says by its words alone: a heading that introduces
-//! teasers of other pages ("Related stories", "Mehr zum Thema"), an image
-//! credit or source line ("Foto: dpa", "© Getty Images").
+//! What a short block says by its words alone (judged lower-cased): a heading that introduces
+//! teasers of other pages ("Related stories", "Mehr zum Thema"), an author
+//! box or comments ("Über den Autor", "Leave a reply"), an image
+//! credit or source line ("Foto: dpa", "© Getty Images"), a post's metadata
+//! or a share prompt ("Tagged:", "Aktualisiert am 17.01.2021", "Diesen
+//! Artikel teilen"), an advertising label ("Anzeige"), a lone date, a call
+//! to subscribe or donate ("Zum Newsletter anmelden").
 
 /// Longest block (bytes) that is judged by its words.
 const MAX_LABEL: usize = 64;
@@ -80,16 +84,35 @@ const RELATED: &[&str] = &[
     "przeczytaj również",
 ];
 
+/// Well-known headings over an author box or comments, lower case, without
+/// the final colon.
+const AUTHOR_COMMENTS: &[&str] = &[
+    "about the author",
+    "über den autor",
+    "über die autorin",
+    "zum autor",
+    "à propos de l'auteur",
+    "sobre el autor",
+    "o autorze",
+    "comments",
+    "no comments",
+    "leave a comment",
+    "leave a reply",
+    "kommentare",
+    "keine kommentare",
+    "kommentieren",
+    "kommentar schreiben",
+];
+
 /// Whether a block's whole text is a well-known heading over related
-/// content ("Related stories", "Das könnte Sie auch interessieren:").
-pub(super) fn related_heading(text: &str) -> bool {
+/// content ("Related stories", "Das könnte Sie auch interessieren:"), an
+/// author box ("Über den Autor") or comments ("Leave a reply").
+fn furniture_heading(text: &str) -> bool {
     if text.len() > MAX_LABEL {
         return false;
     }
-    let label = text
-        .trim_end_matches([':', '?', '!', '.', ' '])
-        .to_lowercase();
-    RELATED.contains(&label.as_str())
+    let label = text.trim_end_matches([':', '?', '!', '.', ' ']);
+    RELATED.contains(&label) || AUTHOR_COMMENTS.contains(&label)
 }
 
 /// Longest block (bytes) that can be a credit line.
@@ -130,7 +153,7 @@ const CREDIT: &[&str] = &[
 /// Whether a block is an image credit or source line: short, and either
 /// holding `©` and a name or starting with a credit label and a colon (`Foto: dpa`,
 /// `(Credit: Jane Doe)`, `Abbildung 4: ...`).
-pub(super) fn credit_line(text: &str) -> bool {
+fn credit_line(text: &str) -> bool {
     if text.len() > MAX_CREDIT {
         return false;
     }
@@ -145,8 +168,215 @@ pub(super) fn credit_line(text: &str) -> bool {
     let Some(colon) = text.find(':').filter(|&i| i <= 32) else {
         return false;
     };
-    let label = text[..colon]
-        .trim_end_matches(|c: char| c == ' ' || c.is_ascii_digit())
-        .to_lowercase();
-    CREDIT.contains(&label.as_str())
+    let label = text[..colon].trim_end_matches(|c: char| c == ' ' || c.is_ascii_digit());
+    CREDIT.contains(&label)
+}
+
+/// Most bytes after a tag label (`Tags: a, b, c`).
+const MAX_TAGS: usize = 60;
+
+/// Labels of a post's tags and categories, lower case, without the final
+/// colon: `Tagged: x, y`, `Kategorie: News`.
+const TAGS: &[&str] = &[
+    "tags",
+    "tagged",
+    "tagged with",
+    "filed under",
+    "posted in",
+    "category",
+    "categories",
+    "topics",
+    "kategorie",
+    "kategorien",
+    "schlagwörter",
+    "schlagworte",
+    "themen",
+    "themen im artikel",
+    "catégories",
+    "temas",
+    "etiquetas",
+    "categorías",
+    "tagi",
+    "tematy",
+];
+
+/// Labels of a post's dates, lower case, without the final colon:
+/// `Last modified: 03-10-2004`, `Aktualisiert am 17.01.2021`.
+const DATES: &[&str] = &[
+    "published",
+    "published on",
+    "posted on",
+    "updated",
+    "last updated",
+    "last modified",
+    "release date",
+    "news date",
+    "veröffentlicht",
+    "veröffentlicht am",
+    "veröffentlichung",
+    "aktualisiert",
+    "aktualisiert am",
+    "zuletzt aktualisiert",
+    "letzte änderung",
+    "publié le",
+    "mis à jour le",
+    "publicado",
+    "actualizado",
+    "publikacja",
+    "aktualizacja",
+    "opublikowano",
+];
+
+/// Share prompts, lower case, without the final colon or question mark.
+const SHARE: &[&str] = &[
+    "share",
+    "share this",
+    "share this article",
+    "share this post",
+    "teilen",
+    "artikel teilen",
+    "diesen artikel teilen",
+    "beitrag teilen",
+    "news teilen",
+    "möchten sie den artikel teilen",
+    "partager",
+    "partager cet article",
+    "compartir",
+    "compartilhe",
+    "udostępnij",
+];
+
+/// Whether a block is a post's metadata line or a share prompt: a tag label
+/// alone or before a short value (`Tagged:`, `Themen: Ehrenamt Jugend`), a
+/// date label alone or before a date (`Aktualisiert am 17.01.2021`), or a
+/// share prompt alone (`Diesen Artikel teilen`).
+fn meta_line(text: &str) -> bool {
+    let (label, value) = text.split_once(':').unwrap_or((text, ""));
+    if label.len() > MAX_LABEL || value.len() > MAX_TAGS {
+        return false;
+    }
+    let label = label.trim_end_matches([' ', '?']);
+    let value = value.trim();
+    let is = |list: &[&str]| list.contains(&label);
+    let dated_label = || {
+        DATES.iter().any(|&date| {
+            label
+                .strip_prefix(date)
+                .is_some_and(|rest| rest.starts_with(' ') && dated(rest))
+        })
+    };
+    is(TAGS)
+        || (value.is_empty() && is(SHARE))
+        || (is(DATES) && (value.is_empty() || dated(value)))
+        || (value.is_empty() && dated_label())
+}
+
+/// Whether text is one or more dates (`d.m.y`, `d/m/y`, `y-m-d`) and times
+/// (`h:m`, `h:m:s`), separated by spaces or commas.
+fn dated(text: &str) -> bool {
+    let mut any = false;
+    for token in text.split([' ', ',']).filter(|t| !t.is_empty()) {
+        let ok = [b'.', b'/', b'-']
+            .iter()
+            .any(|&sep| groups(token, sep) == Some(3))
+            || matches!(groups(token, b':'), Some(2 | 3));
+        if !ok {
+            return false;
+        }
+        any = true;
+    }
+    any
+}
+
+/// How many groups of 1 to 4 digits `token` is, separated by `sep` (a
+/// trailing `sep` allowed: `23.10.`), or `None` if it is anything else.
+fn groups(token: &str, sep: u8) -> Option<usize> {
+    let token = token.strip_suffix(sep as char).unwrap_or(token);
+    let mut n = 0;
+    for group in token.as_bytes().split(|&c| c == sep) {
+        if group.is_empty() || group.len() > 4 || !group.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        n += 1;
+    }
+    Some(n)
+}
+
+/// Labels of advertising, lower case.
+const ADVERT: &[&str] = &[
+    "anzeige",
+    "werbung",
+    "advertisement",
+    "sponsored",
+    "publicidad",
+    "publicité",
+    "reklama",
+];
+
+/// Longest block (bytes) that can be an advertising label.
+const MAX_ADVERT: usize = 100;
+
+/// Whether a short block starts with an advertising label (`Anzeige`,
+/// `- Anzeige -`, `*Werbung. Dieser Beitrag ...`, `Advertisement`).
+fn advert_line(text: &str) -> bool {
+    if text.len() > MAX_ADVERT {
+        return false;
+    }
+    let text = text.trim_start_matches(|c: char| !c.is_alphanumeric());
+    let word = text
+        .split(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap_or_default();
+    ADVERT.contains(&word)
+}
+
+/// Longest block (bytes) that can be a date line.
+const MAX_DATE: usize = 40;
+
+/// Whether a block is only a date and/or time (`23.10.2018`,
+/// `2021-04-07 19:49`, `20:37`): a post's date, set apart from its text.
+fn date_line(text: &str) -> bool {
+    text.len() <= MAX_DATE && dated(text)
+}
+
+/// Longest block (bytes) that can be a call to subscribe or donate.
+const MAX_CALL: usize = 200;
+
+/// Longest block (bytes) judged by its words: the longest of the limits.
+const MAX_JUDGED: usize = 200;
+
+/// Whether a block is furniture by its words alone: a heading over related
+/// content, an author box or comments, a credit, tag, date, share or
+/// advertising line, or a call to subscribe or donate. A short block is
+/// lower-cased once for all the judgements, a long one is never furniture.
+pub(super) fn furniture(text: &str) -> bool {
+    if text.len() > MAX_JUDGED {
+        return false;
+    }
+    let text = text.to_lowercase();
+    let text = text.as_str();
+    furniture_heading(text)
+        || credit_line(text)
+        || meta_line(text)
+        || advert_line(text)
+        || date_line(text)
+        || call_to_action(text)
+}
+
+/// Word beginnings that ask a reader to subscribe: `newsletter`,
+/// `subscribe`, `abonnieren`, `suscríbete`, `subskrypcja`, ...
+const SUBSCRIBE: &[&str] = &["newsletter", "subscri", "abonn", "suscr", "subskrypc"];
+
+/// Words that ask a reader to donate.
+const DONATE: &[&str] = &["donate", "spende", "spenden"];
+
+/// Whether a short block asks the reader to sign up for a newsletter,
+/// subscribe or donate ("Zum Newsletter anmelden", "Subscribe now for the
+/// full story", "Jede kleine Spende hilft").
+fn call_to_action(text: &str) -> bool {
+    if text.len() > MAX_CALL {
+        return false;
+    }
+    text.split(|c: char| !c.is_alphanumeric())
+        .any(|word| SUBSCRIBE.iter().any(|start| word.starts_with(start)) || DONATE.contains(&word))
 }

@@ -265,11 +265,13 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
                 && candidates
                     .get(i + 1)
                     .is_none_or(|next| linky(next) && over_links(i + 2));
-            // "Related stories", "Mehr zum Thema" over teasers that stay,
-            // and captions' credits ("Foto: dpa") outside a `figcaption`.
+            // "Related stories", "Über den Autor" over teasers or a bio that
+            // stay, captions' credits ("Foto: dpa") outside a `figcaption`,
+            // tag, date and share lines ("Tagged:", "Diesen Artikel teilen"),
+            // advertising labels ("Anzeige"), lone dates ("23.10.2018") and
+            // calls to subscribe or donate ("Zum Newsletter anmelden").
             let words = &parsed.text[block.start..block.end];
-            let label =
-                link_filter && (labels::related_heading(words) || labels::credit_line(words));
+            let label = link_filter && labels::furniture(words);
             if !linky(block) && !orphan && !label {
                 out.push_str(&parsed.text[block.start..block.end]);
                 out.push('\n');
