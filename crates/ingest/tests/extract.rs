@@ -406,3 +406,20 @@ fn calls_to_subscribe_or_donate_are_dropped() {
         format!("Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}")
     );
 }
+
+#[test]
+fn reading_times_are_dropped() {
+    let html = format!(
+        r#"<html><body><article><h1>Transit plan approved</h1><p class="x">4 min read</p>
+<p>{PARAGRAPH_1}</p><div>Lesezeit: 3 Minuten</div><p>{PARAGRAPH_2}</p>
+<p>Reading time for pupils rose by 5 minutes a day.</p></article></body></html>"#
+    );
+    let text = MainContentExtractor::default().extract(&html).text;
+    assert_eq!(
+        text,
+        format!(
+            "Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\n\
+             Reading time for pupils rose by 5 minutes a day."
+        )
+    );
+}

@@ -4,7 +4,7 @@
 //! credit or source line ("Foto: dpa", "© Getty Images"), a post's metadata
 //! or a share prompt ("Tagged:", "Aktualisiert am 17.01.2021", "Diesen
 //! Artikel teilen"), an advertising label ("Anzeige"), a lone date, a call
-//! to subscribe or donate ("Zum Newsletter anmelden").
+//! to subscribe or donate ("Zum Newsletter anmelden"), a reading time.
 
 /// Longest block (bytes) that is judged by its words.
 const MAX_LABEL: usize = 64;
@@ -347,7 +347,7 @@ const MAX_JUDGED: usize = 200;
 
 /// Whether a block is furniture by its words alone: a heading over related
 /// content, an author box or comments, a credit, tag, date, share or
-/// advertising line, or a call to subscribe or donate. A short block is
+/// advertising line, a call to subscribe or donate, or a reading time. A short block is
 /// lower-cased once for all the judgements, a long one is never furniture.
 pub(super) fn furniture(text: &str) -> bool {
     if text.len() > MAX_JUDGED {
@@ -361,6 +361,33 @@ pub(super) fn furniture(text: &str) -> bool {
         || advert_line(text)
         || date_line(text)
         || call_to_action(text)
+        || reading_time(text)
+}
+
+/// Longest block (bytes) that can be a reading time.
+const MAX_READING_TIME: usize = 32;
+
+/// Words of a reading time, lower case.
+const READING: &[&str] = &[
+    "min read",
+    "minute read",
+    "minutes read",
+    "reading time",
+    "lesezeit",
+    "lesedauer",
+    "min. lesen",
+    "de lecture",
+    "de lectura",
+    "czytania",
+    "przeczytasz",
+];
+
+/// Whether a block is a post's reading time (`5 min read`, `Lesezeit: 3
+/// Minuten`, `11 minut czytania`): short, with a number and a reading word.
+fn reading_time(text: &str) -> bool {
+    text.len() <= MAX_READING_TIME
+        && text.bytes().any(|c| c.is_ascii_digit())
+        && READING.iter().any(|word| text.contains(word))
 }
 
 /// Word beginnings that ask a reader to subscribe: `newsletter`,

@@ -67,7 +67,7 @@
 //!    `(Credit: Jane Doe)`, `Quelle: Statista`, a caption ending in
 //!    `© Getty Images`), a post's tag, category or date line (`Tagged:`,
 //!    `Kategorie: News`, `Aktualisiert am 17.01.2021`) and a share prompt
-//!    (`Diesen Artikel teilen`), and a short line led by an advertising
+//!    (`Diesen Artikel teilen`), a reading time (`5 min read`), and a short line led by an advertising
 //!    label (`Anzeige`, `*Werbung. Dieser Beitrag ...`, `Advertisement`)
 //!    or holding only a date or time (`23.10.2018`, `2021-04-07 19:49`),
 //!    and a short call to sign up for a newsletter, subscribe or donate

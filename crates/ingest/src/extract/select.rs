@@ -268,8 +268,9 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
             // "Related stories", "Über den Autor" over teasers or a bio that
             // stay, captions' credits ("Foto: dpa") outside a `figcaption`,
             // tag, date and share lines ("Tagged:", "Diesen Artikel teilen"),
-            // advertising labels ("Anzeige"), lone dates ("23.10.2018") and
-            // calls to subscribe or donate ("Zum Newsletter anmelden").
+            // advertising labels ("Anzeige"), lone dates ("23.10.2018"),
+            // calls to subscribe or donate ("Zum Newsletter anmelden") and
+            // reading times ("5 min read").
             let words = &parsed.text[block.start..block.end];
             let label = link_filter && labels::furniture(words);
             if !linky(block) && !orphan && !label {
