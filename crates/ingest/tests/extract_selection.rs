@@ -118,3 +118,18 @@ fn a_raw_text_element_without_an_end_tag_hides_nothing() {
     let text = extract(&html);
     assert!(text.contains(LEAD) && text.contains(BODY_1), "{text:?}");
 }
+
+#[test]
+fn a_table_or_list_after_the_last_paragraph_stays() {
+    // Short lines, but content: a product's data, a recipe's ingredients.
+    let html = format!(
+        r#"<html><body><article><p>{LEAD}</p><p>{BODY_1}</p>
+<table><tr><th>Area</th><td>12 ha</td></tr><tr><th>Opening</th><td>2027</td></tr></table>
+<ul><li>Promenade</li><li>Climbing centre</li></ul><p>Share</p></article></body></html>"#
+    );
+    let text = extract(&html);
+    assert!(
+        text.ends_with("Area\n12 ha\nOpening\n2027\nPromenade\nClimbing centre"),
+        "{text:?}"
+    );
+}

@@ -230,7 +230,8 @@ impl Scanner<'_> {
         let parent = self.current_elem();
         let owns_elem = !dropping && !drop_here && flags & BLOCK != 0;
         let elem = if owns_elem {
-            let judged = open_flags & (MAIN | ARTICLE | PARA | ROOT | HEADING | DT_DD | PRE | FORM);
+            let judged = open_flags
+                & (MAIN | ARTICLE | PARA | ROOT | HEADING | DT_DD | PRE | FORM | CELL | LI);
             let judged = judged | self.judge(name, flags, &attrs);
             self.elems.push(Elem {
                 parent,

@@ -241,8 +241,9 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         };
         let heading = |b: &Block| elems[b.owner].flags & HEADING != 0;
         // The content ends with its last paragraph of prose: short lines
-        // after it are what pages put under an article (credits, "Share",
-        // tags, "Related stories", a press contact).
+        // after it, outside tables and lists, are what pages put under an
+        // article (credits, "Share", tags, "Related stories", a press
+        // contact).
         let tail = if link_filter {
             candidates
                 .iter()
@@ -253,7 +254,10 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         };
         let mut out = String::with_capacity(text[0] + parsed.blocks.len());
         for (i, block) in candidates.iter().enumerate() {
-            if i >= tail && len(block) < TAIL_LINE {
+            // Tables and lists after the prose (a product's data, a
+            // recipe's ingredients) are content in short lines.
+            let structured = elems[block.owner].flags & (CELL | LI | DT_DD) != 0;
+            if i >= tail && len(block) < TAIL_LINE && !structured {
                 continue;
             }
             // A heading over a list of links that were dropped ("Related

@@ -39,11 +39,11 @@ pub(super) mod flag {
     pub const TITLE: u32 = 1 << 13;
     /// `p`: closed implicitly by the next block.
     pub const P: u32 = 1 << 14;
-    /// `li`: closes an open `li`.
+    /// `li`: closes an open `li`; a list item (kept on its record).
     pub const LI: u32 = 1 << 15;
     /// `dt`, `dd`: close an open `dt` or `dd`.
     pub const DT_DD: u32 = 1 << 16;
-    /// `td`, `th`: close an open cell.
+    /// `td`, `th`: close an open cell; a table cell (kept on its record).
     pub const CELL: u32 = 1 << 17;
     /// `tr`: closes an open cell and row.
     pub const ROW: u32 = 1 << 18;
