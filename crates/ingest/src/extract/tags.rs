@@ -163,7 +163,9 @@ fn word(lower: &[u8]) -> Word {
         | b"search" | b"searchbar" | b"skiplink" | b"login" | b"footer" | b"masthead"
         | b"related" | b"recommended" | b"recommendations" | b"rating" | b"ratings" | b"vote"
         | b"voting" | b"noprint" | b"tagcloud" | b"byline" | b"postmetadata" | b"caption"
-        | b"captions" | b"credit" | b"credits" | b"copyright" => Word::Strong,
+        | b"captions" | b"credit" | b"credits" | b"copyright" | b"overlay" | b"disclosure" => {
+            Word::Strong
+        }
         b"author" | b"authors" | b"bio" | b"meta" | b"metadata" | b"paywall" | b"affiliate"
         | b"toc" | b"cta" | b"share" | b"dateline" => Word::Medium,
         b"teaser" | b"teasers" => Word::Lead,
