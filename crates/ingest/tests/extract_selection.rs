@@ -133,3 +133,17 @@ fn a_table_or_list_after_the_last_paragraph_stays() {
         "{text:?}"
     );
 }
+
+#[test]
+fn links_in_a_table_are_its_values() {
+    // A comparison table whose first column links to each product: data,
+    // not navigation (a list of such links would be dropped).
+    let html = format!(
+        r#"<html><body><article><p>{LEAD}</p><p>{BODY_1}</p>
+<table><tr><td><a href="/p/1">Harbour bench</a></td><td>good</td></tr>
+<tr><td><a href="/p/2">Silo lamp</a></td><td>fair</td></tr></table>
+<p>{BODY_2}</p></article></body></html>"#
+    );
+    let text = extract(&html);
+    assert!(text.contains("Harbour bench\ngood\nSilo lamp\nfair"), "{text:?}");
+}

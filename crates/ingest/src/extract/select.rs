@@ -233,10 +233,12 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
             .map(|(b, _)| b)
             .collect();
         // A term of a definition list is a label, link or not (an index of
-        // items with their descriptions), and code is code, whatever it links.
+        // items with their descriptions), a table cell is a value (a
+        // product, a download, a venue), and code is code, whatever they
+        // link.
         let linky = |b: &Block| {
             link_filter
-                && elems[b.owner].flags & (DT_DD | PRE) == 0
+                && elems[b.owner].flags & (DT_DD | PRE | CELL) == 0
                 && b.link as f64 > opts.max_link_density * len(b) as f64
         };
         let heading = |b: &Block| elems[b.owner].flags & HEADING != 0;
