@@ -167,7 +167,9 @@ fn word(lower: &[u8]) -> Word {
             Word::Strong
         }
         b"author" | b"authors" | b"bio" | b"meta" | b"metadata" | b"paywall" | b"affiliate"
-        | b"toc" | b"cta" | b"share" | b"dateline" => Word::Medium,
+        | b"toc" | b"cta" | b"share" | b"dateline" | b"notice" | b"citation" | b"utility" => {
+            Word::Medium
+        }
         b"teaser" | b"teasers" => Word::Lead,
         b"header" | b"banner" | b"tags" | b"skip" | b"tools" | b"extra" => Word::Weak,
         b"hidden" | b"hide" | b"print" => Word::Alone,
