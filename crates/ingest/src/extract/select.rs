@@ -63,8 +63,12 @@ const SHORT_TEXT: usize = 300;
 /// How many times longer that prose must be to replace a short main text.
 const SHORT_TEXT_FACTOR: usize = 2;
 
-/// Blocks shorter than this (bytes) do not count as paragraphs when scoring.
-const MIN_PARAGRAPH: usize = 25;
+/// Blocks shorter than this (bytes) do not count as paragraphs when scoring:
+/// Readability's 25 characters, counted in bytes (so about 25 characters
+/// of Cyrillic, Greek or Arabic, 17 of CJK, and a short line of Latin
+/// script). On trafilatura's set every value from 35 to 80 scores alike
+/// (F1 0.931–0.932, both halves), 25 scores 0.930.
+const MIN_PARAGRAPH: usize = 50;
 
 thread_local! { pub(super) static DBG: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) }; }
 /// The main text of a parsed page: selected blocks joined by newlines.
