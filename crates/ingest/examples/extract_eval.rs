@@ -6,6 +6,7 @@
 //! ```text
 //! cargo run --release -p neardup-ingest --example extract_eval -- DATA.jsonl.zst
 //! cargo run --release -p neardup-ingest --example extract_eval -- DATA.jsonl.zst --misses
+//! cargo run --release -p neardup-ingest --example extract_eval -- DATA.jsonl.zst --page 17
 //! ```
 //!
 //! Scored as trafilatura scores itself: a `with` snippet found in the text is
@@ -14,7 +15,9 @@
 //! and F1 over all pages, and over the even- and odd-numbered pages apart
 //! (tuning on one half and checking on the other), then the throughput of
 //! the extractor on one core (the best of three passes over all pages).
-//! `--misses` also prints, per page, the snippets it got wrong.
+//! `--misses` also prints, per page, the snippets it got wrong; `--page N`
+//! prints only the text extracted from page N (counted from 0, as
+//! `--misses` numbers them).
 
 use neardup_ingest::extract::MainContentExtractor;
 use std::io::Read;
@@ -58,12 +61,11 @@ impl Score {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(path) = args.first() else {
-        eprintln!("usage: extract_eval DATA.jsonl[.zst] [--misses]");
+    let Some(path) = args.first().filter(|a| !a.starts_with("--")) else {
+        eprintln!("usage: extract_eval DATA.jsonl[.zst] [--misses | --page N]");
         std::process::exit(2);
     };
     let misses = args.iter().any(|a| a == "--misses");
-    let dump = args.iter().any(|a| a == "--dump");
     let pages = match load(path) {
         Ok(pages) => pages,
         Err(error) => {
@@ -71,13 +73,20 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let extractor = MainContentExtractor::new(neardup_ingest::extract::ExtractOptions {
-        prefer_semantic: std::env::var_os("NDNOSEM").is_none(),
-        ..Default::default()
-    });
-    if let Some(n) = args.iter().position(|a| a == "--page") {
-        let i: usize = args[n + 1].parse().unwrap();
-        println!("{}", extractor.extract(&pages[i].html).text);
+    let extractor = MainContentExtractor::default();
+    if let Some(at) = args.iter().position(|a| a == "--page") {
+        let Some(page) = args
+            .get(at + 1)
+            .and_then(|n| n.parse::<usize>().ok())
+            .and_then(|n| pages.get(n))
+        else {
+            eprintln!(
+                "extract_eval: --page takes a page number below {}",
+                pages.len()
+            );
+            std::process::exit(2);
+        };
+        println!("{}", extractor.extract(&page.html).text);
         return;
     }
     let mut halves = [Score::default(); 2];
@@ -100,10 +109,6 @@ fn main() {
             } else {
                 score.tn += 1;
             }
-        }
-        if dump {
-            let all = neardup_ingest::extract::html_to_text(&page.html);
-            println!("{}", serde_json::json!({"i": i, "main": text, "all": all}));
         }
         if misses && !wrong.is_empty() {
             println!("#{i} {}\n{}", page.url, wrong.join("\n"));

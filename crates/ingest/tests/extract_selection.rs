@@ -145,5 +145,8 @@ fn links_in_a_table_are_its_values() {
 <p>{BODY_2}</p></article></body></html>"#
     );
     let text = extract(&html);
-    assert!(text.contains("Harbour bench\ngood\nSilo lamp\nfair"), "{text:?}");
+    assert!(
+        text.contains("Harbour bench\ngood\nSilo lamp\nfair"),
+        "{text:?}"
+    );
 }

@@ -152,9 +152,6 @@ impl MainContentExtractor {
     /// The title and main text of `html`. Never fails: any input gives
     /// some (possibly empty) text.
     pub fn extract(&self, html: &str) -> Extracted {
-        if std::env::var_os("NDDEBUG").is_some() {
-            select::DBG.with(|h| *h.borrow_mut() = html.to_string());
-        }
         let parsed = scan::scan(html, Mode::Main);
         let text = select::main_text(&parsed, &self.opts);
         Extracted {

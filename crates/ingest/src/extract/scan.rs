@@ -46,8 +46,6 @@ pub(super) struct Elem {
     pub(super) parent: usize,
     pub(super) last: usize,
     pub(super) flags: u32,
-    /// DEBUG: where its start tag is.
-    pub(super) tag_at: usize,
 }
 
 /// The result of a scan.
@@ -97,7 +95,6 @@ pub(super) fn scan(html: &str, mode: Mode) -> Parsed {
             parent: 0,
             last: 0,
             flags: ROOT,
-            tag_at: 0,
         }],
         stack: Vec::new(),
         drop_depth: None,
@@ -237,7 +234,6 @@ impl Scanner<'_> {
                 parent,
                 last: self.elems.len(),
                 flags: judged,
-                tag_at: lt,
             });
             self.elems.len() - 1
         } else {

@@ -70,7 +70,6 @@ const SHORT_TEXT_FACTOR: usize = 2;
 /// (F1 0.931–0.932, both halves), 25 scores 0.930.
 const MIN_PARAGRAPH: usize = 50;
 
-thread_local! { pub(super) static DBG: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) }; }
 /// The main text of a parsed page: selected blocks joined by newlines.
 pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
     let elems = &parsed.elems;
@@ -167,55 +166,6 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         None => densest(parsed, &excluded, &text, &link),
     };
 
-    if std::env::var_os("NDCAND").is_some() {
-        let cand: String = parsed
-            .blocks
-            .iter()
-            .filter(kept)
-            .map(|b| &parsed.text[b.start..=b.end])
-            .collect();
-        eprintln!("CAND{}", serde_json::to_string(&cand).unwrap());
-    }
-    if std::env::var_os("NDDEBUG").is_some() {
-        let tag = |e: usize| {
-            let at = elems[e].tag_at;
-            let end = DBG.with(|h| {
-                h.borrow()
-                    .get(at..)
-                    .and_then(|r| r.find('>'))
-                    .map_or(at, |i| at + i + 1)
-            });
-            DBG.with(|h| {
-                h.borrow()
-                    .get(at..end.min(at + 160))
-                    .unwrap_or("?")
-                    .to_string()
-            })
-        };
-        eprintln!("page text {} (all {})", text[0], all[0]);
-        for &r in &roots {
-            eprintln!("ROOT {r} text {} link {} {}", text[r], link[r], tag(r));
-        }
-        for e in 1..n {
-            if elems[e].flags & BOILER != 0 && all[e] > 200 {
-                eprintln!(
-                    "  boiler {e} all {} excluded {} {}",
-                    all[e],
-                    excluded[e],
-                    tag(e)
-                );
-            }
-            if elems[e].flags & (MAIN | ARTICLE) != 0 {
-                eprintln!(
-                    "  sem {e} text {} all {} excl {} {}",
-                    text[e],
-                    all[e],
-                    excluded[e],
-                    tag(e)
-                );
-            }
-        }
-    }
     let join = |roots: &[usize], link_filter: bool| {
         let blocks = &parsed.blocks;
         let mut sel: Vec<bool> = blocks
