@@ -278,33 +278,32 @@ fn extend_to_neighbours(blocks: &[Block], excluded: &[bool], selected: &mut [boo
     ) else {
         return;
     };
-    let mut take = |range: std::ops::RangeInclusive<usize>| {
-        for k in range {
-            selected[k] |= !excluded[blocks[k].owner];
-        }
-    };
-    let mut gap = 0;
-    for j in last + 1..blocks.len() {
+    let after = joining(blocks, excluded, last + 1..blocks.len());
+    let before = joining(blocks, excluded, (0..first).rev());
+    for k in after.into_iter().chain(before) {
+        selected[k] = true;
+    }
+}
+
+/// The blocks that join the selection walking away from it in `order`:
+/// each paragraph of [`prose`] met before more than [`EXTEND_GAP`] other
+/// blocks in a row, with the blocks crossed to reach it (furniture left
+/// out).
+fn joining(blocks: &[Block], excluded: &[bool], order: impl Iterator<Item = usize>) -> Vec<usize> {
+    let mut joined = Vec::new();
+    let mut crossed = Vec::new();
+    for j in order {
         if prose(&blocks[j], excluded) {
-            take(j - gap..=j);
-            gap = 0;
-        } else if gap == EXTEND_GAP {
+            joined.append(&mut crossed);
+            joined.push(j);
+        } else if crossed.len() == EXTEND_GAP {
             break;
         } else {
-            gap += 1;
+            crossed.push(j);
         }
     }
-    let mut gap = 0;
-    for j in (0..first).rev() {
-        if prose(&blocks[j], excluded) {
-            take(j..=j + gap);
-            gap = 0;
-        } else if gap == EXTEND_GAP {
-            break;
-        } else {
-            gap += 1;
-        }
-    }
+    joined.retain(|&k| !excluded[blocks[k].owner]);
+    joined
 }
 
 /// A paragraph of prose: at least [`PROSE_MIN`] bytes, under
