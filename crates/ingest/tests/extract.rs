@@ -31,6 +31,17 @@ fn news_page() -> String {
     )
 }
 
+/// Asserts that the main text of `html` is the transit story (its heading
+/// and its two paragraphs) followed by the lines `after`.
+fn assert_story(html: &str, after: &[&str]) {
+    let mut expected = format!("Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}");
+    for line in after {
+        expected.push('\n');
+        expected.push_str(line);
+    }
+    assert_eq!(MainContentExtractor::default().extract(html).text, expected);
+}
+
 #[test]
 fn article_page_keeps_the_story_only() {
     let out = MainContentExtractor::default().extract(&news_page());
@@ -133,11 +144,7 @@ fn weakly_judged_wrapper_of_much_of_the_page_is_kept() {
          <a href=/cinema>the cinema programme and the small ads</a>.</p></div>\
          </body></html>"
     );
-    let text = MainContentExtractor::default().extract(&html).text;
-    assert_eq!(
-        text,
-        format!("Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}")
-    );
+    assert_story(&html, &[]);
 }
 
 #[test]
@@ -235,11 +242,7 @@ fn related_links_author_boxes_ratings_and_captions_are_dropped() {
 <section class="more"><p>Newsletter: the best of the week, every Friday, in your inbox for free.</p></section>
 </main></body></html>"#
     );
-    let text = MainContentExtractor::default().extract(&html).text;
-    assert_eq!(
-        text,
-        format!("Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}")
-    );
+    assert_story(&html, &[]);
 }
 
 #[test]
@@ -312,13 +315,9 @@ fn well_known_related_author_and_comment_headings_are_dropped() {
 <h2>Related</h2><p>The related question, whether fares rise, was left open.</p>
 <h3>Über den Autor</h3></article></body></html>"#
     );
-    let text = MainContentExtractor::default().extract(&html).text;
-    assert_eq!(
-        text,
-        format!(
-            "Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\n\
-             The related question, whether fares rise, was left open."
-        )
+    assert_story(
+        &html,
+        &["The related question, whether fares rise, was left open."],
     );
 }
 
@@ -331,13 +330,9 @@ fn credit_and_source_lines_are_dropped() {
 <p>Their photos: the council showed three, all taken in the rain.</p>
 </article></body></html>"#
     );
-    let text = MainContentExtractor::default().extract(&html).text;
-    assert_eq!(
-        text,
-        format!(
-            "Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\n\
-             Their photos: the council showed three, all taken in the rain."
-        )
+    assert_story(
+        &html,
+        &["Their photos: the council showed three, all taken in the rain."],
     );
 }
 
@@ -350,14 +345,7 @@ fn tag_date_and_share_lines_are_dropped() {
 <p>Aktualisiert am 03.05.2024.</p><p>Updated: the council will vote again in June.</p>
 </article></body></html>"#
     );
-    let text = MainContentExtractor::default().extract(&html).text;
-    assert_eq!(
-        text,
-        format!(
-            "Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\n\
-             Updated: the council will vote again in June."
-        )
-    );
+    assert_story(&html, &["Updated: the council will vote again in June."]);
 }
 
 #[test]
@@ -368,13 +356,9 @@ fn advertising_labels_are_dropped() {
 <p>{PARAGRAPH_2}</p><p>Advertisements for the new lines will run in May.</p>
 </article></body></html>"#
     );
-    let text = MainContentExtractor::default().extract(&html).text;
-    assert_eq!(
-        text,
-        format!(
-            "Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\n\
-             Advertisements for the new lines will run in May."
-        )
+    assert_story(
+        &html,
+        &["Advertisements for the new lines will run in May."],
     );
 }
 
@@ -400,11 +384,7 @@ fn calls_to_subscribe_or_donate_are_dropped() {
 <p>{PARAGRAPH_2}</p><p>Jede kleine Spende hilft uns.</p><p>Subscribe now for the full story.</p>
 </article></body></html>"#
     );
-    let text = MainContentExtractor::default().extract(&html).text;
-    assert_eq!(
-        text,
-        format!("Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}")
-    );
+    assert_story(&html, &[]);
 }
 
 #[test]
@@ -414,12 +394,5 @@ fn reading_times_are_dropped() {
 <p>{PARAGRAPH_1}</p><div>Lesezeit: 3 Minuten</div><p>{PARAGRAPH_2}</p>
 <p>Reading time for pupils rose by 5 minutes a day.</p></article></body></html>"#
     );
-    let text = MainContentExtractor::default().extract(&html).text;
-    assert_eq!(
-        text,
-        format!(
-            "Transit plan approved\n{PARAGRAPH_1}\n{PARAGRAPH_2}\n\
-             Reading time for pupils rose by 5 minutes a day."
-        )
-    );
+    assert_story(&html, &["Reading time for pupils rose by 5 minutes a day."]);
 }
