@@ -232,11 +232,11 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
             // calls to subscribe or donate ("Zum Newsletter anmelden") and
             // reading times ("5 min read").
             let words = &parsed.text[block.start..block.end];
-            let label = link_filter && labels::furniture(words);
-            if !linky(block) && !orphan && !label {
-                out.push_str(&parsed.text[block.start..block.end]);
-                out.push('\n');
+            if linky(block) || orphan || (link_filter && labels::furniture(words)) {
+                continue;
             }
+            out.push_str(words);
+            out.push('\n');
         }
         out.pop();
         out
