@@ -150,3 +150,14 @@ fn links_in_a_table_are_its_values() {
         "{text:?}"
     );
 }
+
+#[test]
+fn many_short_lines_after_the_last_paragraph_are_the_content() {
+    // A reference page: a description, then the items, one short line each.
+    let items: String = (1..=12)
+        .map(|i| format!("<h4>fn step_{i}(&mut self)</h4><div>Moves {i} steps.</div>"))
+        .collect();
+    let html = format!(r#"<html><body><main><p>{LEAD}</p>{items}</main></body></html>"#);
+    let text = extract(&html);
+    assert!(text.ends_with("fn step_12(&mut self)\nMoves 12 steps."), "{text:?}");
+}

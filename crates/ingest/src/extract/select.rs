@@ -52,6 +52,11 @@ const PROSE_LINK_DENSITY: f64 = 0.2;
 /// (bytes) are dropped.
 const TAIL_LINE: usize = 40;
 
+/// Most such lines that are dropped: more are the content's own (the items
+/// of a reference page); on trafilatura's set any cap from 6 to 15 scores
+/// alike.
+const TAIL_LINES: usize = 8;
+
 /// Most blocks (short or linky) between the chosen content and a block of
 /// prose that joins it.
 const EXTEND_GAP: usize = 2;
@@ -200,19 +205,27 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         // after it, outside tables and lists, are what pages put under an
         // article (credits, "Share", tags, "Related stories", a press
         // contact).
-        let tail = if link_filter {
-            candidates
-                .iter()
-                .rposition(|b| prose(b, &excluded) && !heading(b))
-                .map_or(candidates.len(), |last| last + 1)
+        // More than a few such lines are a structure of the content (a
+        // reference's items, a timetable) and stay.
+        let tail = candidates
+            .iter()
+            .rposition(|b| prose(b, &excluded) && !heading(b))
+            .map_or(candidates.len(), |last| last + 1);
+        let short_after = candidates[tail..]
+            .iter()
+            .filter(|b| len(b) < TAIL_LINE)
+            .count();
+        let tail = if link_filter && short_after <= TAIL_LINES {
+            tail
         } else {
             candidates.len()
         };
         let mut out = String::with_capacity(text[0] + parsed.blocks.len());
         for (i, block) in candidates.iter().enumerate() {
-            // Tables and lists after the prose (a product's data, a
-            // recipe's ingredients) are content in short lines.
-            let structured = elems[block.owner].flags & (CELL | LI | DT_DD) != 0;
+            // Tables, lists and code after the prose (a product's data, a
+            // recipe's ingredients, a type's definition) are content in
+            // short lines.
+            let structured = elems[block.owner].flags & (CELL | LI | DT_DD | PRE) != 0;
             if i >= tail && len(block) < TAIL_LINE && !structured {
                 continue;
             }
@@ -251,14 +264,16 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         // So little text is more often a misjudged page (a post in a
         // `modal-enabled` box, an article's sections classed `--ads`) than a
         // short one: the densest prose without judging classes, if it says
-        // much more, is the content.
+        // much more and in paragraphs, is the content. Short lines alone (a
+        // help box, a menu) would make every short page of a site alike.
         let plain = ExtractOptions {
             drop_boilerplate: false,
             prefer_semantic: false,
             ..opts.clone()
         };
         let alternative = main_text(parsed, &plain);
-        if alternative.len() > SHORT_TEXT_FACTOR * out.len() {
+        let has_prose = alternative.split('\n').any(|line| line.len() >= PROSE_MIN);
+        if has_prose && alternative.len() > SHORT_TEXT_FACTOR * out.len() {
             return alternative;
         }
     }
