@@ -159,5 +159,8 @@ fn many_short_lines_after_the_last_paragraph_are_the_content() {
         .collect();
     let html = format!(r#"<html><body><main><p>{LEAD}</p>{items}</main></body></html>"#);
     let text = extract(&html);
-    assert!(text.ends_with("fn step_12(&mut self)\nMoves 12 steps."), "{text:?}");
+    assert!(
+        text.ends_with("fn step_12(&mut self)\nMoves 12 steps."),
+        "{text:?}"
+    );
 }
