@@ -98,7 +98,7 @@
 //!
 //! Measured on trafilatura's evaluation set (990 real pages, scored by its
 //! snippets; `tools/bench/extract_eval.py`, figures in BENCHMARKS.md):
-//! F1 0.822 → 0.903 → 0.931 (P 0.932, R 0.929; trafilatura 0.922 on the
+//! F1 0.822 → 0.903 → 0.931 (P 0.932, R 0.930; trafilatura 0.922 on the
 //! set it was developed against), `neardup extract` at about 500 MB/s of
 //! HTML per CPU-second end to end on those pages.
 //!
