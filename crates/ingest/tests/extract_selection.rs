@@ -54,7 +54,7 @@ fn short_lines_after_the_last_paragraph_are_dropped() {
     let html = format!(
         r#"<html><body><article><h1>Grain terminal becomes a park</h1>
 <p>{LEAD}</p><p>{BODY_1}</p><p>{BODY_2}</p>
-<p>Photo: J. Doe</p><p>Share this article</p><h3>More on this</h3>
+<p>Back to top</p><p>Print this page</p><p>Harbour desk, ext. 214</p>
 </article></body></html>"#
     );
     let text = extract(&html);
