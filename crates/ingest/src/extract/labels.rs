@@ -342,8 +342,30 @@ fn date_line(text: &str) -> bool {
 /// Longest block (bytes) that can be a call to subscribe or donate.
 const MAX_CALL: usize = 200;
 
-/// Longest block (bytes) judged by its words: the longest of the limits.
-const MAX_JUDGED: usize = 200;
+/// Longest block (bytes) judged by its words: the longest of the limits
+/// (a tag line is a label, a colon and a value).
+const MAX_JUDGED: usize = longest(&[
+    MAX_LABEL,
+    MAX_CREDIT,
+    MAX_LABEL + 1 + MAX_TAGS,
+    MAX_ADVERT,
+    MAX_DATE,
+    MAX_CALL,
+    MAX_READING_TIME,
+]);
+
+/// The largest of `limits`.
+const fn longest(limits: &[usize]) -> usize {
+    let mut max = 0;
+    let mut i = 0;
+    while i < limits.len() {
+        if limits[i] > max {
+            max = limits[i];
+        }
+        i += 1;
+    }
+    max
+}
 
 /// Whether a block is furniture by its words alone: a heading over related
 /// content, an author box or comments, a credit, tag, date, share or

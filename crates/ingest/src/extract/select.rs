@@ -176,7 +176,7 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         let mut sel: Vec<bool> = blocks
             .iter()
             .map(|b| {
-                !excluded[b.owner]
+                kept(&b)
                     && roots
                         .iter()
                         .any(|&r| (r..=elems[r].last).contains(&b.owner))
@@ -201,22 +201,8 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
                 && b.link as f64 > opts.max_link_density * len(b) as f64
         };
         let heading = |b: &Block| elems[b.owner].flags & HEADING != 0;
-        // The content ends with its last paragraph of prose: short lines
-        // after it, outside tables and lists, are what pages put under an
-        // article (credits, "Share", tags, "Related stories", a press
-        // contact).
-        // More than a few such lines are a structure of the content (a
-        // reference's items, a timetable) and stay.
-        let tail = candidates
-            .iter()
-            .rposition(|b| prose(b, &excluded) && !heading(b))
-            .map_or(candidates.len(), |last| last + 1);
-        let short_after = candidates[tail..]
-            .iter()
-            .filter(|b| len(b) < TAIL_LINE)
-            .count();
-        let tail = if link_filter && short_after <= TAIL_LINES {
-            tail
+        let tail = if link_filter {
+            tail_start(&candidates, &excluded, heading)
         } else {
             candidates.len()
         };
@@ -278,6 +264,28 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         }
     }
     out
+}
+
+/// Where the tail of the content starts: after its last paragraph of
+/// [`prose`] (headings do not count). Short lines there are what pages put
+/// under an article (credits, "Share", tags, "Related stories", a press
+/// contact); more than [`TAIL_LINES`] of them are a structure of the content
+/// (a reference's items, a timetable), and then there is no tail
+/// (`candidates.len()`).
+fn tail_start(candidates: &[&Block], excluded: &[bool], heading: impl Fn(&Block) -> bool) -> usize {
+    let start = candidates
+        .iter()
+        .rposition(|b| prose(b, excluded) && !heading(b))
+        .map_or(candidates.len(), |last| last + 1);
+    let short = candidates[start..]
+        .iter()
+        .filter(|b| len(b) < TAIL_LINE)
+        .count();
+    if short <= TAIL_LINES {
+        start
+    } else {
+        candidates.len()
+    }
 }
 
 /// Adds to the selected blocks the prose just before and after them in the
