@@ -14,7 +14,9 @@ mod plot;
 mod policy_args;
 mod profile_args;
 mod progress;
+mod usage;
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -56,6 +58,8 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only for a person at a terminal, never in a log file or a pipe.
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
@@ -75,7 +79,7 @@ fn main() -> ExitCode {
         Err(error) => {
             // One readable line: the error and its causes, joined.
             eprintln!("neardup: {error:#}");
-            ExitCode::from(1)
+            ExitCode::from(if usage::is_usage_error(&error) { 2 } else { 1 })
         }
     }
 }

@@ -9,6 +9,7 @@ use neardup_core::Bits;
 use neardup_dedup::{Method, Policy, PolicyChanges, VerifyMeasure};
 
 use crate::profile_args::{builtin_profile, ProfileArgs};
+use crate::usage::usage;
 
 /// How near-duplicates are decided.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -143,7 +144,8 @@ impl PolicyArgs {
             threshold: self.threshold,
             min_length_ratio: self.min_length_ratio,
         };
-        Ok(changes.apply(policy)?)
+        // The file was read and parsed above; what fails now is an option's value.
+        changes.apply(policy).map_err(|e| usage(e).into())
     }
 
     /// With --show-policy: prints `policy` as JSON and says so (the command then exits).

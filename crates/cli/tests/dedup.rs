@@ -274,16 +274,21 @@ fn bad_records_are_reported_with_their_place_and_skipped_or_fatal() {
     assert_eq!(run.code, 0);
     assert!(run.stderr.contains("image.txt"), "{}", run.stderr);
 
-    // Wrong parameters are usage errors or one-line errors.
+    // Wrong parameters are usage errors (exit 2), clap's or the policy's, in one line.
     assert_eq!(neardup(&["dedup", path, "--method", "magic"], b"").code, 2);
     assert_one_line_error(
         &neardup(&["dedup", path, "--threshold", "1.5"], b""),
-        1,
+        2,
         "threshold",
     );
     assert_one_line_error(
+        &neardup(&["dedup", path, "--min-length-ratio", "2"], b""),
+        2,
+        "min_length_ratio",
+    );
+    assert_one_line_error(
         &neardup(&["dedup", path, "--k", "65"], b""),
-        1,
+        2,
         "k must be at most the fingerprint width",
     );
 }
@@ -534,9 +539,9 @@ fn short_chinese_copies_are_found_by_overlap_and_a_headline_is_not_its_article()
         "--min-length-ratio",
         "0.2",
     ];
-    assert_one_line_error(&neardup(&unverified, b""), 1, "needs verification");
+    assert_one_line_error(&neardup(&unverified, b""), 2, "needs verification");
     let out_of_range = ["dedup", input, "--min-length-ratio", "2"];
-    assert_one_line_error(&neardup(&out_of_range, b""), 1, "between 0 and 1");
+    assert_one_line_error(&neardup(&out_of_range, b""), 2, "between 0 and 1");
 }
 
 /// The summary accounts for every record read: documents, skipped records by reason and

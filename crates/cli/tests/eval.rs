@@ -245,10 +245,10 @@ fn length_ratio_guard_is_described_applied_and_swept() {
         .all(|r| r["fp"] == 0 && r["rule"]["min_length_ratio"] == 0.2));
     // Usage errors: no feature sets to compare, out of range.
     let simhash = eval(&path, &["--method", "simhash", "--min-length-ratio", "0.2"]);
-    assert_one_line_error(&simhash, 1, "min_length_ratio");
+    assert_one_line_error(&simhash, 2, "min_length_ratio");
     assert_one_line_error(
         &eval(&path, &["--min-length-ratio", "1.5"]),
-        1,
+        2,
         "between 0 and 1",
     );
 }

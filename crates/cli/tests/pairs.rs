@@ -88,7 +88,7 @@ fn file_argument_and_empty_input() {
 }
 
 #[test]
-fn bad_input_is_one_line_and_exit_1() {
+fn bad_input_is_one_line_and_exit_1_bad_options_exit_2() {
     let run = pairs(&["--k", "3"], "12\n34\nnot-a-number\n");
     assert_eq!(run.stdout, "");
     assert_one_line_error(
@@ -104,7 +104,7 @@ fn bad_input_is_one_line_and_exit_1() {
     assert_one_line_error(&mixed, 1, "line 2");
     assert!(mixed.stderr.contains("mixed"), "{}", mixed.stderr);
     let too_far = pairs(&["--k", "4", "--design", "4x16"], "1\n2\n");
-    assert_one_line_error(&too_far, 1, "k = 4");
+    assert_one_line_error(&too_far, 2, "k = 4");
     assert_one_line_error(&pairs(&["--k", "3"], "1\n\n2\n"), 1, "line 2");
     let bad_design = pairs(&["--k", "3", "--design", "7"], "1\n");
     assert_eq!(bad_design.code, 2, "a bad --design is a usage error");
@@ -130,4 +130,72 @@ fn format_override() {
         1,
         "line 1",
     );
+}
+
+#[test]
+fn reads_fingerprint_json_lines_and_names_documents_by_id() {
+    // What `neardup fingerprint` writes (other fields are ignored).
+    let input = "{\"id\":\"a\",\"simhash\":\"ffffffffffffffff\",\"digest\":\"x\",\"features\":3}\n\
+                 {\"id\":\"b\",\"simhash\":\"0000000000000000\"}\n\
+                 {\"id\":\"c\",\"simhash\":\"fffffffffffffff0\"}\n\
+                 {\"id\":\"d\",\"simhash\":\"fffffffffffffffe\"}\n";
+    assert_eq!(
+        ok(&["--k", "3"], input),
+        "{\"a\":\"a\",\"b\":\"d\",\"distance\":1}\n{\"a\":\"c\",\"b\":\"d\",\"distance\":3}\n"
+    );
+    assert_eq!(
+        ok(&["--k", "3", "--clusters"], input),
+        "{\"cluster\":0,\"members\":[\"a\",\"c\",\"d\"],\"representative\":\"a\"}\n"
+    );
+    let bad = pairs(&["--k", "3"], "{\"id\":\"a\"}\n");
+    assert_one_line_error(&bad, 1, "line 1: not a fingerprint JSON line");
+}
+
+#[test]
+fn reads_what_fingerprint_writes() {
+    let fingerprints = neardup(
+        &[
+            "fingerprint",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/news.jsonl"),
+        ],
+        b"",
+    );
+    assert_eq!(fingerprints.code, 0, "stderr: {}", fingerprints.stderr);
+    let out = ok(&["--k", "3"], &fingerprints.stdout);
+    assert!(
+        out.contains("\"a\":\"council-budget\",\"b\":\"council-budget-copy\",\"distance\":0"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_impossible_k_is_a_usage_error() {
+    assert_one_line_error(
+        &pairs(&["--k", "70"], "1\n2\n"),
+        2,
+        "cannot search at k = 70",
+    );
+}
+
+#[test]
+fn log_lines_in_a_pipe_have_no_colour_codes() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["pairs", "--k", "1", "-"])
+        .env("NEARDUP_LOG", "info")
+        .stdin(std::fs::File::open(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    // Cargo.toml is not fingerprints: an error line, and no escape codes in it or in a log.
+    assert!(stderr.contains("neardup: "), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+    let logged = std::process::Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["pairs", "--k", "1", "-"])
+        .env("NEARDUP_LOG", "info")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(logged.stderr).unwrap();
+    assert!(stderr.contains("pairs found"), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
 }

@@ -5,9 +5,11 @@
 //! indices), so duplicates stay distinguishable.
 //!
 //! Input: one fingerprint a line, either decimal `u64` or hexadecimal with exactly 16 (64-bit) or
-//! 32 (128-bit) digits. A file is read as hexadecimal when its lines are all 16 or all 32 hex
-//! digits, as decimal otherwise; `--format` overrides the guess (a 16-digit decimal number could
-//! be either).
+//! 32 (128-bit) digits, or the JSON lines `neardup fingerprint` writes (`{"id", "simhash", ...}`).
+//! A file whose first line starts with `{` is read as JSON lines, and its pairs and clusters name
+//! documents by their `id`; otherwise a file is read as hexadecimal when its lines are all 16 or
+//! all 32 hex digits, as decimal otherwise, and members are named by line index (from 0).
+//! `--format` overrides the guess (a 16-digit decimal number could be either).
 
 use std::io::{BufWriter, Read, Write};
 use std::path::PathBuf;
@@ -15,15 +17,20 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use neardup_index::{all_pairs, clusters, Design, Fingerprint, Pair, Representative};
 
+use crate::usage::usage;
+
 /// How the fingerprints in the input are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Hexadecimal if every line has 16 (or every line 32) hex digits, else decimal.
+    /// JSON lines if the first line starts with `{`; else hexadecimal if every line has 16 (or
+    /// every line 32) hex digits; else decimal.
     Auto,
     /// Decimal `u64`, one a line.
     Dec,
     /// Hexadecimal, 16 digits (64-bit) or 32 digits (128-bit) a line, all lines alike.
     Hex,
+    /// The JSON lines of `neardup fingerprint`: the `simhash` field (hex), named by `id`.
+    Jsonl,
 }
 
 /// Arguments of `neardup pairs`.
@@ -59,10 +66,49 @@ fn parse_design(s: &str) -> Result<Design, String> {
 pub fn run(args: PairsArgs) -> anyhow::Result<()> {
     let data = read_input(args.input.as_deref())?;
     let lines = split_lines(&data)?;
-    match detect(&lines, args.format)? {
-        Width::W64(hex) => search(parse_all::<u64>(&lines, hex)?, &args),
-        Width::W128 => search(parse_all::<u128>(&lines, true)?, &args),
+    let is_jsonl = match args.format {
+        Format::Jsonl => true,
+        Format::Auto => lines.first().is_some_and(|l| l.starts_with(b"{")),
+        Format::Dec | Format::Hex => false,
+    };
+    if is_jsonl {
+        let (ids, simhashes) = parse_jsonl(&lines)?;
+        let hex: Vec<&[u8]> = simhashes.iter().map(String::as_bytes).collect();
+        return match detect(&hex, Format::Jsonl)? {
+            Width::W64(_) => search(parse_all::<u64>(&hex, true)?, &args, &ids),
+            Width::W128 => search(parse_all::<u128>(&hex, true)?, &args, &ids),
+        };
     }
+    let positions: Vec<u32> = (0..u32::try_from(lines.len())?).collect();
+    match detect(&lines, args.format)? {
+        Width::W64(hex) => search(parse_all::<u64>(&lines, hex)?, &args, &positions),
+        Width::W128 => search(parse_all::<u128>(&lines, true)?, &args, &positions),
+    }
+}
+
+/// One line of `neardup fingerprint`'s output, as far as `pairs` reads it.
+#[derive(serde::Deserialize)]
+struct FingerprintLine {
+    id: String,
+    simhash: String,
+}
+
+/// The ids and SimHash values (hex) of fingerprint JSON lines.
+fn parse_jsonl(lines: &[&[u8]]) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    let mut ids = Vec::with_capacity(lines.len());
+    let mut simhashes = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        let parsed: FingerprintLine = serde_json::from_slice(line).with_context(|| {
+            format!(
+                "line {}: not a fingerprint JSON line ({{\"id\", \"simhash\"}}): {}",
+                i + 1,
+                shown(line)
+            )
+        })?;
+        ids.push(parsed.id);
+        simhashes.push(parsed.simhash);
+    }
+    Ok((ids, simhashes))
 }
 
 /// Reads the whole input: a file, or standard input for `-` or no path.
@@ -124,8 +170,8 @@ fn detect(lines: &[&[u8]], format: Format) -> anyhow::Result<Width> {
     };
     match format {
         Format::Dec => Ok(Width::W64(false)),
-        Format::Hex if is_hex(first, 32) => hex_width(32).map(|()| Width::W128),
-        Format::Hex => hex_width(16).map(|()| Width::W64(true)),
+        Format::Hex | Format::Jsonl if is_hex(first, 32) => hex_width(32).map(|()| Width::W128),
+        Format::Hex | Format::Jsonl => hex_width(16).map(|()| Width::W64(true)),
         Format::Auto if lines.iter().any(|l| is_hex(l, 32)) => hex_width(32).map(|()| Width::W128),
         Format::Auto => Ok(Width::W64(lines.iter().all(|l| is_hex(l, 16)))),
     }
@@ -173,47 +219,82 @@ fn parse_decimal(line: &[u8]) -> Option<u128> {
     Some(u128::from(value))
 }
 
-/// Finds the pairs (or clusters) and writes them as JSON lines to standard output.
-fn search<F: Fingerprint>(fps: Vec<F>, args: &PairsArgs) -> anyhow::Result<()> {
+/// One pair of the output: the two members' names (ids or line indices) and their distance.
+#[derive(serde::Serialize)]
+struct PairLine<'a, N> {
+    a: &'a N,
+    b: &'a N,
+    distance: u32,
+}
+
+/// One cluster of the output: its number, its members' names and its representative's.
+#[derive(serde::Serialize)]
+struct ClusterLine<'a, N> {
+    cluster: usize,
+    members: Vec<&'a N>,
+    representative: &'a N,
+}
+
+/// Finds the pairs (or clusters) and writes them as JSON lines to standard output, each member
+/// named by `names[index]`.
+fn search<F: Fingerprint, N: serde::Serialize>(
+    fps: Vec<F>,
+    args: &PairsArgs,
+    names: &[N],
+) -> anyhow::Result<()> {
     let design = match (args.blocks, args.design) {
         (Some(blocks), _) => Design::Blocks { blocks, k: args.k },
         (None, Some(design)) => design,
         (None, None) => Design::for_expected_len(fps.len(), args.k, F::BITS),
     };
     let pairs = all_pairs(&fps, args.k, design)
+        .map_err(usage)
         .with_context(|| format!("cannot search at k = {} with design {design}", args.k))?;
     tracing::info!(fingerprints = fps.len(), pairs = pairs.len(), %design, "pairs found");
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     if args.clusters {
-        write_clusters(&mut out, fps.len(), &pairs)?;
+        write_clusters(&mut out, &pairs, names)?;
     } else {
         for p in &pairs {
-            writeln!(
-                out,
-                "{{\"a\":{},\"b\":{},\"distance\":{}}}",
-                p.a, p.b, p.distance
-            )?;
+            let line = PairLine {
+                a: &names[p.a as usize],
+                b: &names[p.b as usize],
+                distance: p.distance,
+            };
+            serde_json::to_writer(&mut out, &line)?;
+            out.write_all(b"\n")?;
         }
     }
     out.flush()?;
     Ok(())
 }
 
-/// Writes one JSON line per cluster of two or more lines; the representative is the first line.
-fn write_clusters(out: &mut impl Write, n: usize, pairs: &[Pair]) -> anyhow::Result<()> {
+/// Writes one JSON line per cluster of two or more members; the representative is the first.
+fn write_clusters<N: serde::Serialize>(
+    out: &mut impl Write,
+    pairs: &[Pair],
+    names: &[N],
+) -> anyhow::Result<()> {
     let found = clusters(
-        n,
+        names.len(),
         pairs.iter().map(|p| (p.a, p.b)),
         Representative::FirstSeen,
         false,
     )?;
     for (i, cluster) in found.iter().enumerate() {
-        let members: Vec<String> = cluster.members.iter().map(u32::to_string).collect();
-        writeln!(
-            out,
-            "{{\"cluster\":{i},\"members\":[{}],\"representative\":{}}}",
-            members.join(","),
-            cluster.representative
+        let line = ClusterLine {
+            cluster: i,
+            members: cluster
+                .members
+                .iter()
+                .map(|&m| &names[m as usize])
+                .collect(),
+            representative: &names[cluster.representative as usize],
+        };
+        serde_json::to_writer(&mut *out, &line)?;
+        out.write_all(
+            b"
+",
         )?;
     }
     Ok(())
