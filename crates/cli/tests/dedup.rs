@@ -253,17 +253,31 @@ fn bad_records_are_reported_with_their_place_and_skipped_or_fatal() {
     let fail = neardup(&["dedup", path, "--on-error", "fail"], b"");
     assert_one_line_error(&fail, 1, "bad.jsonl:2");
 
-    // A truncated gzip file: the records before the damage are read, the damage is reported.
-    let gz = dir.path().join("cut.jsonl.gz");
+    // A truncated or corrupt compressed file is an error, not a skipped record: what it held
+    // after the damage is unknown, so a run that went on would silently lose it.
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     std::io::Write::write_all(&mut encoder, corpus().as_bytes()).unwrap();
     let compressed = encoder.finish().unwrap();
-    std::fs::write(&gz, &compressed[..compressed.len() - 20]).unwrap();
-    let run = neardup(&["dedup", gz.to_str().unwrap(), "--summary", "-"], b"");
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("cut.jsonl.gz"), "{}", run.stderr);
-    let summary: Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(summary["skipped_records"], 1);
+    let damaged = [
+        ("cut.jsonl.gz", compressed[..compressed.len() - 20].to_vec()),
+        ("not-gzip.jsonl.gz", b"plain text, not gzip".to_vec()),
+        (
+            "cut.jsonl.zst",
+            zstd::encode_all(corpus().as_bytes(), 3).unwrap()[..40].to_vec(),
+        ),
+    ];
+    for (name, bytes) in damaged {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        for on_error in ["skip", "fail"] {
+            let run = neardup(
+                &["dedup", path.to_str().unwrap(), "--on-error", on_error],
+                b"",
+            );
+            assert_one_line_error(&run, 1, name);
+            assert!(run.stderr.contains("cannot be read"), "{}", run.stderr);
+        }
+    }
 
     // A binary file in a folder.
     let folder = dir.path().join("folder");

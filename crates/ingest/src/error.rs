@@ -31,8 +31,9 @@ impl IngestError {
     /// not UTF-8, a corrupt compressed stream, ...), which a caller may skip;
     /// false when an input cannot be read at all or reading it failed
     /// ([`ErrorKind::Open`], [`ErrorKind::Read`], [`ErrorKind::Walk`],
-    /// [`ErrorKind::UnknownFormat`]), which no caller should take for a
-    /// skipped record.
+    /// [`ErrorKind::UnknownFormat`], [`ErrorKind::CorruptStream`]: the rest of
+    /// a compressed input that cannot be decoded holds an unknown number of
+    /// records), which no caller should take for a skipped record.
     pub fn is_bad_record(&self) -> bool {
         !matches!(
             self.kind,
@@ -41,6 +42,7 @@ impl IngestError {
                 | ErrorKind::Walk(_)
                 | ErrorKind::UnknownFormat
                 | ErrorKind::Parquet(_)
+                | ErrorKind::CorruptStream { .. }
         )
     }
 }
@@ -55,8 +57,22 @@ pub enum ErrorKind {
     /// Reading failed part-way; the rest of this input is skipped.
     #[error("read failed: {0}")]
     Read(#[source] io::Error),
-    /// The compressed stream is corrupt or ends early (a truncated `.gz` or
-    /// `.zst` file); the records before this place were read.
+    /// A compressed input is corrupt or ends early (a truncated `.jsonl.gz`
+    /// or `.jsonl.zst` file): the records before this place were read, the
+    /// rest of the input cannot be (how many records it held is unknown).
+    #[error(
+        "corrupt or truncated {codec} stream: {source} (the rest of the input cannot be read)"
+    )]
+    CorruptStream {
+        /// The compression format of the stream.
+        codec: Compression,
+        /// The decoder's own message.
+        #[source]
+        source: io::Error,
+    },
+    /// A corrupt or truncated gzip member in an input whose reader
+    /// resynchronises on the next member (`.warc.gz`): the member's records
+    /// are lost, reading goes on after it.
     #[error("corrupt or truncated {codec} stream: {source}")]
     Decompress {
         /// The compression format of the stream.
@@ -163,11 +179,13 @@ impl ErrorKind {
         match self {
             ErrorKind::Open(_) => "cannot open",
             ErrorKind::Read(_) => "read failed",
-            ErrorKind::Decompress { codec, .. } => match codec {
-                Compression::Gzip => "corrupt gzip stream",
-                Compression::Zstd => "corrupt zstd stream",
-                Compression::None => "corrupt stream",
-            },
+            ErrorKind::Decompress { codec, .. } | ErrorKind::CorruptStream { codec, .. } => {
+                match codec {
+                    Compression::Gzip => "corrupt gzip stream",
+                    Compression::Zstd => "corrupt zstd stream",
+                    Compression::None => "corrupt stream",
+                }
+            }
             ErrorKind::Walk(_) => "cannot walk folder",
             ErrorKind::UnknownFormat => "unknown format",
             ErrorKind::InvalidUtf8 { .. } => "invalid UTF-8",

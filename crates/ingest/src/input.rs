@@ -240,7 +240,7 @@ fn read_stream<R: Read + Send + 'static>(
                 let lines = BufReader::with_capacity(LINE_BUFFER, decoder);
                 Box::new(JsonlReader::new(lines, source, opts).decompressing(codec))
             }
-            Err(err) => fail(source, ErrorKind::Decompress { codec, source: err }),
+            Err(err) => fail(source, ErrorKind::CorruptStream { codec, source: err }),
         },
         Format::Warc => Box::new(WarcReader::new(reader, source, opts).with_stats(stats)),
         Format::WarcGz => Box::new(WarcReader::gzip(reader, source, opts).with_stats(stats)),

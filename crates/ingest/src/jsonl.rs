@@ -110,7 +110,7 @@ impl<R: BufRead> Iterator for JsonlReader<R> {
                     let place = self.place.at_line(self.lines.line_no());
                     let kind = match self.compression {
                         Compression::None => ErrorKind::Read(source),
-                        codec => ErrorKind::Decompress { codec, source },
+                        codec => ErrorKind::CorruptStream { codec, source },
                     };
                     return Some(Err(IngestError::new(place, kind)));
                 }

@@ -78,7 +78,7 @@ fn truncated_compressed_streams_report_and_end() {
         assert_eq!(errors.len(), 1, "{name}");
         let err = out[out.len() - 2].as_ref().unwrap_err();
         assert!(
-            matches!(&err.kind, ErrorKind::Decompress { codec: c, .. } if *c == codec),
+            matches!(&err.kind, ErrorKind::CorruptStream { codec: c, .. } if *c == codec),
             "{err}"
         );
         assert!(
