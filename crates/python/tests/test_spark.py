@@ -220,3 +220,23 @@ def test_the_exact_method_has_no_keys_and_still_dedups(spark):
         d["id"]: None if of is None else news[of]["id"] for d, of in zip(news, expected.duplicate_of)
     }
     assert sum(of is not None for of in rows.values()) == 1
+
+
+def test_executors_without_the_package_fail_in_one_clear_line(tmp_path):
+    """The job run as a user first runs it: executors on a Python without neardup (here the
+    interpreter this venv was made from) fail before any stage with one line naming the fix."""
+    base_python = getattr(sys, "_base_executable", None)
+    probe = subprocess.run([base_python, "-c", "import neardup"], capture_output=True)
+    assert probe.returncode != 0, f"{base_python} must not have neardup for this test"
+    corpus = _write(tmp_path, [{"id": "a", "text": "one text"}, {"id": "b", "text": "another"}])
+    env = dict(os.environ, PYSPARK_PYTHON=base_python, PYSPARK_DRIVER_PYTHON=sys.executable)
+    env.setdefault("SPARK_HOME", os.path.dirname(pyspark.__file__))
+    run = subprocess.run(
+        [sys.executable, "-m", "neardup.spark", str(corpus), str(tmp_path / "out")],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert run.returncode == 1, run.stderr[-3000:]
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("neardup.spark: the Spark executors cannot import neardup ("), last
+    assert "PYSPARK_PYTHON" in last and "neardup[spark]" in last, last
+    assert "Traceback" not in run.stderr, run.stderr[-3000:]

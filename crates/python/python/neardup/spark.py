@@ -78,6 +78,7 @@ def dedup(
     policy_json = _policy_json(policy)
     SearchKeys(policy_json, 0)  # the policy is valid and has search keys (not overlap)
     _check_columns(df, text_col, id_col, order_col, fetched_at_col, keep)
+    _check_executors(df.sparkSession)
 
     ordered = df.orderBy(order_col) if order_col else df
     base = ordered.withColumn(_ROW, F.monotonically_increasing_id()).persist(
@@ -128,6 +129,36 @@ def dedup(
     fingerprints.unpersist()
     base.unpersist()
     return result
+
+
+#: Run in the executors by :func:`_check_executors`. Compiled from source outside any module,
+#: so Spark pickles the function itself, not a reference to ``neardup`` that an executor
+#: without the package could not even unpickle.
+_EXECUTOR_PROBE = """
+def probe(_):
+    import sys
+    try:
+        import neardup._neardup
+    except ImportError as error:
+        return f"{sys.executable}: {error}"
+    return None
+"""
+
+
+def _check_executors(spark: Any) -> None:
+    """Fails with one clear line when the executors' Python cannot import neardup: a tiny job
+    of one task per default partition, before any real work. Without it the first stage that
+    needs the package fails with a hundred lines of ``ModuleNotFoundError`` from a worker."""
+    namespace: Dict[str, Any] = {"__name__": "__neardup_executor_probe__"}
+    exec(compile(_EXECUTOR_PROBE, "<neardup executor probe>", "exec"), namespace)
+    tasks = max(1, spark.sparkContext.defaultParallelism)
+    answers = spark.sparkContext.parallelize(range(tasks), tasks).map(namespace["probe"]).collect()
+    failed = [answer for answer in answers if answer is not None]
+    if failed:
+        raise NeardupError(
+            f"the Spark executors cannot import neardup ({failed[0]}): start Spark with "
+            "PYSPARK_PYTHON set to a Python that has it (pip install 'neardup[spark]')"
+        )
 
 
 def _policy_json(policy: Union[Policy, Dict[str, Any], str, None]) -> str:
@@ -430,15 +461,19 @@ def main(argv: Optional[List[str]] = None) -> None:
     if args.policy_file:
         with open(args.policy_file, encoding="utf-8") as f:
             policy = f.read()
-    result = dedup(
-        df,
-        text_col=args.text_col,
-        id_col=args.id_col,
-        policy=policy,
-        keep=args.keep,
-        order_col=args.order_col,
-        fetched_at_col=args.fetched_at_col,
-    )
+    try:
+        result = dedup(
+            df,
+            text_col=args.text_col,
+            id_col=args.id_col,
+            policy=policy,
+            keep=args.keep,
+            order_col=args.order_col,
+            fetched_at_col=args.fetched_at_col,
+        )
+    except NeardupError as error:
+        spark.stop()
+        raise SystemExit(f"neardup.spark: {error}") from None
     out = result if args.all else result.where(~result["is_duplicate"]).select(*df.columns)
     out.write.mode("overwrite").parquet(args.output)
     result.unpersist()
