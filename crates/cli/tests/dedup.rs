@@ -593,3 +593,38 @@ fn the_summary_accounts_for_every_record() {
     assert_eq!(s["records_total"], 5, "{s}");
     assert!(run.stderr.contains("5 records"), "{}", run.stderr);
 }
+
+/// A Chinese news paragraph and the same with six words changed (README, "Profiles").
+const ZH_ECONOMY: &str = "北京时间周二晚间，国家统计局公布了最新一季度的经济数据。数据显示，国内生产总值同比增长百分之五点三，高于市场此前的普遍预期。分析人士认为，消费回暖和出口改善是推动经济增长的主要因素。与此同时，制造业投资保持稳定，基础设施建设继续发挥托底作用。不过，房地产市场仍然面临一定压力，新开工面积和销售额均出现不同程度的下降。专家建议，下一阶段应继续实施积极的财政政策和稳健的货币政策，进一步扩大内需，稳定市场预期，推动经济持续健康发展。";
+const ZH_ECONOMY_EDITED: &str = "北京时间周二晚上，国家统计局发布了最新一季度的经济数据。数据显示，国内生产总值同比增长百分之五点三，高于市场此前的普遍预期。分析人士指出，消费回暖和出口改善是推动经济增长的主要原因。与此同时，制造业投资保持稳定，基础设施建设继续发挥托底作用。不过，房地产市场依然面临一定压力，新开工面积和销售额均出现不同程度的下降。专家建议，下一阶段应继续实施积极的财政政策和稳健的货币政策，进一步扩大国内需求，稳定市场预期，推动经济持续健康发展。";
+
+/// What the profile table says of languages holds: `web` judges an edited Chinese paragraph
+/// more strictly than the Chinese profiles do (0.72 against 0.82 and 0.86).
+#[test]
+fn the_chinese_profiles_judge_edited_chinese_more_leniently_than_web() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.txt");
+    let b = dir.path().join("b.txt");
+    std::fs::write(&a, ZH_ECONOMY).unwrap();
+    std::fs::write(&b, ZH_ECONOMY_EDITED).unwrap();
+    let jaccard = |profile: &str| {
+        let run = neardup(
+            &[
+                "compare",
+                a.to_str().unwrap(),
+                b.to_str().unwrap(),
+                "--json",
+                "--profile",
+                profile,
+            ],
+            b"",
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let answer: Value = serde_json::from_str(&run.stdout).unwrap();
+        answer["jaccard"].as_f64().unwrap()
+    };
+    let (web, zh, zh_short) = (jaccard("web"), jaccard("zh"), jaccard("zh-short"));
+    assert!((0.70..0.75).contains(&web), "web {web}");
+    assert!((0.80..0.85).contains(&zh), "zh {zh}");
+    assert!((0.85..0.88).contains(&zh_short), "zh-short {zh_short}");
+}
