@@ -22,6 +22,7 @@
 //! # Ok::<(), neardup_core::Error>(())
 //! ```
 
+pub mod choice;
 pub mod digest;
 mod error;
 mod feature_hashing;
@@ -40,6 +41,7 @@ mod stretch;
 pub mod tokenize;
 pub mod weight;
 
+pub use choice::Choice;
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprinter, Fingerprints, WeightedFeature};
 pub use profile::Profile;

@@ -12,8 +12,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::DedupError;
-use crate::options::{DedupOptions, KeepPolicy, Method};
-use crate::policy::{Evidence, Kind, Measure, Policy};
+use crate::options::{DedupOptions, KeepPolicy};
+use crate::policy::{Evidence, Kind, Measure, Method, Policy};
 
 /// What the engine needs to know of one document.
 #[derive(Debug, Clone)]

@@ -15,7 +15,7 @@ use neardup_core::{Fingerprints, Simhash};
 use neardup_index::{Design, LshParams, Table};
 
 use crate::error::DedupError;
-use crate::options::Method;
+use crate::policy::Method;
 use crate::policy::Policy;
 
 /// Bytes of a key's prefix naming its table or band (big-endian `u16`), so that keys of

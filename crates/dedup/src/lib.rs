@@ -54,10 +54,10 @@ pub use engine::{dedup, dedup_with, FeatureSource, Item, Outcome, Removal};
 pub use error::DedupError;
 pub use keys::SearchKeys;
 pub use neardup_index::{Cluster, Pair};
-pub use options::{DedupOptions, KeepPolicy, Method, VerifyMeasure};
+pub use options::{DedupOptions, KeepPolicy};
 pub use policy::{
-    length_ratio, Bounds, Decision, Evidence, Kind, Measure, Policy, PolicyChanges, Side,
-    DEFAULT_K, DEFAULT_THRESHOLD,
+    length_ratio, Bounds, Decision, Evidence, Kind, Measure, Method, Policy, PolicyChanges, Side,
+    VerifyMeasure, DEFAULT_K, DEFAULT_THRESHOLD,
 };
 
 /// A pair of documents found to be duplicates.

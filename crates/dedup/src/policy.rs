@@ -14,11 +14,87 @@ use neardup_core::measure::{
     FeatureSet,
 };
 use neardup_core::minhash::{estimate_jaccard, MinHashOptions};
-use neardup_core::{Fingerprints, Profile, Simhash};
+use neardup_core::{Choice, Fingerprints, Profile, Simhash};
 use serde::{Deserialize, Serialize};
 
 use crate::error::DedupError;
-use crate::options::{Method, VerifyMeasure};
+
+/// How near-duplicates are searched for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Exact duplicates only (same digest of the normalised text).
+    Exact,
+    /// Exact duplicates, then SimHash fingerprints within `k` bits.
+    Simhash,
+    /// Exact duplicates, then MinHash LSH candidates with estimated Jaccard ≥ `threshold`.
+    Minhash,
+    /// Exact duplicates, then SimHash candidates, then verification by the true shingle-set
+    /// measure (the default: fast, and precise where SimHash alone is not).
+    Cascade,
+    /// Exact duplicates, then every pair whose shingle sets can overlap enough for the
+    /// verification measure to reach `threshold` (prefix filtering on the shingle sets, exact:
+    /// no pair that verification would accept is missed), then verification. Finds a short text
+    /// contained in a longer one, which neither SimHash nor MinHash LSH can (their candidates
+    /// need the two texts to be alike as a whole); it holds every document's shingle set while
+    /// searching (8 bytes a shingle), so it is meant for corpora of short texts.
+    Overlap,
+}
+
+impl Method {
+    /// The verification the method implies when none is named: Jaccard for the cascade,
+    /// containment for the overlap search (what it is for), none for the others.
+    pub fn default_verify(self) -> Option<VerifyMeasure> {
+        match self {
+            Method::Cascade => Some(VerifyMeasure::Jaccard),
+            Method::Overlap => Some(VerifyMeasure::Containment),
+            Method::Exact | Method::Simhash | Method::Minhash => None,
+        }
+    }
+}
+
+/// The exact measure a candidate pair is verified with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerifyMeasure {
+    /// Jaccard resemblance |A ∩ B| / |A ∪ B|.
+    Jaccard,
+    /// The larger of the two containments |A ∩ B| / |A| and |A ∩ B| / |B|: finds a page
+    /// quoted whole inside a longer one. Pair it with [`Policy::min_length_ratio`]: alone it
+    /// also takes a headline for a duplicate of the article it heads.
+    Containment,
+}
+
+impl Choice for Method {
+    const ALL: &'static [Self] = &[
+        Method::Cascade,
+        Method::Simhash,
+        Method::Minhash,
+        Method::Overlap,
+        Method::Exact,
+    ];
+
+    fn help(self) -> &'static str {
+        match self {
+            Method::Exact => "exact duplicates only",
+            Method::Simhash => "SimHash distance <= k",
+            Method::Minhash => "MinHash LSH, estimated Jaccard >= threshold",
+            Method::Cascade => "SimHash candidates within k, verified on the shingle sets",
+            Method::Overlap => "every pair whose shingle sets can overlap enough, verified",
+        }
+    }
+}
+
+impl Choice for VerifyMeasure {
+    const ALL: &'static [Self] = &[VerifyMeasure::Jaccard, VerifyMeasure::Containment];
+
+    fn help(self) -> &'static str {
+        match self {
+            VerifyMeasure::Jaccard => "Jaccard resemblance of the shingle sets",
+            VerifyMeasure::Containment => "the larger of the two containments of the shingle sets",
+        }
+    }
+}
 
 /// Default largest SimHash distance of a candidate pair.
 ///
