@@ -137,14 +137,14 @@ impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Sink::Stream(stream) => stream.write(buf),
-            Sink::Temporary(file, _) => file.write(buf),
+            Sink::Temporary(file, _) => file.as_file_mut().write(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Sink::Stream(stream) => stream.flush(),
-            Sink::Temporary(file, _) => file.flush(),
+            Sink::Temporary(file, _) => file.as_file_mut().flush(),
         }
     }
 }
