@@ -4,17 +4,17 @@
 //! `Retry-After` and a JSON error while the store cannot write, `/healthz` truthful, recovery
 //! without a restart, SIGTERM drained; no acknowledged write lost (redb fsyncs every commit).
 
+mod files;
 mod service;
-mod tmpfs;
 
 use std::time::Duration;
 
+use files::{fill, Tmpfs};
 use serde_json::json;
 use service::{
     acknowledged_under_load, assert_all_stored, assert_unavailable, send, text, wait_healthy,
     Server,
 };
-use tmpfs::{fill, Tmpfs};
 
 /// The store timeout the servers run with (seconds).
 const STORE_TIMEOUT: &str = "1";

@@ -5,6 +5,7 @@
 //! temporary files beside them, named `.NAME.neardup-XXXXXX.tmp`).
 
 mod corpus;
+mod files;
 mod service;
 
 use std::io::Write;
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use files::names;
 use service::signal;
 
 /// What `--kept` holds before each run: it must be left as it is.
@@ -91,6 +93,18 @@ impl Setup {
             || std::fs::read_to_string(self.out.join("kept.jsonl")).unwrap() != OLD_KEPT
     }
 
+    /// Runs `neardup dedup` on the corpus and sends it `kill -SIGNAL` at `moment`; returns
+    /// how it ended and its standard error.
+    fn signal_at(&self, moment: Moment, name: &str) -> (ExitStatus, String) {
+        let child = self.start(&self.corpus);
+        match moment {
+            Moment::Reading => std::thread::sleep(Duration::from_millis(300)),
+            Moment::WritingKept => wait_for("writing --kept", || self.writing_kept()),
+        }
+        signal(child.id(), name);
+        ended(child)
+    }
+
     /// Asserts the output folder holds `kept.jsonl` as it was and no other final output; the
     /// other files in it are returned.
     fn others_than_outputs(&self) -> Vec<String> {
@@ -98,20 +112,13 @@ impl Setup {
         assert_eq!(kept, OLD_KEPT, "kept.jsonl was replaced");
         let names = names(&self.out);
         for name in &OUTPUTS[1..] {
-            assert!(!names.contains(&name.to_string()), "{name} exists: {names:?}");
+            assert!(
+                !names.contains(&name.to_string()),
+                "{name} exists: {names:?}"
+            );
         }
         names.into_iter().filter(|n| n != "kept.jsonl").collect()
     }
-}
-
-/// The names in a folder.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// Waits until `ready`, for at most 60 s.
@@ -145,13 +152,7 @@ fn ended(mut child: Child) -> (ExitStatus, String) {
 fn signal_mid_run(name: &str, code: i32) {
     let setup = Setup::new();
     for moment in [Moment::Reading, Moment::WritingKept].repeat(ROUNDS) {
-        let child = setup.start(&setup.corpus);
-        match moment {
-            Moment::Reading => std::thread::sleep(Duration::from_millis(300)),
-            Moment::WritingKept => wait_for("writing --kept", || setup.writing_kept()),
-        }
-        signal(child.id(), name);
-        let (status, stderr) = ended(child);
+        let (status, stderr) = setup.signal_at(moment, name);
         assert_eq!(status.code(), Some(code), "{moment:?}: {status}, {stderr}");
         assert_eq!(
             stderr.lines().last(),
@@ -178,13 +179,7 @@ fn sigterm_mid_run_exits_143_and_leaves_no_output_and_no_temporary_file() {
 fn sigkill_mid_run_leaves_no_final_output_only_named_temporary_files() {
     let setup = Setup::new();
     for moment in [Moment::Reading, Moment::WritingKept].repeat(ROUNDS) {
-        let child = setup.start(&setup.corpus);
-        match moment {
-            Moment::Reading => std::thread::sleep(Duration::from_millis(300)),
-            Moment::WritingKept => wait_for("writing --kept", || setup.writing_kept()),
-        }
-        signal(child.id(), "KILL");
-        let (status, _) = ended(child);
+        let (status, _) = setup.signal_at(moment, "KILL");
         assert_eq!(status.signal(), Some(9), "{moment:?}: {status}");
         for name in setup.others_than_outputs() {
             let temporary = OUTPUTS.iter().any(|output| {

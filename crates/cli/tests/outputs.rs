@@ -5,30 +5,26 @@
 
 mod common;
 mod corpus;
-mod tmpfs;
+mod files;
 
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{assert_one_line_error, neardup, neardup_in};
-use tmpfs::Tmpfs;
+use files::{names, Tmpfs};
 
-/// The names in a folder.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
+/// Writes the small news corpus to `dir`, returning its path.
+fn news_corpus(dir: &Path) -> PathBuf {
+    let corpus = dir.join("corpus.jsonl");
+    std::fs::write(&corpus, corpus::corpus()).unwrap();
+    corpus
 }
 
 #[test]
 fn a_failed_run_creates_no_output_and_leaves_one_already_there_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
-    let corpus = dir.path().join("corpus.jsonl");
-    std::fs::write(&corpus, corpus::corpus()).unwrap();
+    let corpus = news_corpus(dir.path());
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join("removed.jsonl"), "old\n").unwrap();
@@ -50,7 +46,10 @@ fn a_failed_run_creates_no_output_and_leaves_one_already_there_as_it_was() {
     let needle = format!("cannot create {}", summary.display());
     assert_eq!(run.code, 1, "{}", run.stderr);
     let last = run.stderr.lines().last().unwrap();
-    assert!(last.starts_with("neardup: ") && last.contains(&needle), "{last}");
+    assert!(
+        last.starts_with("neardup: ") && last.contains(&needle),
+        "{last}"
+    );
     assert_eq!(names(&out), ["removed.jsonl"]);
     let removed = std::fs::read_to_string(out.join("removed.jsonl")).unwrap();
     assert_eq!(removed, "old\n");
@@ -59,8 +58,7 @@ fn a_failed_run_creates_no_output_and_leaves_one_already_there_as_it_was() {
 #[test]
 fn outputs_get_the_usual_permissions_and_a_fifo_is_written_in_place() {
     let dir = tempfile::tempdir().unwrap();
-    let corpus = dir.path().join("corpus.jsonl");
-    std::fs::write(&corpus, corpus::corpus()).unwrap();
+    let corpus = news_corpus(dir.path());
     let fifo = dir.path().join("removed.fifo");
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
@@ -114,7 +112,10 @@ fn a_full_disk_on_kept_names_the_file_and_leaves_nothing() {
         ],
         b"",
     );
-    let needle = format!("neardup: cannot write {}: No space left on device", kept.display());
+    let needle = format!(
+        "neardup: cannot write {}: No space left on device",
+        kept.display()
+    );
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(run.stderr, format!("{needle} (os error 28)\n"));
     assert!(names(&mount.0).is_empty(), "{:?}", names(&mount.0));
@@ -130,9 +131,16 @@ fn a_full_tmpdir_while_spooling_standard_input_says_so_and_leaves_nothing() {
         &["dedup", "-", "--kept", kept.to_str().unwrap()],
         corpus::random_corpus(6_000).as_bytes(),
     );
-    let spool = format!("cannot spool standard input to {}/neardup-spool-", mount.0.display());
+    let spool = format!(
+        "cannot spool standard input to {}/neardup-spool-",
+        mount.0.display()
+    );
     assert_one_line_error(&run, 1, &spool);
-    assert!(run.stderr.contains("No space left on device"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("No space left on device"),
+        "{}",
+        run.stderr
+    );
     assert!(names(&mount.0).is_empty(), "{:?}", names(&mount.0));
     assert!(!kept.exists());
 }

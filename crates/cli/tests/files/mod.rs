@@ -1,5 +1,5 @@
-//! Test support for a full disk: a small tmpfs the test mounts (it runs as root, as
-//! `scripts/test` does in CI), and a file that fills it.
+//! Test support for files: a small tmpfs the test mounts (it runs as root, as `scripts/test`
+//! does in CI) and a file that fills it, for a full disk; the names in a folder.
 
 #![allow(dead_code)] // Each test file uses part of this module.
 
@@ -47,3 +47,12 @@ pub fn fill(path: &Path) {
     let _ = file.sync_all();
 }
 
+/// The names in a folder, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
