@@ -98,7 +98,12 @@ impl Setup {
     fn signal_at(&self, moment: Moment, name: &str) -> (ExitStatus, String) {
         let child = self.start(&self.corpus);
         match moment {
-            Moment::Reading => std::thread::sleep(Duration::from_millis(300)),
+            Moment::Reading => {
+                if name != "KILL" {
+                    wait_for("SIGINT handled", || catches_sigint(child.id()));
+                }
+                std::thread::sleep(Duration::from_millis(300));
+            }
             Moment::WritingKept => wait_for("writing --kept", || self.writing_kept()),
         }
         signal(child.id(), name);
@@ -119,6 +124,17 @@ impl Setup {
         }
         names.into_iter().filter(|n| n != "kept.jsonl").collect()
     }
+}
+
+/// Whether the process `pid` has installed its handler of SIGINT (and SIGTERM, at the same
+/// time): `SigCgt` in /proc/PID/status, a hexadecimal mask with bit N-1 for signal N.
+fn catches_sigint(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (2 - 1)) != 0)
 }
 
 /// Waits until `ready`, for at most 60 s.
