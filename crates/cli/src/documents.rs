@@ -26,7 +26,8 @@ use neardup_ingest::{
 use rayon::prelude::*;
 
 use crate::blocks::{lines, BlockReader, Chunk};
-use crate::progress;
+use crate::output::{Failure, Watched};
+use crate::{interrupt, progress};
 
 /// Input options shared by the commands that read documents.
 #[derive(Debug, Clone, clap::Args)]
@@ -155,6 +156,8 @@ pub struct Corpus<'a> {
     total_bytes: Option<u64>,
     /// Where streams are copied on the first read, if the corpus is read again.
     spool: Option<tempfile::TempDir>,
+    /// The first error writing a copy of a stream: the cause of the read error it makes.
+    spool_failure: Failure,
     /// Whether a read has started: later reads report no bad record again.
     read_before: AtomicBool,
     /// What the first read found, record by record.
@@ -214,10 +217,12 @@ impl<'a> Corpus<'a> {
             .iter()
             .any(|input| matches!(input.kind, InputKind::Stream(_)));
         let spool = if reread && streams {
+            let mut registry = interrupt::lock()?;
             let dir = tempfile::Builder::new()
                 .prefix("neardup-spool-")
                 .tempdir()
                 .map_err(|e| anyhow::anyhow!("cannot create a temporary folder: {e}"))?;
+            registry.remove_on_signal(dir.path());
             Some(dir)
         } else {
             None
@@ -227,6 +232,7 @@ impl<'a> Corpus<'a> {
             inputs,
             total_bytes: total,
             spool,
+            spool_failure: Failure::default(),
             read_before: AtomicBool::new(false),
             accounting: Default::default(),
         })
@@ -275,6 +281,7 @@ impl<'a> Corpus<'a> {
             scope.spawn(move || reader.run());
             let mut next_index = 0usize;
             for (work, read_to) in receiver {
+                interrupt::check()?;
                 let records = match work {
                     Work::Records(records) => records,
                     Work::Lines {
@@ -329,7 +336,9 @@ impl<'a> Corpus<'a> {
                 bar.set_message(format!("{documents} documents"));
             }
             Ok(())
-        })?;
+        })
+        // A failed copy of a stream is the cause of the read error it makes.
+        .map_err(|error| self.spool_failure.error().unwrap_or(error))?;
         bar.finish_and_clear();
         if first {
             *self.accounting.lock().unwrap_or_else(|e| e.into_inner()) = Accounting {
@@ -514,10 +523,7 @@ impl Reader<'_, '_> {
                 let _ = format.set(opened.format);
                 match spooled {
                     Some(copy) => {
-                        let copy = File::create(&copy).map_err(fail)?;
-                        let encoder = zstd::Encoder::new(BufWriter::new(copy), SPOOL_LEVEL)
-                            .map_err(fail)?
-                            .auto_finish();
+                        let encoder = self.spool(input, &copy).map_err(fail)?;
                         opened.map_reader(|reader| {
                             Box::new(Tee {
                                 reader,
@@ -532,6 +538,20 @@ impl Reader<'_, '_> {
         };
         let counter = Arc::clone(self.bytes_read);
         Ok(opened.map_reader(|reader| Box::new(Counting { reader, counter })))
+    }
+
+    /// Creates the copy of a stream, at `path`: its errors are kept as the corpus' spool
+    /// failure.
+    fn spool(&self, input: &Input, path: &Path) -> io::Result<Spool> {
+        let name = match input.path.to_str() {
+            Some("-") => "standard input".to_string(),
+            _ => input.path.display().to_string(),
+        };
+        let what = format!("cannot spool {name} to {}", path.display());
+        let failure = &self.corpus.spool_failure;
+        let copy = File::create(path).inspect_err(|e| failure.record(&what, e))?;
+        let watched = Watched::new(copy, what, failure.clone());
+        Ok(zstd::Encoder::new(BufWriter::new(watched), SPOOL_LEVEL)?.auto_finish())
     }
 
     /// Sends work with the bytes read so far; false if the receiver hung up.
@@ -600,6 +620,10 @@ impl Reader<'_, '_> {
 /// zstd level of the copies of streams: level 1 compresses text about 7 times at over
 /// 400 MB/s, faster than the inputs are read.
 const SPOOL_LEVEL: i32 = 1;
+
+/// The copy of a stream: zstd-compressed, completed when dropped, its errors watched (an
+/// error completing it makes the next read of the copy fail, and is reported then).
+type Spool = zstd::stream::AutoFinishEncoder<'static, BufWriter<Watched<File>>>;
 
 /// A reader that copies what it reads.
 struct Tee<W: Write> {

@@ -18,6 +18,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
 use crate::documents::Corpus;
+use crate::interrupt;
 
 /// Bytes of rows the Parquet writer holds before it closes a row group: what bounds its memory.
 const ROW_GROUP_BYTES: usize = 64 << 20;
@@ -192,6 +193,7 @@ fn write_kept_parquet(
         );
         let (mut start, mut next) = (0u64, 0usize);
         for batch in reader {
+            interrupt::check()?;
             let batch = batch.with_context(|| format!("cannot read {} again", source.display()))?;
             let mask: BooleanArray = (start..start + batch.num_rows() as u64)
                 .map(|row| {

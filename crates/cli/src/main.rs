@@ -1,15 +1,18 @@
 //! `neardup`: find duplicate and near-duplicate text.
 //!
 //! A thin layer: each subcommand parses its arguments, calls the library crates and formats the
-//! result. Exit codes: 0 success, 1 error (one readable line on stderr), 2 usage error. A
-//! closed standard output (`neardup ... | head`) ends the run quietly with 0.
+//! result. Exit codes: 0 success, 1 error (one readable line on stderr), 2 usage error, 130
+//! and 143 a batch run ended by SIGINT or SIGTERM (see [`interrupt`]). A closed standard output
+//! (`neardup ... | head`) ends the run quietly with 0.
 
 mod blocks;
 mod commands;
 mod db_args;
 mod documents;
 mod input;
+mod interrupt;
 mod kept;
+mod output;
 mod plot;
 mod policy_args;
 mod profile_args;
@@ -62,6 +65,13 @@ fn main() -> ExitCode {
         .with_ansi(std::io::stderr().is_terminal())
         .init();
     let cli = Cli::parse();
+    // `serve` drains its connections on SIGINT and SIGTERM itself.
+    if !matches!(cli.command, Command::Serve(_)) {
+        if let Err(error) = interrupt::install() {
+            eprintln!("neardup: {error:#}");
+            return ExitCode::from(1);
+        }
+    }
     let result = match cli.command {
         Command::Dedup(args) => commands::dedup::run(args),
         Command::Extract(args) => commands::extract::run(args),
@@ -73,10 +83,15 @@ fn main() -> ExitCode {
         Command::Index(args) => commands::index::run(args),
         Command::Serve(args) => commands::serve::run(args),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
-        Err(error) => {
+    match (result, interrupt::received()) {
+        (Ok(()), _) => ExitCode::SUCCESS,
+        // Whatever error the signal made on its way up, the signal is what ended the run.
+        (Err(_), Some(interrupted)) => {
+            eprintln!("neardup: {interrupted}");
+            ExitCode::from(interrupted.exit_code())
+        }
+        (Err(error), None) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        (Err(error), None) => {
             // One readable line: the error and its causes, joined.
             eprintln!("neardup: {error:#}");
             ExitCode::from(if usage::is_usage_error(&error) { 2 } else { 1 })

@@ -1,8 +1,6 @@
 //! Overlaid histograms of a score for positive and negative pairs (`neardup eval --plot`), drawn
 //! with plotters to SVG (no system libraries, no font files: text is left to the viewer).
 
-use std::path::Path;
-
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -59,12 +57,15 @@ impl Histograms {
     }
 }
 
-/// Draws `h` to `path` as SVG.
-pub fn draw_svg(path: &Path, h: &Histograms) -> anyhow::Result<()> {
-    let area = SVGBackend::new(path, (900, 540)).into_drawing_area();
-    draw(&area, h)?;
-    area.present()?;
-    Ok(())
+/// Draws `h` as an SVG document.
+pub fn draw_svg(h: &Histograms) -> anyhow::Result<String> {
+    let mut svg = String::new();
+    {
+        let area = SVGBackend::with_string(&mut svg, (900, 540)).into_drawing_area();
+        draw(&area, h)?;
+        area.present()?;
+    }
+    Ok(svg)
 }
 
 fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, h: &Histograms) -> anyhow::Result<()>

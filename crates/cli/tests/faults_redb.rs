@@ -4,13 +4,12 @@
 //! `Retry-After` and a JSON error while the store cannot write, `/healthz` truthful, recovery
 //! without a restart, SIGTERM drained; no acknowledged write lost (redb fsyncs every commit).
 
+mod files;
 mod service;
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
+use files::{fill, Tmpfs};
 use serde_json::json;
 use service::{
     acknowledged_under_load, assert_all_stored, assert_unavailable, send, text, wait_healthy,
@@ -22,45 +21,6 @@ const STORE_TIMEOUT: &str = "1";
 /// Every answer while the store is unavailable comes within twice the store timeout (a call of
 /// its own, or the probe it makes, after one in progress), with room for a loaded machine.
 const WITHIN: Duration = Duration::from_millis(3500);
-
-/// A tmpfs mounted for one test, unmounted when dropped (also when the test fails).
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    fn mount(path: &Path, size: &str) -> Tmpfs {
-        std::fs::create_dir_all(path).unwrap();
-        let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(path)
-            .status();
-        assert!(
-            status.is_ok_and(|s| s.success()),
-            "mount -t tmpfs failed: the disk-full test needs root and mount (util-linux), as \
-             scripts/test runs in CI"
-        );
-        Tmpfs(path.to_path_buf())
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let unmounted = Command::new("umount")
-            .arg(&self.0)
-            .status()
-            .is_ok_and(|s| s.success());
-        if !unmounted {
-            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-        }
-    }
-}
-
-/// Writes zeros to `path` until the file system is full.
-fn fill(path: &Path) {
-    let mut file = std::fs::File::create(path).unwrap();
-    let block = vec![0u8; 64 * 1024];
-    while file.write_all(&block).is_ok() {}
-    let _ = file.sync_all();
-}
 
 /// A document of about 40 KB that compresses poorly, different for every `seed`.
 fn big_doc(id: &str, seed: u64) -> Vec<u8> {

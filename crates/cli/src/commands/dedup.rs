@@ -1,8 +1,7 @@
 //! `neardup dedup`: the main job. Read a corpus, find its exact and near duplicates, and write
 //! what to keep, what goes and why.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -20,8 +19,9 @@ use serde::Serialize;
 
 use crate::commands::index::check_in_chunks;
 use crate::documents::{unix_seconds, Corpus, InputArgs};
+use crate::output::{Output, Outputs};
 use crate::policy_args::PolicyArgs;
-use crate::{kept, progress};
+use crate::{interrupt, kept, progress};
 
 /// Arguments of `neardup dedup`.
 #[derive(Debug, clap::Args)]
@@ -153,11 +153,13 @@ fn run_incremental(
                 evidence: *evidence,
             })
     };
+    let mut outputs = Outputs::default();
     if let Some(path) = &args.removed {
-        write_lines(path, removed())?;
+        write_lines(&mut outputs, path, removed())?;
     }
     if let Some(path) = &args.pairs {
         write_lines(
+            &mut outputs,
             path,
             removed().map(|r| PairLine {
                 a: r.duplicate_of,
@@ -175,6 +177,7 @@ fn run_incremental(
     }
     if let Some(path) = &args.clusters {
         write_lines(
+            &mut outputs,
             path,
             clusters.iter().enumerate().map(|(i, (kept, members))| {
                 let mut all = vec![*kept];
@@ -184,7 +187,7 @@ fn run_incremental(
         )?;
     }
     if let Some(path) = &args.kept {
-        write_kept(path, corpus, &kept)?;
+        write_kept(&mut outputs, path, corpus, &kept)?;
     }
     let seconds = started.elapsed().as_secs_f64();
     let count = |kind| removals.iter().filter(|r| r.2 == kind).count();
@@ -209,12 +212,9 @@ fn run_incremental(
             "indexed": db.indexed(),
             "policy": db.policy().describe(),
         });
-        let mut out = create(path)?;
-        serde_json::to_writer_pretty(&mut out, &summary)?;
-        writeln!(out)?;
-        out.flush()?;
+        outputs.write(path, |out| write_json(out, &summary))?;
     }
-    Ok(())
+    outputs.commit()
 }
 
 /// Shingle sets for verification, computed only for the documents in candidate pairs, by
@@ -318,20 +318,21 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     features.phase.finish_and_clear();
     let outcome = outcome?;
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let mut outputs = Outputs::default();
     if let Some(path) = &args.removed {
-        write_removed(path, &outcome, &ids)?;
+        write_removed(&mut outputs, path, &outcome, &ids)?;
     }
     if let Some(path) = &args.pairs {
-        write_pairs(path, &outcome, &ids)?;
+        write_pairs(&mut outputs, path, &outcome, &ids)?;
     }
     if let Some(path) = &args.clusters {
-        write_clusters(path, &outcome, &ids)?;
+        write_clusters(&mut outputs, path, &outcome, &ids)?;
     }
     if let Some(path) = &args.components {
-        write_components(path, &outcome, &ids)?;
+        write_components(&mut outputs, path, &outcome, &ids)?;
     }
     if let Some(path) = &args.kept {
-        write_kept(path, &corpus, &outcome.kept)?;
+        write_kept(&mut outputs, path, &corpus, &outcome.kept)?;
     }
     let seconds = started.elapsed().as_secs_f64();
     let count = |kind| outcome.removals.iter().filter(|r| r.kind == kind).count();
@@ -363,32 +364,32 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     };
     print_summary(&summary);
     if let Some(path) = &args.summary {
-        let mut out = create(path)?;
-        serde_json::to_writer_pretty(&mut out, &summary)?;
-        writeln!(out)?;
-        out.flush()?;
+        outputs.write(path, |out| write_json(out, &summary))?;
     }
+    outputs.commit()
+}
+
+/// Writes `value` as pretty JSON and a newline: the `--summary` file.
+fn write_json(out: &mut Output, value: &impl Serialize) -> anyhow::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    writeln!(out)?;
     Ok(())
 }
 
-/// Opens an output; `-` is standard output.
-fn create(path: &Path) -> anyhow::Result<BufWriter<Box<dyn Write + Send>>> {
-    let sink: Box<dyn Write + Send> = if path.as_os_str() == "-" {
-        Box::new(std::io::stdout())
-    } else {
-        Box::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?)
-    };
-    Ok(BufWriter::with_capacity(1 << 20, sink))
-}
-
-fn write_lines<T: Serialize>(path: &Path, lines: impl Iterator<Item = T>) -> anyhow::Result<()> {
-    let mut out = create(path)?;
-    for line in lines {
-        serde_json::to_writer(&mut out, &line)?;
-        out.write_all(b"\n")?;
-    }
-    out.flush()
-        .with_context(|| format!("cannot write {}", path.display()))
+/// Writes the output `path`, one JSON line a value of `lines`.
+fn write_lines<T: Serialize>(
+    outputs: &mut Outputs,
+    path: &Path,
+    lines: impl Iterator<Item = T>,
+) -> anyhow::Result<()> {
+    outputs.write(path, |out| {
+        for line in lines {
+            interrupt::check()?;
+            serde_json::to_writer(&mut *out, &line)?;
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    })
 }
 
 /// One line of `--removed`: a removed document, the kept one it duplicates, and why.
@@ -415,8 +416,14 @@ struct PairLine<'a> {
     evidence: Evidence,
 }
 
-fn write_removed(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result<()> {
+fn write_removed(
+    outputs: &mut Outputs,
+    path: &Path,
+    outcome: &Outcome,
+    ids: &[&str],
+) -> anyhow::Result<()> {
     write_lines(
+        outputs,
         path,
         outcome.removals.iter().map(|r| RemovedLine {
             id: ids[r.index as usize],
@@ -428,8 +435,14 @@ fn write_removed(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result
     )
 }
 
-fn write_pairs(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result<()> {
+fn write_pairs(
+    outputs: &mut Outputs,
+    path: &Path,
+    outcome: &Outcome,
+    ids: &[&str],
+) -> anyhow::Result<()> {
     write_lines(
+        outputs,
         path,
         outcome.pairs.iter().map(|p| PairLine {
             a: ids[p.a as usize],
@@ -441,7 +454,12 @@ fn write_pairs(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result<(
     )
 }
 
-fn write_clusters(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result<()> {
+fn write_clusters(
+    outputs: &mut Outputs,
+    path: &Path,
+    outcome: &Outcome,
+    ids: &[&str],
+) -> anyhow::Result<()> {
     #[derive(Serialize)]
     struct Line<'a> {
         cluster: usize,
@@ -449,6 +467,7 @@ fn write_clusters(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Resul
         representative: &'a str,
     }
     write_lines(
+        outputs,
         path,
         outcome.clusters.iter().enumerate().map(|(i, c)| Line {
             cluster: i,
@@ -458,9 +477,15 @@ fn write_clusters(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Resul
     )
 }
 
-fn write_components(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Result<()> {
+fn write_components(
+    outputs: &mut Outputs,
+    path: &Path,
+    outcome: &Outcome,
+    ids: &[&str],
+) -> anyhow::Result<()> {
     let components = outcome.components()?;
     write_lines(
+        outputs,
         path,
         components.iter().enumerate().map(|(i, members)| {
             let kept = members.iter().filter(|&&m| outcome.kept[m as usize]);
@@ -474,11 +499,13 @@ fn write_components(path: &Path, outcome: &Outcome, ids: &[&str]) -> anyhow::Res
 }
 
 /// Writes the input records of kept documents to `path` (see [`kept::write_kept`]).
-fn write_kept(path: &Path, corpus: &Corpus, kept: &[bool]) -> anyhow::Result<()> {
-    let mut out = create(path)?;
-    kept::write_kept(&mut out, corpus, kept)?;
-    out.flush()
-        .with_context(|| format!("cannot write {}", path.display()))
+fn write_kept(
+    outputs: &mut Outputs,
+    path: &Path,
+    corpus: &Corpus,
+    kept: &[bool],
+) -> anyhow::Result<()> {
+    outputs.write(path, |out| kept::write_kept(out, corpus, kept))
 }
 
 fn print_summary(s: &Summary) {

@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::input::read_text;
+use crate::output::Outputs;
 use crate::plot::{draw_svg, Histograms};
 use crate::policy_args::PolicyArgs;
 
@@ -461,7 +462,10 @@ fn plot(path: &Path, policy: &Policy, scored: &[Scored], report: &Report) -> any
         h.threshold = Some(policy.threshold);
         h
     };
-    draw_svg(path, &histograms).with_context(|| format!("cannot draw {}", path.display()))
+    let svg = draw_svg(&histograms).with_context(|| format!("cannot draw {}", path.display()))?;
+    let mut outputs = Outputs::default();
+    outputs.write(path, |out| Ok(out.write_all(svg.as_bytes())?))?;
+    outputs.commit()
 }
 
 /// The positive and negative pairs, each with whether it is positive.

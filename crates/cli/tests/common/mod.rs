@@ -12,8 +12,14 @@ pub struct Run {
 
 /// Runs `neardup ARGS` with `stdin` as standard input.
 pub fn neardup(args: &[&str], stdin: &[u8]) -> Run {
+    neardup_in(&[], args, stdin)
+}
+
+/// Runs `neardup ARGS` with the environment variables `env` set and `stdin` as standard input.
+pub fn neardup_in(env: &[(&str, &std::path::Path)], args: &[&str], stdin: &[u8]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,5 +1,7 @@
 //! The small news corpus the dedup and input tests share: an exact copy of the first record
-//! (third) and a near copy of the second (fifth).
+//! (third) and a near copy of the second (fifth); and a big random one.
+
+#![allow(dead_code)] // Each test file uses part of this module.
 
 use serde_json::json;
 
@@ -23,4 +25,36 @@ pub fn corpus() -> String {
     .iter()
     .map(|v| format!("{v}\n"))
     .collect()
+}
+
+/// A corpus of `documents` JSON lines of 80 random words each (about 600 bytes; text that
+/// compresses about 1.6 times), every tenth an exact copy of the one before it: big enough,
+/// made in the test, to catch a run in the middle.
+pub fn random_corpus(documents: usize) -> String {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        // xorshift64: reproducible, no dependency.
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut corpus = String::new();
+    let mut text = String::new();
+    for i in 0..documents {
+        if i % 10 != 9 {
+            text = (0..80)
+                .map(|_| {
+                    let word = next();
+                    (0..3 + word % 6)
+                        .map(|j| char::from(b'a' + ((word >> (7 * j + 4)) % 26) as u8))
+                        .collect::<String>()
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
+        corpus.push_str(&json!({ "id": format!("d{i}"), "text": text }).to_string());
+        corpus.push('\n');
+    }
+    corpus
 }
