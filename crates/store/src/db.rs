@@ -555,7 +555,7 @@ impl NearDupDb {
         if self.store.meta()?.is_none() {
             // Lost with the rest (a restart without persistence), unless Redis evicts keys:
             // then it was evicted, and that is reported, not covered up.
-            self.store.check_eviction()?;
+            self.store.watch(self.store.check_eviction())?;
             self.store.init_meta(&self.meta)?;
         }
         let mut entries = Vec::new();

@@ -68,9 +68,10 @@ impl Gated {
         self.has_meta.store(true, Ordering::Relaxed);
     }
 
-    /// Reads the store's eviction policy now (see [`EvictionWatch::check`]).
+    /// Reads the store's eviction policy now (see [`EvictionWatch::check`]); the gate is left
+    /// as it is (the caller may [`Gated::watch`] the result).
     pub(crate) fn check_eviction(&self) -> Result<()> {
-        self.watch(self.check_eviction_if(true))
+        self.check_eviction_if(true)
     }
 
     fn check_eviction_if(&self, force: bool) -> Result<()> {
