@@ -1,20 +1,41 @@
 //! The `--db` option and the policy of a new database, shared by every command that opens a
 //! [`neardup_store::NearDupDb`]; the store timeout and the durability it must have.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use neardup_store::{open_db, DbSpec, NearDupDb, OpenOptions, DEFAULT_STORE_TIMEOUT};
+use neardup_store::{open_db, redact, DbSpec, NearDupDb, OpenOptions, DEFAULT_STORE_TIMEOUT};
 
 use crate::policy_args::PolicyArgs;
 
 /// Which database to open, and how to create it if new.
 #[derive(Debug, Clone, clap::Args)]
 pub struct DbArgs {
-    /// The database: a directory (embedded redb, created if missing), redis://HOST:PORT[?name=N]
-    /// or redis+cluster://HOST:PORT,HOST:PORT,...[?name=N].
-    #[arg(long, value_name = "DIR|URL")]
+    /// The database: a directory (embedded redb, created if missing),
+    /// redis://[USER:PASSWORD@]HOST:PORT[/N][?name=NAME] (rediss:// for TLS) or
+    /// redis+cluster://HOST:PORT,HOST:PORT,...[?name=NAME]. Give a URL with a password in
+    /// NEARDUP_DB rather than on the command line, where `ps` shows it.
+    #[arg(
+        long,
+        value_name = "DIR|URL",
+        env = "NEARDUP_DB",
+        hide_env_values = true
+    )]
     pub db: String,
+    /// The trusted certificate authorities (PEM) for a rediss:// database, instead of the
+    /// system's.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "NEARDUP_REDIS_CA_FILE",
+        hide_env_values = true
+    )]
+    pub redis_ca_file: Option<PathBuf>,
+    /// Open a Redis whose maxmemory-policy may evict keys (allkeys-*), warning loudly, instead
+    /// of refusing it: documents acknowledged as stored may then vanish.
+    #[arg(long)]
+    pub allow_eviction: bool,
     /// The longest wait for one store call, in seconds (a Redis connection or command, a redb
     /// commit); then the call fails (the server answers 503).
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_STORE_TIMEOUT.as_secs_f64(), value_parser = seconds)]
@@ -73,7 +94,14 @@ impl DbArgs {
             policy,
             timeout: self.timeout(),
             strict_durability: self.durability == DurabilityMode::Strict,
+            allow_eviction: self.allow_eviction,
+            redis_ca_file: self.redis_ca_file.clone(),
         };
-        open_db(&self.db, options).with_context(|| format!("cannot open database {}", self.db))
+        open_db(&self.db, options).with_context(|| cannot_open(&self.db))
     }
+}
+
+/// The context of a failure to open the database at `spec`, its password hidden.
+pub fn cannot_open(spec: &str) -> String {
+    format!("cannot open database {}", redact(spec))
 }

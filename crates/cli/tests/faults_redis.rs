@@ -215,3 +215,29 @@ fn strict_durability_and_kill_9_mid_load_under_appendfsync_always() {
         "kill -9 under appendfsync always",
     );
 }
+
+/// While Redis is down, every request is a 503 whose error says "unavailable" once at most, and the
+/// server logs the first and then at most one line a period, not one a request.
+#[test]
+fn a_redis_down_is_logged_once_a_period_not_once_a_request() {
+    if !redis_available("a_redis_down_is_logged_once_a_period_not_once_a_request") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut redis = Redis::start(dir.path());
+    let server = Server::start(&redis.url(), &["--store-timeout", STORE_TIMEOUT]);
+    redis.kill();
+    for _ in 0..300 {
+        let reply = send("GET", &server.url("/v1/stats"), b"", None).unwrap();
+        assert_unavailable(&reply, WITHIN);
+        let error = reply.body["error"].as_str().unwrap();
+        assert!(error.matches("unavailable").count() <= 1, "{error}");
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let stderr = server.stderr();
+    let warnings = stderr.lines().filter(|l| l.contains("WARN")).count();
+    assert!(
+        warnings <= 5,
+        "{warnings} warnings for 300 requests:\n{stderr}"
+    );
+}

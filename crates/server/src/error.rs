@@ -5,6 +5,14 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use neardup_store::StoreError;
 
+use crate::throttle::Throttled;
+
+/// How often a store refusal (a 503 or a 507, one per request while it lasts) is logged.
+const STORE_WARNING_PERIOD: std::time::Duration = std::time::Duration::from_secs(10);
+/// The log of store refusals: the first, then at most one a [`STORE_WARNING_PERIOD`] with the
+/// count of those held back.
+static STORE_WARNINGS: Throttled = Throttled::new(STORE_WARNING_PERIOD);
+
 /// An error answered to a client.
 #[derive(Debug)]
 pub struct ApiError {
@@ -59,7 +67,7 @@ impl ApiError {
     /// later.
     pub fn unavailable(message: impl Into<String>) -> ApiError {
         let message = message.into();
-        tracing::warn!("store unavailable: {message}");
+        STORE_WARNINGS.warn(&format!("answering 503: {message}"));
         ApiError {
             retry_after: Some(crate::RETRY_AFTER_SECONDS),
             ..ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message)
@@ -73,6 +81,11 @@ impl From<StoreError> for ApiError {
             StoreError::InvalidDocument(_) => ApiError::bad_request(error.to_string()),
             StoreError::IdExists(_) => ApiError::new(StatusCode::CONFLICT, error.to_string()),
             other if other.is_unavailable() => ApiError::unavailable(other.to_string()),
+            StoreError::Full(_) => {
+                let message = error.to_string();
+                STORE_WARNINGS.warn(&format!("answering 507: {message}"));
+                ApiError::new(StatusCode::INSUFFICIENT_STORAGE, message)
+            }
             other => ApiError::internal(other.to_string()),
         }
     }

@@ -122,15 +122,22 @@ pub async fn stats(State(state): State<Arc<AppState>>) -> Result<Response, ApiEr
 
 /// `GET /healthz`: readiness. `ok` only when the store serves now (see
 /// [`neardup_store::NearDupDb::health`]: the store is asked while it is up, probed at most once
-/// a second while it is not), with what an acknowledged write survives; 503 with
-/// `Retry-After` and the reason while the store is unavailable.
+/// a second while it is not), with what an acknowledged write survives, and the store's
+/// eviction policy and a warning when it may evict documents (allowed); 503 with
+/// `Retry-After` and the reason while the store is unavailable (or may evict documents, not
+/// allowed).
 pub async fn healthz(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
-    let durability = blocking(move || {
+    let body = blocking(move || {
         state.db.health()?;
-        Ok(state.db.durability().clone())
+        Ok(json!({
+            "status": "ok",
+            "durability": state.db.durability(),
+            "eviction": state.db.eviction(),
+            "warning": state.db.warning(),
+        }))
     })
     .await?;
-    Ok(Json(json!({ "status": "ok", "durability": durability })).into_response())
+    Ok(Json(body).into_response())
 }
 
 /// `GET /metrics`: Prometheus text.

@@ -24,6 +24,7 @@ mod error;
 mod handlers;
 mod metrics;
 mod middleware;
+mod throttle;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -37,6 +38,7 @@ use neardup_store::NearDupDb;
 
 pub use error::ApiError;
 pub use metrics::Metrics;
+pub use throttle::Throttled;
 
 /// The default listening address: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7070";

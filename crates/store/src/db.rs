@@ -1,6 +1,7 @@
 //! [`NearDupDb`]: a store, its policy and the in-memory index; check, insert, get, delete.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -60,6 +61,15 @@ pub struct OpenOptions {
     /// write ([`Durability::fsync_every_write`]): redb does; Redis only with `appendonly yes`
     /// and `appendfsync always`.
     pub strict_durability: bool,
+    /// Open a store that may evict acknowledged documents by itself (a Redis whose
+    /// `maxmemory-policy` is `allkeys-*`), warning loudly and showing it in
+    /// [`NearDupDb::warning`], stats and health, instead of refusing it
+    /// ([`StoreError::Eviction`]) at open and while serving (read again at most every
+    /// [`crate::EVICTION_CHECK_INTERVAL`]).
+    pub allow_eviction: bool,
+    /// A PEM file of the certificate authorities to trust for `rediss://` (TLS) instead of the
+    /// system's.
+    pub redis_ca_file: Option<PathBuf>,
 }
 
 impl Default for OpenOptions {
@@ -68,6 +78,8 @@ impl Default for OpenOptions {
             policy: None,
             timeout: DEFAULT_STORE_TIMEOUT,
             strict_durability: false,
+            allow_eviction: false,
+            redis_ca_file: None,
         }
     }
 }
@@ -95,6 +107,11 @@ pub struct Stats {
     pub cached_shingles: u64,
     /// What an acknowledged write survives (read when the database was opened).
     pub durability: Durability,
+    /// The store's key-eviction policy when it may evict documents (allowed by
+    /// [`OpenOptions::allow_eviction`]), else `None`.
+    pub eviction: Option<String>,
+    /// A danger to know about (see [`NearDupDb::warning`]), else `None`.
+    pub warning: Option<String>,
 }
 
 /// A validated, fingerprinted document.
@@ -167,9 +184,11 @@ impl NearDupDb {
     /// Opens a database over `store`: reads what the store promises an acknowledged write
     /// (logged; refused under [`OpenOptions::strict_durability`] unless every write is
     /// fsynced), creates its metadata if new, checks an explicit policy against the stored one
-    /// otherwise, and loads every live row into the in-memory index.
+    /// otherwise, and loads every live row into the in-memory index. A store that may evict
+    /// documents is refused ([`StoreError::Eviction`]) unless [`OpenOptions::allow_eviction`].
     pub fn open(store: Box<dyn Store>, options: OpenOptions) -> Result<NearDupDb> {
-        let store = Gated::new(store);
+        let store = Gated::new(store, options.allow_eviction);
+        store.check_eviction()?;
         let location = store.location();
         let durability = store.durability()?;
         if options.strict_durability && !durability.fsync_every_write {
@@ -191,6 +210,7 @@ impl NearDupDb {
                 store.init_meta(&Meta::new(policy))?
             }
         };
+        store.meta_stored();
         meta.check(&location, options.policy.as_ref())?;
         check_online(&meta.policy)?;
         let fingerprinter = Fingerprinter::new(meta.policy.profile.clone())?;
@@ -453,7 +473,22 @@ impl NearDupDb {
             policy: self.meta.policy.describe(),
             cached_shingles: self.sets.shingles() as u64,
             durability: self.durability.clone(),
+            eviction: self.eviction(),
+            warning: self.warning(),
         })
+    }
+
+    /// The store's key-eviction policy when it may evict documents (allowed by
+    /// [`OpenOptions::allow_eviction`]; as last read), else `None`.
+    pub fn eviction(&self) -> Option<String> {
+        self.store.allowed_eviction()
+    }
+
+    /// A danger the operator must know about, in words: the store may evict acknowledged
+    /// documents (see [`NearDupDb::eviction`]).
+    pub fn warning(&self) -> Option<String> {
+        self.eviction()
+            .map(|policy| crate::eviction::warning(&policy))
     }
 
     /// Ok if the store can serve now. After a store call failed as unavailable (a timeout, a
@@ -518,6 +553,9 @@ impl NearDupDb {
     fn reload(&self, why: &str) -> Result<()> {
         tracing::warn!(location = %self.store.location(), why, "store went back in time: reloading the index");
         if self.store.meta()?.is_none() {
+            // Lost with the rest (a restart without persistence), unless Redis evicts keys:
+            // then it was evicted, and that is reported, not covered up.
+            self.store.watch(self.store.check_eviction())?;
             self.store.init_meta(&self.meta)?;
         }
         let mut entries = Vec::new();

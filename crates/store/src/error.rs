@@ -36,7 +36,7 @@ pub enum StoreError {
     /// The database location could not be understood.
     #[error("invalid database location {spec:?}: {reason}")]
     InvalidSpec {
-        /// The location as given.
+        /// The location as given, its password hidden ([`crate::redact`]).
         spec: String,
         /// What is wrong with it.
         reason: String,
@@ -52,15 +52,26 @@ pub enum StoreError {
     /// The store did not answer within the store timeout; what was asked may still be done.
     #[error("the store did not answer in time: {0}")]
     Timeout(String),
+    /// The store may evict acknowledged documents by itself (a Redis whose `maxmemory-policy`
+    /// evicts keys), and that was not allowed ([`crate::OpenOptions::allow_eviction`]); or,
+    /// where it was, keys of the database were found evicted.
+    #[error("{0}")]
+    Eviction(String),
+    /// The store is out of memory and refuses writes (a Redis at its `maxmemory` under
+    /// `noeviction`): nothing was written.
+    #[error("the store is full: {0}")]
+    Full(String),
     /// Strict durability was asked for and the store does not fsync every acknowledged write.
     #[error("strict durability refused: {0}")]
     NotDurable(String),
     /// The embedded store failed.
     #[error("redb: {0}")]
     Redb(String),
-    /// Redis failed.
-    #[error("redis: {0}")]
-    Redis(#[from] redis::RedisError),
+    /// Redis failed. Shown with the password of any URL in the client's message hidden
+    /// ([`crate::redact`]), in one line: the client's error already says its cause, so it is
+    /// not given again as this error's source.
+    #[error("redis: {}", crate::redact(&.0.to_string()))]
+    Redis(redis::RedisError),
     /// Fingerprinting or the profile failed.
     #[error(transparent)]
     Core(#[from] neardup_core::Error),
@@ -83,11 +94,18 @@ impl StoreError {
         match self {
             StoreError::Redis(error) => redis_unavailable(error),
             StoreError::Unavailable(_)
+            | StoreError::Eviction(_)
             | StoreError::Timeout(_)
             | StoreError::Io(_)
             | StoreError::CommitterGone => true,
             _ => false,
         }
+    }
+}
+
+impl From<redis::RedisError> for StoreError {
+    fn from(error: redis::RedisError) -> Self {
+        StoreError::Redis(error)
     }
 }
 

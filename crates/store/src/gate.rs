@@ -10,12 +10,19 @@
 //! a small write) and, if the probe succeeds, opens the gate and goes on. So while the store is
 //! unavailable a request waits at most one store timeout (its own call or the probe), and the
 //! service comes back by itself within about a second of the store.
+//!
+//! The gate also watches the store's eviction policy ([`EvictionWatch`]): read again by a call
+//! at most once an [`crate::EVICTION_CHECK_INTERVAL`] and by every probe, a policy that may
+//! evict documents (not allowed) closes the gate like an unavailable store, and it opens again
+//! once the policy is fixed.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::durability::Durability;
 use crate::error::{Result, StoreError};
+use crate::eviction::EvictionWatch;
 use crate::meta::Meta;
 use crate::record::{Entry, Record};
 use crate::store::{Change, Cursor, Insert, Store};
@@ -38,15 +45,44 @@ enum State {
 pub(crate) struct Gated {
     inner: Box<dyn Store>,
     state: Mutex<State>,
+    eviction: EvictionWatch,
+    /// Set once the database's metadata is known to be stored: from then on, its absence
+    /// under an evicting policy means keys were evicted.
+    has_meta: AtomicBool,
 }
 
 impl Gated {
-    /// `inner` behind an open gate.
-    pub(crate) fn new(inner: Box<dyn Store>) -> Gated {
+    /// `inner` behind an open gate; a store that may evict keys is refused unless
+    /// `allow_eviction`.
+    pub(crate) fn new(inner: Box<dyn Store>, allow_eviction: bool) -> Gated {
         Gated {
             inner,
             state: Mutex::new(State::Open),
+            eviction: EvictionWatch::new(allow_eviction),
+            has_meta: AtomicBool::new(false),
         }
+    }
+
+    /// Records that the database's metadata is stored (see [`EvictionWatch::check`]).
+    pub(crate) fn meta_stored(&self) {
+        self.has_meta.store(true, Ordering::Relaxed);
+    }
+
+    /// Reads the store's eviction policy now (see [`EvictionWatch::check`]); the gate is left
+    /// as it is (the caller may [`Gated::watch`] the result).
+    pub(crate) fn check_eviction(&self) -> Result<()> {
+        self.check_eviction_if(true)
+    }
+
+    fn check_eviction_if(&self, force: bool) -> Result<()> {
+        let expects_meta = self.has_meta.load(Ordering::Relaxed);
+        self.eviction
+            .check(self.inner.as_ref(), force, expects_meta)
+    }
+
+    /// The evicting policy the store has (allowed), if any.
+    pub(crate) fn allowed_eviction(&self) -> Option<String> {
+        self.eviction.policy()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -78,10 +114,7 @@ impl Gated {
     }
 
     fn close(&self, error: &StoreError) {
-        let reason = match error {
-            StoreError::Unavailable(reason) => reason.clone(),
-            other => other.to_string(),
-        };
+        let reason = reason_of(error);
         let mut state = self.state();
         if matches!(*state, State::Open) {
             tracing::warn!(location = %self.inner.location(), %reason, "store unavailable: answering 503 until a probe succeeds");
@@ -96,7 +129,8 @@ impl Gated {
     fn admit(&self) -> Result<()> {
         let mut state = self.state();
         let State::Closed { reason, next_probe } = &mut *state else {
-            return Ok(());
+            drop(state);
+            return self.watch(self.check_eviction_if(false));
         };
         let now = Instant::now();
         if now < *next_probe {
@@ -105,7 +139,11 @@ impl Gated {
         // This caller probes; the others fail at once meanwhile.
         *next_probe = now + PROBE_INTERVAL;
         drop(state);
-        match self.inner.probe() {
+        match self
+            .inner
+            .probe()
+            .and_then(|()| self.check_eviction_if(true))
+        {
             Ok(()) => {
                 *self.state() = State::Open;
                 tracing::info!(location = %self.inner.location(), "store available again");
@@ -113,9 +151,17 @@ impl Gated {
             }
             Err(error) => {
                 self.close(&error);
-                Err(StoreError::Unavailable(error.to_string()))
+                Err(StoreError::Unavailable(reason_of(&error)))
             }
         }
+    }
+}
+
+/// Why `error` makes the store unavailable, in words, without repeating "unavailable".
+fn reason_of(error: &StoreError) -> String {
+    match error {
+        StoreError::Unavailable(reason) => reason.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -171,6 +217,10 @@ impl Store for Gated {
     fn durability(&self) -> Result<Durability> {
         self.call(|store| store.durability())
     }
+
+    fn eviction(&self) -> Result<Option<String>> {
+        self.call(|store| store.eviction())
+    }
 }
 
 #[cfg(test)]
@@ -181,21 +231,26 @@ mod tests {
     use super::*;
     use crate::MemoryStore;
 
-    /// A memory store that fails every call as unavailable while `down` is set.
+    /// A memory store that fails every call with `error()` while `down` is set.
     struct Flaky {
         store: MemoryStore,
         down: Arc<AtomicBool>,
         calls: Arc<std::sync::atomic::AtomicUsize>,
+        error: fn() -> StoreError,
     }
 
     impl Flaky {
         fn check(&self) -> Result<()> {
             self.calls.fetch_add(1, Ordering::Relaxed);
             if self.down.load(Ordering::Relaxed) {
-                return Err(StoreError::Timeout("stalled".into()));
+                return Err((self.error)());
             }
             Ok(())
         }
+    }
+
+    fn stalled() -> StoreError {
+        StoreError::Timeout("stalled".into())
     }
 
     impl Store for Flaky {
@@ -254,11 +309,15 @@ mod tests {
     fn a_closed_gate_fails_fast_and_a_due_probe_opens_it() {
         let down = Arc::new(AtomicBool::new(false));
         let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let gated = Gated::new(Box::new(Flaky {
-            store: MemoryStore::new("gate"),
-            down: Arc::clone(&down),
-            calls: Arc::clone(&calls),
-        }));
+        let gated = Gated::new(
+            Box::new(Flaky {
+                store: MemoryStore::new("gate"),
+                down: Arc::clone(&down),
+                calls: Arc::clone(&calls),
+                error: stalled,
+            }),
+            false,
+        );
         assert_eq!(gated.len().unwrap(), 0);
         down.store(true, Ordering::Relaxed);
         assert!(matches!(gated.len(), Err(StoreError::Timeout(_))));
@@ -276,5 +335,26 @@ mod tests {
         std::thread::sleep(PROBE_INTERVAL);
         gated.health().unwrap();
         assert_eq!(gated.len().unwrap(), 0);
+    }
+
+    #[test]
+    fn a_failed_probe_says_unavailable_once() {
+        let down = Arc::new(AtomicBool::new(true));
+        let gated = Gated::new(
+            Box::new(Flaky {
+                store: MemoryStore::new("gate"),
+                down: Arc::clone(&down),
+                calls: Arc::default(),
+                error: || StoreError::Unavailable("redb: No space left on device".into()),
+            }),
+            false,
+        );
+        assert!(gated.len().is_err());
+        std::thread::sleep(PROBE_INTERVAL);
+        let message = gated.health().unwrap_err().to_string();
+        assert_eq!(
+            message,
+            "the store is unavailable: redb: No space left on device"
+        );
     }
 }

@@ -30,16 +30,22 @@
 //! in the same round trip, and the database reloads its index from what Redis now holds.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use redis::cluster::ClusterClient;
-use redis::{Client, ConnectionInfo, ConnectionLike, IntoConnectionInfo, RedisResult, Script};
+use redis::{
+    Client, ConnectionInfo, ConnectionLike, IntoConnectionInfo, RedisResult, Script,
+    TlsCertificates,
+};
 
+use crate::db::OpenOptions;
 use crate::durability::Durability;
 use crate::error::{redis_unavailable, Result, StoreError};
 use crate::meta::Meta;
 use crate::record::{Entry, Record};
+use crate::redact::redact;
 use crate::store::{Change, Cursor, Durable, Insert, Store};
 
 /// Stream entries read per round trip.
@@ -101,45 +107,55 @@ impl std::fmt::Debug for RedisStore {
 }
 
 impl RedisStore {
-    /// Connects to one Redis server (`redis://host:port[/db]`); `name` tags the keys; every
-    /// connection and command takes at most `timeout`.
-    pub fn open(url: &str, name: &str, timeout: Duration) -> Result<RedisStore> {
-        Self::connect(
-            url.to_string(),
-            name,
-            Opener::Single(Client::open(connection_info(url)?)?),
-            timeout,
-        )
+    /// Connects to one Redis server (`redis://[user:password@]host:port[/db]`, or `rediss://`
+    /// for TLS, trusting [`OpenOptions::redis_ca_file`] if given, else the system's
+    /// authorities); `name` tags the keys; every connection and command takes at most
+    /// [`OpenOptions::timeout`].
+    pub fn open(url: &str, name: &str, options: &OpenOptions) -> Result<RedisStore> {
+        let info = connection_info(url)?;
+        let client = match &options.redis_ca_file {
+            Some(path) => Client::build_with_tls(info, trusting(path, url)?)?,
+            None => Client::open(info)?,
+        };
+        Self::connect(url, name, Opener::Single(client), options.timeout)
     }
 
-    /// Connects to a Redis Cluster through any of its nodes; `name` tags the keys; every
-    /// connection and command takes at most `timeout`.
-    pub fn open_cluster(nodes: &[String], name: &str, timeout: Duration) -> Result<RedisStore> {
-        let location = format!("redis+cluster://{}", nodes.join(","));
+    /// Connects to a Redis Cluster through any of its nodes (the first one's user and
+    /// password are used for all); `name` tags the keys; every connection and command takes
+    /// at most [`OpenOptions::timeout`].
+    pub fn open_cluster(nodes: &[String], name: &str, options: &OpenOptions) -> Result<RedisStore> {
+        let hosts: Vec<&str> = nodes
+            .iter()
+            .map(|node| {
+                node.split_once("://")
+                    .map_or(node.as_str(), |(_, host)| host)
+            })
+            .collect();
+        let location = format!("redis+cluster://{}", hosts.join(","));
         let infos = nodes
             .iter()
             .map(|node| connection_info(node))
             .collect::<RedisResult<Vec<_>>>()?;
         let client = ClusterClient::builder(infos)
-            .connection_timeout(timeout)
-            .response_timeout(timeout)
+            .connection_timeout(options.timeout)
+            .response_timeout(options.timeout)
             .build()?;
         Self::connect(
-            location,
+            &location,
             name,
             Opener::Cluster(client, nodes.to_vec()),
-            timeout,
+            options.timeout,
         )
     }
 
     fn connect(
-        location: String,
+        location: &str,
         name: &str,
         opener: Opener,
         timeout: Duration,
     ) -> Result<RedisStore> {
         let store = RedisStore {
-            location: format!("{location} (name {name})"),
+            location: format!("{} (name {name})", redact(location)),
             name: name.to_string(),
             opener,
             timeout,
@@ -174,12 +190,13 @@ impl RedisStore {
                 Opener::Cluster(client, _) => Box::new(client.get_connection()?),
             },
         };
-        let result = f(conn.as_mut()).inspect_err(|error| {
+        let result = f(conn.as_mut()).map_err(|error| {
             // The server is gone or stalled: the other idle connections are as dead as this
             // one, and each would fail a call (and close the gate again) after it comes back.
-            if redis_unavailable(error) {
+            if redis_unavailable(&error) {
                 self.idle().clear();
             }
+            refused_or_failed(error)
         })?;
         let mut idle = self.idle();
         if idle.len() < MAX_IDLE {
@@ -239,28 +256,93 @@ impl RedisStore {
         ))
     }
 
-    /// The persistence of the server at `conn`, from its configuration.
-    fn server_durability(conn: &mut dyn ConnectionLike, server: &str) -> Durability {
-        let mut config = |name: &str| -> RedisResult<String> {
-            let pair: Vec<String> = redis::cmd("CONFIG").arg("GET").arg(name).query(conn)?;
-            Ok(pair.into_iter().nth(1).unwrap_or_default())
-        };
-        let read = (|| {
-            Ok((
-                config("appendonly")?,
-                config("appendfsync")?,
-                config("save")?,
-            ))
-        })();
-        match read {
-            Ok((appendonly, appendfsync, save)) => {
-                Durability::redis(&appendonly, &appendfsync, &save)
-            }
-            Err(error) => Durability::unknown(
-                &format!("redis {server}"),
-                &format!("CONFIG GET refused: {}", StoreError::Redis(error)),
-            ),
+    /// `read` applied to each server of the database (one, or every node given of a cluster),
+    /// on a connection of its own for a cluster node, with the node's redacted URL.
+    fn each_server<T>(
+        &self,
+        read: impl Fn(&mut dyn ConnectionLike, &str) -> RedisResult<T>,
+    ) -> Result<Vec<T>> {
+        match &self.opener {
+            Opener::Single(..) => Ok(vec![self.run(|conn| read(conn, &self.location))?]),
+            Opener::Cluster(_, nodes) => nodes
+                .iter()
+                .map(|node| {
+                    let client = Client::open(connection_info(node)?)?;
+                    let mut conn = connect_within(&client, self.timeout)?;
+                    Ok(read(&mut conn, &redact(node))?)
+                })
+                .collect(),
         }
+    }
+}
+
+/// One parameter of the configuration of the server at `conn` (`CONFIG GET name`).
+fn config_get(conn: &mut dyn ConnectionLike, name: &str) -> RedisResult<String> {
+    let pair: Vec<String> = redis::cmd("CONFIG").arg("GET").arg(name).query(conn)?;
+    Ok(pair.into_iter().nth(1).unwrap_or_default())
+}
+
+/// The persistence of the server at `conn`, from its configuration.
+fn server_durability(conn: &mut dyn ConnectionLike, server: &str) -> RedisResult<Durability> {
+    let read = (|| {
+        Ok((
+            config_get(conn, "appendonly")?,
+            config_get(conn, "appendfsync")?,
+            config_get(conn, "save")?,
+        ))
+    })();
+    match read {
+        Ok((appendonly, appendfsync, save)) => {
+            Ok(Durability::redis(&appendonly, &appendfsync, &save))
+        }
+        Err(error) if redis_unavailable(&error) => Err(error),
+        Err(error) => Ok(Durability::unknown(
+            &format!("redis {server}"),
+            &format!("CONFIG GET refused: {}", StoreError::Redis(error)),
+        )),
+    }
+}
+
+/// The eviction policy of the server at `conn` if it may evict keys of a database: a
+/// `maxmemory` and an `allkeys-*` policy (`volatile-*` ones evict only keys with a TTL, and no
+/// key of a database has one). A server that refuses `CONFIG GET` (then its durability says so
+/// too) cannot be checked: `None`.
+fn server_eviction(conn: &mut dyn ConnectionLike, _server: &str) -> RedisResult<Option<String>> {
+    let read = (|| {
+        Ok((
+            config_get(conn, "maxmemory-policy")?,
+            config_get(conn, "maxmemory")?,
+        ))
+    })();
+    match read {
+        Ok((policy, maxmemory)) => {
+            Ok((policy.starts_with("allkeys-") && maxmemory.trim() != "0").then_some(policy))
+        }
+        Err(error) if redis_unavailable(&error) => Err(error),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The TLS settings of `url` that trust the certificate authorities in the PEM file at `path`
+/// (read now: a missing or unreadable file is an error naming it).
+fn trusting(path: &Path, url: &str) -> Result<TlsCertificates> {
+    let root_cert = std::fs::read(path).map_err(|error| StoreError::InvalidSpec {
+        spec: redact(url),
+        reason: format!("cannot read the Redis CA file {}: {error}", path.display()),
+    })?;
+    Ok(TlsCertificates {
+        client_tls: None,
+        root_cert: Some(root_cert),
+    })
+}
+
+/// A Redis error as a store error: `OOM` (the server is at its `maxmemory` and refuses
+/// writes) is [`StoreError::Full`], the rest [`StoreError::Redis`].
+fn refused_or_failed(error: redis::RedisError) -> StoreError {
+    if error.code() == Some("OOM") {
+        StoreError::Full(redact(&error.to_string()))
+    } else {
+        StoreError::Redis(error)
     }
 }
 
@@ -268,6 +350,11 @@ impl RedisStore {
 /// by default on connecting: against a stalled server, each of their answers is waited for up
 /// to the timeout, which doubled the time a new connection took to fail.
 fn connection_info(url: &str) -> RedisResult<ConnectionInfo> {
+    if url.starts_with("rediss://") {
+        // The redis client's rustls comes without a crypto provider: this process's is ring
+        // (installed once; later calls find it there).
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
     let info = url.into_connection_info()?;
     let settings = info.redis_settings().clone().set_skip_set_lib_name();
     Ok(info.set_redis_settings(settings))
@@ -477,23 +564,20 @@ impl Store for RedisStore {
     /// Read from each server's configuration (`CONFIG GET appendonly`, `appendfsync`, `save`);
     /// a cluster promises what its weakest node given does.
     fn durability(&self) -> Result<Durability> {
-        match &self.opener {
-            Opener::Single(..) => {
-                self.run(|conn| Ok(Self::server_durability(conn, &self.location)))
-            }
-            Opener::Cluster(_, nodes) => {
-                let mut weakest: Option<Durability> = None;
-                for node in nodes {
-                    let client = Client::open(connection_info(node)?)?;
-                    let mut conn = connect_within(&client, self.timeout)?;
-                    let found = Self::server_durability(&mut conn, node);
-                    weakest = Some(match weakest {
-                        Some(weakest) => weakest.weaker(found),
-                        None => found,
-                    });
-                }
-                Ok(weakest.unwrap_or_else(|| Durability::unknown("redis cluster", "no node")))
-            }
-        }
+        let found = self.each_server(server_durability)?;
+        Ok(found
+            .into_iter()
+            .reduce(Durability::weaker)
+            .unwrap_or_else(|| Durability::unknown("redis cluster", "no node")))
+    }
+
+    /// Read from each server's configuration (`CONFIG GET maxmemory-policy`, `maxmemory`): the
+    /// first evicting policy found.
+    fn eviction(&self) -> Result<Option<String>> {
+        Ok(self
+            .each_server(server_eviction)?
+            .into_iter()
+            .flatten()
+            .next())
     }
 }

@@ -1,8 +1,8 @@
-//! Database locations: a directory (redb), `redis://host:port[/n][?name=NAME]` (one Redis server)
+//! Database locations: a directory (redb), `redis://[user:password@]host:port[/n][?name=NAME]`
+//! (one Redis server; `rediss://` over TLS)
 //! or `redis+cluster://host:port,host:port,...[?name=NAME]` (a Redis Cluster, any of its nodes).
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::db::{NearDupDb, OpenOptions};
 use crate::error::{Result, StoreError};
@@ -38,7 +38,7 @@ impl DbSpec {
     /// Parses a location.
     pub fn parse(spec: &str) -> Result<DbSpec> {
         let invalid = |reason: &str| StoreError::InvalidSpec {
-            spec: spec.to_string(),
+            spec: crate::redact(spec),
             reason: reason.to_string(),
         };
         if let Some(rest) = spec.strip_prefix("redis+cluster://") {
@@ -95,21 +95,21 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-/// Opens the store a location names; each of its calls takes at most `timeout` (see
-/// [`crate::DEFAULT_STORE_TIMEOUT`]).
-pub fn open_store(spec: &str, timeout: Duration) -> Result<Box<dyn Store>> {
+/// Opens the store a location names; each of its calls takes at most
+/// [`OpenOptions::timeout`]; `rediss://` trusts [`OpenOptions::redis_ca_file`] if given.
+pub fn open_store(spec: &str, options: &OpenOptions) -> Result<Box<dyn Store>> {
     Ok(match DbSpec::parse(spec)? {
-        DbSpec::Dir(dir) => Box::new(RedbStore::open(&dir, timeout)?),
-        DbSpec::Redis { url, name } => Box::new(RedisStore::open(&url, &name, timeout)?),
+        DbSpec::Dir(dir) => Box::new(RedbStore::open(&dir, options.timeout)?),
+        DbSpec::Redis { url, name } => Box::new(RedisStore::open(&url, &name, options)?),
         DbSpec::Cluster { nodes, name } => {
-            Box::new(RedisStore::open_cluster(&nodes, &name, timeout)?)
+            Box::new(RedisStore::open_cluster(&nodes, &name, options)?)
         }
     })
 }
 
 /// Opens the database a location names (see the module documentation for the forms).
 pub fn open_db(spec: &str, options: OpenOptions) -> Result<NearDupDb> {
-    NearDupDb::open(open_store(spec, options.timeout)?, options)
+    NearDupDb::open(open_store(spec, &options)?, options)
 }
 
 #[cfg(test)]

@@ -132,4 +132,12 @@ pub trait Store: Send + Sync {
 
     /// What an acknowledged write survives, as the store is configured now.
     fn durability(&self) -> Result<Durability>;
+
+    /// The key-eviction policy of the store if it may evict this database's keys by itself
+    /// (Redis with a `maxmemory` and a `maxmemory-policy` of `allkeys-*`), `None` if it never
+    /// does (redb, process memory, Redis with `noeviction` or `volatile-*`: no key of a database
+    /// has a TTL, and those policies evict only keys with one).
+    fn eviction(&self) -> Result<Option<String>> {
+        Ok(None)
+    }
 }

@@ -128,7 +128,7 @@ fn run_incremental(
             ..OpenOptions::default()
         },
     )
-    .with_context(|| format!("cannot open index {spec}"))?;
+    .with_context(|| format!("cannot open index {}", neardup_store::redact(spec)))?;
     let mut ids: Vec<String> = Vec::new();
     let mut removals: Vec<(usize, String, Kind, u32, Evidence)> = Vec::new();
     let stats = check_in_chunks(&db, corpus, InsertMode::IfUnique, |index, outcome| {

@@ -4,11 +4,9 @@ use std::io::{BufWriter, Write};
 
 use anyhow::Context;
 use neardup_ingest::StatsSnapshot;
-use neardup_store::{
-    open_store, InsertMode, NearDupDb, NewDocument, Outcome, DEFAULT_STORE_TIMEOUT,
-};
+use neardup_store::{open_store, InsertMode, NearDupDb, NewDocument, OpenOptions, Outcome};
 
-use crate::db_args::DbArgs;
+use crate::db_args::{cannot_open, DbArgs};
 use crate::documents::{Corpus, InputArgs};
 
 /// Documents read and checked per group (fingerprinted in parallel, committed together).
@@ -76,8 +74,13 @@ pub enum IndexCommand {
     },
     /// Upgrade a database of an earlier format (2) in place, keeping the decision it made.
     Migrate {
-        /// The database: a directory, redis://… or redis+cluster://….
-        #[arg(long, value_name = "DIR|URL")]
+        /// The database: a directory, redis://… or redis+cluster://… (or NEARDUP_DB).
+        #[arg(
+            long,
+            value_name = "DIR|URL",
+            env = "NEARDUP_DB",
+            hide_env_values = true
+        )]
         db: String,
     },
 }
@@ -116,11 +119,12 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         IndexCommand::Stats { db } => print_json(&db.open()?.stats()?),
         IndexCommand::Policy { db } => print_json(db.open()?.policy()),
         IndexCommand::Migrate { db } => {
-            let store = open_store(&db, DEFAULT_STORE_TIMEOUT)
-                .with_context(|| format!("cannot open database {db}"))?;
+            let store =
+                open_store(&db, &OpenOptions::default()).with_context(|| cannot_open(&db))?;
             let meta = NearDupDb::migrate(store.as_ref())?;
             eprintln!(
-                "neardup: {db} is in format {}; its policy: {}",
+                "neardup: {} is in format {}; its policy: {}",
+                store.location(),
                 meta.version,
                 meta.policy.describe()
             );

@@ -1,6 +1,7 @@
 //! `neardup serve`: the JSON-over-HTTP service over one database.
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,9 +22,18 @@ pub struct ServeArgs {
     /// Address to listen on; anything but loopback needs --token.
     #[arg(long, default_value = DEFAULT_LISTEN)]
     pub listen: SocketAddr,
-    /// Bearer token every request (but /healthz) must carry.
-    #[arg(long)]
+    /// Bearer token every request (but /healthz) must carry. Give it in NEARDUP_TOKEN or
+    /// --token-file rather than here, where `ps` shows it.
+    #[arg(
+        long,
+        env = "NEARDUP_TOKEN",
+        hide_env_values = true,
+        conflicts_with = "token_file"
+    )]
     pub token: Option<String>,
+    /// A file holding the bearer token (its trailing newline ignored).
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
     /// Largest request body in bytes (413 above).
     #[arg(long, default_value_t = DEFAULT_BODY_LIMIT)]
     pub body_limit: usize,
@@ -46,9 +56,13 @@ pub struct ServeArgs {
 
 /// Runs `neardup serve` until Ctrl-C or SIGTERM.
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let token = match &args.token_file {
+        Some(path) => Some(read_token(path)?),
+        None => args.token,
+    };
     let config = ServerConfig {
         listen: args.listen,
-        token: args.token,
+        token,
         body_limit: args.body_limit,
         batch_limit: args.batch_limit,
         header_timeout: Duration::from_secs_f64(args.header_timeout),
@@ -62,6 +76,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         "neardup: durability: {}: {}",
         durability.persistence, durability.meaning
     );
+    if let Some(warning) = db.warning() {
+        eprintln!("neardup: WARNING: {warning}");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -74,4 +91,19 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     // store timeout, and is not waited for longer.
     runtime.shutdown_timeout(args.db.timeout());
     Ok(())
+}
+
+/// The token in the file at `path`, without its trailing newline; an error if the file cannot
+/// be read or holds no token.
+fn read_token(path: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the token file {}", path.display()))?;
+    let token = text.strip_suffix('\n').unwrap_or(&text);
+    let token = token.strip_suffix('\r').unwrap_or(token);
+    anyhow::ensure!(
+        !token.is_empty(),
+        "the token file {} is empty",
+        path.display()
+    );
+    Ok(token.to_string())
 }

@@ -7,6 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -18,6 +19,8 @@ pub struct Server {
     pub base: String,
     /// Its standard error up to the line saying it listens.
     pub banner: String,
+    /// Its standard error after that line, as read so far.
+    later: Arc<Mutex<String>>,
 }
 
 impl Server {
@@ -29,9 +32,17 @@ impl Server {
 
     /// Like [`Server::start`]; if the server exits before it listens, its standard error.
     pub fn try_start(db: &str, extra: &[&str]) -> Result<Server, String> {
+        let args: Vec<&str> = ["--db", db].iter().chain(extra).copied().collect();
+        Self::try_start_with(&args, &[])
+    }
+
+    /// Starts `neardup serve --listen 127.0.0.1:0 ARGS...` with these environment variables
+    /// added; if it exits before it listens, its standard error.
+    pub fn try_start_with(args: &[&str], env: &[(&str, &str)]) -> Result<Server, String> {
         let child = Command::new(env!("CARGO_BIN_EXE_neardup"))
-            .args(["serve", "--db", db, "--listen", "127.0.0.1:0"])
-            .args(extra)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -42,6 +53,7 @@ impl Server {
             child,
             base: String::new(),
             banner: String::new(),
+            later: Arc::default(),
         };
         let mut stderr = BufReader::new(server.child.stderr.take().unwrap());
         let mut line = String::new();
@@ -55,15 +67,22 @@ impl Server {
             if let Some(addr) = line.trim().strip_prefix("neardup: listening on ") {
                 server.base = addr.to_string();
                 // Keep draining stderr so the server never blocks on a full pipe.
+                let later = Arc::clone(&server.later);
                 std::thread::spawn(move || {
-                    let mut sink = String::new();
-                    while stderr.read_line(&mut sink).is_ok_and(|n| n > 0) {
-                        sink.clear();
+                    let mut line = String::new();
+                    while stderr.read_line(&mut line).is_ok_and(|n| n > 0) {
+                        later.lock().unwrap().push_str(&line);
+                        line.clear();
                     }
                 });
                 return Ok(server);
             }
         }
+    }
+
+    /// Everything it wrote to standard error so far.
+    pub fn stderr(&self) -> String {
+        format!("{}{}", self.banner, self.later.lock().unwrap())
     }
 
     /// SIGKILL, now.
@@ -272,6 +291,12 @@ pub struct Redis {
     /// Its data directory.
     pub dir: PathBuf,
     extra: Vec<String>,
+    /// Arguments `redis-cli` needs to reach it (TLS).
+    cli_args: Vec<String>,
+    /// Its password (`--requirepass`), if any.
+    password: Option<String>,
+    /// Served over TLS only.
+    tls: bool,
 }
 
 impl Redis {
@@ -282,13 +307,47 @@ impl Redis {
 
     /// Starts a server with extra arguments and waits for PING.
     pub fn start_with(dir: &Path, extra: &[&str]) -> Redis {
-        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        Self::start_on(free_port(), dir, extra, &[])
+    }
+
+    /// Starts a server reached over TLS only (`rediss://`), its certificate signed by the CA
+    /// of `certs`, and waits for PING.
+    pub fn start_tls(dir: &Path, certs: &Certificates) -> Redis {
         let port = free_port();
+        let path = |p: &PathBuf| p.to_str().unwrap().to_string();
+        let (cert, key, ca) = (path(&certs.cert), path(&certs.key), path(&certs.ca));
+        let tls_port = port.to_string();
+        let extra = [
+            "--port",
+            "0",
+            "--tls-port",
+            &tls_port,
+            "--tls-cert-file",
+            &cert,
+            "--tls-key-file",
+            &key,
+            "--tls-ca-cert-file",
+            &ca,
+            "--tls-auth-clients",
+            "no",
+        ];
+        Self::start_on(port, dir, &extra, &["--tls", "--cacert", &ca])
+    }
+
+    fn start_on(port: u16, dir: &Path, extra: &[&str], cli_args: &[&str]) -> Redis {
+        let owned = |args: &[&str]| -> Vec<String> { args.iter().map(|s| s.to_string()).collect() };
+        let password = extra
+            .iter()
+            .position(|a| *a == "--requirepass")
+            .map(|at| extra[at + 1].to_string());
         let redis = Redis {
-            child: Self::spawn(port, dir, &extra),
+            child: Self::spawn(port, dir, &owned(extra)),
             port,
             dir: dir.to_path_buf(),
-            extra,
+            extra: owned(extra),
+            cli_args: owned(cli_args),
+            password,
+            tls: !cli_args.is_empty(),
         };
         redis.wait_ready();
         redis
@@ -330,20 +389,109 @@ impl Redis {
         signal(self.child.id(), name);
     }
 
-    /// Runs `redis-cli -p PORT ARGS` and returns its output.
+    /// Runs `redis-cli -p PORT ARGS` (with its password and TLS settings) and returns its
+    /// output.
     pub fn cli(&self, args: &[&str]) -> String {
         Command::new("redis-cli")
             .args(["-p", &self.port.to_string()])
+            .args(&self.cli_args)
+            .envs(self.password.iter().map(|p| ("REDISCLI_AUTH", p)))
             .args(args)
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
             .unwrap_or_default()
     }
 
-    /// `redis://127.0.0.1:PORT`.
+    /// `redis://127.0.0.1:PORT` (`rediss://` over TLS).
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        format!("{scheme}://127.0.0.1:{}", self.port)
     }
+}
+
+/// A certificate authority and a server certificate it signed (for 127.0.0.1 and localhost),
+/// made with the `openssl` command.
+pub struct Certificates {
+    /// The CA's certificate (PEM).
+    pub ca: PathBuf,
+    /// The server's certificate (PEM).
+    pub cert: PathBuf,
+    /// The server's private key (PEM).
+    pub key: PathBuf,
+}
+
+impl Certificates {
+    /// Makes a CA named `name` and a server certificate it signs, in `dir`.
+    pub fn make(dir: &Path, name: &str) -> Certificates {
+        let file = |what: &str| dir.join(format!("{name}-{what}"));
+        let certs = Certificates {
+            ca: file("ca.crt"),
+            cert: file("server.crt"),
+            key: file("server.key"),
+        };
+        let (ca_key, csr, ext) = (file("ca.key"), file("server.csr"), file("ext.cnf"));
+        std::fs::write(&ext, "subjectAltName=IP:127.0.0.1,DNS:localhost\n").unwrap();
+        let p = |path: &PathBuf| path.to_str().unwrap().to_string();
+        let subject = format!("/CN={name} test CA");
+        openssl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            &subject,
+            "-keyout",
+            &p(&ca_key),
+            "-out",
+            &p(&certs.ca),
+        ]);
+        openssl(&[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=localhost",
+            "-keyout",
+            &p(&certs.key),
+            "-out",
+            &p(&csr),
+        ]);
+        openssl(&[
+            "x509",
+            "-req",
+            "-days",
+            "2",
+            "-in",
+            &p(&csr),
+            "-CA",
+            &p(&certs.ca),
+            "-CAkey",
+            &p(&ca_key),
+            "-CAcreateserial",
+            "-extfile",
+            &p(&ext),
+            "-out",
+            &p(&certs.cert),
+        ]);
+        certs
+    }
+}
+
+/// Runs `openssl ARGS`, which must succeed (the test fails if it is missing).
+fn openssl(args: &[&str]) {
+    let output = Command::new("openssl")
+        .args(args)
+        .output()
+        .expect("the openssl command runs (apt-get install openssl)");
+    assert!(
+        output.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 impl Drop for Redis {
