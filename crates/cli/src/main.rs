@@ -6,6 +6,7 @@
 //! (`neardup ... | head`) ends the run quietly with 0.
 
 mod blocks;
+mod choice;
 mod commands;
 mod db_args;
 mod documents;

@@ -6,8 +6,10 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use neardup_core::Bits;
-use neardup_dedup::{Method, Policy, PolicyChanges, VerifyMeasure};
+use neardup_core::Choice;
+use neardup_dedup::{Method, Policy, PolicyChanges, VerifyMeasure, DEFAULT_K, DEFAULT_THRESHOLD};
 
+use crate::choice::{choice, choice_or_none, OrNone};
 use crate::profile_args::{builtin_profile, ProfileArgs};
 use crate::usage::usage;
 
@@ -28,59 +30,32 @@ pub struct PolicyArgs {
     /// options then refine it.
     #[arg(long, value_name = "FILE")]
     pub policy_file: Option<PathBuf>,
-    /// How candidates are found (exact duplicates are always found first): cascade (the
-    /// default: SimHash candidates verified by Jaccard), simhash, minhash, overlap (every pair
-    /// whose shingle sets can overlap enough, verified by containment: short texts, and short
-    /// texts inside longer ones), exact.
-    #[arg(long, value_enum)]
-    pub method: Option<MethodArg>,
-    /// Largest SimHash distance of a candidate (default 6).
-    #[arg(long)]
+    #[arg(long, value_parser = choice::<Method>(), help = format!(
+        "How candidates are found (exact duplicates are always found first; default {})",
+        Policy::default().method.name()
+    ))]
+    pub method: Option<Method>,
+    #[arg(long, help = format!("Largest SimHash distance of a candidate (default {DEFAULT_K})"))]
     pub k: Option<u32>,
-    /// Smallest verified similarity (or MinHash estimate) of a near-duplicate (default 0.9).
-    #[arg(long)]
+    #[arg(long, help = format!(
+        "Smallest verified similarity (or MinHash estimate) of a near-duplicate (default {DEFAULT_THRESHOLD})"
+    ))]
     pub threshold: Option<f64>,
     /// The measure candidates are verified with (the method's own by default: jaccard for
     /// cascade, containment for overlap, none for simhash and minhash).
-    #[arg(long, value_enum)]
-    pub verify: Option<VerifyArg>,
+    #[arg(long, value_parser = choice_or_none::<VerifyMeasure>())]
+    pub verify: Option<OrNone<VerifyMeasure>>,
     /// With verification: a pair is a near-duplicate only if the smaller shingle set has at
-    /// least R times as many shingles as the larger (default 0: off). With containment, 0.2
+    /// least R times as many shingles as the larger (0, the default, is off). With containment, 0.2
     /// keeps re-posts and re-headlined copies but not a headline or a quote in a long article.
     #[arg(long, value_name = "R")]
     pub min_length_ratio: Option<f64>,
     /// Fingerprint width, instead of the profile's.
-    #[arg(long, value_parser = ["64", "128"])]
-    pub bits: Option<String>,
+    #[arg(long, value_parser = choice::<Bits>())]
+    pub bits: Option<Bits>,
     /// Print the policy these options give as JSON, and exit.
     #[arg(long)]
     pub show_policy: bool,
-}
-
-/// `--method`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum MethodArg {
-    /// Exact duplicates only.
-    Exact,
-    /// SimHash distance ≤ k.
-    Simhash,
-    /// MinHash LSH, estimated Jaccard ≥ threshold.
-    Minhash,
-    /// SimHash candidates, verified by the shingle sets.
-    Cascade,
-    /// Every pair whose shingle sets can overlap enough, verified.
-    Overlap,
-}
-
-/// `--verify`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum VerifyArg {
-    /// Jaccard resemblance of the shingle sets.
-    Jaccard,
-    /// The larger of the two containments of the shingle sets.
-    Containment,
-    /// No verification.
-    None,
 }
 
 impl PolicyArgs {
@@ -124,22 +99,9 @@ impl PolicyArgs {
             .transpose()?;
         let changes = PolicyChanges {
             profile,
-            bits: self
-                .bits
-                .as_ref()
-                .map(|bits| if bits == "128" { Bits::B128 } else { Bits::B64 }),
-            method: self.method.map(|method| match method {
-                MethodArg::Exact => Method::Exact,
-                MethodArg::Simhash => Method::Simhash,
-                MethodArg::Minhash => Method::Minhash,
-                MethodArg::Cascade => Method::Cascade,
-                MethodArg::Overlap => Method::Overlap,
-            }),
-            verify: self.verify.map(|verify| match verify {
-                VerifyArg::Jaccard => Some(VerifyMeasure::Jaccard),
-                VerifyArg::Containment => Some(VerifyMeasure::Containment),
-                VerifyArg::None => None,
-            }),
+            bits: self.bits,
+            method: self.method,
+            verify: self.verify.map(|OrNone(verify)| verify),
             k: self.k,
             threshold: self.threshold,
             min_length_ratio: self.min_length_ratio,

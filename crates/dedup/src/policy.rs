@@ -638,6 +638,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_choice_is_spelled_by_its_serde_name() {
+        neardup_core::choice::check_names::<Method>().unwrap();
+        neardup_core::choice::check_names::<VerifyMeasure>().unwrap();
+        neardup_core::choice::check_names::<crate::KeepPolicy>().unwrap();
+        assert_eq!(Method::Cascade.name(), "cascade");
+        assert_eq!(Method::ALL.len(), 5, "a new method is listed to users");
+    }
+
+    #[test]
     fn the_guard_is_off_by_default_and_inclusive_at_its_bound() {
         let off = Policy::default();
         assert_eq!(off.min_length_ratio, 0.0);

@@ -105,6 +105,18 @@ pub enum InsertMode {
     Never,
 }
 
+impl neardup_core::Choice for InsertMode {
+    const ALL: &'static [Self] = &[InsertMode::IfUnique, InsertMode::Always, InsertMode::Never];
+
+    fn help(self) -> &'static str {
+        match self {
+            InsertMode::IfUnique => "insert only documents whose verdict is unique",
+            InsertMode::Always => "insert every document, whatever its verdict",
+            InsertMode::Never => "never insert: a check only",
+        }
+    }
+}
+
 impl InsertMode {
     /// Whether a document with `verdict` is to be inserted.
     pub fn inserts(self, verdict: &Verdict) -> bool {
@@ -113,5 +125,18 @@ impl InsertMode {
             InsertMode::Always => true,
             InsertMode::Never => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use neardup_core::Choice;
+
+    use super::*;
+
+    #[test]
+    fn insert_modes_are_spelled_as_over_http() {
+        neardup_core::choice::check_names::<InsertMode>().unwrap();
+        assert_eq!(InsertMode::IfUnique.name(), "if_unique");
     }
 }

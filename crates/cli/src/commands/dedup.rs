@@ -17,6 +17,7 @@ use neardup_ingest::Accounting;
 use neardup_store::{open_db, InsertMode, OpenOptions};
 use serde::Serialize;
 
+use crate::choice::choice;
 use crate::commands::index::check_in_chunks;
 use crate::documents::{unix_seconds, Corpus, InputArgs};
 use crate::output::{Output, Outputs};
@@ -31,8 +32,8 @@ pub struct DedupArgs {
     #[command(flatten)]
     policy: PolicyArgs,
     /// Which document of a cluster is kept.
-    #[arg(long, value_enum, default_value_t = KeepArg::First, conflicts_with = "index")]
-    keep: KeepArg,
+    #[arg(long, value_parser = choice::<KeepPolicy>(), default_value = "first", conflicts_with = "index")]
+    keep: KeepPolicy,
     /// Documents with the same canonical URL are duplicates too.
     #[arg(long, conflicts_with = "index")]
     url_dedup: bool,
@@ -70,13 +71,6 @@ pub struct DedupArgs {
     /// so --keep and --url-dedup are refused with it.
     #[arg(long, value_name = "DIR|URL")]
     index: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum KeepArg {
-    First,
-    Longest,
-    Newest,
 }
 
 /// The run's figures, printed to stderr and written with --summary.
@@ -261,11 +255,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let options = DedupOptions {
         policy: args.policy.policy()?,
-        keep: match args.keep {
-            KeepArg::First => KeepPolicy::First,
-            KeepArg::Longest => KeepPolicy::Longest,
-            KeepArg::Newest => KeepPolicy::Newest,
-        },
+        keep: args.keep,
         url_dedup: args.url_dedup,
     };
     if args.policy.show(&options.policy)? {

@@ -6,6 +6,7 @@ use anyhow::Context;
 use neardup_ingest::StatsSnapshot;
 use neardup_store::{open_store, InsertMode, NearDupDb, NewDocument, OpenOptions, Outcome};
 
+use crate::choice::choice;
 use crate::db_args::{cannot_open, DbArgs};
 use crate::documents::{Corpus, InputArgs};
 
@@ -29,8 +30,8 @@ pub enum IndexCommand {
         #[command(flatten)]
         db: DbArgs,
         /// Which documents to insert.
-        #[arg(long, value_enum, default_value_t = Mode::IfUnique)]
-        insert: Mode,
+        #[arg(long, value_parser = choice::<InsertMode>(), default_value = "if_unique")]
+        insert: InsertMode,
         /// The inputs.
         #[command(flatten)]
         inputs: InputArgs,
@@ -85,25 +86,10 @@ pub enum IndexCommand {
     },
 }
 
-/// `--insert` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Mode {
-    /// Insert unique documents only.
-    IfUnique,
-    /// Insert every document.
-    Always,
-}
-
 /// Runs `neardup index`.
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     match args.command {
-        IndexCommand::Add { db, insert, inputs } => {
-            let mode = match insert {
-                Mode::IfUnique => InsertMode::IfUnique,
-                Mode::Always => InsertMode::Always,
-            };
-            check_inputs(&db, &inputs, mode)
-        }
+        IndexCommand::Add { db, insert, inputs } => check_inputs(&db, &inputs, insert),
         IndexCommand::Check { db, inputs } => check_inputs(&db, &inputs, InsertMode::Never),
         IndexCommand::Get { db, id } => {
             let record = db.open()?.get(&id)?;
