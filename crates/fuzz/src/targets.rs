@@ -369,11 +369,14 @@ fn warc_seeds() -> Vec<Vec<u8>> {
     let records = crawl();
     // The first byte picks the framing: 'W' (even) plain, an odd one gzip members.
     let members: Vec<u8> = records.iter().flat_map(|r| gzip(r)).collect();
+    // BGZF-style: the stream cut into members of a fixed size, records spanning them.
+    let cut: Vec<u8> = records.concat().chunks(512).flat_map(gzip).collect();
     vec![
         records.concat(),
         records[2].clone(),
         [&[1u8][..], &members].concat(),
         [&[1u8][..], &gzip(&records.concat())].concat(),
+        [&[1u8][..], &cut].concat(),
     ]
 }
 

@@ -50,6 +50,7 @@ mod http;
 mod input;
 mod jsonl;
 mod lines;
+mod members;
 pub mod mirror;
 mod options;
 mod parquet;

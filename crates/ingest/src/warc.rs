@@ -10,9 +10,11 @@
 //!   which may be inside the bad record's block;
 //! * reports garbage between records (and between gzip members) with its
 //!   offset and skips it;
-//! * decodes `.warc.gz` member by member, so places carry the member's offset
-//!   in the compressed file (as CDX indexes do), and a corrupt member costs
-//!   only its own records: the reader goes on at the next gzip header;
+//! * decodes `.warc.gz` as runs of consecutive intact members ([`Members`]),
+//!   so a record may span members (BGZF-style files cut the stream every
+//!   64 KB); places carry the offset of the member where the record starts
+//!   (as CDX indexes do), and a corrupt member costs only the records that
+//!   touch it: the reader goes on at the next gzip header;
 //! * streams past records over `max_document_bytes` without holding them.
 //!
 //! Only `response` records with a 2xx status and a text/html, XHTML or
@@ -24,10 +26,10 @@ use crate::document::{Body, Document, Place};
 use crate::error::{ErrorKind, IngestError};
 use crate::format::Compression;
 use crate::http;
+use crate::members::{Members, GZIP_MAGIC};
 use crate::options::{ReadOptions, WarcId};
 use crate::stats::ReadStats;
 use crate::window::Window;
-use flate2::bufread::GzDecoder;
 use std::io::{self, Read};
 use std::path::Path;
 use std::sync::Arc;
@@ -44,9 +46,6 @@ const WARC_MAGIC: &[u8] = b"WARC/1.";
 /// Most compressed bytes kept to rewind to the start of a corrupt gzip member.
 const MAX_REWIND: usize = 16 << 20;
 
-/// The start of a gzip member (magic and the deflate method byte).
-const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b, 0x08];
-
 /// Streams [`Document`]s from the `response` records of a WARC file.
 pub struct WarcReader<R> {
     ctx: Context,
@@ -62,23 +61,33 @@ struct Context {
 
 enum Source<R> {
     Plain(Window<R>),
-    Gzip {
-        /// The compressed stream, between members.
-        compressed: Option<Window<R>>,
-        /// The member being read.
-        member: Option<Box<Member<R>>>,
-        /// Skip garbage silently: we are resynchronising after a corrupt
-        /// member, which was already reported.
-        quiet: bool,
-        /// The decompressed-data buffer, kept from member to member.
-        spare: Vec<u8>,
-    },
+    Gzip(Gzip<R>),
     Done,
 }
 
-struct Member<R> {
-    offset: u64,
-    data: Window<GzDecoder<Window<R>>>,
+/// A `.warc.gz` being read: runs of consecutive intact members, and the
+/// compressed stream between them.
+struct Gzip<R> {
+    /// The compressed stream, between runs of members (`None` at the end).
+    compressed: Option<Window<R>>,
+    /// The run of members being read.
+    run: Option<Box<Run<R>>>,
+    /// Skip garbage silently: we are resynchronising after a corrupt
+    /// member, which was already reported.
+    quiet: bool,
+    /// A run has ended before: the next one may start inside a record.
+    resumed: bool,
+    /// The decompressed-data buffer, kept from run to run.
+    spare: Vec<u8>,
+}
+
+/// A run of consecutive intact gzip members, decompressed.
+struct Run<R> {
+    data: Window<Members<R>>,
+    /// The run follows a break (a corrupt member, garbage): the bytes before
+    /// its first `WARC/1.` are the rest of a record already reported as lost,
+    /// and are skipped without another error.
+    skip_tail: bool,
 }
 
 /// The outcome of one parsing step.
@@ -95,15 +104,17 @@ impl<R: Read> WarcReader<R> {
         Self::with_source(Source::Plain(Window::new(reader)), source, opts)
     }
 
-    /// Reads a gzip-compressed WARC stream, normally one gzip member per
-    /// record (one member holding every record also works).
+    /// Reads a gzip-compressed WARC stream: normally one gzip member per
+    /// record, but one member holding every record, or members cut anywhere
+    /// (BGZF-style), work too.
     pub fn gzip(reader: R, source: impl Into<Arc<Path>>, opts: Arc<ReadOptions>) -> Self {
-        let gz = Source::Gzip {
+        let gz = Source::Gzip(Gzip {
             compressed: Some(Window::new(reader)),
-            member: None,
+            run: None,
             quiet: false,
+            resumed: false,
             spare: Vec::new(),
-        };
+        });
         Self::with_source(gz, source, opts)
     }
 
@@ -134,7 +145,7 @@ impl<R: Read> WarcReader<R> {
         let ctx = &self.ctx;
         match &mut self.source {
             Source::Done => Step::End,
-            Source::Plain(window) => match ctx.record(window, None) {
+            Source::Plain(window) => match ctx.record(window, |w| w.offset()) {
                 Ok(Step::End) => {
                     self.source = Source::Done;
                     Step::End
@@ -149,77 +160,82 @@ impl<R: Read> WarcReader<R> {
                     Step::Error(error)
                 }
             },
-            Source::Gzip {
-                compressed,
-                member,
-                quiet,
-                spare,
-            } => {
-                if let Some(mut m) = member.take() {
-                    let result = ctx.record(&mut m.data, Some(m.offset));
-                    if let Ok(step @ (Step::Doc(_) | Step::Skipped | Step::Error(_))) = result {
-                        *member = Some(m);
-                        return step;
-                    }
-                    // The member is done, cleanly or not: back to the
-                    // compressed stream for the next one.
-                    let Member { offset, data } = *m;
-                    let (decoder, buf) = data.into_parts();
-                    let mut window = decoder.into_inner();
-                    *spare = buf;
-                    *quiet = result.is_err();
-                    let Err(source) = result else {
-                        window.unmark();
-                        *compressed = Some(window);
-                        return Step::Skipped;
-                    };
-                    // The decoder may have read into the members after a
-                    // truncated one: look for the next member from just
-                    // after this one's start (or, if that is no longer
-                    // held, from where the decoder stopped).
-                    if window.rewind() || window.offset() == offset {
-                        window.consume_buffered(1);
-                    }
-                    *compressed = Some(window);
-                    let kind = ErrorKind::Decompress {
-                        codec: Compression::Gzip,
-                        source,
-                    };
-                    return Step::Error(IngestError::new(ctx.place.at_offset(offset), kind));
-                }
-                let Some(mut window) = compressed.take() else {
-                    return Step::End;
-                };
-                let start = window.offset();
-                let (skipped, found) = match scan_to(&mut window, GZIP_MAGIC) {
-                    Ok(scan) => scan,
-                    Err(err) => {
-                        self.source = Source::Done;
-                        return Step::Error(IngestError::new(
-                            ctx.place.at_offset(start),
-                            ErrorKind::Read(err),
-                        ));
-                    }
-                };
-                let garbage = (skipped > 0 && !*quiet).then(|| {
-                    let kind = ErrorKind::Garbage {
-                        bytes: skipped,
-                        expected: "gzip member",
-                    };
-                    Step::Error(IngestError::new(ctx.place.at_offset(start), kind))
-                });
-                if found {
-                    window.mark(ctx.rewind_cap());
-                    *member = Some(Box::new(Member {
-                        offset: window.offset(),
-                        data: Window::with_buffer(GzDecoder::new(window), std::mem::take(spare)),
-                    }));
-                } else {
-                    self.source = Source::Done;
-                }
-                garbage.unwrap_or(Step::Skipped)
-            }
+            Source::Gzip(gzip) => gzip.step(ctx),
         }
+    }
+}
+
+impl<R: Read> Gzip<R> {
+    fn step(&mut self, ctx: &Context) -> Step {
+        if let Some(run) = self.run.as_mut() {
+            return match ctx.run_record(run) {
+                Ok(Step::End) => self.end_run(ctx),
+                Ok(step) => step,
+                Err(err) => {
+                    let at = run.data.inner_mut().current_member();
+                    self.stop();
+                    Step::Error(IngestError::new(
+                        ctx.place.at_offset(at),
+                        ErrorKind::Read(err),
+                    ))
+                }
+            };
+        }
+        let Some(mut window) = self.compressed.take() else {
+            return Step::End;
+        };
+        let start = window.offset();
+        let (skipped, found) = match scan_to(&mut window, GZIP_MAGIC) {
+            Ok(scan) => scan,
+            Err(err) => {
+                self.stop();
+                let error = IngestError::new(ctx.place.at_offset(start), ErrorKind::Read(err));
+                return Step::Error(error);
+            }
+        };
+        if found {
+            let members = Members::new(window, ctx.rewind_cap());
+            self.run = Some(Box::new(Run {
+                data: Window::with_buffer(members, std::mem::take(&mut self.spare)),
+                skip_tail: self.resumed,
+            }));
+        }
+        if skipped > 0 && !self.quiet {
+            let kind = ErrorKind::Garbage {
+                bytes: skipped,
+                expected: "gzip member",
+            };
+            return Step::Error(IngestError::new(ctx.place.at_offset(start), kind));
+        }
+        Step::Skipped
+    }
+
+    /// The run has ended: back to the compressed stream, with an error if a
+    /// corrupt member ended it.
+    fn end_run(&mut self, ctx: &Context) -> Step {
+        let Some(run) = self.run.take() else {
+            return Step::End;
+        };
+        let (members, buf) = run.data.into_parts();
+        self.spare = buf;
+        let (window, corrupt) = members.finish();
+        self.compressed = window;
+        self.quiet = corrupt.is_some();
+        self.resumed = true;
+        let Some(corrupt) = corrupt else {
+            return Step::Skipped;
+        };
+        let kind = ErrorKind::Decompress {
+            codec: Compression::Gzip,
+            source: corrupt.source,
+        };
+        Step::Error(IngestError::new(ctx.place.at_offset(corrupt.offset), kind))
+    }
+
+    /// Nothing more is read.
+    fn stop(&mut self) {
+        self.compressed = None;
+        self.run = None;
     }
 }
 
@@ -251,20 +267,38 @@ struct Header {
 
 impl Context {
     /// How much of a gzip member's compressed bytes are kept to go back to
-    /// its start should it prove corrupt: a member normally holds one record
-    /// (at most `max_document_bytes`); a bigger one (a whole file in one
-    /// member) is not rewound, to keep memory bounded.
+    /// its start should it prove corrupt, and of its decompressed bytes held
+    /// back until its CRC is checked: a member normally holds one record (at
+    /// most `max_document_bytes`) or 64 KB; a bigger one (a whole file in one
+    /// member) is streamed unverified and not rewound, to keep memory bounded.
     fn rewind_cap(&self) -> usize {
         usize::try_from(self.opts.max_document_bytes)
             .unwrap_or(usize::MAX)
             .min(MAX_REWIND)
     }
 
-    /// Parses the next record of `w`. `member` is the offset of the gzip
-    /// member being read, which then is the place of its records. An I/O
-    /// error is returned as such: the caller knows whether it means a
-    /// truncated gzip member or a failed read.
-    fn record<R: Read>(&self, w: &mut Window<R>, member: Option<u64>) -> io::Result<Step> {
+    /// Parses the next record of a run of gzip members; the place of a
+    /// record is the offset of the member where it starts (as in CDX
+    /// indexes).
+    fn run_record<R: Read>(&self, run: &mut Run<R>) -> io::Result<Step> {
+        if run.skip_tail {
+            run.skip_tail = false;
+            scan_to(&mut run.data, WARC_MAGIC)?;
+        }
+        self.record(&mut run.data, |w| {
+            let at = w.offset();
+            w.inner_mut().member_at(at)
+        })
+    }
+
+    /// Parses the next record of `w`; `place_of` gives the offset of its
+    /// place from the window at the record's start. An I/O error is returned
+    /// as such.
+    fn record<R: Read>(
+        &self,
+        w: &mut Window<R>,
+        place_of: impl FnOnce(&mut Window<R>) -> u64,
+    ) -> io::Result<Step> {
         // Blank lines between records are tolerated.
         loop {
             let avail = w.fill_to(1)?;
@@ -280,7 +314,7 @@ impl Context {
             }
             w.consume_buffered(blank);
         }
-        let place = self.place.at_offset(member.unwrap_or(w.offset()));
+        let place = self.place.at_offset(place_of(w));
         let error = |kind| Ok(Step::Error(IngestError::new(place.clone(), kind)));
         if !w.fill_to(WARC_MAGIC.len())?.starts_with(WARC_MAGIC) {
             let (bytes, _) = scan_to(w, WARC_MAGIC)?;

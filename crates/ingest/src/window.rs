@@ -104,6 +104,11 @@ impl<R: Read> Window<R> {
         true
     }
 
+    /// The inner reader.
+    pub(crate) fn inner_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+
     /// Wraps `inner`, reusing `buf`'s allocation (its content is ignored).
     pub(crate) fn with_buffer(inner: R, buf: Vec<u8>) -> Self {
         Window {

@@ -326,3 +326,125 @@ fn warc_lines_inside_a_big_record_are_content() {
     ));
     assert_eq!(out[1].as_ref().unwrap().id, "http://a.org/small");
 }
+
+/// Size of the members BGZF-style tools write: the uncompressed stream is cut
+/// every 64 KB, wherever the cut falls.
+const BGZF_MEMBER: usize = 64 * 1024;
+
+/// 300 response records of various sizes (a few bytes to 150 KB, every 25th
+/// over 64 KB), each with its own id.
+fn varied_records() -> Vec<Vec<u8>> {
+    (0..300u32)
+        .map(|n| {
+            let words = if n % 25 == 7 {
+                9_000 + n as usize * 60
+            } else {
+                (n as usize * 937) % 1_500
+            };
+            html_response(
+                &format!("http://a.org/{n}"),
+                &format!("<p>page {n}</p><p>{}</p>", "lorem ipsum ".repeat(words)),
+            )
+        })
+        .collect()
+}
+
+/// The stream cut into gzip members of `BGZF_MEMBER` uncompressed bytes.
+fn bgzf_members(stream: &[u8]) -> Vec<Vec<u8>> {
+    stream.chunks(BGZF_MEMBER).map(gzip).collect()
+}
+
+/// Issue 19, item 6: records that span gzip members (a stream cut into 64 KB
+/// members regardless of record boundaries) are all read, at the offset of
+/// the member where each starts; per-record members and one member for the
+/// whole file still work.
+#[test]
+fn records_spanning_gzip_members_are_all_read() {
+    let records = varied_records();
+    assert!(records.iter().filter(|r| r.len() > BGZF_MEMBER).count() >= 10);
+    let stream = records.concat();
+    let members = bgzf_members(&stream);
+    let ids: Vec<_> = (0..300).map(|n| Ok(format!("http://a.org/{n}"))).collect();
+    for (layout, data) in [
+        ("bgzf", members.concat()),
+        ("per record", records.iter().flat_map(|r| gzip(r)).collect()),
+        ("one member", gzip(&stream)),
+    ] {
+        assert_eq!(outline(gz(data, ReadOptions::default())), ids, "{layout}");
+    }
+    // Places: the compressed offset of the member holding the record's start.
+    let member_offsets: Vec<usize> = members
+        .iter()
+        .scan(0, |at, m| {
+            let here = *at;
+            *at += m.len();
+            Some(here)
+        })
+        .collect();
+    let docs: Vec<_> = gz(members.concat(), ReadOptions::default())
+        .map(Result::unwrap)
+        .collect();
+    let mut start = 0;
+    for (record, doc) in records.iter().zip(&docs) {
+        let offset = member_offsets[start / BGZF_MEMBER];
+        assert_eq!(doc.place.to_string(), format!("t.warc.gz@{offset}"));
+        start += record.len();
+    }
+}
+
+/// Issue 19, item 6: a corrupt member of a BGZF-style file costs exactly the
+/// records with a byte of their header or block in it (a record whose
+/// trailing CRLF CRLF only is in it is whole): the one that runs into it is
+/// reported as truncated, the member as corrupt, and the rest of the one that
+/// runs out of it is skipped without a further error; every other record is
+/// read.
+#[test]
+fn a_corrupt_member_in_a_bgzf_file_costs_the_records_touching_it() {
+    let records = varied_records();
+    let stream = records.concat();
+    let mut members = bgzf_members(&stream);
+    let bad = 5;
+    let (lo, hi) = (bad * BGZF_MEMBER, (bad + 1) * BGZF_MEMBER);
+    let middle = members[bad].len() / 2;
+    members[bad][middle..middle + 8].copy_from_slice(&[0xff; 8]);
+    // Each record's span without its trailer, and whether it touches the member.
+    let mut start = 0;
+    let mut expected = Vec::new();
+    let mut runs_in = None;
+    for (n, record) in records.iter().enumerate() {
+        let end = start + record.len() - 4;
+        if end <= lo || start >= hi {
+            expected.push(Ok(format!("http://a.org/{n}")));
+        } else if start < lo {
+            runs_in = Some((n, start));
+        }
+        start += record.len();
+    }
+    let (runs_in, runs_in_start) = runs_in.expect("a record runs into the corrupt member");
+    let offset_of = |member: usize| members[..member].iter().map(Vec::len).sum::<usize>();
+    let out = outline(gz(members.concat(), ReadOptions::default()));
+    let read: Vec<_> = out.iter().filter(|o| o.is_ok()).cloned().collect();
+    assert_eq!(read, expected);
+    // With these records: 22 runs into member 5, 23 to 27 lie in it, 28 runs out of it.
+    let lost: Vec<_> = (0..300)
+        .filter(|n| !expected.contains(&Ok(format!("http://a.org/{n}"))))
+        .collect();
+    assert_eq!(lost, (22..=28).collect::<Vec<_>>());
+    assert_eq!(runs_in, 22);
+    let errors: Vec<_> = out.iter().filter_map(|o| o.as_ref().err()).collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors[0].starts_with(&format!(
+            "t.warc.gz@{}: record truncated",
+            offset_of(runs_in_start / BGZF_MEMBER)
+        )),
+        "record {runs_in}: {errors:?}"
+    );
+    assert!(
+        errors[1].starts_with(&format!(
+            "t.warc.gz@{}: corrupt or truncated gzip",
+            offset_of(bad)
+        )),
+        "{errors:?}"
+    );
+}

@@ -3,17 +3,20 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
+use std::time::{Duration, Instant};
+
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
+use http_body_util::BodyExt;
 use neardup_ingest::extract::MainContentExtractor;
 use neardup_store::{InsertMode, NewDocument};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::error::ApiError;
-use crate::AppState;
+use crate::fairness::Load;
+use crate::{AppState, ServerConfig, BODY_GRACE};
 
 /// A document as posted: `text` or `html`, exactly one.
 #[derive(Debug, Clone, Deserialize)]
@@ -75,8 +78,11 @@ pub struct InsertQuery {
 }
 
 /// A JSON body: any syntax, UTF-8, field or size error becomes a 400 (or 413) JSON error; a
-/// body not received whole within [`crate::ServerConfig::body_timeout`] (a client sending it
-/// slowly, or stopping half-way) a 408, and the connection is closed.
+/// declared `Content-Length` over [`crate::ServerConfig::body_limit`] is a 413 at once, before
+/// any of the body is read; a body not received whole within
+/// [`crate::ServerConfig::body_timeout`] (shrunk as the server fills), or coming slower than
+/// [`crate::ServerConfig::min_body_rate`] once [`crate::BODY_GRACE`] has passed, a 408. After a
+/// 408 or 413 the connection is closed (the rest of the body is not read).
 #[derive(Debug)]
 pub struct JsonBody<T>(pub T);
 
@@ -84,29 +90,70 @@ impl<T: DeserializeOwned> FromRequest<Arc<AppState>> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &Arc<AppState>) -> Result<Self, ApiError> {
-        let timeout = state.config.body_timeout;
-        let read = tokio::time::timeout(timeout, Bytes::from_request(request, state));
-        let bytes = read
-            .await
-            .map_err(|_| {
-                ApiError::new(
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!("the request body did not arrive within {timeout:?}"),
-                )
-                .closing()
-            })?
-            .map_err(|rejection| {
-                let status = rejection.status();
-                let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
-                    "the request body is too large".to_string()
-                } else {
-                    rejection.body_text()
-                };
-                ApiError::new(status, message)
-            })?;
+        let bytes = read_body(request, &state.config).await?;
         serde_json::from_slice(&bytes)
             .map(JsonBody)
             .map_err(|error| ApiError::bad_request(format!("invalid JSON: {error}")))
+    }
+}
+
+/// The whole body of `request`, within the limits of `config` (see [`JsonBody`]).
+async fn read_body(request: Request, config: &ServerConfig) -> Result<Vec<u8>, ApiError> {
+    let limit = config.body_limit;
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body is too large (the limit is {limit} bytes)"),
+        )
+        .closing()
+    };
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|declared| declared > limit as u64) {
+        return Err(too_large());
+    }
+    let load = request.extensions().get::<Load>().cloned();
+    let timeout = |full| load.as_ref().map_or(full, |load| load.scaled(full));
+    let started = Instant::now();
+    let mut body = request.into_body();
+    let mut bytes = Vec::new();
+    loop {
+        let within = timeout(config.body_timeout);
+        let (deadline, why) = body_deadline(within, config.min_body_rate, bytes.len());
+        let frame = tokio::time::timeout_at((started + deadline).into(), body.frame()).await;
+        let frame = match frame {
+            Err(_) => return Err(ApiError::new(StatusCode::REQUEST_TIMEOUT, why).closing()),
+            Ok(None) => return Ok(bytes),
+            Ok(Some(frame)) => frame.map_err(|error| {
+                ApiError::bad_request(format!("cannot read the request body: {error}"))
+            })?,
+        };
+        if let Ok(data) = frame.into_data() {
+            if bytes.len() + data.len() > limit {
+                return Err(too_large());
+            }
+            bytes.extend_from_slice(&data);
+        }
+    }
+}
+
+/// When a body must have come by (from its start) with `received` bytes come so far, and what
+/// to say if it has not: within the (load-scaled) body timeout, or sooner if the minimum rate
+/// says so.
+fn body_deadline(within: Duration, rate: u64, received: usize) -> (Duration, String) {
+    let by_rate =
+        (rate > 0).then(|| BODY_GRACE + Duration::from_secs_f64(received as f64 / rate as f64));
+    match by_rate {
+        Some(due) if due < within => (
+            due,
+            format!("the request body came slower than {rate} bytes a second"),
+        ),
+        _ => (
+            within,
+            format!("the request body did not arrive within {within:?}"),
+        ),
     }
 }
 

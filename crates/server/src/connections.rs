@@ -1,14 +1,15 @@
-//! The accept loop: a header-read timeout, a connection limit, JSON for the errors hyper answers
-//! by itself, and a graceful drain.
+//! The accept loop: a header-read timeout, a connection limit shared fairly (see
+//! [`crate::fairness`]), JSON for the errors hyper answers by itself, and a graceful drain.
 //!
 //! `axum::serve` sets no timer, so hyper's header-read timeout never fires: a client that sends
 //! half a request head (slowloris) or nothing at all holds its connection, and its file
 //! descriptor, for ever (issue 12: 372 idle connections starved a normal request). Here each
 //! connection is served by hyper's HTTP/1 builder with a timer and
 //! [`crate::ServerConfig::header_timeout`], which bounds the wait for every request head (the
-//! first and each keep-alive one); at most [`crate::ServerConfig::max_connections`] are served at
-//! once, the next ones wait in the kernel's backlog; when accepting fails (out of file
-//! descriptors) the loop waits a little and tries again rather than spinning or stopping.
+//! first and each keep-alive one, shrinking as the slots fill); at most
+//! [`crate::ServerConfig::max_connections`] are served at once, an idle one making room for a
+//! new one; when accepting fails (out of file descriptors) the loop waits a little and tries
+//! again rather than spinning or stopping.
 
 use std::future::Future;
 use std::io;
@@ -17,15 +18,26 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
+use axum::body::Body;
+use axum::extract::Request;
 use axum::Router;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::Service;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+use crate::fairness::{refusal, Load, Refused, Slot, Slots};
 
 /// How long the loop waits after a failed accept (e.g. out of file descriptors).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// How long a refused connection is given to take its 503.
+const REFUSAL_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Serves `app` on `listener` until `shutdown` resolves, then lets every open connection finish
 /// its request in flight and returns.
@@ -33,29 +45,21 @@ pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     header_timeout: Duration,
-    max_connections: usize,
+    slots: Arc<Slots>,
     shutdown: impl Future<Output = ()>,
 ) {
-    let max_connections = max_connections.clamp(1, Semaphore::MAX_PERMITS);
-    let permits = Arc::new(Semaphore::new(max_connections));
     let (stop, stopped) = watch::channel(());
-    let mut builder = hyper::server::conn::http1::Builder::new();
+    let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(header_timeout)
         // One buffer per write, so that `JsonErrors` sees a whole response head.
         .writev(false);
     tokio::pin!(shutdown);
     loop {
-        let permit = tokio::select! {
-            () = &mut shutdown => break,
-            permit = Arc::clone(&permits).acquire_owned() => permit,
-        };
-        let Ok(permit) = permit else { break };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(error) => {
                     tracing::warn!("accept failed: {error}; retrying");
                     tokio::time::sleep(ACCEPT_BACKOFF).await;
@@ -63,28 +67,101 @@ pub(crate) async fn serve(
                 }
             },
         };
-        let service = TowerToHyperService::new(app.clone());
-        let builder = builder.clone();
-        let mut stopped = stopped.clone();
+        let slot = match slots.admit(peer.ip()) {
+            Ok(slot) => slot,
+            Err(refused) => {
+                tokio::spawn(refuse(stream, refused));
+                continue;
+            }
+        };
+        // Every slot serving a request: wait for one (an evicted idle one frees at once).
+        let permit = tokio::select! {
+            () = &mut shutdown => break,
+            permit = slots.permit() => permit,
+        };
+        let Some(permit) = permit else { break };
+        let mut builder = builder.clone();
+        builder.header_read_timeout(slots.scaled(header_timeout));
+        let connection = Connection {
+            app: app.clone(),
+            load: Load(Arc::clone(&slots)),
+            slot,
+        };
+        let stopped = stopped.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            let conn = builder.serve_connection(TokioIo::new(JsonErrors::new(stream)), service);
-            tokio::pin!(conn);
-            let result = tokio::select! {
-                result = conn.as_mut() => result,
-                _ = stopped.changed() => {
-                    conn.as_mut().graceful_shutdown();
-                    conn.await
-                }
-            };
-            if let Err(error) = result {
-                tracing::debug!("connection closed: {error}");
-            }
+            connection.run(builder, stream, stopped).await;
         });
     }
     drop(stop);
     // Every connection gives its permit back when it is done.
-    let _ = permits.acquire_many(max_connections as u32).await;
+    slots.drained().await;
+}
+
+/// Answers a connection refused for its address, and closes it.
+async fn refuse(mut stream: TcpStream, refused: Refused) {
+    let answer = async {
+        stream.write_all(&refusal(&refused)).await?;
+        stream.shutdown().await
+    };
+    let _ = tokio::time::timeout(REFUSAL_TIMEOUT, answer).await;
+}
+
+/// One accepted connection.
+struct Connection {
+    app: Router,
+    load: Load,
+    slot: Slot,
+}
+
+impl Connection {
+    /// Serves the connection until the client closes it, a timeout, an eviction (at once if it
+    /// is idle, else after the request in flight) or the shutdown (after the request in flight).
+    async fn run(
+        self,
+        builder: http1::Builder,
+        stream: TcpStream,
+        mut stopped: watch::Receiver<()>,
+    ) {
+        let Connection { app, load, slot } = self;
+        let slot = Arc::new(slot);
+        let tower = TowerToHyperService::new(app);
+        let in_slot = Arc::clone(&slot);
+        let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
+            request.extensions_mut().insert(load.clone());
+            let busy = in_slot.busy();
+            let response = tower.call(request);
+            async move {
+                // The request counts as in flight until its body is sent.
+                let response = response.await?;
+                Ok::<_, std::convert::Infallible>(response.map(|body| {
+                    Body::new(body.map_frame(move |frame| {
+                        let _in_flight = &busy;
+                        frame
+                    }))
+                }))
+            }
+        });
+        let conn = builder.serve_connection(TokioIo::new(JsonErrors::new(stream)), service);
+        tokio::pin!(conn);
+        let result = tokio::select! {
+            result = conn.as_mut() => result,
+            _ = stopped.changed() => {
+                conn.as_mut().graceful_shutdown();
+                conn.await
+            }
+            () = slot.evicted() => {
+                if slot.is_idle() {
+                    return;
+                }
+                conn.as_mut().graceful_shutdown();
+                conn.await
+            }
+        };
+        if let Err(error) = result {
+            tracing::debug!("connection closed: {error}");
+        }
+    }
 }
 
 /// A connection whose bodiless error responses written by hyper itself (400 for a malformed

@@ -13,14 +13,18 @@
 //! (413), strict JSON (400 on bad syntax, bad UTF-8, unknown fields, empty text, ids over
 //! [`MAX_ID_BYTES`]), and every error is `{"error": "..."}` (hyper's own 400/414/431 included).
 //! Faults: a request head must arrive within [`ServerConfig::header_timeout`] and its body
-//! within [`ServerConfig::body_timeout`] (408), at most [`ServerConfig::max_connections`] are
-//! served at once; a store that is unavailable (each store call bounded by the store timeout:
+//! within [`ServerConfig::body_timeout`] (408) at [`ServerConfig::min_body_rate`] or faster, both
+//! timeouts shrinking as the server fills; a declared body over the limit is refused at once
+//! (413); at most [`ServerConfig::max_connections`] are served at once, at most
+//! [`ServerConfig::max_connections_per_ip`] for one address, an idle one making room for a new
+//! one; a store that is unavailable (each store call bounded by the store timeout:
 //! see [`neardup_store::OpenOptions::timeout`]) answers 503 with `Retry-After` and a JSON error,
 //! at once once it is known to be down, and `/healthz` says whether the store serves now.
 
 mod api;
 mod connections;
 mod error;
+mod fairness;
 mod handlers;
 mod metrics;
 mod middleware;
@@ -30,13 +34,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::Router;
 use neardup_ingest::extract::MainContentExtractor;
 use neardup_store::NearDupDb;
 
 pub use error::ApiError;
+pub use fairness::{BODY_GRACE, MIN_TIMEOUT};
 pub use metrics::Metrics;
 pub use throttle::Throttled;
 
@@ -52,8 +56,13 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default time a client has to send a whole request body once its head is read; then it
 /// gets a 408 and its connection is closed.
 pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
-/// The default number of connections served at once; more wait to be accepted.
+/// The default number of connections served at once; when all are in use, the one idle the
+/// longest makes room for a new one.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// The default number of connections one client address may hold (loopback included).
+pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 64;
+/// The default slowest a request body may come once [`BODY_GRACE`] has passed, bytes a second.
+pub const DEFAULT_MIN_BODY_RATE: u64 = 1024;
 /// The longest document id accepted (bytes of UTF-8): longer ones are refused at insert (400),
 /// so that every stored id fits in a `GET`/`DELETE /v1/documents/{id}` request line even
 /// percent-encoded (3 bytes a byte, far below hyper's 65,534-byte URI limit).
@@ -76,8 +85,16 @@ pub struct ServerConfig {
     pub header_timeout: Duration,
     /// Time a client has to send a request body once its head is read; then it gets a 408.
     pub body_timeout: Duration,
-    /// Connections served at once; keep it below the process's file-descriptor limit.
+    /// Connections served at once; keep it below the process's file-descriptor limit. When all
+    /// are in use, the one idle the longest is closed to make room, and the header and body
+    /// timeouts shrink (down to [`MIN_TIMEOUT`]) once more than half are.
     pub max_connections: usize,
+    /// Connections one client address may hold (at least 1); over it, its own longest-idle
+    /// connection makes room, or the new one is answered 503.
+    pub max_connections_per_ip: usize,
+    /// Slowest a request body may come once [`BODY_GRACE`] has passed, in bytes a second (408
+    /// below it); 0 for no minimum.
+    pub min_body_rate: u64,
 }
 
 impl Default for ServerConfig {
@@ -90,6 +107,8 @@ impl Default for ServerConfig {
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             body_timeout: DEFAULT_BODY_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
+            min_body_rate: DEFAULT_MIN_BODY_RATE,
         }
     }
 }
@@ -135,9 +154,8 @@ pub fn check_config(config: &ServerConfig) -> Result<(), ServerError> {
     }
 }
 
-/// The application: every route, the body limit, authentication and metrics.
+/// The application: every route, authentication and metrics (the body limit is `JsonBody`'s).
 pub fn router(db: Arc<NearDupDb>, config: ServerConfig) -> Router {
-    let body_limit = config.body_limit;
     let state = Arc::new(AppState {
         db,
         config,
@@ -166,7 +184,6 @@ pub fn router(db: Arc<NearDupDb>, config: ServerConfig) -> Router {
             Arc::clone(&state),
             middleware::measure,
         ))
-        .layer(DefaultBodyLimit::max(body_limit))
         .with_state(state)
 }
 
@@ -193,9 +210,10 @@ pub async fn serve_until(
     let io = |source| ServerError::Io { addr, source };
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(io)?;
     ready(listener.local_addr().map_err(io)?);
-    let (header_timeout, max_connections) = (config.header_timeout, config.max_connections);
+    let header_timeout = config.header_timeout;
+    let slots = fairness::Slots::new(config.max_connections, config.max_connections_per_ip);
     let app = router(db, config);
-    connections::serve(listener, app, header_timeout, max_connections, shutdown).await;
+    connections::serve(listener, app, header_timeout, slots, shutdown).await;
     Ok(())
 }
 

@@ -9,6 +9,7 @@ use anyhow::Context;
 use neardup_server::{
     ServerConfig, DEFAULT_BATCH_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT,
     DEFAULT_HEADER_TIMEOUT, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_IP, DEFAULT_MIN_BODY_RATE,
 };
 
 use crate::db_args::{seconds, DbArgs};
@@ -41,17 +42,25 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = DEFAULT_BATCH_LIMIT)]
     pub batch_limit: usize,
     /// Seconds a client has to send a request head (and to start the next one on a kept-alive
-    /// connection); then its connection is closed.
+    /// connection); then its connection is closed. Shrinks to 1 s as the connections fill.
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_HEADER_TIMEOUT.as_secs_f64(), value_parser = seconds)]
     pub header_timeout: f64,
     /// Seconds a client has to send a request body once its head is read; then it gets a 408
-    /// and its connection is closed.
+    /// and its connection is closed. Shrinks to 1 s as the connections fill.
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_BODY_TIMEOUT.as_secs_f64(), value_parser = seconds)]
     pub body_timeout: f64,
-    /// Connections served at once (keep it below the file-descriptor limit); more wait in the
-    /// kernel's backlog.
+    /// Connections served at once (keep it below the file-descriptor limit); when all are in
+    /// use, the one idle the longest is closed to make room.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_connections: usize,
+    /// Connections one client address may hold (loopback included; raise it behind a proxy);
+    /// over it, its longest-idle one is closed, or the new one is answered 503.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS_PER_IP, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_connections_per_ip: usize,
+    /// Slowest a request body may come after its first second, in bytes a second (408 below
+    /// it); 0 for no minimum.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MIN_BODY_RATE)]
+    pub min_body_rate: u64,
 }
 
 /// Runs `neardup serve` until Ctrl-C or SIGTERM.
@@ -68,6 +77,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         header_timeout: Duration::from_secs_f64(args.header_timeout),
         body_timeout: Duration::from_secs_f64(args.body_timeout),
         max_connections: args.max_connections,
+        max_connections_per_ip: args.max_connections_per_ip,
+        min_body_rate: args.min_body_rate,
     };
     neardup_server::check_config(&config)?;
     let db = Arc::new(args.db.open()?);
