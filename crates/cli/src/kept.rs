@@ -11,17 +11,20 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use arrow_array::{BooleanArray, RecordBatchReader};
-use neardup_ingest::Format;
+use neardup_ingest::{Compression, Format};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
 use crate::documents::Corpus;
 use crate::interrupt;
+use crate::usage::usage;
 
 /// Bytes of rows the Parquet writer holds before it closes a row group: what bounds its memory.
 const ROW_GROUP_BYTES: usize = 64 << 20;
+/// zstd level of a `--kept *.jsonl.zst` output: zstd's default, a good ratio at over 100 MB/s.
+const ZSTD_LEVEL: i32 = 3;
 /// Rows read at a time when the kept rows of a Parquet input are copied.
 const COPY_BATCH_ROWS: usize = 8192;
 
@@ -29,8 +32,8 @@ const COPY_BATCH_ROWS: usize = 8192;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum KeptFormat {
     /// JSON Lines: each record's line as read; a file read whole (`.txt`, `.html`) as a line
-    /// `{"id", "text"}`.
-    Jsonl,
+    /// `{"id", "text"}`; compressed as the output's name says (`.jsonl.gz`, `.jsonl.zst`).
+    Jsonl(Compression),
     /// WARC records as read.
     Warc,
     /// WARC records as read, each compressed as a gzip member.
@@ -45,13 +48,23 @@ impl KeptFormat {
             Format::Warc => KeptFormat::Warc,
             Format::WarcGz => KeptFormat::WarcGz,
             Format::Parquet => KeptFormat::Parquet,
-            _ => KeptFormat::Jsonl,
+            _ => KeptFormat::Jsonl(Compression::None),
         }
+    }
+
+    /// The same kind of records (JSON Lines, WARC, Parquet), whatever the compression.
+    fn same_kind(self, other: KeptFormat) -> bool {
+        let kind = |f| match f {
+            KeptFormat::Jsonl(_) => 0,
+            KeptFormat::Warc | KeptFormat::WarcGz => 1,
+            KeptFormat::Parquet => 2,
+        };
+        kind(self) == kind(other)
     }
 
     fn name(self) -> &'static str {
         match self {
-            KeptFormat::Jsonl => "JSON Lines",
+            KeptFormat::Jsonl(_) => "JSON Lines",
             KeptFormat::Warc => "WARC",
             KeptFormat::WarcGz => "gzip-compressed WARC",
             KeptFormat::Parquet => "Parquet",
@@ -59,37 +72,98 @@ impl KeptFormat {
     }
 }
 
-/// The one format the corpus' kept records are written in (JSON Lines when no input's format
-/// is known yet); an error naming both when the inputs hold records of two.
-fn kept_format(corpus: &Corpus) -> anyhow::Result<KeptFormat> {
+/// The format the corpus' kept records are written in to `path`: the inputs' (JSON Lines when
+/// no input's format is known yet), compressed as the name says (`kept.jsonl.zst`,
+/// `kept.warc.gz`, or as the first input was when the name says nothing, as `-` does). An
+/// error when the inputs hold records of two kinds (JSON Lines and WARC), and a usage error
+/// when the name says another kind than the inputs' (`kept.parquet` for JSON Lines).
+fn kept_format(corpus: &Corpus, path: &Path) -> anyhow::Result<KeptFormat> {
     let mut formats = corpus.formats().map(KeptFormat::of);
-    let first = formats.next().unwrap_or(KeptFormat::Jsonl);
-    if let Some(other) = formats.find(|f| *f != first) {
+    let first = formats
+        .next()
+        .unwrap_or(KeptFormat::Jsonl(Compression::None));
+    if let Some(other) = formats.find(|f| !f.same_kind(first)) {
         anyhow::bail!(
             "--kept writes records in the format they came in, one format a file, but the inputs hold {} and {} records: dedup them in separate runs, or leave out --kept",
             first.name(),
             other.name()
         );
     }
-    Ok(first)
+    let named = match Format::from_extension(path) {
+        None => return Ok(first),
+        Some(Format::Jsonl(codec)) => KeptFormat::Jsonl(codec),
+        Some(Format::Warc) => KeptFormat::Warc,
+        Some(Format::WarcGz) => KeptFormat::WarcGz,
+        Some(Format::Parquet) => KeptFormat::Parquet,
+        Some(other) => {
+            return Err(usage(anyhow::anyhow!(
+                "--kept {}: the kept records are {}, not {other} (name it .jsonl, .jsonl.gz, .jsonl.zst, .warc, .warc.gz or .parquet as the inputs are)",
+                path.display(),
+                first.name()
+            ))
+            .into())
+        }
+    };
+    if !named.same_kind(first) {
+        return Err(usage(anyhow::anyhow!(
+            "--kept {} names {} records, but the kept records are {}, written as they came in: give it a name of that format, or no extension",
+            path.display(),
+            named.name(),
+            first.name()
+        ))
+        .into());
+    }
+    Ok(named)
 }
 
-/// Checks, before anything is read, that the kept records can go in one output.
-pub fn check(corpus: &Corpus) -> anyhow::Result<()> {
-    kept_format(corpus).map(|_| ())
+/// Checks, before anything is read, that the kept records can go in one output at `path`.
+pub fn check(corpus: &Corpus, path: &Path) -> anyhow::Result<()> {
+    kept_format(corpus, path).map(|_| ())
 }
 
 /// Writes the input records of the documents whose `kept` entry is true, read again from the
 /// corpus, to `out`.
 pub fn write_kept(
     out: &mut (impl Write + Send),
+    path: &Path,
     corpus: &Corpus,
     kept: &[bool],
 ) -> anyhow::Result<()> {
-    let format = kept_format(corpus)?;
-    if format == KeptFormat::Parquet {
-        return write_kept_parquet(out, corpus, kept);
+    match kept_format(corpus, path)? {
+        KeptFormat::Parquet => write_kept_parquet(out, corpus, kept),
+        KeptFormat::Jsonl(Compression::Gzip) => {
+            let mut gzip = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+            write_kept_records(
+                &mut gzip,
+                KeptFormat::Jsonl(Compression::None),
+                corpus,
+                kept,
+            )?;
+            gzip.finish()?;
+            Ok(())
+        }
+        KeptFormat::Jsonl(Compression::Zstd) => {
+            let mut zstd = zstd::Encoder::new(out, ZSTD_LEVEL)?;
+            write_kept_records(
+                &mut zstd,
+                KeptFormat::Jsonl(Compression::None),
+                corpus,
+                kept,
+            )?;
+            zstd.finish()?;
+            Ok(())
+        }
+        format => write_kept_records(out, format, corpus, kept),
     }
+}
+
+/// Writes the kept records one by one, as read (JSON Lines, WARC): see [`write_kept`].
+fn write_kept_records(
+    out: &mut (impl Write + Send),
+    format: KeptFormat,
+    corpus: &Corpus,
+    kept: &[bool],
+) -> anyhow::Result<()> {
     let mut index = 0usize;
     corpus.for_each_document(
         "writing kept records",
@@ -108,7 +182,7 @@ pub fn write_kept(
                         member.finish()?;
                     }
                     (Some(raw), KeptFormat::Warc) => out.write_all(raw)?,
-                    (Some(raw), KeptFormat::Jsonl | KeptFormat::Parquet) => {
+                    (Some(raw), KeptFormat::Jsonl(_) | KeptFormat::Parquet) => {
                         out.write_all(raw)?;
                         out.write_all(b"\n")?;
                     }
@@ -180,7 +254,7 @@ fn write_kept_parquet(
     };
     let schema = open(first)?.schema();
     let properties = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_compression(ParquetCompression::ZSTD(ZstdLevel::default()))
         .build();
     let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(properties))?;
     for (source, rows) in &files {

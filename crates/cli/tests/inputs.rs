@@ -445,6 +445,8 @@ fn kept_records_stay_in_their_format_and_formats_are_not_mixed() {
         b"",
     );
     assert_one_line_error(&mixed, 1, "JSON Lines and WARC records");
+    // WARC and gzip-compressed WARC are one kind of record: written as the first input was
+    // (all three of the second file are copies of kept records).
     let both = neardup(
         &[
             "dedup",
@@ -455,7 +457,78 @@ fn kept_records_stay_in_their_format_and_formats_are_not_mixed() {
         ],
         b"",
     );
-    assert_one_line_error(&both, 1, "WARC and gzip-compressed WARC records");
+    assert_eq!(both.code, 0, "{}", both.stderr);
+    assert_eq!(both.stdout, expected);
+}
+
+/// `--kept` follows its name: compressed as the extension says and readable back, and a name
+/// of another kind of record than the inputs' is a usage error before anything is read.
+#[test]
+fn kept_records_are_compressed_as_the_name_says_and_a_wrong_kind_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("corpus.jsonl");
+    std::fs::write(&jsonl, corpus()).unwrap();
+    for name in ["kept.jsonl.gz", "kept.jsonl.zst", "kept.ndjson", "kept"] {
+        let kept = dir.path().join(name);
+        let run = neardup(
+            &[
+                "dedup",
+                jsonl.to_str().unwrap(),
+                "--kept",
+                kept.to_str().unwrap(),
+            ],
+            b"",
+        );
+        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+        let bytes = std::fs::read(&kept).unwrap();
+        let text = match name {
+            "kept.jsonl.gz" => {
+                let mut text = String::new();
+                flate2::read::GzDecoder::new(&bytes[..])
+                    .read_to_string(&mut text)
+                    .unwrap();
+                text
+            }
+            "kept.jsonl.zst" => String::from_utf8(zstd::decode_all(&bytes[..]).unwrap()).unwrap(),
+            _ => String::from_utf8(bytes).unwrap(),
+        };
+        assert_eq!(text, kept_lines(), "{name}");
+        // neardup reads back what it wrote (a name without extension needs its format).
+        let path = kept.to_str().unwrap();
+        let args: &[&str] = if name == "kept" {
+            &["fingerprint", path, "--format", "jsonl"]
+        } else {
+            &["fingerprint", path]
+        };
+        let again = neardup(args, b"");
+        assert_eq!(
+            (again.code, again.stdout.lines().count()),
+            (0, 3),
+            "{name}: {}",
+            again.stderr
+        );
+    }
+    for (name, needle) in [
+        (
+            "kept.parquet",
+            "names Parquet records, but the kept records are JSON Lines",
+        ),
+        ("kept.warc.gz", "names gzip-compressed WARC records"),
+        ("kept.txt", "not txt"),
+    ] {
+        let kept = dir.path().join(name);
+        let run = neardup(
+            &[
+                "dedup",
+                jsonl.to_str().unwrap(),
+                "--kept",
+                kept.to_str().unwrap(),
+            ],
+            b"",
+        );
+        assert_one_line_error(&run, 2, needle);
+        assert!(!kept.exists(), "{name} written");
+    }
 }
 
 #[test]

@@ -40,7 +40,8 @@ pub struct DedupArgs {
     /// Write the input records of kept documents here, unchanged, in input order, in the
     /// format they came in: JSONL lines as read, WARC records as WARC (one gzip member a
     /// record for .warc.gz inputs); a file read whole (.txt, .html) as a JSON line {"id",
-    /// "text"}. Inputs of two formats (JSONL and WARC) are refused with --kept.
+    /// "text"}; compressed as the name says (kept.jsonl.zst, kept.warc.gz). Inputs of two
+    /// kinds (JSONL and WARC), or a name of another kind (kept.parquet for JSONL), are refused.
     #[arg(long, value_name = "FILE")]
     kept: Option<PathBuf>,
     /// Write one JSON line per removed document: its id, the id it duplicates, why. (`-` for
@@ -264,8 +265,8 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     // Verification and --kept read the inputs again.
     let rereads = args.kept.is_some() || (args.index.is_none() && options.policy.verifies());
     let corpus = Corpus::new(&args.input, rereads)?;
-    if args.kept.is_some() {
-        kept::check(&corpus)?;
+    if let Some(path) = &args.kept {
+        kept::check(&corpus, path)?;
     }
     if let Some(spec) = &args.index {
         let policy = args
@@ -495,7 +496,7 @@ fn write_kept(
     corpus: &Corpus,
     kept: &[bool],
 ) -> anyhow::Result<()> {
-    outputs.write(path, |out| kept::write_kept(out, corpus, kept))
+    outputs.write(path, |out| kept::write_kept(out, path, corpus, kept))
 }
 
 fn print_summary(s: &Summary) {
