@@ -33,6 +33,19 @@ fn ids(stdout: &str) -> Vec<String> {
         .collect()
 }
 
+/// `neardup dedup INPUT --kept KEPT`.
+fn dedup_kept(input: &Path, kept: &Path) -> Run {
+    neardup(
+        &[
+            "dedup",
+            input.to_str().unwrap(),
+            "--kept",
+            kept.to_str().unwrap(),
+        ],
+        b"",
+    )
+}
+
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     encoder.write_all(data).unwrap();
@@ -406,15 +419,7 @@ fn kept_records_stay_in_their_format_and_formats_are_not_mixed() {
     std::fs::write(&compressed, members).unwrap();
     let kept = dir.path().join("kept");
     let dedup = |input: &Path| {
-        let run = neardup(
-            &[
-                "dedup",
-                input.to_str().unwrap(),
-                "--kept",
-                kept.to_str().unwrap(),
-            ],
-            b"",
-        );
+        let run = dedup_kept(input, &kept);
         assert_eq!(run.code, 0, "{}", run.stderr);
         std::fs::read(&kept).unwrap()
     };
@@ -470,15 +475,7 @@ fn kept_records_are_compressed_as_the_name_says_and_a_wrong_kind_is_refused() {
     std::fs::write(&jsonl, corpus()).unwrap();
     for name in ["kept.jsonl.gz", "kept.jsonl.zst", "kept.ndjson", "kept"] {
         let kept = dir.path().join(name);
-        let run = neardup(
-            &[
-                "dedup",
-                jsonl.to_str().unwrap(),
-                "--kept",
-                kept.to_str().unwrap(),
-            ],
-            b"",
-        );
+        let run = dedup_kept(&jsonl, &kept);
         assert_eq!(run.code, 0, "{name}: {}", run.stderr);
         let bytes = std::fs::read(&kept).unwrap();
         let text = match name {
@@ -517,15 +514,7 @@ fn kept_records_are_compressed_as_the_name_says_and_a_wrong_kind_is_refused() {
         ("kept.txt", "not txt"),
     ] {
         let kept = dir.path().join(name);
-        let run = neardup(
-            &[
-                "dedup",
-                jsonl.to_str().unwrap(),
-                "--kept",
-                kept.to_str().unwrap(),
-            ],
-            b"",
-        );
+        let run = dedup_kept(&jsonl, &kept);
         assert_one_line_error(&run, 2, needle);
         assert!(!kept.exists(), "{name} written");
     }
