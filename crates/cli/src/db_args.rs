@@ -13,8 +13,8 @@ use crate::policy_args::PolicyArgs;
 #[derive(Debug, Clone, clap::Args)]
 pub struct DbArgs {
     /// The database: a directory (embedded redb, created if missing),
-    /// redis://[USER:PASSWORD@]HOST:PORT[/N][?name=NAME] (rediss:// for TLS) or
-    /// redis+cluster://HOST:PORT,HOST:PORT,...[?name=NAME]. Give a URL with a password in
+    /// `redis://[USER:PASSWORD@]HOST:PORT[/N][?name=NAME]` (`rediss://` for TLS) or
+    /// `redis+cluster://HOST:PORT,HOST:PORT,...[?name=NAME]`. Give a URL with a password in
     /// NEARDUP_DB rather than on the command line, where `ps` shows it.
     #[arg(
         long,

@@ -110,9 +110,9 @@ fn finds_exact_and_near_duplicates_and_writes_every_output() {
         b"",
     );
     assert!(
-        newest
-            .stdout
-            .contains(r#"{"id":"council","duplicate_of":"council-copy","kind":"exact""#),
+        newest.stdout.contains(
+            r#"{"id":"council","verdict":"duplicate","duplicate_of":"council-copy","kind":"exact""#
+        ),
         "{}",
         newest.stdout
     );
@@ -203,8 +203,9 @@ fn folders_html_and_warc() {
     let run = neardup(&["dedup", warc.to_str().unwrap(), "--removed", "-"], b"");
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
-        run.stdout
-            .contains(r#""id":"http://b.example/y","duplicate_of":"http://a.example/x""#),
+        run.stdout.contains(
+            r#""id":"http://b.example/y","verdict":"duplicate","duplicate_of":"http://a.example/x""#
+        ),
         "{}",
         run.stdout
     );
@@ -382,7 +383,7 @@ fn incremental_dedup_against_a_saved_index() {
     assert!(
         first
             .stdout
-            .contains(r#""id":"council-copy","duplicate_of":"council""#),
+            .contains(r#""id":"council-copy","verdict":"duplicate","duplicate_of":"council""#),
         "{}",
         first.stdout
     );

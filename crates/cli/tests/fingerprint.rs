@@ -244,7 +244,7 @@ fn compare_explains_the_difference() {
     assert_eq!(report["containment_a_in_b"].as_f64().unwrap(), 11.0 / 14.0);
     assert_eq!(report["token_edit_distance"], 1);
     // The default policy's decision: within k = 6 bits or not, and then Jaccard ≥ 0.9 or not.
-    assert_eq!(report["decision"]["verdict"], "distinct");
+    assert_eq!(report["decision"]["verdict"], "unique");
     let measure = report["decision"]["measure"].as_str().unwrap();
     assert!(
         ["simhash_distance", "jaccard"].contains(&measure),

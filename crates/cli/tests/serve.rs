@@ -69,7 +69,11 @@ fn documents_round_trip() {
     // Punctuation only: the same SimHash, another digest: a near duplicate.
     let near = json!({ "text": format!("{}!!", text(7)) });
     let (_, reply) = post(&server.url("/v1/check"), &near);
-    assert_eq!(reply["verdict"], "near_duplicate", "{reply}");
+    assert_eq!(
+        (&reply["verdict"], &reply["kind"], &reply["duplicate_of"]),
+        (&json!("duplicate"), &json!("near"), &json!("a")),
+        "{reply}"
+    );
     // insert=always stores a duplicate too; the same id twice is a conflict.
     let url = server.url("/v1/documents?insert=always");
     let (status, _) = post(&url, &json!({ "id": "c", "text": text(7) }));

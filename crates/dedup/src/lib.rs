@@ -49,6 +49,7 @@ mod error;
 mod keys;
 mod options;
 mod policy;
+mod verdict;
 
 pub use engine::{dedup, dedup_with, FeatureSource, Item, Outcome, Removal};
 pub use error::DedupError;
@@ -59,6 +60,7 @@ pub use policy::{
     length_ratio, Bounds, Decision, Evidence, Kind, Measure, Method, Policy, PolicyChanges, Side,
     VerifyMeasure, DEFAULT_K, DEFAULT_THRESHOLD,
 };
+pub use verdict::{AcceptedPair, ClusterOf, ComponentOf, DocumentVerdict, DuplicateOf, Verdict};
 
 /// A pair of documents found to be duplicates.
 pub use engine::FoundPair;

@@ -327,8 +327,8 @@ pub enum Decision {
         #[serde(flatten)]
         evidence: Evidence,
     },
-    /// The two are not duplicates.
-    Distinct {
+    /// The two are not duplicates: the second is unique beside the first.
+    Unique {
         /// The first test the pair failed.
         #[serde(flatten)]
         evidence: Evidence,
@@ -344,7 +344,7 @@ impl Decision {
     /// The evidence of the decision.
     pub fn evidence(&self) -> Evidence {
         match *self {
-            Decision::Duplicate { evidence, .. } | Decision::Distinct { evidence } => evidence,
+            Decision::Duplicate { evidence, .. } | Decision::Unique { evidence } => evidence,
         }
     }
 }
@@ -562,7 +562,7 @@ impl Policy {
             });
         }
         if let Some(evidence) = self.candidate(a.fingerprints, b.fingerprints)? {
-            return Ok(Decision::Distinct { evidence });
+            return Ok(Decision::Unique { evidence });
         }
         if !self.verifies() {
             let evidence = match self.method {
@@ -584,7 +584,7 @@ impl Policy {
                 kind: Kind::Near,
                 evidence,
             },
-            None => Decision::Distinct {
+            None => Decision::Unique {
                 evidence: self.failed_verification(fa, fb),
             },
         })

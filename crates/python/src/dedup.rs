@@ -1,6 +1,8 @@
 //! `dedup`: the batch engine ([`neardup_dedup::dedup`]) over a list of texts.
 
-use neardup_dedup::{DedupOptions, Evidence, Item, KeepPolicy};
+use neardup_dedup::{
+    AcceptedPair, ClusterOf, DedupOptions, DocumentVerdict, DuplicateOf, Item, KeepPolicy, Verdict,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
@@ -14,8 +16,9 @@ use crate::policy::policy_arg;
 /// `longest` or `newest` (with `fetched_at`, Unix seconds or None per text).
 ///
 /// Returns a dict: `keep` (a bool per text), `duplicate_of` (the kept text's index, or None),
-/// `removals` (per removed text: `index`, `duplicate_of`, `kind`, `distance`, `measure`,
-/// `value`, `threshold`), `clusters` (`members`, `representative`), `pairs` (every accepted
+/// and the records `neardup dedup` writes, each text named by its index: `removals` (per
+/// removed text: `id`, `verdict`, `duplicate_of`, `kind`, `distance`, `measure`, `value`,
+/// `threshold`), `clusters` (`cluster`, `members`, `representative`), `pairs` (every accepted
 /// pair: `a`, `b`, `kind`, `distance`, `measure`, `value`, `threshold`).
 #[pyfunction]
 #[pyo3(signature = (texts, policy = None, keep = "first", fetched_at = None))]
@@ -60,28 +63,48 @@ pub fn dedup(
     let outcome = outcome.map_err(to_py)?;
 
     let mut duplicate_of: Vec<Option<u32>> = vec![None; outcome.kept.len()];
-    let removals = pyo3::types::PyList::empty(py);
     for r in &outcome.removals {
         duplicate_of[r.index as usize] = Some(r.of);
-        let d = evidence_dict(py, r.kind, r.distance, &r.evidence)?;
-        d.set_item("index", r.index)?;
-        d.set_item("duplicate_of", r.of)?;
-        removals.append(d)?;
     }
-    let pairs = pyo3::types::PyList::empty(py);
-    for p in &outcome.pairs {
-        let d = evidence_dict(py, p.kind, p.distance, &p.evidence)?;
-        d.set_item("a", p.a)?;
-        d.set_item("b", p.b)?;
-        pairs.append(d)?;
-    }
-    let clusters = pyo3::types::PyList::empty(py);
-    for c in &outcome.clusters {
-        let d = PyDict::new(py);
-        d.set_item("members", &c.members)?;
-        d.set_item("representative", c.representative)?;
-        clusters.append(d)?;
-    }
+    // The records every door writes (`neardup dedup --removed/--pairs/--clusters`), texts named
+    // by their index.
+    let removals: Vec<DocumentVerdict<u32>> = outcome
+        .removals
+        .iter()
+        .map(|r| DocumentVerdict {
+            id: r.index,
+            verdict: Verdict::Duplicate(DuplicateOf {
+                duplicate_of: r.of,
+                kind: r.kind,
+                distance: r.distance,
+                evidence: r.evidence,
+            }),
+        })
+        .collect();
+    let pairs: Vec<AcceptedPair<u32>> = outcome
+        .pairs
+        .iter()
+        .map(|p| AcceptedPair {
+            a: p.a,
+            b: p.b,
+            kind: p.kind,
+            distance: p.distance,
+            evidence: p.evidence,
+        })
+        .collect();
+    let clusters: Vec<ClusterOf<u32>> = outcome
+        .clusters
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ClusterOf {
+            cluster: i,
+            members: c.members.clone(),
+            representative: c.representative,
+        })
+        .collect();
+    let removals = convert::serialize_to_python(py, &removals)?;
+    let pairs = convert::serialize_to_python(py, &pairs)?;
+    let clusters = convert::serialize_to_python(py, &clusters)?;
     let result = PyDict::new(py);
     result.set_item("keep", &outcome.kept)?;
     result.set_item("duplicate_of", duplicate_of)?;
@@ -89,23 +112,4 @@ pub fn dedup(
     result.set_item("clusters", clusters)?;
     result.set_item("pairs", pairs)?;
     Ok(result.into_any().unbind())
-}
-
-/// `kind`, `distance`, `measure`, `value`, `threshold` of a pair, as the CLI writes them.
-fn evidence_dict<'py>(
-    py: Python<'py>,
-    kind: neardup_dedup::Kind,
-    distance: u32,
-    evidence: &Evidence,
-) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("kind", convert::serialize_to_python(py, &kind)?)?;
-    d.set_item("distance", distance)?;
-    d.set_item(
-        "measure",
-        convert::serialize_to_python(py, &evidence.measure)?,
-    )?;
-    d.set_item("value", evidence.value)?;
-    d.set_item("threshold", evidence.threshold)?;
-    Ok(d)
 }

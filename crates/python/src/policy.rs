@@ -171,7 +171,7 @@ pub fn policy_arg(policy: Option<&Bound<'_, PyAny>>) -> PyResult<neardup_dedup::
 }
 
 /// Whether `a` and `b` are duplicates by the policy, and why: the decision of
-/// `neardup compare --json` (`verdict`: duplicate or distinct; `kind`: exact or near for a
+/// `neardup compare --json` (`verdict`: duplicate or unique; `kind`: exact or near for a
 /// duplicate; the `measure` that decided, its `value` and the policy's `threshold`).
 #[pyfunction]
 #[pyo3(signature = (a, b, policy = None))]

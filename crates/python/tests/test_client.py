@@ -41,7 +41,8 @@ def test_client_round_trip(server, news):
     assert first["verdict"] == "unique" and first["inserted"]
     copy = next(d for d in news if d["id"] == "council-budget-copy")
     verdict = client.check(copy["text"], id=copy["id"])
-    assert verdict["verdict"] == "duplicate" and verdict["of"] == news[1]["id"] and not verdict["inserted"]
+    assert verdict["verdict"] == "duplicate" and verdict["duplicate_of"] == news[1]["id"] and not verdict["inserted"]
+    assert verdict["kind"] == "exact"
     assert verdict["measure"] == "digest"
     results = client.add_many([{"id": d["id"], "text": d["text"]} for d in news[2:5]])
     assert len(results) == 3 and all("verdict" in r for r in results)

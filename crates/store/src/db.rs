@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use neardup_core::{Fingerprinter, Fingerprints};
-use neardup_dedup::{Evidence, Kind, Method, Policy};
+use neardup_dedup::{DuplicateOf, Evidence, Kind, Method, Policy};
 use serde::Serialize;
 
 use crate::durability::Durability;
@@ -694,16 +694,12 @@ impl NearDupDb {
         matches.truncate(MAX_MATCHES);
         let verdict = match matches.first() {
             None => Verdict::Unique,
-            Some(m) if m.kind == Kind::Exact => Verdict::Duplicate {
-                of: m.id.clone(),
+            Some(m) => Verdict::Duplicate(DuplicateOf {
+                duplicate_of: m.id.clone(),
+                kind: m.kind,
                 distance: m.distance,
                 evidence: m.evidence,
-            },
-            Some(m) => Verdict::NearDuplicate {
-                of: m.id.clone(),
-                distance: m.distance,
-                evidence: m.evidence,
-            },
+            }),
         };
         Ok(Judged {
             verdict,

@@ -21,6 +21,7 @@
 //! ([`OpenOptions::strict_durability`]).
 //!
 //! ```
+//! use neardup_dedup::Kind;
 //! use neardup_store::{open_db, InsertMode, NewDocument, OpenOptions, Verdict};
 //! let dir = tempfile::tempdir().unwrap();
 //! let db = open_db(dir.path().to_str().unwrap(), OpenOptions::default()).unwrap();
@@ -35,10 +36,12 @@
 //! let first = db.check_and_insert(&doc("a", text), InsertMode::IfUnique).unwrap();
 //! assert_eq!(first.verdict, Verdict::Unique);
 //! let again = db.check(&doc("b", text)).unwrap();
-//! assert!(matches!(again.verdict, Verdict::Duplicate { ref of, .. } if of == "a"));
+//! let duplicate = again.verdict.duplicate().unwrap();
+//! assert_eq!((duplicate.duplicate_of.as_str(), duplicate.kind), ("a", Kind::Exact));
 //! let edited = text.replace("spring", "summer");
 //! let near = db.check(&doc("c", &edited)).unwrap();
-//! assert!(matches!(near.verdict, Verdict::NearDuplicate { ref of, .. } if of == "a"));
+//! let duplicate = near.verdict.duplicate().unwrap();
+//! assert_eq!((duplicate.duplicate_of.as_str(), duplicate.kind), ("a", Kind::Near));
 //! ```
 
 mod db;

@@ -16,14 +16,14 @@ use crate::store::{Change, Cursor, Durable, Insert, Store};
 /// A store in memory; nothing survives the process. Clones share one database.
 ///
 /// ```
-/// use neardup_store::{MemoryStore, NearDupDb, NewDocument, OpenOptions, Verdict};
+/// use neardup_store::{MemoryStore, NearDupDb, NewDocument, OpenOptions};
 /// let store = MemoryStore::new("demo");
 /// let a = NearDupDb::open(Box::new(store.clone()), OpenOptions::default()).unwrap();
 /// let b = NearDupDb::open(Box::new(store), OpenOptions::default()).unwrap();
 /// let doc = NewDocument { text: "A text seen by one writer.".into(), ..Default::default() };
 /// a.insert(&doc).unwrap();
 /// // The other writer catches up before it checks.
-/// assert!(matches!(b.check(&doc).unwrap().verdict, Verdict::Duplicate { .. }));
+/// assert!(!b.check(&doc).unwrap().verdict.is_unique());
 /// ```
 #[derive(Debug, Clone)]
 pub struct MemoryStore {

@@ -3,62 +3,11 @@
 use neardup_dedup::{Evidence, Kind};
 use serde::Serialize;
 
-/// Whether a document has been seen before, or nearly.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "verdict", rename_all = "snake_case")]
-pub enum Verdict {
-    /// Nothing stored is a duplicate of it.
-    Unique,
-    /// A stored document has the same normalised text (same digest).
-    Duplicate {
-        /// The id of that document.
-        of: String,
-        /// SimHash distance to it (0 unless the profile's features ignore some text).
-        distance: u32,
-        /// The measure that decided (the digest), its value and threshold.
-        #[serde(flatten)]
-        evidence: Evidence,
-    },
-    /// A stored document is a near-duplicate of it by the database's policy: the nearest one
-    /// (smallest SimHash distance, then first stored) that the policy accepts.
-    NearDuplicate {
-        /// The id of that document.
-        of: String,
-        /// SimHash distance to it.
-        distance: u32,
-        /// The measure that decided, its value and the policy's threshold.
-        #[serde(flatten)]
-        evidence: Evidence,
-    },
-}
-
-impl Verdict {
-    /// The document it duplicates, with the kind, distance and evidence; `None` when unique.
-    pub fn duplicate_of(&self) -> Option<(&str, Kind, u32, Evidence)> {
-        match self {
-            Verdict::Unique => None,
-            Verdict::Duplicate {
-                of,
-                distance,
-                evidence,
-            } => Some((of, Kind::Exact, *distance, *evidence)),
-            Verdict::NearDuplicate {
-                of,
-                distance,
-                evidence,
-            } => Some((of, Kind::Near, *distance, *evidence)),
-        }
-    }
-
-    /// The verdict's name: `unique`, `duplicate` or `near_duplicate`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Verdict::Unique => "unique",
-            Verdict::Duplicate { .. } => "duplicate",
-            Verdict::NearDuplicate { .. } => "near_duplicate",
-        }
-    }
-}
+/// Whether a document has been seen before, or nearly: the one verdict of every door
+/// ([`neardup_dedup::Verdict`]), naming documents by id. For a near duplicate, the stored
+/// document is the nearest one (smallest SimHash distance, then first stored) that the policy
+/// accepts.
+pub type Verdict = neardup_dedup::Verdict<String>;
 
 /// One stored document a check found a duplicate, by the database's policy.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -3,18 +3,19 @@
 use std::sync::Arc;
 
 use neardup_core::Profile;
-use neardup_dedup::{Evidence, Policy};
+use neardup_dedup::{DuplicateOf, Evidence, Kind, Policy};
 use neardup_store::{
     open_db, InsertMode, NearDupDb, NewDocument, OpenOptions, StoreError, Verdict,
 };
 
 /// The verdict "exact duplicate of `of`".
 fn duplicate_of(of: &str) -> Verdict {
-    Verdict::Duplicate {
-        of: of.into(),
+    Verdict::Duplicate(DuplicateOf {
+        duplicate_of: of.into(),
+        kind: Kind::Exact,
         distance: 0,
         evidence: Evidence::EXACT,
-    }
+    })
 }
 
 fn doc(id: &str, text: &str) -> NewDocument {
@@ -52,7 +53,10 @@ fn check_insert_get_delete_reopen() {
     assert!(!dup.inserted);
     assert_eq!(dup.matches[0].url.as_deref(), Some("https://example.com/a"));
     let near = db.check(&doc("c", &format!("{}!", text(1)))).unwrap();
-    assert!(matches!(near.verdict, Verdict::NearDuplicate { ref of, .. } if of == "a"));
+    assert!(near
+        .verdict
+        .duplicate()
+        .is_some_and(|d| d.kind == Kind::Near && d.duplicate_of == "a"));
     db.insert(&doc("z", &text(2))).unwrap();
     assert!(matches!(
         db.insert(&doc("z", &text(3))),

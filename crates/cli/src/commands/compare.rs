@@ -187,7 +187,7 @@ fn print_table(out: &mut impl Write, c: &Comparison) -> std::io::Result<()> {
             evidence.value,
             evidence.threshold
         ),
-        Decision::Distinct { .. } => format!(
+        Decision::Unique { .. } => format!(
             "not a near-duplicate ({} {}, threshold {})",
             measure_name(evidence.measure),
             round3(evidence.value),

@@ -9,8 +9,8 @@ use anyhow::Context;
 use neardup_core::measure::FeatureSet;
 use neardup_core::Fingerprinter;
 use neardup_dedup::{
-    dedup_with, DedupError, DedupOptions, Evidence, FeatureSource, Item, KeepPolicy, Kind, Outcome,
-    Policy,
+    dedup_with, AcceptedPair, ClusterOf, ComponentOf, DedupError, DedupOptions, DocumentVerdict,
+    DuplicateOf, FeatureSource, Item, KeepPolicy, Kind, Outcome, Policy, Verdict,
 };
 use neardup_ingest::url::canonicalize;
 use neardup_ingest::Accounting;
@@ -125,10 +125,10 @@ fn run_incremental(
     )
     .with_context(|| format!("cannot open index {}", neardup_store::redact(spec)))?;
     let mut ids: Vec<String> = Vec::new();
-    let mut removals: Vec<(usize, String, Kind, u32, Evidence)> = Vec::new();
+    let mut removals: Vec<(usize, DuplicateOf<String>)> = Vec::new();
     let stats = check_in_chunks(&db, corpus, InsertMode::IfUnique, |index, outcome| {
-        if let Some((of, kind, distance, evidence)) = outcome.verdict.duplicate_of() {
-            removals.push((index, of.to_string(), kind, distance, evidence));
+        if let Verdict::Duplicate(duplicate) = outcome.verdict {
+            removals.push((index, duplicate));
         }
         ids.push(outcome.id);
         Ok(())
@@ -138,15 +138,15 @@ fn run_incremental(
         kept[*index] = false;
     }
     let removed = || {
-        removals
-            .iter()
-            .map(|(index, of, kind, distance, evidence)| RemovedLine {
-                id: &ids[*index],
-                duplicate_of: of,
-                kind: *kind,
-                distance: *distance,
-                evidence: *evidence,
-            })
+        removals.iter().map(|(index, duplicate)| DocumentVerdict {
+            id: ids[*index].as_str(),
+            verdict: Verdict::Duplicate(DuplicateOf {
+                duplicate_of: duplicate.duplicate_of.as_str(),
+                kind: duplicate.kind,
+                distance: duplicate.distance,
+                evidence: duplicate.evidence,
+            }),
+        })
     };
     let mut outputs = Outputs::default();
     if let Some(path) = &args.removed {
@@ -156,19 +156,22 @@ fn run_incremental(
         write_lines(
             &mut outputs,
             path,
-            removed().map(|r| PairLine {
-                a: r.duplicate_of,
-                b: r.id,
-                kind: r.kind,
-                distance: r.distance,
-                evidence: r.evidence,
+            removals.iter().map(|(index, duplicate)| AcceptedPair {
+                a: duplicate.duplicate_of.as_str(),
+                b: ids[*index].as_str(),
+                kind: duplicate.kind,
+                distance: duplicate.distance,
+                evidence: duplicate.evidence,
             }),
         )?;
     }
     // A cluster: a document of the index and the documents of this run that duplicate it.
     let mut clusters: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
-    for r in removed() {
-        clusters.entry(r.duplicate_of).or_default().push(r.id);
+    for (index, duplicate) in &removals {
+        clusters
+            .entry(duplicate.duplicate_of.as_str())
+            .or_default()
+            .push(ids[*index].as_str());
     }
     if let Some(path) = &args.clusters {
         write_lines(
@@ -177,7 +180,11 @@ fn run_incremental(
             clusters.iter().enumerate().map(|(i, (kept, members))| {
                 let mut all = vec![*kept];
                 all.extend(members);
-                serde_json::json!({"cluster": i, "members": all, "representative": kept})
+                ClusterOf {
+                    cluster: i,
+                    members: all,
+                    representative: *kept,
+                }
             }),
         )?;
     }
@@ -185,7 +192,7 @@ fn run_incremental(
         write_kept(&mut outputs, path, corpus, &kept)?;
     }
     let seconds = started.elapsed().as_secs_f64();
-    let count = |kind| removals.iter().filter(|r| r.2 == kind).count();
+    let count = |kind| removals.iter().filter(|(_, d)| d.kind == kind).count();
     eprintln!(
         "neardup: {} documents checked against {spec} in {seconds:.2} s: {} exact and {} near duplicates, {} added; {} bad records skipped",
         ids.len(),
@@ -383,30 +390,6 @@ fn write_lines<T: Serialize>(
     })
 }
 
-/// One line of `--removed`: a removed document, the kept one it duplicates, and why.
-#[derive(Serialize)]
-struct RemovedLine<'a> {
-    id: &'a str,
-    duplicate_of: &'a str,
-    kind: Kind,
-    distance: u32,
-    /// The measure that decided, its value and the policy's threshold.
-    #[serde(flatten)]
-    evidence: Evidence,
-}
-
-/// One line of `--pairs`: two duplicate documents.
-#[derive(Serialize)]
-struct PairLine<'a> {
-    a: &'a str,
-    b: &'a str,
-    kind: Kind,
-    distance: u32,
-    /// The measure that decided, its value and the policy's threshold.
-    #[serde(flatten)]
-    evidence: Evidence,
-}
-
 fn write_removed(
     outputs: &mut Outputs,
     path: &Path,
@@ -416,12 +399,14 @@ fn write_removed(
     write_lines(
         outputs,
         path,
-        outcome.removals.iter().map(|r| RemovedLine {
+        outcome.removals.iter().map(|r| DocumentVerdict {
             id: ids[r.index as usize],
-            duplicate_of: ids[r.of as usize],
-            kind: r.kind,
-            distance: r.distance,
-            evidence: r.evidence,
+            verdict: Verdict::Duplicate(DuplicateOf {
+                duplicate_of: ids[r.of as usize],
+                kind: r.kind,
+                distance: r.distance,
+                evidence: r.evidence,
+            }),
         }),
     )
 }
@@ -435,7 +420,7 @@ fn write_pairs(
     write_lines(
         outputs,
         path,
-        outcome.pairs.iter().map(|p| PairLine {
+        outcome.pairs.iter().map(|p| AcceptedPair {
             a: ids[p.a as usize],
             b: ids[p.b as usize],
             kind: p.kind,
@@ -451,16 +436,10 @@ fn write_clusters(
     outcome: &Outcome,
     ids: &[&str],
 ) -> anyhow::Result<()> {
-    #[derive(Serialize)]
-    struct Line<'a> {
-        cluster: usize,
-        members: Vec<&'a str>,
-        representative: &'a str,
-    }
     write_lines(
         outputs,
         path,
-        outcome.clusters.iter().enumerate().map(|(i, c)| Line {
+        outcome.clusters.iter().enumerate().map(|(i, c)| ClusterOf {
             cluster: i,
             members: c.members.iter().map(|&m| ids[m as usize]).collect(),
             representative: ids[c.representative as usize],
@@ -480,11 +459,11 @@ fn write_components(
         path,
         components.iter().enumerate().map(|(i, members)| {
             let kept = members.iter().filter(|&&m| outcome.kept[m as usize]);
-            serde_json::json!({
-                "component": i,
-                "members": members.iter().map(|&m| ids[m as usize]).collect::<Vec<_>>(),
-                "kept": kept.map(|&m| ids[m as usize]).collect::<Vec<_>>(),
-            })
+            ComponentOf {
+                component: i,
+                members: members.iter().map(|&m| ids[m as usize]).collect(),
+                kept: kept.map(|&m| ids[m as usize]).collect(),
+            }
         }),
     )
 }

@@ -95,10 +95,12 @@ class DedupResult:
     - ``keep``: whether each text is kept;
     - ``duplicate_of``: for a removed text, the index of the kept text it duplicates (the two
       were decided duplicates directly, by the policy); ``None`` for a kept one;
-    - ``removals``: per removed text, ``index``, ``duplicate_of``, ``kind`` (exact or near),
-      ``distance`` (SimHash bits), and the evidence: ``measure``, ``value``, ``threshold``;
-    - ``clusters``: groups of two or more, ``members`` (ascending) and their
-      ``representative`` (the kept one);
+    - ``removals``: per removed text, the record ``neardup dedup --removed`` writes, texts
+      named by index: ``id``, ``verdict`` ("duplicate"), ``duplicate_of``, ``kind`` (exact or
+      near), ``distance`` (SimHash bits), and the evidence: ``measure``, ``value``,
+      ``threshold``;
+    - ``clusters``: groups of two or more, ``cluster`` (their number), ``members`` (ascending)
+      and their ``representative`` (the kept one);
     - ``pairs``: every accepted pair (``a < b``) with its evidence.
     """
 

@@ -28,8 +28,9 @@ class Client:
     """``Client("http://127.0.0.1:7070", token=None, timeout=30.0)``.
 
     - ``check(text=..., html=..., id=..., url=..., title=..., fetched_at=...)``: the verdict,
-      never inserts (``verdict``: unique, duplicate or near_duplicate; ``of``, ``distance``,
-      ``measure``, ``value``, ``threshold``, ``matches``);
+      never inserts (``verdict``: unique or duplicate; for a duplicate ``duplicate_of``,
+      ``kind`` (exact or near), ``distance``, ``measure``, ``value``, ``threshold``; and
+      ``matches``);
     - ``add(...)``: checks and inserts (``insert``: ``if_unique``, ``always`` or ``never``);
     - ``add_many(documents, insert=...)``: a batch of dicts, one result each;
     - ``get(id)``: a stored record (``None`` if absent); ``delete(id)``: whether it was
