@@ -45,11 +45,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 inserted_at: 0,
                 slot: 0,
                 // What a verifying policy keeps of a short story.
-                text: Some(StoredText::compress(&format!(
-                    "Story {i}: the council met on day {} and approved item {}.",
-                    next() % 365,
-                    next() % 1000
-                ))),
+                text: Some(
+                    StoredText::compress(&format!(
+                        "Story {i}: the council met on day {} and approved item {}.",
+                        next() % 365,
+                        next() % 1000
+                    ))
+                    .expect("a short text compresses"),
+                ),
             };
             if let Insert::Accepted { durable, .. } = store.insert(record, Cursor::default())? {
                 waiting.push(durable);

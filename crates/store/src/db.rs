@@ -350,7 +350,9 @@ impl NearDupDb {
             id,
             fingerprints,
             query,
-            stored_text: stores_text.then(|| StoredText::compress(&doc.text)),
+            stored_text: stores_text
+                .then(|| StoredText::compress(&doc.text))
+                .transpose()?,
         })
     }
 

@@ -44,6 +44,15 @@ pub enum StoreError {
     /// The stored data is not what this version writes.
     #[error("corrupt database: {0}")]
     Corrupt(String),
+    /// A text could not be compressed or decompressed for storage (zstd failed).
+    #[error("{what}")]
+    StoredText {
+        /// What failed: compressing a text, or a stored text that does not decompress.
+        what: &'static str,
+        /// zstd's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The store cannot serve now, but may later: an I/O error of the embedded store (a full
     /// disk, or the error redb keeps reporting until the database is reopened), or a store
     /// closed until it answers a probe again (see [`crate::NearDupDb::health`]).

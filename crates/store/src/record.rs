@@ -48,24 +48,32 @@ pub struct Record {
 ///
 /// ```
 /// use neardup_store::StoredText;
-/// let stored = StoredText::compress("A text kept for verification.");
+/// let stored = StoredText::compress("A text kept for verification.").unwrap();
 /// assert_eq!(stored.text().unwrap(), "A text kept for verification.");
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct StoredText(Vec<u8>);
 
 impl StoredText {
-    /// Compresses `text`.
-    pub fn compress(text: &str) -> StoredText {
-        // Level 3 (zstd's default): hundreds of MB/s, well under the cost of fingerprinting.
-        // Compressing a byte slice into a growable buffer cannot fail.
-        StoredText(zstd::bulk::compress(text.as_bytes(), 3).unwrap_or_default())
+    /// Compresses `text` (zstd level 3, its default: hundreds of MB/s, well under the cost of
+    /// fingerprinting).
+    pub fn compress(text: &str) -> crate::Result<StoredText> {
+        zstd::bulk::compress(text.as_bytes(), 3)
+            .map(StoredText)
+            .map_err(|source| crate::StoreError::StoredText {
+                what: "cannot compress a text for storage",
+                source,
+            })
     }
 
     /// The text back.
     pub fn text(&self) -> crate::Result<String> {
-        let bytes = zstd::stream::decode_all(self.0.as_slice())
-            .map_err(|e| crate::StoreError::Corrupt(format!("a stored text: {e}")))?;
+        let bytes = zstd::stream::decode_all(self.0.as_slice()).map_err(|source| {
+            crate::StoreError::StoredText {
+                what: "corrupt database: a stored text does not decompress",
+                source,
+            }
+        })?;
         String::from_utf8(bytes)
             .map_err(|_| crate::StoreError::Corrupt("a stored text is not UTF-8".into()))
     }
