@@ -200,9 +200,69 @@ pub fn dedup_with(
     })
 }
 
-/// Representative-centred clusters over exact groups ("units", named by their first member)
-/// and the accepted pairs between units: units in keep order, each joining the nearest unit
-/// already kept that it has an accepted pair with, or kept itself.
+/// Exact groups seen as units of clustering ("units", named by their first member): their
+/// members, which member each keeps, and the order units are taken in.
+struct Units<'a> {
+    items: &'a [Item],
+    members_of: HashMap<u32, &'a [u32]>,
+    first_of: &'a [u32],
+    keep: KeepPolicy,
+}
+
+impl<'a> Units<'a> {
+    fn new(
+        items: &'a [Item],
+        groups: &'a [Vec<u32>],
+        first_of: &'a [u32],
+        keep: KeepPolicy,
+    ) -> Self {
+        let members_of = groups.iter().map(|g| (g[0], g.as_slice())).collect();
+        Units {
+            items,
+            members_of,
+            first_of,
+            keep,
+        }
+    }
+
+    /// The members of `unit`: its exact group, or itself alone.
+    fn members(&self, unit: u32) -> &[u32] {
+        self.members_of
+            .get(&unit)
+            .copied()
+            .unwrap_or(std::slice::from_ref(&self.first_of[unit as usize]))
+    }
+
+    /// The key documents are taken in, smaller first: the keep policy's order.
+    fn rank(&self, i: u32) -> (u64, i64, u32) {
+        let item = &self.items[i as usize];
+        match self.keep {
+            KeepPolicy::First => (0, 0, i),
+            KeepPolicy::Longest => (u64::MAX - item.bytes, 0, i),
+            KeepPolicy::Newest => (0, -item.fetched_at.unwrap_or(i64::MIN + 1), i),
+        }
+    }
+
+    /// The member `unit` keeps.
+    fn best(&self, unit: u32) -> u32 {
+        self.members(unit)
+            .iter()
+            .copied()
+            .min_by_key(|&m| self.rank(m))
+            .unwrap_or(unit)
+    }
+}
+
+/// A unit that joined a kept unit, and the accepted pair (its position) that joined them.
+struct Joined {
+    unit: u32,
+    leader: u32,
+    pair: usize,
+}
+
+/// Representative-centred clusters over exact groups and the accepted pairs between them:
+/// units in keep order, each joining the nearest unit already kept that it has an accepted pair
+/// with, or kept itself.
 fn centred_clusters(
     items: &[Item],
     groups: &[Vec<u32>],
@@ -210,29 +270,7 @@ fn centred_clusters(
     pairs: &[FoundPair],
     keep: KeepPolicy,
 ) -> (Vec<Cluster>, Vec<Removal>) {
-    let members_of: HashMap<u32, &[u32]> = groups.iter().map(|g| (g[0], g.as_slice())).collect();
-    let members = |unit: u32| -> &[u32] {
-        members_of
-            .get(&unit)
-            .copied()
-            .unwrap_or(std::slice::from_ref(&first_of[unit as usize]))
-    };
-    // Which member a unit keeps, and the key units are taken in (smaller first).
-    let rank = |i: u32| -> (u64, i64, u32) {
-        let item = &items[i as usize];
-        match keep {
-            KeepPolicy::First => (0, 0, i),
-            KeepPolicy::Longest => (u64::MAX - item.bytes, 0, i),
-            KeepPolicy::Newest => (0, -item.fetched_at.unwrap_or(i64::MIN + 1), i),
-        }
-    };
-    let best = |unit: u32| {
-        members(unit)
-            .iter()
-            .copied()
-            .min_by_key(|&m| rank(m))
-            .unwrap_or(unit)
-    };
+    let units = Units::new(items, groups, first_of, keep);
     // Accepted pairs between distinct units, both ways.
     let mut links: HashMap<u32, Vec<(u32, usize)>> = HashMap::new();
     for (at, p) in pairs.iter().enumerate() {
@@ -242,51 +280,83 @@ fn centred_clusters(
             links.entry(ub).or_default().push((ua, at));
         }
     }
-    let mut units: Vec<u32> = links.keys().copied().collect();
-    units.extend(
+    let mut order: Vec<u32> = links.keys().copied().collect();
+    order.extend(
         groups
             .iter()
             .map(|g| g[0])
             .filter(|g| !links.contains_key(g)),
     );
-    units.sort_by_cached_key(|&u| rank(best(u)));
-    // leader[unit]: the kept unit it joined (itself when kept).
-    let mut leader: HashMap<u32, u32> = HashMap::with_capacity(units.len());
-    let mut joined: Vec<(u32, u32, usize)> = Vec::new();
-    for &unit in &units {
+    order.sort_by_cached_key(|&u| units.rank(units.best(u)));
+    let (leader, joined) = join_in_order(&units, &order, &links, pairs);
+    gather(items, &units, &order, &leader, joined, pairs)
+}
+
+/// Takes `order`'s units one by one: each joins the nearest kept unit it has an accepted pair
+/// with (smallest distance, then kind, then keep order), or is kept. Returns each unit's leader
+/// (itself when kept) and the joins.
+fn join_in_order(
+    units: &Units<'_>,
+    order: &[u32],
+    links: &HashMap<u32, Vec<(u32, usize)>>,
+    pairs: &[FoundPair],
+) -> (HashMap<u32, u32>, Vec<Joined>) {
+    let mut leader: HashMap<u32, u32> = HashMap::with_capacity(order.len());
+    let mut joined = Vec::new();
+    for &unit in order {
         let nearest = links.get(&unit).and_then(|links| {
             links
                 .iter()
                 .filter(|(other, _)| leader.get(other) == Some(other))
-                .min_by_key(|&&(other, at)| (pairs[at].distance, pairs[at].kind, rank(best(other))))
+                .min_by_key(|&&(other, at)| {
+                    (
+                        pairs[at].distance,
+                        pairs[at].kind,
+                        units.rank(units.best(other)),
+                    )
+                })
         });
         match nearest {
             Some(&(other, at)) => {
                 leader.insert(unit, other);
-                joined.push((unit, other, at));
+                joined.push(Joined {
+                    unit,
+                    leader: other,
+                    pair: at,
+                });
             }
             None => {
                 leader.insert(unit, unit);
             }
         }
     }
-    let mut by_leader: HashMap<u32, Vec<u32>> = HashMap::new();
-    for &(unit, other, _) in &joined {
-        by_leader.entry(other).or_default().push(unit);
+    (leader, joined)
+}
+
+/// The clusters (kept units with their followers, and exact groups alone) and the removals
+/// (each member but the kept one, with the evidence that removed it).
+fn gather(
+    items: &[Item],
+    units: &Units<'_>,
+    order: &[u32],
+    leader: &HashMap<u32, u32>,
+    joined: Vec<Joined>,
+    pairs: &[FoundPair],
+) -> (Vec<Cluster>, Vec<Removal>) {
+    let mut followers_of: HashMap<u32, Vec<u32>> = HashMap::new();
+    for join in &joined {
+        followers_of.entry(join.leader).or_default().push(join.unit);
     }
     let mut removals = Vec::new();
     let mut clusters = Vec::new();
-    for &unit in &units {
-        if leader[&unit] != unit {
+    for &unit in order.iter().filter(|&&unit| leader[&unit] == unit) {
+        let followers = followers_of.remove(&unit).unwrap_or_default();
+        if followers.is_empty() && units.members(unit).len() < 2 {
             continue;
         }
-        let followers = by_leader.remove(&unit).unwrap_or_default();
-        if followers.is_empty() && members(unit).len() < 2 {
-            continue;
-        }
-        let representative = best(unit);
-        let mut cluster: Vec<u32> = members(unit).to_vec();
-        for &m in members(unit).iter().filter(|&&m| m != representative) {
+        let representative = units.best(unit);
+        let mut cluster: Vec<u32> = units.members(unit).to_vec();
+        for &m in units.members(unit).iter().filter(|&&m| m != representative) {
             removals.push(removal(
                 items,
                 m,
@@ -296,7 +366,7 @@ fn centred_clusters(
             ));
         }
         for follower in followers {
-            cluster.extend_from_slice(members(follower));
+            cluster.extend_from_slice(units.members(follower));
         }
         cluster.sort_unstable();
         clusters.push(Cluster {
@@ -304,10 +374,10 @@ fn centred_clusters(
             representative,
         });
     }
-    for (unit, other, at) in joined {
-        let representative = best(other);
-        let found = &pairs[at];
-        for &m in members(unit) {
+    for join in joined {
+        let representative = units.best(join.leader);
+        let found = &pairs[join.pair];
+        for &m in units.members(join.unit) {
             removals.push(removal(
                 items,
                 m,
