@@ -77,9 +77,11 @@ pub struct Removal {
 /// The result of a run.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
-    /// Every accepted pair, sorted by `(a, b)`: every candidate pair the policy accepts. An
-    /// exact group of m copies contributes m − 1 pairs (each copy with the first), not
-    /// m(m − 1)/2, and near pairs are listed between the first members of exact groups.
+    /// Accepted pairs, sorted by `(a, b)`: with [`DedupOptions::list_pairs`], every candidate
+    /// pair the policy accepts; without, the exact and URL pairs and the near pairs that
+    /// decided a removal. An exact group of m copies contributes m − 1 pairs (each copy with the
+    /// first), not m(m − 1)/2, and near pairs are listed between the first members of exact
+    /// groups.
     pub pairs: Vec<FoundPair>,
     /// Clusters of two or more documents, ordered by their first member. Representative-centred:
     /// every member is a duplicate of the representative by the policy itself (see
@@ -91,6 +93,8 @@ pub struct Outcome {
     pub kept: Vec<bool>,
     /// How many candidate pairs verification examined (0 without verification).
     pub verified_candidates: usize,
+    /// How many candidate pairs the search found (among the first members of exact groups).
+    pub candidates: usize,
 }
 
 impl Outcome {
@@ -179,14 +183,37 @@ pub fn dedup_with(
     }
     // Near-duplicates among one representative (the first) of each exact group.
     let representatives: Vec<u32> = (0..n).filter(|&i| first_of[i as usize] == i).collect();
-    let (near, verified_candidates) = near_pairs(items, &representatives, policy, features)?;
-    pairs.extend(near);
+    let NearCandidates {
+        candidates: found,
+        verifier,
+    } = near_candidates(items, &representatives, policy, features)?;
+    let candidates = found.len();
+    let (pending, mut verified_candidates) = if verifier.is_some() && !options.list_pairs {
+        (found, 0)
+    } else {
+        let (accepted, verified) = accept_all(items, policy, &found, verifier.as_ref());
+        pairs.extend(accepted);
+        (Vec::new(), verified)
+    };
     if options.url_dedup {
         pairs.extend(url_pairs(items));
     }
     pairs.sort_by_key(|p| (p.a, p.b, p.kind));
     pairs.dedup_by_key(|p| (p.a, p.b));
-    let (clusters, removals) = centred_clusters(items, &groups, &first_of, &pairs, options.keep);
+    let mut verify = |a: u32, b: u32| {
+        verified_candidates += 1;
+        verifier.as_ref()?.verify(items, policy, a, b)
+    };
+    let links = Links {
+        accepted: &pairs,
+        pending: &pending,
+    };
+    let (clusters, removals, decided) =
+        centred_clusters(items, &groups, &first_of, links, options.keep, &mut verify);
+    if !decided.is_empty() {
+        pairs.extend(decided);
+        pairs.sort_by_key(|p| (p.a, p.b, p.kind));
+    }
     let mut kept = vec![true; items.len()];
     for removal in &removals {
         kept[removal.index as usize] = false;
@@ -197,6 +224,7 @@ pub fn dedup_with(
         removals,
         kept,
         verified_candidates,
+        candidates,
     })
 }
 
@@ -253,84 +281,120 @@ impl<'a> Units<'a> {
     }
 }
 
-/// A unit that joined a kept unit, and the accepted pair (its position) that joined them.
+/// A unit that joined a kept unit, and the accepted pair that joined them.
 struct Joined {
     unit: u32,
     leader: u32,
-    pair: usize,
+    pair: FoundPair,
 }
 
-/// Representative-centred clusters over exact groups and the accepted pairs between them:
-/// units in keep order, each joining the nearest unit already kept that it has an accepted pair
-/// with, or kept itself.
+/// The pairs clustering may follow: those already accepted, and candidates not verified yet
+/// (verified only when they could decide: see [`DedupOptions::list_pairs`]).
+struct Links<'a> {
+    accepted: &'a [FoundPair],
+    pending: &'a [(u32, u32, f64)],
+}
+
+/// One pair a unit could join another by.
+#[derive(Clone, Copy)]
+enum Link {
+    /// An accepted pair (its position in [`Links::accepted`]).
+    Accepted(usize),
+    /// A candidate to verify: its two documents.
+    Pending(u32, u32),
+}
+
+/// Representative-centred clusters over exact groups and the pairs between them: units in keep
+/// order, each joining the nearest unit already kept that it has an accepted pair with, or kept
+/// itself. Candidates still pending are verified on the way, nearest first, only until one
+/// passes; the near pairs so accepted are returned too.
 fn centred_clusters(
     items: &[Item],
     groups: &[Vec<u32>],
     first_of: &[u32],
-    pairs: &[FoundPair],
+    links: Links<'_>,
     keep: KeepPolicy,
-) -> (Vec<Cluster>, Vec<Removal>) {
+    verify: &mut dyn FnMut(u32, u32) -> Option<FoundPair>,
+) -> (Vec<Cluster>, Vec<Removal>, Vec<FoundPair>) {
     let units = Units::new(items, groups, first_of, keep);
-    // Accepted pairs between distinct units, both ways.
-    let mut links: HashMap<u32, Vec<(u32, usize)>> = HashMap::new();
-    for (at, p) in pairs.iter().enumerate() {
-        let (ua, ub) = (first_of[p.a as usize], first_of[p.b as usize]);
+    // Pairs between distinct units, both ways.
+    let mut by_unit: HashMap<u32, Vec<(u32, Link)>> = HashMap::new();
+    let mut add = |a: u32, b: u32, link: Link| {
+        let (ua, ub) = (first_of[a as usize], first_of[b as usize]);
         if ua != ub {
-            links.entry(ua).or_default().push((ub, at));
-            links.entry(ub).or_default().push((ua, at));
+            by_unit.entry(ua).or_default().push((ub, link));
+            by_unit.entry(ub).or_default().push((ua, link));
         }
+    };
+    for (at, p) in links.accepted.iter().enumerate() {
+        add(p.a, p.b, Link::Accepted(at));
     }
-    let mut order: Vec<u32> = links.keys().copied().collect();
+    for &(a, b, _) in links.pending {
+        add(a, b, Link::Pending(a, b));
+    }
+    let mut order: Vec<u32> = by_unit.keys().copied().collect();
     order.extend(
         groups
             .iter()
             .map(|g| g[0])
-            .filter(|g| !links.contains_key(g)),
+            .filter(|g| !by_unit.contains_key(g)),
     );
     order.sort_by_cached_key(|&u| units.rank(units.best(u)));
-    let (leader, joined) = join_in_order(&units, &order, &links, pairs);
-    gather(items, &units, &order, &leader, joined, pairs)
+    let joined = join_in_order(&units, &order, &by_unit, links.accepted, verify);
+    let decided = joined
+        .iter()
+        .filter(|j| j.pair.kind == Kind::Near)
+        .map(|j| j.pair)
+        .filter(|p| {
+            links
+                .accepted
+                .binary_search_by_key(&(p.a, p.b), |q| (q.a, q.b))
+                .is_err()
+        })
+        .collect();
+    let (clusters, removals) = gather(items, &units, &order, joined);
+    (clusters, removals, decided)
 }
 
 /// Takes `order`'s units one by one: each joins the nearest kept unit it has an accepted pair
-/// with (smallest distance, then kind, then keep order), or is kept. Returns each unit's leader
-/// (itself when kept) and the joins.
+/// with (smallest distance, then kind, then keep order), or is kept. A pending candidate is
+/// verified when its turn in that order comes, so a unit's candidates after the first that
+/// passes are never verified.
 fn join_in_order(
     units: &Units<'_>,
     order: &[u32],
-    links: &HashMap<u32, Vec<(u32, usize)>>,
-    pairs: &[FoundPair],
-) -> (HashMap<u32, u32>, Vec<Joined>) {
-    let mut leader: HashMap<u32, u32> = HashMap::with_capacity(order.len());
+    by_unit: &HashMap<u32, Vec<(u32, Link)>>,
+    accepted: &[FoundPair],
+    verify: &mut dyn FnMut(u32, u32) -> Option<FoundPair>,
+) -> Vec<Joined> {
+    let mut kept: HashMap<u32, bool> = HashMap::with_capacity(order.len());
     let mut joined = Vec::new();
     for &unit in order {
-        let nearest = links.get(&unit).and_then(|links| {
-            links
-                .iter()
-                .filter(|(other, _)| leader.get(other) == Some(other))
-                .min_by_key(|&&(other, at)| {
-                    (
-                        pairs[at].distance,
-                        pairs[at].kind,
-                        units.rank(units.best(other)),
-                    )
-                })
+        let mut options: Vec<(u32, Link)> = by_unit
+            .get(&unit)
+            .into_iter()
+            .flatten()
+            .filter(|(other, _)| kept.get(other) == Some(&true))
+            .copied()
+            .collect();
+        let key = |&(other, link): &(u32, Link)| {
+            let (distance, kind) = match link {
+                Link::Accepted(at) => (accepted[at].distance, accepted[at].kind),
+                Link::Pending(a, b) => (distance(units.items, a, b), Kind::Near),
+            };
+            (distance, kind, units.rank(units.best(other)))
+        };
+        options.sort_by_cached_key(key);
+        let found = options.into_iter().find_map(|(other, link)| match link {
+            Link::Accepted(at) => Some((other, accepted[at])),
+            Link::Pending(a, b) => verify(a, b).map(|pair| (other, pair)),
         });
-        match nearest {
-            Some(&(other, at)) => {
-                leader.insert(unit, other);
-                joined.push(Joined {
-                    unit,
-                    leader: other,
-                    pair: at,
-                });
-            }
-            None => {
-                leader.insert(unit, unit);
-            }
+        kept.insert(unit, found.is_none());
+        if let Some((leader, pair)) = found {
+            joined.push(Joined { unit, leader, pair });
         }
     }
-    (leader, joined)
+    joined
 }
 
 /// The clusters (kept units with their followers, and exact groups alone) and the removals
@@ -339,17 +403,16 @@ fn gather(
     items: &[Item],
     units: &Units<'_>,
     order: &[u32],
-    leader: &HashMap<u32, u32>,
     joined: Vec<Joined>,
-    pairs: &[FoundPair],
 ) -> (Vec<Cluster>, Vec<Removal>) {
     let mut followers_of: HashMap<u32, Vec<u32>> = HashMap::new();
     for join in &joined {
         followers_of.entry(join.leader).or_default().push(join.unit);
     }
+    let followers: std::collections::HashSet<u32> = joined.iter().map(|j| j.unit).collect();
     let mut removals = Vec::new();
     let mut clusters = Vec::new();
-    for &unit in order.iter().filter(|&&unit| leader[&unit] == unit) {
+    for &unit in order.iter().filter(|unit| !followers.contains(unit)) {
         let followers = followers_of.remove(&unit).unwrap_or_default();
         if followers.is_empty() && units.members(unit).len() < 2 {
             continue;
@@ -376,14 +439,13 @@ fn gather(
     }
     for join in joined {
         let representative = units.best(join.leader);
-        let found = &pairs[join.pair];
         for &m in units.members(join.unit) {
             removals.push(removal(
                 items,
                 m,
                 representative,
-                found.kind,
-                found.evidence,
+                join.pair.kind,
+                join.pair.evidence,
             ));
         }
     }
@@ -426,19 +488,47 @@ fn removal(items: &[Item], index: u32, of: u32, kind: Kind, evidence: Evidence) 
     }
 }
 
-/// Near-duplicate pairs among `positions` (ascending): every candidate the policy accepts;
-/// and how many candidates were verified.
-fn near_pairs(
+/// The near-duplicate candidates among some documents, and what verifying them needs.
+struct NearCandidates {
+    /// Candidate pairs `(a, b, similarity)`, `a < b`.
+    candidates: Vec<(u32, u32, f64)>,
+    /// The shingle sets of the documents in candidates, when the policy verifies.
+    verifier: Option<Verifier>,
+}
+
+/// The shingle sets of the documents in candidate pairs, and their bucket counts.
+struct Verifier {
+    /// The documents, ascending.
+    involved: Vec<u32>,
+    sets: Vec<FeatureSet>,
+    counts: Vec<BucketCounts>,
+}
+
+impl Verifier {
+    /// The pair `(a, b)` if the policy's verification accepts it. Bucket counts rule out most
+    /// failing pairs without a merge (exactly: the bound is never below the true intersection).
+    fn verify(&self, items: &[Item], policy: &Policy, a: u32, b: u32) -> Option<FoundPair> {
+        let at = |i: u32| self.involved.binary_search(&i).ok();
+        let (at_a, at_b) = (at(a)?, at(b)?);
+        let bounds = Some((&self.counts[at_a], &self.counts[at_b]));
+        let evidence = policy.verify(&self.sets[at_a], &self.sets[at_b], bounds)?;
+        Some(pair(items, a, b, Kind::Near, evidence))
+    }
+}
+
+/// Near-duplicate candidates among `positions` (ascending), with the shingle sets of the
+/// documents in them when the policy verifies.
+fn near_candidates(
     items: &[Item],
     positions: &[u32],
     policy: &Policy,
     source: &mut dyn FeatureSource,
-) -> Result<(Vec<FoundPair>, usize), DedupError> {
+) -> Result<NearCandidates, DedupError> {
     let started = Instant::now();
     // The overlap search needs every shingle set; verification then takes them from there.
     let mut held: Option<Vec<FeatureSet>> = None;
     let candidates: Vec<(u32, u32, f64)> = match policy.method {
-        Method::Exact => return Ok((Vec::new(), 0)),
+        Method::Exact => Vec::new(),
         Method::Simhash | Method::Cascade => simhash_candidates(items, positions, policy.k)?,
         Method::Minhash => minhash_candidates(items, positions, policy.threshold)?,
         Method::Overlap => {
@@ -455,26 +545,11 @@ fn near_pairs(
         seconds = started.elapsed().as_secs_f64(),
         "candidate pairs found"
     );
-    if !policy.verifies() {
-        let pairs = candidates
-            .into_iter()
-            .map(|(a, b, value)| {
-                let evidence = match policy.method {
-                    Method::Minhash => Evidence {
-                        measure: Measure::MinhashEstimate,
-                        value,
-                        threshold: policy.threshold,
-                    },
-                    _ => Evidence {
-                        measure: Measure::SimhashDistance,
-                        value: f64::from(distance(items, a, b)),
-                        threshold: f64::from(policy.k),
-                    },
-                };
-                pair(items, a, b, Kind::Near, evidence)
-            })
-            .collect();
-        return Ok((pairs, 0));
+    if !policy.verifies() || candidates.is_empty() {
+        return Ok(NearCandidates {
+            candidates,
+            verifier: None,
+        });
     }
     let (involved, sets) = match held {
         Some(sets) => (positions.to_vec(), sets),
@@ -493,19 +568,50 @@ fn near_pairs(
             (involved, sets)
         }
     };
-    // Bucket counts rule out most failing pairs without a merge (exactly: the bound is never
-    // below the true intersection).
+    let counts = sets.par_iter().map(BucketCounts::of).collect();
+    Ok(NearCandidates {
+        candidates,
+        verifier: Some(Verifier {
+            involved,
+            sets,
+            counts,
+        }),
+    })
+}
+
+/// Every candidate the policy accepts (all verified, in parallel, when it verifies), and how
+/// many were verified.
+fn accept_all(
+    items: &[Item],
+    policy: &Policy,
+    candidates: &[(u32, u32, f64)],
+    verifier: Option<&Verifier>,
+) -> (Vec<FoundPair>, usize) {
+    let Some(verifier) = verifier else {
+        let pairs = candidates
+            .iter()
+            .map(|&(a, b, value)| {
+                let evidence = match policy.method {
+                    Method::Minhash => Evidence {
+                        measure: Measure::MinhashEstimate,
+                        value,
+                        threshold: policy.threshold,
+                    },
+                    _ => Evidence {
+                        measure: Measure::SimhashDistance,
+                        value: f64::from(distance(items, a, b)),
+                        threshold: f64::from(policy.k),
+                    },
+                };
+                pair(items, a, b, Kind::Near, evidence)
+            })
+            .collect();
+        return (pairs, 0);
+    };
     let started = Instant::now();
-    let counts: Vec<BucketCounts> = sets.par_iter().map(BucketCounts::of).collect();
-    let at = |i: u32| involved.binary_search(&i).ok();
     let verified: Vec<FoundPair> = candidates
         .par_iter()
-        .filter_map(|&(a, b, _)| {
-            let (at_a, at_b) = (at(a)?, at(b)?);
-            let bounds = Some((&counts[at_a], &counts[at_b]));
-            let evidence = policy.verify(&sets[at_a], &sets[at_b], bounds)?;
-            Some(pair(items, a, b, Kind::Near, evidence))
-        })
+        .filter_map(|&(a, b, _)| verifier.verify(items, policy, a, b))
         .collect();
     tracing::info!(
         examined = candidates.len(),
@@ -513,7 +619,7 @@ fn near_pairs(
         seconds = started.elapsed().as_secs_f64(),
         "candidates verified"
     );
-    Ok((verified, candidates.len()))
+    (verified, candidates.len())
 }
 
 /// The shingle sets of `positions` from `source`, checked for number.

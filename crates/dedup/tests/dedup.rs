@@ -27,11 +27,93 @@ fn simhash(k: u32) -> DedupOptions {
     DedupOptions::new(Policy::simhash(Profile::web(), k))
 }
 
-/// Options whose policy is the default one changed by `change`.
+/// Options whose policy is the default one changed by `change`, listing every accepted pair.
 fn policy(change: impl FnOnce(&mut Policy)) -> DedupOptions {
     let mut policy = Policy::default();
     change(&mut policy);
-    DedupOptions::new(policy)
+    DedupOptions {
+        list_pairs: true,
+        ..DedupOptions::new(policy)
+    }
+}
+
+/// Shingle sets that overlap more the closer the fingerprints' low bits are.
+fn with_features(fps: &[(u64, u64)]) -> Vec<neardup_dedup::Item> {
+    fps.iter()
+        .map(|&(f, t)| {
+            let mut item = item(f, t);
+            item.features = Some(FeatureSet::new(
+                (0..20).map(|i| (f >> (i % 8)) & 0xff | i << 8).collect(),
+            ));
+            item
+        })
+        .collect()
+}
+
+/// Representative-centred clusters by brute force with verification, in input order: an
+/// exact copy goes where the first of its text went; any other document joins the kept
+/// document nearest to it (SimHash distance, ties to the earliest) that the policy's one-pair
+/// decision accepts, or is kept.
+fn reference_decided_clusters(items: &[neardup_dedup::Item], policy: &Policy) -> Vec<Vec<u32>> {
+    let mut leader_of: Vec<usize> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let digest = &item.fingerprints.digest;
+        if let Some(first) = items[..i]
+            .iter()
+            .position(|o| &o.fingerprints.digest == digest)
+        {
+            leader_of.push(leader_of[first]);
+            continue;
+        }
+        let distance = |j: usize| {
+            let (x, y) = (item.fingerprints.simhash, items[j].fingerprints.simhash);
+            x.distance(y).unwrap()
+        };
+        let nearest = (0..i)
+            .filter(|&j| leader_of[j] == j)
+            .filter(|&j| {
+                policy
+                    .decide(&side(&items[j]), &side(item))
+                    .unwrap()
+                    .is_duplicate()
+            })
+            .min_by_key(|&j| (distance(j), j));
+        leader_of.push(nearest.unwrap_or(i));
+    }
+    let mut groups: std::collections::BTreeMap<usize, Vec<u32>> = Default::default();
+    for (i, &leader) in leader_of.iter().enumerate() {
+        groups.entry(leader).or_default().push(i as u32);
+    }
+    groups.into_values().filter(|g| g.len() > 1).collect()
+}
+
+/// Fingerprints with large families: a few originals, each with up to 60 near copies (0–3 bits
+/// from the original or from an earlier copy: chains), and exact copies.
+fn families() -> impl Strategy<Value = Vec<(u64, u64)>> {
+    (
+        prop::collection::vec(any::<u64>(), 1..4),
+        prop::collection::vec((any::<usize>(), 0u32..4, any::<u64>(), 0u8..10), 0..120),
+    )
+        .prop_map(|(base, plants)| {
+            let mut fps: Vec<(u64, u64)> = base
+                .iter()
+                .enumerate()
+                .map(|(i, &f)| (f, i as u64))
+                .collect();
+            for (source, flips, bits, how) in plants {
+                let (fp, text) = fps[source % fps.len()];
+                if how == 0 {
+                    fps.push((fp, text));
+                } else {
+                    let mut fp = fp;
+                    for b in 0..flips {
+                        fp ^= 1 << ((bits >> (6 * b)) % 64);
+                    }
+                    fps.push((fp, 1_000_000 + fps.len() as u64));
+                }
+            }
+            fps
+        })
 }
 
 /// Representative-centred clusters by brute force, document by document in input order: an
@@ -127,15 +209,7 @@ proptest! {
     /// (`compare` and the online database decide by [`Policy::decide`]).
     #[test]
     fn batch_pairs_equal_pairwise_decisions(fps in corpus(), threshold in 0.0f64..1.0, k in 0u32..=4) {
-        let items: Vec<_> = fps
-            .iter()
-            .map(|&(f, t)| {
-                let mut item = item(f, t);
-                // Shingle sets that overlap more the closer the fingerprints' low bits are.
-                item.features = Some(FeatureSet::new((0..20).map(|i| (f >> (i % 8)) & 0xff | i << 8).collect()));
-                item
-            })
-            .collect();
+        let items = with_features(&fps);
         let options = policy(|p| { p.threshold = threshold; p.k = k; });
         let outcome = dedup(&items, &options).unwrap();
         let accepted: std::collections::HashSet<(u32, u32)> =
@@ -158,6 +232,71 @@ proptest! {
             prop_assert!(removal.evidence.passes());
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    /// Verifying only the candidates that could decide (the default) gives the clusters,
+    /// removals and kept documents of verifying every candidate, and those of the brute-force
+    /// reference, on corpora of large families, chains and exact copies; it never verifies more.
+    #[test]
+    fn deciding_verification_equals_every_pair_and_brute_force(
+        fps in prop_oneof![families(), corpus()],
+        threshold in prop_oneof![0.3f64..1.0, Just(0.6), Just(0.9)],
+        k in 0u32..=4,
+        keep in prop_oneof![Just(KeepPolicy::First), Just(KeepPolicy::Longest), Just(KeepPolicy::Newest)],
+    ) {
+        let mut items = with_features(&fps);
+        for (i, item) in items.iter_mut().enumerate() {
+            item.bytes = (fps[i].0 % 7) * 10;
+            item.fetched_at = Some((fps[i].0 % 5) as i64);
+        }
+        let every = DedupOptions { keep, ..policy(|p| { p.threshold = threshold; p.k = k; }) };
+        let deciding = DedupOptions { list_pairs: false, ..every.clone() };
+        let all = dedup(&items, &every).unwrap();
+        let lazy = dedup(&items, &deciding).unwrap();
+        prop_assert_eq!(&lazy.clusters, &all.clusters);
+        prop_assert_eq!(&lazy.removals, &all.removals);
+        prop_assert_eq!(&lazy.kept, &all.kept);
+        prop_assert!(lazy.verified_candidates <= all.verified_candidates);
+        prop_assert_eq!(lazy.candidates, all.candidates);
+        // The pairs listed are the exact ones and those that decided a removal.
+        for pair in &lazy.pairs {
+            prop_assert!(all.pairs.contains(pair));
+        }
+        if keep == KeepPolicy::First {
+            let found: Vec<Vec<u32>> = lazy.clusters.iter().map(|c| c.members.clone()).collect();
+            prop_assert_eq!(found, reference_decided_clusters(&items, &deciding.policy));
+        }
+    }
+}
+
+/// A family of m near copies of one text: every candidate pair passes, and deciding costs one
+/// verification a copy (against the kept original), not one a pair.
+#[test]
+fn a_family_costs_one_verification_a_copy() {
+    let m = 200u64;
+    let fps: Vec<(u64, u64)> = (0..m).map(|i| (1u64 << (i % 3), 10 + i)).collect();
+    let mut items = with_features(&fps);
+    for item in &mut items {
+        item.features = Some(FeatureSet::new((0..100).collect()));
+    }
+    let every = policy(|p| p.k = 3);
+    let all = dedup(&items, &every).unwrap();
+    let lazy = dedup(
+        &items,
+        &DedupOptions {
+            list_pairs: false,
+            ..every
+        },
+    )
+    .unwrap();
+    assert_eq!(all.candidates as u64, m * (m - 1) / 2);
+    assert_eq!(all.verified_candidates as u64, m * (m - 1) / 2);
+    assert_eq!(lazy.verified_candidates as u64, m - 1);
+    assert_eq!(lazy.clusters, all.clusters);
+    assert_eq!(lazy.kept.iter().filter(|k| **k).count(), 1);
 }
 
 #[test]

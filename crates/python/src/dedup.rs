@@ -33,6 +33,8 @@ pub fn dedup(
         policy: policy_arg(policy)?,
         keep: convert::named::<KeepPolicy>(keep, "keep")?,
         url_dedup: false,
+        // The result lists every accepted pair (`pairs`).
+        list_pairs: true,
     };
     let texts = convert::texts(texts)?;
     if let Some(times) = &fetched_at {

@@ -87,7 +87,11 @@ struct Summary {
     url_duplicates: usize,
     kept: usize,
     clusters: usize,
+    /// Accepted pairs listed: every one with --pairs or --components, else those that decided.
     pairs: usize,
+    /// Candidate pairs the SimHash (or LSH, or overlap) search found.
+    candidates: usize,
+    /// Candidate pairs verified on their shingle sets.
     verified_candidates: usize,
     skipped_records: u64,
     skipped_files: u64,
@@ -265,6 +269,9 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         policy: args.policy.policy()?,
         keep: args.keep,
         url_dedup: args.url_dedup,
+        // Every accepted pair only when one is written: else each document is verified only
+        // against the kept documents it could duplicate (same clusters, far fewer checks).
+        list_pairs: args.pairs.is_some() || args.components.is_some(),
     };
     if args.policy.show(&options.policy)? {
         return Ok(());
@@ -345,6 +352,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         kept: outcome.kept.iter().filter(|k| **k).count(),
         clusters: outcome.clusters.len(),
         pairs: outcome.pairs.len(),
+        candidates: outcome.candidates,
         verified_candidates: outcome.verified_candidates,
         skipped_records: stats.errors,
         skipped_files: stats.skipped_files,
