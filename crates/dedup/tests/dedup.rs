@@ -87,32 +87,16 @@ fn reference_decided_clusters(items: &[neardup_dedup::Item], policy: &Policy) ->
     groups.into_values().filter(|g| g.len() > 1).collect()
 }
 
-/// Fingerprints with large families: a few originals, each with up to 60 near copies (0–3 bits
-/// from the original or from an earlier copy: chains), and exact copies.
+/// Fingerprints with large families: a few originals, each with up to 120 near copies (0–3
+/// bits from the original or from an earlier copy: chains), and one exact copy in ten.
 fn families() -> impl Strategy<Value = Vec<(u64, u64)>> {
     (
         prop::collection::vec(any::<u64>(), 1..4),
         prop::collection::vec((any::<usize>(), 0u32..4, any::<u64>(), 0u8..10), 0..120),
     )
         .prop_map(|(base, plants)| {
-            let mut fps: Vec<(u64, u64)> = base
-                .iter()
-                .enumerate()
-                .map(|(i, &f)| (f, i as u64))
-                .collect();
-            for (source, flips, bits, how) in plants {
-                let (fp, text) = fps[source % fps.len()];
-                if how == 0 {
-                    fps.push((fp, text));
-                } else {
-                    let mut fp = fp;
-                    for b in 0..flips {
-                        fp ^= 1 << ((bits >> (6 * b)) % 64);
-                    }
-                    fps.push((fp, 1_000_000 + fps.len() as u64));
-                }
-            }
-            fps
+            let plants = plants.into_iter().map(|(s, f, b, how)| (s, f, b, how == 0));
+            plant(&base, plants.collect())
         })
 }
 
@@ -142,6 +126,30 @@ fn reference_clusters(fps: &[(u64, u64)], k: u32) -> Vec<Vec<u32>> {
     clusters
 }
 
+/// Originals `base` (text i for the i-th) and, for each plant `(source, flips, bits, exact)`,
+/// a copy of a document already there: the same text, or a new text whose fingerprint is the
+/// source's with `flips` bits flipped (chosen by `bits`).
+fn plant(base: &[u64], plants: Vec<(usize, u32, u64, bool)>) -> Vec<(u64, u64)> {
+    let mut fps: Vec<(u64, u64)> = base
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| (f, i as u64))
+        .collect();
+    for (source, flips, bits, exact) in plants {
+        let (fp, text) = fps[source % fps.len()];
+        if exact {
+            fps.push((fp, text));
+        } else {
+            let mut fp = fp;
+            for b in 0..flips {
+                fp ^= 1 << ((bits >> (6 * b)) % 64);
+            }
+            fps.push((fp, 1_000_000 + fps.len() as u64));
+        }
+    }
+    fps
+}
+
 /// Fingerprints with planted near-copies (0–4 bits flipped) and exact copies (same text).
 fn corpus() -> impl Strategy<Value = Vec<(u64, u64)>> {
     (
@@ -151,26 +159,7 @@ fn corpus() -> impl Strategy<Value = Vec<(u64, u64)>> {
             0..40,
         ),
     )
-        .prop_map(|(base, plants)| {
-            let mut fps: Vec<(u64, u64)> = base
-                .iter()
-                .enumerate()
-                .map(|(i, &f)| (f, i as u64))
-                .collect();
-            for (source, flips, bits, exact) in plants {
-                let (fp, text) = fps[source % fps.len()];
-                if exact {
-                    fps.push((fp, text));
-                } else {
-                    let mut fp = fp;
-                    for b in 0..flips {
-                        fp ^= 1 << ((bits >> (6 * b)) % 64);
-                    }
-                    fps.push((fp, 1_000_000 + fps.len() as u64));
-                }
-            }
-            fps
-        })
+        .prop_map(|(base, plants)| plant(&base, plants))
 }
 
 proptest! {
