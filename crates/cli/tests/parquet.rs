@@ -215,3 +215,22 @@ fn bad_parquet_is_a_clear_error_and_a_null_text_a_bad_record() {
     let run = neardup(&["fingerprint", "-", "--format", "parquet"], &bytes);
     assert_one_line_error(&run, 1, "Parquet is read from a file");
 }
+
+/// The files that made the `parquet` and `arrow` crates panic (exit 101 with a "thread panicked"
+/// message): one line and exit 1, naming the file, for every command that reads them.
+#[test]
+fn corrupt_parquet_that_made_the_decoder_panic_is_one_line_and_exit_1() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ingest/tests/data/corrupt");
+    let mut files = 0;
+    for entry in std::fs::read_dir(&corpus).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.to_str().unwrap();
+        for command in ["dedup", "fingerprint"] {
+            let run = neardup(&[command, name], b"");
+            assert_one_line_error(&run, 1, &format!("{name}:"));
+            assert!(run.stderr.contains("cannot read Parquet"), "{}", run.stderr);
+        }
+        files += 1;
+    }
+    assert!(files >= 5, "the corpus is in {}", corpus.display());
+}
