@@ -11,6 +11,13 @@
 //! type, cannot be read as asked: an error that stops the run, like an unreadable input. A null
 //! text in a row (with no html either) is a bad record, as a record without text is in JSONL.
 //! Parquet needs a file it can seek in: standard input and pipes are refused with a message.
+//!
+//! Damaged and hostile files: before a row group is read, each column chunk read must lie within
+//! the file and declare no more uncompressed bytes than its rows could hold within
+//! `max_document_bytes` ([`ErrorKind::ChunkTooLarge`] skips the row group unread otherwise, so a
+//! tiny file holding one huge compressible string costs nothing); every call into the `parquet`
+//! and `arrow` crates runs under [`neardup_guard::catch`], so their panics on a corrupt file are
+//! [`ErrorKind::Parquet`] errors with the place (file, row, row group).
 
 use std::borrow::Cow;
 use std::fs::File;
