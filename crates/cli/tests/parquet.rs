@@ -220,7 +220,7 @@ fn bad_parquet_is_a_clear_error_and_a_null_text_a_bad_record() {
 /// message): one line and exit 1, naming the file, for every command that reads them.
 #[test]
 fn corrupt_parquet_that_made_the_decoder_panic_is_one_line_and_exit_1() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ingest/tests/data/corrupt");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/parquet");
     let mut files = 0;
     for entry in std::fs::read_dir(&corpus).unwrap() {
         let path = entry.unwrap().path();

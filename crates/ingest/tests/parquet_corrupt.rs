@@ -1,7 +1,7 @@
 //! Corrupt and hostile Parquet: every damaged file is an error with its place, never a panic,
 //! and a value over the size limit is skipped from the declared sizes, before it is decoded.
-//! The corpus under `tests/data/corrupt/` holds files that made the `parquet` and `arrow` crates
-//! panic (each one byte off a small valid file).
+//! The corpus of files that made the `parquet` and `arrow` crates panic (each one byte off a
+//! small valid file) is the fuzz target's regressions, `crates/fuzz/regressions/parquet/`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -116,7 +116,7 @@ fn no_corruption_of_a_small_file_panics_and_every_error_names_the_file() {
 
 #[test]
 fn the_corpus_of_files_that_made_the_dependencies_panic_gives_errors_with_their_place() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/corrupt");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/parquet");
     let mut files = 0;
     for entry in std::fs::read_dir(&corpus).unwrap() {
         let path = entry.unwrap().path();
