@@ -10,9 +10,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context;
-use arrow_array::{BooleanArray, RecordBatchReader};
+use arrow_array::RecordBatchReader;
 use neardup_ingest::{Compression, Format};
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{
+    ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
+};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -210,10 +212,41 @@ fn same_documents(read: usize, kept: &[bool]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The rows `rows` (from 0, ascending) of the Parquet file `source`, with every column, in
+/// batches of [`COPY_BATCH_ROWS`]: a row selection, so the pages of rows not kept (a row group
+/// skipped as over the size limit, say) are passed over, not decoded. The `parquet` crate's
+/// panics on a damaged file are errors.
+fn kept_rows(source: &Path, rows: &[u64]) -> anyhow::Result<ParquetRecordBatchReader> {
+    let cannot_read = || format!("cannot read {} again", source.display());
+    let file = File::open(source).with_context(cannot_read)?;
+    let mut selectors: Vec<RowSelector> = Vec::new();
+    let mut next = 0;
+    for &row in rows {
+        if row > next {
+            selectors.push(RowSelector::skip((row - next) as usize));
+        }
+        match selectors.last_mut() {
+            Some(last) if !last.skip && row == next => last.row_count += 1,
+            _ => selectors.push(RowSelector::select(1)),
+        }
+        next = row + 1;
+    }
+    let built = neardup_guard::catch(|| {
+        ParquetRecordBatchReaderBuilder::try_new(file)?
+            .with_row_selection(RowSelection::from(selectors))
+            .with_batch_size(COPY_BATCH_ROWS)
+            .build()
+    });
+    built
+        .map_err(|panic| anyhow::anyhow!("corrupt file (the decoder failed: {panic})"))
+        .and_then(|reader| Ok(reader?))
+        .with_context(cannot_read)
+}
+
 /// Parquet: the kept rows of every input file with all their columns, in one file. The
 /// documents are read again through the reader of the first read, which alone knows which rows
-/// are documents, to find the kept rows (file and row number); then each file is read row group
-/// by row group with every column, filtered, and written. Memory: one batch of the input and at
+/// are documents, to find the kept rows (file and row number); then each file's kept rows are
+/// read with every column ([`kept_rows`]) and written. Memory: one batch of the input and at
 /// most [`ROW_GROUP_BYTES`] of rows waiting in the writer.
 fn write_kept_parquet(
     out: &mut (impl Write + Send),
@@ -243,46 +276,31 @@ fn write_kept_parquet(
         },
     )?;
     same_documents(index, kept)?;
-    let open = |source: &Path| -> anyhow::Result<ParquetRecordBatchReader> {
-        let cannot_read = || format!("cannot read {} again", source.display());
-        ParquetRecordBatchReaderBuilder::try_new(File::open(source).with_context(cannot_read)?)
-            .and_then(|builder| builder.with_batch_size(COPY_BATCH_ROWS).build())
-            .with_context(cannot_read)
-    };
-    let Some((first, _)) = files.first() else {
+    let Some((first, rows)) = files.first() else {
         anyhow::bail!("no document was kept, so there is no Parquet row to write");
     };
-    let schema = open(first)?.schema();
+    let schema = kept_rows(first, rows)?.schema();
     let properties = WriterProperties::builder()
         .set_compression(ParquetCompression::ZSTD(ZstdLevel::default()))
         .build();
     let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(properties))?;
     for (source, rows) in &files {
-        let reader = open(source)?;
+        let mut reader = kept_rows(source, rows)?;
         anyhow::ensure!(
             reader.schema() == schema,
             "--kept writes one Parquet file, but {} has other columns than {}: dedup them in separate runs",
             source.display(),
             first.display()
         );
-        let (mut start, mut next) = (0u64, 0usize);
-        for batch in reader {
+        let cannot_read = || format!("cannot read {} again", source.display());
+        while let Some(batch) = neardup_guard::catch(|| reader.next())
+            .map_err(|panic| anyhow::anyhow!("corrupt file (the decoder failed: {panic})"))
+            .with_context(cannot_read)?
+        {
             interrupt::check()?;
-            let batch = batch.with_context(|| format!("cannot read {} again", source.display()))?;
-            let mask: BooleanArray = (start..start + batch.num_rows() as u64)
-                .map(|row| {
-                    let keep = rows.get(next) == Some(&row);
-                    next += usize::from(keep);
-                    Some(keep)
-                })
-                .collect();
-            start += batch.num_rows() as u64;
-            let kept_rows = arrow_select::filter::filter_record_batch(&batch, &mask)?;
-            if kept_rows.num_rows() > 0 {
-                writer.write(&kept_rows)?;
-                if writer.in_progress_size() > ROW_GROUP_BYTES {
-                    writer.flush()?;
-                }
+            writer.write(&batch.with_context(cannot_read)?)?;
+            if writer.in_progress_size() > ROW_GROUP_BYTES {
+                writer.flush()?;
             }
         }
     }

@@ -215,3 +215,90 @@ fn bad_parquet_is_a_clear_error_and_a_null_text_a_bad_record() {
     let run = neardup(&["fingerprint", "-", "--format", "parquet"], &bytes);
     assert_one_line_error(&run, 1, "Parquet is read from a file");
 }
+
+/// The files that made the `parquet` and `arrow` crates panic (exit 101 with a "thread panicked"
+/// message): one line and exit 1, naming the file, for every command that reads them.
+#[test]
+fn corrupt_parquet_that_made_the_decoder_panic_is_one_line_and_exit_1() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/parquet");
+    let mut files = 0;
+    for entry in std::fs::read_dir(&corpus).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.to_str().unwrap();
+        for command in ["dedup", "fingerprint"] {
+            let run = neardup(&[command, name], b"");
+            assert_one_line_error(&run, 1, &format!("{name}:"));
+            assert!(run.stderr.contains("cannot read Parquet"), "{}", run.stderr);
+        }
+        files += 1;
+    }
+    assert!(files >= 5, "the corpus is in {}", corpus.display());
+}
+
+/// Runs `neardup` with `args`; returns its exit code, its standard error and its peak resident
+/// memory in KiB as last seen (its `VmHWM`, read every millisecond until it exits: getrusage
+/// would count the memory of this process, which made the input, in the child's).
+fn neardup_peak(args: &[&str]) -> (Option<i32>, String, u64) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    while child.try_wait().unwrap().is_none() {
+        let seen = std::fs::read_to_string(&status).unwrap_or_default();
+        let hwm = seen.lines().find_map(|l| l.strip_prefix("VmHWM:"));
+        let kib = hwm.and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok());
+        peak = peak.max(kib.unwrap_or(0));
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status.code(), stderr, peak)
+}
+
+/// A row group holding one value over the limit is skipped from its declared size, not decoded:
+/// neither by the reader nor when `--kept` reads the kept rows again (with every column).
+#[test]
+fn a_value_over_the_limit_is_not_decoded_by_the_reader_nor_by_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("big.parquet");
+    let len = 128 << 20;
+    let mut texts = vec!["a".repeat(len)];
+    texts.extend(example().into_iter().map(|(_, text)| text));
+    let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..texts.len() as i64));
+    let texts: ArrayRef = Arc::new(StringArray::from(texts));
+    let batch = RecordBatch::try_from_iter([("id", ids), ("text", texts)]).unwrap();
+    let properties = WriterProperties::builder()
+        .set_compression(parquet::basic::Compression::ZSTD(Default::default()))
+        .set_dictionary_enabled(false)
+        .set_max_row_group_row_count(Some(1))
+        .build();
+    let file = std::fs::File::create(&input).unwrap();
+    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(properties)).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    drop(batch);
+    let kept = dir.path().join("kept.parquet");
+    let (code, stderr, peak) = neardup_peak(&[
+        "dedup",
+        "--max-document-bytes",
+        "1000000",
+        "--kept",
+        kept.to_str().unwrap(),
+        input.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(":1: row group 0: column `text` declares"),
+        "{stderr}"
+    );
+    assert!(read(&kept).num_rows() > 0);
+    assert!(peak > 0, "the peak was read");
+    assert!(
+        peak < 96 << 10,
+        "peak {peak} KiB with a value of {len} bytes"
+    );
+}

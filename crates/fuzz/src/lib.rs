@@ -7,17 +7,21 @@
 //! the test suite (no second instrumented build of every dependency: the machine has 2 cores),
 //! and so runs in CI for a bounded time and locally for as long as one likes (see the README).
 //! It is not coverage-guided: it mutates real samples the project makes itself (WARC crawls with
-//! every record type, gzip members, zstd frames, JSON Lines, HTML pages, URLs, HTTP requests)
+//! every record type, gzip members, zstd frames, JSON Lines, Parquet files, HTML pages, URLs, HTTP
+//! requests, edits of a redb database file)
 //! with byte edits, splices and each target's dictionary of tokens (`WARC/1.1`,
 //! `Content-Length:`, the gzip magic, `%FF`, ...), which reaches the framing and resync paths
 //! that matter here. A panic is a crash: its input is saved and the run fails; a found crash
 //! becomes a file under `regressions/<target>/`, replayed by `tests/regressions.rs`.
 
+mod stored;
 mod targets;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use neardup_guard::panic_message;
 
 pub use targets::{target, TARGETS};
 
@@ -189,14 +193,6 @@ pub fn replay(target: &Target, input: &[u8]) -> anyhow::Result<()> {
         Ok(result) => result,
         Err(panic) => anyhow::bail!("panic: {}", panic_message(&*panic)),
     }
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".into())
 }
 
 /// Saves a crashing input as `crash_dir/<target>-<hash>.bin`; returns its path.

@@ -1,5 +1,6 @@
-//! The targets: every reader, HTML extraction, URL canonicalisation, the HTTP request path; and
-//! the samples each starts from, made here (nothing is copied from outside the project).
+//! The targets: every reader, HTML extraction, URL canonicalisation, the HTTP request path, the
+//! redb open path; and the samples each starts from, made here (nothing is copied from outside
+//! the project).
 
 use std::io::{Cursor, Write};
 use std::path::Path;
@@ -10,10 +11,11 @@ use neardup_ingest::extract::{html_title, html_to_text, MainContentExtractor};
 use neardup_ingest::{open_reader, Compression, Format, ReadOptions, ReadStats};
 use tower_service::Service;
 
+use crate::stored::{parquet, parquet_seeds, redb, redb_seeds};
 use crate::{Runner, Target};
 
 /// Every target, in the order a full run takes them.
-pub const TARGETS: [Target; 6] = [
+pub const TARGETS: [Target; 8] = [
     Target {
         name: "jsonl",
         seeds: jsonl_seeds,
@@ -136,6 +138,27 @@ pub const TARGETS: [Target; 6] = [
             b"\n\n",
         ],
         runner: http,
+    },
+    Target {
+        name: "parquet",
+        seeds: parquet_seeds,
+        dictionary: &[
+            b"PAR1",
+            b"\0\0\0\0",
+            b"\xff\xff\xff\xff",
+            b"\xff\xff\xff\x7f",
+            b"\x15\x00",
+            b"\x15\x02",
+            b"\x19\x1c",
+            b"\x16\x80\x80\x80\x80\x10",
+        ],
+        runner: parquet,
+    },
+    Target {
+        name: "redb",
+        seeds: redb_seeds,
+        dictionary: &[b"\0\0\0\0\0", b"\xff\xff\xff\xff\xff", b"\x01\0\x10\0\0"],
+        runner: redb,
     },
 ];
 
@@ -294,7 +317,7 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 }
 
 /// The project's own sample of JSON Lines.
-const NEWS: &str = include_str!("../../../examples/news.jsonl");
+pub(crate) const NEWS: &str = include_str!("../../../examples/news.jsonl");
 
 /// A few pages, the same the WARC and JSON Lines seeds carry.
 const PAGES: [&str; 3] = [

@@ -66,6 +66,16 @@ fn fuzz_http() {
     run("http");
 }
 
+#[test]
+fn fuzz_parquet() {
+    run("parquet");
+}
+
+#[test]
+fn fuzz_redb() {
+    run("redb");
+}
+
 /// Every input a crash was found with, under `regressions/<target>/`, runs clean.
 #[test]
 fn regressions() {

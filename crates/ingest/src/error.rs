@@ -104,6 +104,26 @@ pub enum ErrorKind {
         /// The limit in force.
         limit: u64,
     },
+    /// A Parquet column chunk declares more bytes than its rows could hold if each were within
+    /// `ReadOptions::max_document_bytes`: some row is over the limit. The row group is skipped
+    /// without being read (its place is its first row) and reading goes on with the next.
+    #[error(
+        "row group {group}: column `{column}` declares {size} bytes in {rows} row(s), more than \
+         rows within the limit of {limit} bytes (max_document_bytes) can hold: its rows are \
+         skipped unread"
+    )]
+    ChunkTooLarge {
+        /// The row group (from 0).
+        group: usize,
+        /// Its rows.
+        rows: u64,
+        /// The column (its path, dotted).
+        column: String,
+        /// The uncompressed bytes the column chunk declares.
+        size: u64,
+        /// The limit in force.
+        limit: u64,
+    },
     /// A JSONL line is not valid JSON.
     #[error("malformed JSON at column {column}: {message}")]
     Json {
@@ -190,7 +210,7 @@ impl ErrorKind {
             ErrorKind::UnknownFormat => "unknown format",
             ErrorKind::InvalidUtf8 { .. } => "invalid UTF-8",
             ErrorKind::Binary => "binary file",
-            ErrorKind::TooLarge { .. } => "over the size limit",
+            ErrorKind::TooLarge { .. } | ErrorKind::ChunkTooLarge { .. } => "over the size limit",
             ErrorKind::Json { .. } => "malformed JSON",
             ErrorKind::NotAnObject => "not a JSON object",
             ErrorKind::MissingText { .. } => "no text field",

@@ -11,6 +11,13 @@
 //! type, cannot be read as asked: an error that stops the run, like an unreadable input. A null
 //! text in a row (with no html either) is a bad record, as a record without text is in JSONL.
 //! Parquet needs a file it can seek in: standard input and pipes are refused with a message.
+//!
+//! Damaged and hostile files: before a row group is read, each column chunk read must lie within
+//! the file and declare no more uncompressed bytes than its rows could hold within
+//! `max_document_bytes` ([`ErrorKind::ChunkTooLarge`] skips the row group unread otherwise, so a
+//! tiny file holding one huge compressible string costs nothing); every call into the `parquet`
+//! and `arrow` crates runs under [`neardup_guard::catch`], so their panics on a corrupt file are
+//! [`ErrorKind::Parquet`] errors with the place (file, row, row group).
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -23,8 +30,13 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+    ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::ProjectionMask;
+use parquet::errors::ParquetError;
+use parquet::file::metadata::ColumnChunkMetaData;
 
 use crate::document::{Document, Place};
 use crate::error::{ErrorKind, IngestError};
@@ -33,6 +45,14 @@ use crate::options::ReadOptions;
 
 /// Rows decoded at a time.
 pub const BATCH_ROWS: usize = 1024;
+
+/// What a column chunk may declare per row, in `max_document_bytes`: the value itself, and the
+/// smallest and largest values a page header may repeat as its statistics.
+const CHUNK_LIMITS_PER_ROW: u64 = 3;
+/// What a column chunk may declare per row besides: its length, levels, a page header.
+const CHUNK_BYTES_PER_ROW: u64 = 128;
+/// What a column chunk may declare besides its rows: a dictionary page header, and so on.
+const CHUNK_SLACK: u64 = 64 << 10;
 
 /// The documents of one Parquet file; see the module documentation.
 pub struct ParquetReader {
@@ -45,15 +65,40 @@ pub struct ParquetReader {
 enum State {
     /// Opening failed, or a column is unusable: this error, then the end.
     Failed(Option<IngestError>),
-    Reading {
-        batches: ParquetRecordBatchReader,
-        /// The current batch, its columns, and the next row in it.
-        batch: Option<(RecordBatch, Columns)>,
-        at: usize,
-        /// Rows of the file before the current batch.
-        before: u64,
-    },
+    Reading(Box<Reading>),
     Done,
+}
+
+/// An open file, read one row group at a time.
+struct Reading {
+    file: File,
+    /// The file's length, which every column chunk read must lie within.
+    len: u64,
+    metadata: ArrowReaderMetadata,
+    mask: ProjectionMask,
+    /// The next row group to open.
+    next_group: usize,
+    /// The row group being read, if one is.
+    group: Option<Group>,
+    /// Rows of the file before the current batch.
+    before: u64,
+}
+
+/// The row group being read.
+struct Group {
+    index: usize,
+    batches: ParquetRecordBatchReader,
+    /// The current batch, its columns, and the next row in it.
+    batch: Option<(RecordBatch, Columns)>,
+    at: usize,
+}
+
+/// What became of a row group that could not be opened.
+enum Refused {
+    /// Skipped (a bad record: its rows are over the size limit); reading goes on after it.
+    Skipped(IngestError),
+    /// The file cannot be read from here on.
+    Failed(IngestError),
 }
 
 /// Where each configured field is in a batch (by column position), if the file has it.
@@ -71,28 +116,28 @@ impl ParquetReader {
     /// Opens `path` for reading its rows as documents.
     pub fn open(path: Arc<Path>, opts: Arc<ReadOptions>) -> ParquetReader {
         let place = Place::file(Arc::clone(&path));
-        let state = match Self::batches(&path, &opts) {
-            Ok(batches) => State::Reading {
-                batches,
-                batch: None,
-                at: 0,
-                before: 0,
-            },
+        let state = match Reading::open(&path, &opts) {
+            Ok(reading) => State::Reading(Box::new(reading)),
             Err(kind) => State::Failed(Some(IngestError::new(place.clone(), kind))),
         };
         ParquetReader { place, opts, state }
     }
+}
 
-    /// The batches of the configured columns, or why the file cannot be read.
-    fn batches(path: &Path, opts: &ReadOptions) -> Result<ParquetRecordBatchReader, ErrorKind> {
+impl Reading {
+    /// The file's metadata and the projection of the configured columns, or why the file
+    /// cannot be read.
+    fn open(path: &Path, opts: &ReadOptions) -> Result<Reading, ErrorKind> {
         if path == Path::new("-") {
             return Err(not_seekable());
         }
         let file = File::open(path).map_err(ErrorKind::Open)?;
-        if !file.metadata().map_err(ErrorKind::Open)?.is_file() {
+        let file_metadata = file.metadata().map_err(ErrorKind::Open)?;
+        if !file_metadata.is_file() {
             return Err(not_seekable());
         }
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(invalid)?;
+        let metadata = guarded(|| ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()))
+            .map_err(|message| ErrorKind::Parquet(format!("the footer: {message}")))?;
         let fields = &opts.fields;
         let names = [
             Some(&fields.text),
@@ -102,7 +147,7 @@ impl ParquetReader {
             fields.title.as_ref(),
             fields.fetched_at.as_ref(),
         ];
-        let schema = builder.schema();
+        let schema = metadata.schema();
         let wanted: Vec<usize> = names
             .iter()
             .flatten()
@@ -119,12 +164,110 @@ impl ParquetReader {
             };
             return Err(ErrorKind::Parquet(format!("no row can be read: {missing}")));
         }
-        let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
-        builder
-            .with_projection(mask)
-            .with_batch_size(BATCH_ROWS)
-            .build()
-            .map_err(invalid)
+        let mask = guarded(|| {
+            Ok::<_, ParquetError>(ProjectionMask::roots(
+                metadata.metadata().file_metadata().schema_descr(),
+                wanted,
+            ))
+        })
+        .map_err(ErrorKind::Parquet)?;
+        Ok(Reading {
+            file,
+            len: file_metadata.len(),
+            metadata,
+            mask,
+            next_group: 0,
+            group: None,
+            before: 0,
+        })
+    }
+
+    /// Opens row group `index` after checking what its metadata declares: the read column
+    /// chunks within the file, and not bigger than their rows could be within the size limit.
+    fn open_group(&self, index: usize, place: &Place, limit: u64) -> Result<Group, Refused> {
+        let row_group = self.metadata.metadata().row_group(index);
+        let first = place.at_line(self.before + 1);
+        let failed = |detail: String| {
+            let kind = ErrorKind::Parquet(format!("row group {index}: {detail}"));
+            Refused::Failed(IngestError::new(first.clone(), kind))
+        };
+        let rows = u64::try_from(row_group.num_rows())
+            .map_err(|_| failed(format!("{} rows declared", row_group.num_rows())))?;
+        let read = row_group
+            .columns()
+            .iter()
+            .enumerate()
+            .filter(|(leaf, _)| self.mask.leaf_included(*leaf));
+        for (_, chunk) in read {
+            let column = chunk.column_path().string();
+            let declared = declared_bytes(chunk, self.len)
+                .map_err(|detail| failed(format!("column `{column}`: {detail}")))?;
+            if declared > chunk_allowance(rows, limit) {
+                let kind = ErrorKind::ChunkTooLarge {
+                    group: index,
+                    rows,
+                    column,
+                    size: declared,
+                    limit,
+                };
+                return Err(Refused::Skipped(IngestError::new(first, kind)));
+            }
+        }
+        let file = self.file.try_clone().map_err(|error| {
+            Refused::Failed(IngestError::new(first.clone(), ErrorKind::Read(error)))
+        })?;
+        let batches = guarded(|| {
+            ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.metadata.clone())
+                .with_projection(self.mask.clone())
+                .with_row_groups(vec![index])
+                .with_batch_size(BATCH_ROWS)
+                .build()
+        })
+        .map_err(failed)?;
+        Ok(Group {
+            index,
+            batches,
+            batch: None,
+            at: 0,
+        })
+    }
+}
+
+/// The uncompressed bytes a column chunk declares, once its compressed bytes are known to lie
+/// within a file of `file_len` bytes; or what is wrong with its metadata.
+fn declared_bytes(chunk: &ColumnChunkMetaData, file_len: u64) -> Result<u64, String> {
+    let start = chunk
+        .dictionary_page_offset()
+        .unwrap_or(chunk.data_page_offset());
+    let (compressed, uncompressed) = (chunk.compressed_size(), chunk.uncompressed_size());
+    let within = u64::try_from(start)
+        .ok()
+        .zip(u64::try_from(compressed).ok())
+        .and_then(|(start, len)| start.checked_add(len))
+        .is_some_and(|end| end <= file_len);
+    if !within {
+        return Err(format!(
+            "{compressed} bytes at offset {start} declared, outside the file of {file_len} bytes"
+        ));
+    }
+    u64::try_from(uncompressed).map_err(|_| format!("{uncompressed} uncompressed bytes declared"))
+}
+
+/// The most uncompressed bytes a column chunk of `rows` rows, each within `limit`, can hold.
+fn chunk_allowance(rows: u64, limit: u64) -> u64 {
+    let per_row = limit
+        .saturating_mul(CHUNK_LIMITS_PER_ROW)
+        .saturating_add(CHUNK_BYTES_PER_ROW);
+    rows.saturating_mul(per_row).saturating_add(CHUNK_SLACK)
+}
+
+/// Runs a call into the `parquet` and `arrow` crates, which panic on some corrupt files: their
+/// error or their panic as a message.
+fn guarded<T, E: std::fmt::Display>(f: impl FnOnce() -> Result<T, E>) -> Result<T, String> {
+    match neardup_guard::catch(f) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(panic) => Err(format!("corrupt file (the decoder failed: {panic})")),
     }
 }
 
@@ -134,43 +277,58 @@ impl Iterator for ParquetReader {
     fn next(&mut self) -> Option<Self::Item> {
         let ParquetReader { place, opts, state } = self;
         loop {
-            let State::Reading {
-                batches,
-                batch,
-                at,
-                before,
-            } = state
-            else {
+            let State::Reading(reading) = state else {
                 return match std::mem::replace(state, State::Done) {
                     State::Failed(error) => error.map(Err),
                     _ => None,
                 };
             };
-            if let Some((current, columns)) = batch {
-                if *at < current.num_rows() {
-                    let row_place = place.at_line(*before + *at as u64 + 1);
-                    *at += 1;
-                    return Some(row(opts, current, columns, *at - 1, row_place));
-                }
-                *before += current.num_rows() as u64;
-            }
-            let next = match batches.next() {
-                None => {
+            let Some(group) = &mut reading.group else {
+                let index = reading.next_group;
+                if index == reading.metadata.metadata().num_row_groups() {
                     *state = State::Done;
                     return None;
                 }
-                Some(Ok(next)) => next,
-                Some(Err(error)) => {
-                    let kind = ErrorKind::Parquet(error.to_string());
-                    let error = IngestError::new(place.at_line(*before + 1), kind);
+                reading.next_group += 1;
+                match reading.open_group(index, place, opts.max_document_bytes) {
+                    Ok(group) => reading.group = Some(group),
+                    Err(Refused::Skipped(error)) => {
+                        let rows = reading.metadata.metadata().row_group(index).num_rows();
+                        reading.before += rows as u64;
+                        return Some(Err(error));
+                    }
+                    Err(Refused::Failed(error)) => {
+                        *state = State::Done;
+                        return Some(Err(error));
+                    }
+                }
+                continue;
+            };
+            if let Some((current, columns)) = &group.batch {
+                if group.at < current.num_rows() {
+                    let row_place = place.at_line(reading.before + group.at as u64 + 1);
+                    group.at += 1;
+                    return Some(row(opts, current, columns, group.at - 1, row_place));
+                }
+                reading.before += current.num_rows() as u64;
+            }
+            let next = match guarded(|| group.batches.next().transpose()) {
+                Ok(None) => {
+                    reading.group = None;
+                    continue;
+                }
+                Ok(Some(next)) => next,
+                Err(message) => {
+                    let kind = ErrorKind::Parquet(format!("row group {}: {message}", group.index));
+                    let error = IngestError::new(place.at_line(reading.before + 1), kind);
                     *state = State::Done;
                     return Some(Err(error));
                 }
             };
             match columns_of(opts, &next) {
                 Ok(columns) => {
-                    *batch = Some((next, columns));
-                    *at = 0;
+                    group.batch = Some((next, columns));
+                    group.at = 0;
                 }
                 Err(kind) => {
                     // The whole file is unusable as asked, not one record: it stops the run.
@@ -257,11 +415,6 @@ pub(crate) fn not_seekable() -> ErrorKind {
     ErrorKind::Parquet(
         "Parquet is read from a file (it is not a stream): save it to a file first".into(),
     )
-}
-
-/// A reader's or decoder's error, as this crate reports it.
-fn invalid(error: parquet::errors::ParquetError) -> ErrorKind {
-    ErrorKind::Parquet(error.to_string())
 }
 
 /// True for the string types a text column may have.

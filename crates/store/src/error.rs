@@ -53,6 +53,14 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// The database file is damaged: redb panicked or failed reading it, or it is empty.
+    #[error("corrupt database file {}: {detail}", path.display())]
+    CorruptFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong, as far as known.
+        detail: String,
+    },
     /// The store cannot serve now, but may later: an I/O error of the embedded store (a full
     /// disk, or the error redb keeps reporting until the database is reopened), or a store
     /// closed until it answers a probe again (see [`crate::NearDupDb::health`]).
@@ -108,6 +116,17 @@ impl StoreError {
             | StoreError::Io(_)
             | StoreError::CommitterGone => true,
             _ => false,
+        }
+    }
+
+    /// The error of a call on the redb file at `path`, naming the file if its message does not
+    /// (`doing`: what was being done, e.g. `cannot open`).
+    pub(crate) fn naming(self, path: &std::path::Path, doing: &str) -> StoreError {
+        let file = path.display();
+        match self {
+            StoreError::Redb(detail) => StoreError::Redb(format!("{doing} {file}: {detail}")),
+            StoreError::Corrupt(detail) => StoreError::Corrupt(format!("{file}: {detail}")),
+            other => other,
         }
     }
 }

@@ -80,10 +80,14 @@ struct Handle {
 }
 
 impl Handle {
+    /// Opens the database file at `path`, creating it if it does not exist, and checks its
+    /// integrity (see [`open_file`]).
     fn open(path: PathBuf) -> Result<Handle> {
-        let db = Database::create(&path).map_err(|error| {
-            StoreError::Redb(format!("cannot open {}: {error}", path.display()))
-        })?;
+        let db = open_file(&path).map_err(|error| match error {
+            StoreError::Unavailable(detail) => StoreError::Redb(detail),
+            other => other,
+        });
+        let db = db.map_err(|error| error.naming(&path, "cannot open"))?;
         Ok(Handle {
             path,
             db: RwLock::new(Some(db)),
@@ -101,11 +105,16 @@ impl Handle {
         let db = db.as_ref().ok_or_else(|| {
             StoreError::Unavailable(format!("{} could not be reopened", self.path.display()))
         })?;
-        let result = f(db);
+        let result = neardup_guard::catch(|| f(db)).unwrap_or_else(|panic| {
+            Err(StoreError::CorruptFile {
+                path: self.path.clone(),
+                detail: format!("redb failed reading it: {panic}"),
+            })
+        });
         if let Err(StoreError::Unavailable(_)) = &result {
             self.broken.store(true, Ordering::Release);
         }
-        result
+        result.map_err(|error| error.naming(&self.path, "reading"))
     }
 
     /// Closes and reopens the database (redb's only way out of a "previous I/O error"); waits
@@ -116,14 +125,52 @@ impl Handle {
             return Ok(()); // reopened meanwhile
         }
         *db = None; // closes the file: redb refuses a second handle on it
-        let reopened = Database::create(&self.path).map_err(|error| {
-            StoreError::Unavailable(format!("cannot reopen {}: {error}", self.path.display()))
+        let reopened = open_file(&self.path).map_err(|error| match error {
+            StoreError::Unavailable(detail) | StoreError::Redb(detail) => {
+                StoreError::Unavailable(format!("cannot reopen {}: {detail}", self.path.display()))
+            }
+            other => other,
         })?;
         *db = Some(reopened);
         self.broken.store(false, Ordering::Release);
         tracing::info!(path = %self.path.display(), "database reopened after an I/O error");
         Ok(())
     }
+}
+
+/// Opens (or creates, if it does not exist) the database file at `path` and checks its
+/// integrity: every page's checksum (redb's `check_integrity`; a file that fails is rolled back
+/// to its last intact commit if redb can, which is logged, and refused if it cannot). A panic of
+/// redb on a damaged file, and an empty file (which redb would take for a new database), are
+/// [`StoreError::CorruptFile`].
+fn open_file(path: &Path) -> Result<Database> {
+    let corrupt = |detail: String| StoreError::CorruptFile {
+        path: path.to_path_buf(),
+        detail,
+    };
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+        return Err(corrupt(
+            "the file is empty (0 bytes), not a database: restore it, or delete it to start a \
+             new database"
+                .into(),
+        ));
+    }
+    let opened = neardup_guard::catch(|| -> Result<Database> {
+        let checked = Database::create(path).and_then(|mut db| Ok((db.check_integrity()?, db)));
+        let (intact, db) = checked.map_err(|error| match error {
+            redb::DatabaseError::Storage(redb::StorageError::Corrupted(detail)) => corrupt(detail),
+            other => other.into(),
+        })?;
+        if !intact {
+            tracing::warn!(
+                path = %path.display(),
+                "the database file failed its integrity check and was repaired (rolled back to \
+                 its last intact commit)"
+            );
+        }
+        Ok(db)
+    });
+    opened.unwrap_or_else(|panic| Err(corrupt(format!("redb failed opening it: {panic}"))))
 }
 
 /// The embedded store: one redb file in a directory.
@@ -151,7 +198,7 @@ impl RedbStore {
         std::fs::create_dir_all(dir)?;
         let handle = Arc::new(Handle::open(dir.join(FILE_NAME))?);
         let next_slot = handle.with(|db| {
-            check_format(db, dir)?;
+            check_format(db)?;
             let txn = db.begin_write()?;
             txn.open_table(META)?;
             txn.open_table(DOCS)?;
@@ -227,7 +274,7 @@ impl Drop for RedbStore {
 
 /// Fails with a clear message if `db` was written in another format: a stored format version
 /// other than [`FORMAT_VERSION`], or the per-row table of the first format.
-fn check_format(db: &Database, dir: &Path) -> Result<()> {
+fn check_format(db: &Database) -> Result<()> {
     let txn = db.begin_read()?;
     let old = txn.list_tables()?.any(|table| table.name() == OLD_ROWS);
     let version = match txn.open_table(META) {
@@ -243,9 +290,8 @@ fn check_format(db: &Database, dir: &Path) -> Result<()> {
     // Format 2 opens, to be migrated in place (see `Meta::check`).
     if old || version.is_some_and(|v| v != FORMAT_VERSION && v != 2) {
         return Err(StoreError::Corrupt(format!(
-            "{}: format version {} (this program reads {FORMAT_VERSION}); no migration: write \
-             the documents into a new database",
-            dir.display(),
+            "format version {} (this program reads {FORMAT_VERSION}); no migration: write the \
+             documents into a new database",
             version.filter(|_| !old).unwrap_or(1)
         )));
     }

@@ -8,6 +8,9 @@ use neardup_store::{
     open_db, InsertMode, NearDupDb, NewDocument, OpenOptions, StoreError, Verdict,
 };
 
+#[path = "redb/corrupt.rs"]
+mod corrupt;
+
 /// The verdict "exact duplicate of `of`".
 fn duplicate_of(of: &str) -> Verdict {
     Verdict::Duplicate(DuplicateOf {
