@@ -1,291 +1,36 @@
-//! `--kept`: the input records of the kept documents, unchanged and in input order, in the
-//! format they came in: JSON Lines as read (byte for byte, each followed by a newline), WARC
-//! records as WARC, one gzip member a record when the input was `.warc.gz`, Parquet rows as
-//! Parquet with every column of the input. One output holds one format: inputs of two formats
-//! are refused up front.
+//! `--kept`: the kept records written back in their format by the library
+//! ([`neardup_ingest::kept`]); a name of the wrong kind of records is a usage error (exit 2).
 
-use std::fs::File;
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
-use anyhow::Context;
-use arrow_array::{BooleanArray, RecordBatchReader};
-use neardup_ingest::{Compression, Format};
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
-use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
+use neardup_ingest::kept::{self, KeptError};
+use neardup_ingest::Corpus;
 
-use crate::documents::Corpus;
-use crate::interrupt;
 use crate::usage::usage;
-
-/// Bytes of rows the Parquet writer holds before it closes a row group: what bounds its memory.
-const ROW_GROUP_BYTES: usize = 64 << 20;
-/// zstd level of a `--kept *.jsonl.zst` output: zstd's default, a good ratio at over 100 MB/s.
-const ZSTD_LEVEL: i32 = 3;
-/// Rows read at a time when the kept rows of a Parquet input are copied.
-const COPY_BATCH_ROWS: usize = 8192;
-
-/// The format of a `--kept` output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum KeptFormat {
-    /// JSON Lines: each record's line as read; a file read whole (`.txt`, `.html`) as a line
-    /// `{"id", "text"}`; compressed as the output's name says (`.jsonl.gz`, `.jsonl.zst`).
-    Jsonl(Compression),
-    /// WARC records as read.
-    Warc,
-    /// WARC records as read, each compressed as a gzip member.
-    WarcGz,
-    /// The kept rows of Parquet inputs, every column as read.
-    Parquet,
-}
-
-impl KeptFormat {
-    fn of(format: Format) -> KeptFormat {
-        match format {
-            Format::Warc => KeptFormat::Warc,
-            Format::WarcGz => KeptFormat::WarcGz,
-            Format::Parquet => KeptFormat::Parquet,
-            _ => KeptFormat::Jsonl(Compression::None),
-        }
-    }
-
-    /// The same kind of records (JSON Lines, WARC, Parquet), whatever the compression.
-    fn same_kind(self, other: KeptFormat) -> bool {
-        let kind = |f| match f {
-            KeptFormat::Jsonl(_) => 0,
-            KeptFormat::Warc | KeptFormat::WarcGz => 1,
-            KeptFormat::Parquet => 2,
-        };
-        kind(self) == kind(other)
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            KeptFormat::Jsonl(_) => "JSON Lines",
-            KeptFormat::Warc => "WARC",
-            KeptFormat::WarcGz => "gzip-compressed WARC",
-            KeptFormat::Parquet => "Parquet",
-        }
-    }
-}
-
-/// The format the corpus' kept records are written in to `path`: the inputs' (JSON Lines when
-/// no input's format is known yet), compressed as the name says (`kept.jsonl.zst`,
-/// `kept.warc.gz`, or as the first input was when the name says nothing, as `-` does). An
-/// error when the inputs hold records of two kinds (JSON Lines and WARC), and a usage error
-/// when the name says another kind than the inputs' (`kept.parquet` for JSON Lines).
-fn kept_format(corpus: &Corpus, path: &Path) -> anyhow::Result<KeptFormat> {
-    let mut formats = corpus.formats().map(KeptFormat::of);
-    let first = formats
-        .next()
-        .unwrap_or(KeptFormat::Jsonl(Compression::None));
-    if let Some(other) = formats.find(|f| !f.same_kind(first)) {
-        anyhow::bail!(
-            "--kept writes records in the format they came in, one format a file, but the inputs hold {} and {} records: dedup them in separate runs, or leave out --kept",
-            first.name(),
-            other.name()
-        );
-    }
-    let named = match Format::from_extension(path) {
-        None => return Ok(first),
-        Some(Format::Jsonl(codec)) => KeptFormat::Jsonl(codec),
-        Some(Format::Warc) => KeptFormat::Warc,
-        Some(Format::WarcGz) => KeptFormat::WarcGz,
-        Some(Format::Parquet) => KeptFormat::Parquet,
-        Some(other) => {
-            return Err(usage(anyhow::anyhow!(
-                "--kept {}: the kept records are {}, not {other} (name it .jsonl, .jsonl.gz, .jsonl.zst, .warc, .warc.gz or .parquet as the inputs are)",
-                path.display(),
-                first.name()
-            ))
-            .into())
-        }
-    };
-    if !named.same_kind(first) {
-        return Err(usage(anyhow::anyhow!(
-            "--kept {} names {} records, but the kept records are {}, written as they came in: give it a name of that format, or no extension",
-            path.display(),
-            named.name(),
-            first.name()
-        ))
-        .into());
-    }
-    Ok(named)
-}
 
 /// Checks, before anything is read, that the kept records can go in one output at `path`.
 pub fn check(corpus: &Corpus, path: &Path) -> anyhow::Result<()> {
-    kept_format(corpus, path).map(|_| ())
+    kept::check(corpus, path).map_err(into_anyhow)
 }
 
-/// Writes the input records of the documents whose `kept` entry is true, read again from the
-/// corpus, to `out`.
+/// Writes the input records of the documents whose `kept` entry is true to `out`.
 pub fn write_kept(
     out: &mut (impl Write + Send),
     path: &Path,
     corpus: &Corpus,
     kept: &[bool],
 ) -> anyhow::Result<()> {
-    match kept_format(corpus, path)? {
-        KeptFormat::Parquet => write_kept_parquet(out, corpus, kept),
-        KeptFormat::Jsonl(Compression::Gzip) => {
-            let mut gzip = flate2::write::GzEncoder::new(out, flate2::Compression::default());
-            write_kept_records(
-                &mut gzip,
-                KeptFormat::Jsonl(Compression::None),
-                corpus,
-                kept,
-            )?;
-            gzip.finish()?;
-            Ok(())
-        }
-        KeptFormat::Jsonl(Compression::Zstd) => {
-            let mut zstd = zstd::Encoder::new(out, ZSTD_LEVEL)?;
-            write_kept_records(
-                &mut zstd,
-                KeptFormat::Jsonl(Compression::None),
-                corpus,
-                kept,
-            )?;
-            zstd.finish()?;
-            Ok(())
-        }
-        format => write_kept_records(out, format, corpus, kept),
+    kept::write_kept(out, path, corpus, kept).map_err(into_anyhow)
+}
+
+/// The error as the command line reports it: a usage error for a name of the wrong kind, and
+/// write errors as themselves (so that a closed standard output is recognised).
+fn into_anyhow(error: KeptError) -> anyhow::Error {
+    match error {
+        KeptError::Io(error) => error.into(),
+        KeptError::Json(error) => error.into(),
+        error if error.is_usage() => usage(error).into(),
+        error => error.into(),
     }
-}
-
-/// Writes the kept records one by one, as read (JSON Lines, WARC): see [`write_kept`].
-fn write_kept_records(
-    out: &mut (impl Write + Send),
-    format: KeptFormat,
-    corpus: &Corpus,
-    kept: &[bool],
-) -> anyhow::Result<()> {
-    let mut index = 0usize;
-    corpus.for_each_document(
-        "writing kept records",
-        true,
-        // Only a document without a raw record (a file read whole) needs its text.
-        |_, doc, text| doc.raw.is_none().then(|| text.to_string()),
-        |doc, text| {
-            if kept.get(index).copied().unwrap_or(false) {
-                match (doc.raw.as_deref(), format) {
-                    (Some(raw), KeptFormat::WarcGz) => {
-                        let mut member = flate2::write::GzEncoder::new(
-                            &mut *out,
-                            flate2::Compression::default(),
-                        );
-                        member.write_all(raw)?;
-                        member.finish()?;
-                    }
-                    (Some(raw), KeptFormat::Warc) => out.write_all(raw)?,
-                    (Some(raw), KeptFormat::Jsonl(_) | KeptFormat::Parquet) => {
-                        out.write_all(raw)?;
-                        out.write_all(b"\n")?;
-                    }
-                    (None, _) => {
-                        let line = serde_json::json!({ "id": doc.id, "text": text });
-                        serde_json::to_writer(&mut *out, &line)?;
-                        out.write_all(b"\n")?;
-                    }
-                }
-            }
-            index += 1;
-            Ok(())
-        },
-    )?;
-    same_documents(index, kept)
-}
-
-/// Fails if the last read found another number of documents than the first.
-fn same_documents(read: usize, kept: &[bool]) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        read == kept.len(),
-        "the inputs changed while deduplicating ({read} documents on the last read, {} on the first)",
-        kept.len()
-    );
-    Ok(())
-}
-
-/// Parquet: the kept rows of every input file with all their columns, in one file. The
-/// documents are read again through the reader of the first read, which alone knows which rows
-/// are documents, to find the kept rows (file and row number); then each file is read row group
-/// by row group with every column, filtered, and written. Memory: one batch of the input and at
-/// most [`ROW_GROUP_BYTES`] of rows waiting in the writer.
-fn write_kept_parquet(
-    out: &mut (impl Write + Send),
-    corpus: &Corpus,
-    kept: &[bool],
-) -> anyhow::Result<()> {
-    let mut files: Vec<(Arc<Path>, Vec<u64>)> = Vec::new();
-    let mut index = 0usize;
-    corpus.for_each_document(
-        "finding kept rows",
-        false,
-        |_, _, _| (),
-        |doc, ()| {
-            if kept.get(index).copied().unwrap_or(false) {
-                let row = doc
-                    .place
-                    .line
-                    .context("a Parquet document without its row")?
-                    - 1;
-                match files.last_mut() {
-                    Some((source, rows)) if *source == doc.place.source => rows.push(row),
-                    _ => files.push((doc.place.source, vec![row])),
-                }
-            }
-            index += 1;
-            Ok(())
-        },
-    )?;
-    same_documents(index, kept)?;
-    let open = |source: &Path| -> anyhow::Result<ParquetRecordBatchReader> {
-        let cannot_read = || format!("cannot read {} again", source.display());
-        ParquetRecordBatchReaderBuilder::try_new(File::open(source).with_context(cannot_read)?)
-            .and_then(|builder| builder.with_batch_size(COPY_BATCH_ROWS).build())
-            .with_context(cannot_read)
-    };
-    let Some((first, _)) = files.first() else {
-        anyhow::bail!("no document was kept, so there is no Parquet row to write");
-    };
-    let schema = open(first)?.schema();
-    let properties = WriterProperties::builder()
-        .set_compression(ParquetCompression::ZSTD(ZstdLevel::default()))
-        .build();
-    let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(properties))?;
-    for (source, rows) in &files {
-        let reader = open(source)?;
-        anyhow::ensure!(
-            reader.schema() == schema,
-            "--kept writes one Parquet file, but {} has other columns than {}: dedup them in separate runs",
-            source.display(),
-            first.display()
-        );
-        let (mut start, mut next) = (0u64, 0usize);
-        for batch in reader {
-            interrupt::check()?;
-            let batch = batch.with_context(|| format!("cannot read {} again", source.display()))?;
-            let mask: BooleanArray = (start..start + batch.num_rows() as u64)
-                .map(|row| {
-                    let keep = rows.get(next) == Some(&row);
-                    next += usize::from(keep);
-                    Some(keep)
-                })
-                .collect();
-            start += batch.num_rows() as u64;
-            let kept_rows = arrow_select::filter::filter_record_batch(&batch, &mask)?;
-            if kept_rows.num_rows() > 0 {
-                writer.write(&kept_rows)?;
-                if writer.in_progress_size() > ROW_GROUP_BYTES {
-                    writer.flush()?;
-                }
-            }
-        }
-    }
-    writer.close()?;
-    Ok(())
 }

@@ -44,12 +44,14 @@
 //! assert_eq!(outcome.removals[0].of, 0);
 //! ```
 
+mod corpus_features;
 mod engine;
 mod error;
 mod keys;
 mod options;
 mod policy;
 
+pub use corpus_features::CorpusFeatures;
 pub use engine::{dedup, dedup_with, FeatureSource, Item, Outcome, Removal};
 pub use error::DedupError;
 pub use keys::SearchKeys;

@@ -41,6 +41,7 @@
 //! assert!(matches!(near.verdict, Verdict::NearDuplicate { ref of, .. } if of == "a"));
 //! ```
 
+mod corpus;
 mod db;
 mod durability;
 mod error;
@@ -58,6 +59,7 @@ mod spec;
 mod store;
 mod verdict;
 
+pub use corpus::DocumentError;
 pub use db::{NearDupDb, NewDocument, OpenOptions, Stats, DEFAULT_STORE_TIMEOUT, MAX_MATCHES};
 pub use durability::Durability;
 pub use error::{Result, StoreError};
