@@ -4,7 +4,7 @@
 //! command line's `dedup`, `fingerprint`, `extract`, `index`, `mirrors` and `compare`.
 //!
 //! Uncompressed JSON Lines take a fast path: blocks of whole lines are read and their records
-//! parsed in parallel ([`crate::blocks`]), with the same parser and the same errors as
+//! parsed in parallel (`blocks`), with the same parser and the same errors as
 //! [`crate::JsonlReader`], which every other format goes through.
 //!
 //! The caller sees the run through [`ReadHooks`]: progress, skipped records, a check that stops
@@ -253,11 +253,6 @@ impl Corpus {
             accounting: Default::default(),
             extractor: MainContentExtractor::default(),
         })
-    }
-
-    /// The options the corpus was made with.
-    pub fn options(&self) -> &CorpusOptions {
-        &self.options
     }
 
     /// The hooks the corpus reports to.
