@@ -11,9 +11,9 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
 
 use anyhow::Context;
+use neardup_ingest::watched::{Failure, Watched};
 use tempfile::NamedTempFile;
 
 use crate::interrupt;
@@ -37,11 +37,11 @@ impl Outputs {
         let mut out = Output::create(path)?;
         let written = write(&mut out).and_then(|()| Ok(out.writer.flush()?));
         if let Some(error) = out.failure.error() {
-            return Err(error);
+            return Err(error.into());
         }
         written?;
         let sink = out.writer.into_inner().map_err(|e| e.into_error())?;
-        if let Sink::Temporary(file, target) = sink.inner {
+        if let Sink::Temporary(file, target) = sink.into_inner() {
             file.as_file()
                 .sync_all()
                 .with_context(|| format!("cannot write {}", path.display()))?;
@@ -174,65 +174,4 @@ fn temporary_beside(target: &Path) -> anyhow::Result<NamedTempFile> {
     let file = builder.tempfile_in(folder_of(target))?;
     registry.remove_on_signal(file.path());
     Ok(file)
-}
-
-/// A writer that keeps its first error, described (`cannot write PATH: ...`), in a
-/// [`Failure`]: so that the error is reported with the file it was writing, whatever layers
-/// (JSON, gzip, zstd, a reader) it went through on its way up.
-pub struct Watched<W> {
-    inner: W,
-    what: String,
-    failure: Failure,
-}
-
-impl<W: Write> Watched<W> {
-    /// Watches `inner`; `what` says what failed (`cannot write PATH`).
-    pub fn new(inner: W, what: String, failure: Failure) -> Self {
-        Watched {
-            inner,
-            what,
-            failure,
-        }
-    }
-
-    fn watch<T>(&self, result: io::Result<T>) -> io::Result<T> {
-        if let Err(error) = &result {
-            self.failure.record(&self.what, error);
-        }
-        result
-    }
-}
-
-impl<W: Write> Write for Watched<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let result = self.inner.write(buf);
-        self.watch(result)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        let result = self.inner.flush();
-        self.watch(result)
-    }
-}
-
-/// The first error of the [`Watched`] writers sharing it.
-#[derive(Debug, Clone, Default)]
-pub struct Failure(Arc<OnceLock<io::Error>>);
-
-impl Failure {
-    /// Keeps `error` as `what: error`, unless an error is kept already (or it is a retried
-    /// `Interrupted`).
-    pub fn record(&self, what: &str, error: &io::Error) {
-        if error.kind() != io::ErrorKind::Interrupted {
-            let _ = self
-                .0
-                .set(io::Error::new(error.kind(), format!("{what}: {error}")));
-        }
-    }
-
-    /// The error kept, if any (an I/O error of the same kind, for the callers that look).
-    pub fn error(&self) -> Option<anyhow::Error> {
-        let kept = self.0.get()?;
-        Some(io::Error::new(kept.kind(), kept.to_string()).into())
-    }
 }

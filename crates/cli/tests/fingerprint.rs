@@ -269,6 +269,6 @@ fn compare_explains_the_difference() {
     assert_one_line_error(
         &neardup(&["compare", a, "/missing"], b""),
         1,
-        "cannot open /missing",
+        "/missing: cannot open",
     );
 }

@@ -547,3 +547,40 @@ fn progress_is_drawn_on_a_terminal_for_every_phase() {
     }
     assert!(screen.contains("ETA"), "{screen}");
 }
+
+/// A reading command given no input while standard input is a terminal does not wait silently
+/// for documents typed in: it exits 2 with one line saying what to do. The terminal is a pty
+/// made by util-linux `script` (which must be installed: the test fails without it).
+#[test]
+fn no_input_on_a_terminal_is_a_usage_error_not_a_silent_wait() {
+    for command in ["dedup", "fingerprint"] {
+        let line = format!("{} {command}", env!("CARGO_BIN_EXE_neardup"));
+        let mut child = Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("util-linux `script` runs");
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > Duration::from_secs(30) {
+                child.kill().unwrap();
+                panic!("neardup {command} waited silently on a terminal");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut said = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut said)
+            .unwrap();
+        assert_eq!(status.code(), Some(2), "{said}");
+        assert_eq!(said.trim().lines().count(), 1, "{said}");
+        assert!(said.contains("pipe documents in"), "{said}");
+    }
+}

@@ -173,3 +173,63 @@ fn policies_round_trip_through_files() {
     );
     assert_one_line_error(&run, 1, "invalid policy");
 }
+
+/// A news page: the story of `copy.txt`, with navigation, a share bar, related links and a
+/// footer around it.
+const STORY: &str = "The city council voted on Tuesday to extend the night bus service to the northern suburbs, after two years of complaints from shift workers who had no way home.\nThe new routes start in March and will run every twenty minutes between midnight and five in the morning, paid for by a small increase in parking fees downtown.";
+
+fn news_page() -> String {
+    let paragraphs: String = STORY.lines().map(|p| format!("<p>{p}</p>\n")).collect();
+    format!(
+        "<html><head><title>Night buses</title></head><body>\n\
+         <nav><a href=\"/\">Home</a> <a href=\"/news\">News</a> <a href=\"/sport\">Sport</a> <a href=\"/weather\">Weather</a></nav>\n\
+         <div class=\"share-bar\"><a href=\"#\">Share on social media</a> <a href=\"#\">Email this story</a></div>\n\
+         <main><article><h1>Night buses reach the suburbs</h1>\n{paragraphs}</article></main>\n\
+         <aside class=\"related\"><h2>Related stories</h2><ul><li><a href=\"/a\">Parking fees rise downtown next spring</a></li><li><a href=\"/b\">Shift workers ask for later trains</a></li></ul></aside>\n\
+         <footer>Copyright 2026 The Daily Example. All rights reserved. Contact us. Privacy policy.</footer>\n\
+         </body></html>"
+    )
+}
+
+/// `compare` reads its two files as `dedup` reads its inputs: an HTML page by its main
+/// content (`--html main`, the default of both), so a page and a text file of its story are an
+/// exact duplicate for both; with `--html all` the page's furniture counts, for both.
+#[test]
+fn compare_reads_a_page_and_a_text_file_as_dedup_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("page.html");
+    let copy = dir.path().join("copy.txt");
+    std::fs::write(&page, news_page()).unwrap();
+    std::fs::write(&copy, format!("Night buses reach the suburbs\n{STORY}\n")).unwrap();
+    let (page, copy) = (page.to_str().unwrap(), copy.to_str().unwrap());
+    for html in [&[][..], &["--html", "main"], &["--html", "all"]] {
+        let dedup = neardup(
+            &[&["dedup", page, copy, "--removed", "-"][..], html].concat(),
+            b"",
+        );
+        assert_eq!(dedup.code, 0, "{}", dedup.stderr);
+        let removed: Vec<Value> = common::json_lines(&dedup.stdout);
+        let compare = neardup(
+            &[&["compare", page, copy, "--json"][..], html].concat(),
+            b"",
+        );
+        assert_eq!(compare.code, 0, "{}", compare.stderr);
+        let report: Value = serde_json::from_str(&compare.stdout).unwrap();
+        let decision = &report["decision"];
+        if html == ["--html", "all"] {
+            assert!(removed.is_empty(), "{removed:?}");
+            assert_eq!(decision["verdict"], "distinct", "{report}");
+        } else {
+            assert_eq!(removed.len(), 1, "{}", dedup.stdout);
+            assert_eq!(
+                (&removed[0]["id"], &removed[0]["kind"]),
+                (&Value::from(copy), &Value::from("exact"))
+            );
+            assert_eq!(
+                (&decision["verdict"], &decision["kind"]),
+                (&Value::from("duplicate"), &Value::from("exact")),
+                "{report}"
+            );
+        }
+    }
+}

@@ -44,6 +44,7 @@
 //! assert_eq!(outcome.removals[0].of, 0);
 //! ```
 
+mod corpus_features;
 mod engine;
 mod error;
 mod keys;
@@ -51,6 +52,7 @@ mod options;
 mod policy;
 mod verdict;
 
+pub use corpus_features::CorpusFeatures;
 pub use engine::{dedup, dedup_with, FeatureSource, Item, Outcome, Removal};
 pub use error::DedupError;
 pub use keys::SearchKeys;

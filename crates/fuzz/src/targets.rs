@@ -7,7 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{ensure, Context as _};
-use neardup_ingest::extract::{html_title, html_to_text, MainContentExtractor};
+use neardup_ingest::extract::MainContentExtractor;
+use neardup_ingest::{body_text, title_of, Body, HtmlText};
 use neardup_ingest::{open_reader, Compression, Format, ReadOptions, ReadStats};
 use tower_service::Service;
 
@@ -91,10 +92,12 @@ pub const TARGETS: [Target; 8] = [
         runner: || {
             let extractor = MainContentExtractor::default();
             Ok(Box::new(move |data: &[u8]| {
-                let html = String::from_utf8_lossy(data);
-                extractor.extract(&html);
-                html_to_text(&html);
-                html_title(&html);
+                // Through the one document → text function, in both modes, and the title rule.
+                let body = Body::Html(String::from_utf8_lossy(data).into_owned());
+                for mode in [HtmlText::Main, HtmlText::All] {
+                    body_text(&body, mode, &extractor);
+                }
+                title_of(None, &body);
                 Ok(())
             }))
         },

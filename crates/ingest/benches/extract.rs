@@ -156,7 +156,14 @@ fn readers(c: &mut Criterion, pages: &[String]) {
             b.iter(|| {
                 open_inputs(std::slice::from_ref(&path), &ReadOptions::default())
                     .flatten()
-                    .map(|d| d.main_text(&extractor).len())
+                    .map(|d| {
+                        neardup_ingest::document_text(
+                            &d,
+                            neardup_ingest::HtmlText::Main,
+                            &extractor,
+                        )
+                        .len()
+                    })
                     .sum::<usize>()
             })
         });

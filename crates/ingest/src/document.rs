@@ -1,7 +1,5 @@
 //! [`Document`]: what every reader yields, and [`Place`]: where it came from.
 
-use crate::extract::MainContentExtractor;
-use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -65,7 +63,7 @@ impl fmt::Display for Place {
 }
 
 /// The content of a document: plain text, or HTML whose main text is still
-/// to be extracted (see [`Document::main_text`]).
+/// to be extracted (see [`crate::text::document_text`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Body {
     /// Plain text, used as is.
@@ -115,17 +113,6 @@ pub struct Document {
     pub raw: Option<Box<[u8]>>,
 }
 
-impl Document {
-    /// The text to fingerprint: a text body as is, the main content of an
-    /// HTML body (navigation, sidebars, ads and other boilerplate dropped).
-    pub fn main_text(&self, extractor: &MainContentExtractor) -> Cow<'_, str> {
-        match &self.body {
-            Body::Text(text) => Cow::Borrowed(text),
-            Body::Html(html) => Cow::Owned(extractor.extract(html).text),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,26 +125,5 @@ mod tests {
         let w = Place::file(Path::new("crawl.warc.gz"));
         assert_eq!(w.at_offset(123456).to_string(), "crawl.warc.gz@123456");
         assert_eq!(Place::file(Path::new("-")).at_line(3).to_string(), "-:3");
-    }
-
-    #[test]
-    fn main_text_of_both_bodies() {
-        let doc = |body| Document {
-            id: "x".into(),
-            url: None,
-            title: None,
-            body,
-            fetched_at: None,
-            place: Place::file(Path::new("-")),
-            raw: None,
-        };
-        let ex = MainContentExtractor::default();
-        let text = doc(Body::Text("plain <b>text</b>".into()));
-        assert!(matches!(
-            text.main_text(&ex),
-            Cow::Borrowed("plain <b>text</b>")
-        ));
-        let html = doc(Body::Html("<p>Hello &amp; welcome</p>".into()));
-        assert_eq!(html.main_text(&ex), "Hello & welcome");
     }
 }

@@ -159,12 +159,12 @@ pub(crate) fn read_whole(
         return Err(fail(ErrorKind::TooLarge { size, limit }));
     }
     let text = charset::decode_file(bytes, html, opts.lossy_utf8).map_err(fail)?;
-    let (body, title) = if html {
-        let title = crate::extract::html_title(&text);
-        (Body::Html(text), title)
+    let body = if html {
+        Body::Html(text)
     } else {
-        (Body::Text(text), None)
+        Body::Text(text)
     };
+    let title = crate::text::title_of(None, &body);
     Ok(Document {
         id,
         url: None,

@@ -166,6 +166,15 @@ impl OpenedInput {
         self
     }
 
+    /// The same input with its reader wrapped by `wrap`, which may fail.
+    pub fn try_map_reader<E>(
+        mut self,
+        wrap: impl FnOnce(Box<dyn Read + Send>) -> Result<Box<dyn Read + Send>, E>,
+    ) -> Result<Self, E> {
+        self.reader = wrap(self.reader)?;
+        Ok(self)
+    }
+
     /// The input's bytes from its start (sniffed bytes included), as stored
     /// (compressed if it is).
     pub fn into_reader(self) -> Box<dyn Read + Send> {

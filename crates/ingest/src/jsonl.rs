@@ -200,10 +200,7 @@ impl Record<'_> {
             RecordBody::Text(text) => Body::Text(text.into_owned()),
             RecordBody::Html(html) => Body::Html(html.into_owned()),
         };
-        let title = match (self.title, &body) {
-            (None, Body::Html(html)) => crate::extract::html_title(html),
-            (title, _) => title.map(Cow::into_owned),
-        };
+        let title = crate::text::title_of(self.title.map(Cow::into_owned), &body);
         Document {
             id: self.id.map_or_else(|| place.to_string(), Cow::into_owned),
             url: self.url.map(Cow::into_owned),

@@ -3,15 +3,18 @@
 //! This crate turns files (JSON Lines, plain or compressed; folders of text and
 //! HTML files; WARC crawl archives) into a stream of [`Document`]s, extracts
 //! the main content of HTML pages, canonicalises URLs and finds mirror hosts.
-//! It knows nothing about fingerprints: `neardup-core` and the layers above
-//! consume what it yields.
+//! It knows nothing about fingerprints (of `neardup-core` it uses only the
+//! `Choice` trait of option values): the layers above consume what it yields.
 //!
 //! * Readers stream: memory stays bounded by [`ReadOptions::max_document_bytes`]
 //!   whatever the input. A bad record becomes an [`IngestError`] that carries
 //!   its [`Place`] (`file.jsonl:17`, `crawl.warc.gz@123456`), and the reader
 //!   goes on with the next record, so the caller chooses to skip or to fail.
-//! * [`open_inputs`] chains several paths (files, folders or `-` for stdin),
-//!   detecting each one's [`Format`] from its name unless told.
+//! * [`Corpus`] is the one reader of many inputs (files, folders, `-` for
+//!   stdin, pipes): checked before reading, read ahead on a thread, each
+//!   document turned into text by [`document_text`] and mapped in parallel,
+//!   the results in input order; [`kept`] writes the kept records back in
+//!   their format.
 //! * [`extract::MainContentExtractor`] drops navigation, sidebars, ads and
 //!   other boilerplate and keeps the main text of a page.
 //! * [`url::canonicalize`] maps the many spellings of one URL to one key, and
@@ -21,26 +24,32 @@
 //!
 //! Readers: [`JsonlReader`] (JSON Lines, plain or compressed),
 //! [`FolderReader`] (folder trees of `.txt`/`.html` files and of the other
-//! formats), [`WarcReader`] (`.warc`, `.warc.gz`); [`open_path`] picks one for
-//! a path, [`open_inputs`] chains paths and counts in [`ReadStats`].
+//! formats), [`WarcReader`] (`.warc`, `.warc.gz`), [`ParquetReader`];
+//! [`OpenedInput`] opens one input and picks one by its format.
 //! [`parse_record`] parses one JSON Lines record without copying its strings,
 //! for callers that read the lines themselves.
 //!
 //! ```no_run
-//! use neardup_ingest::{open_inputs, extract::MainContentExtractor, ReadOptions};
-//! use std::path::PathBuf;
+//! use neardup_ingest::{Corpus, CorpusError, CorpusOptions, NoHooks};
+//! use std::{path::PathBuf, sync::Arc};
 //!
-//! let extractor = MainContentExtractor::default();
-//! let inputs = open_inputs(&[PathBuf::from("crawl.warc.gz")], &ReadOptions::default());
-//! for item in inputs {
-//!     match item {
-//!         Ok(doc) => println!("{}\t{}", doc.id, doc.main_text(&extractor).len()),
-//!         Err(err) => eprintln!("skipped: {err}"),
-//!     }
-//! }
+//! let options = CorpusOptions {
+//!     inputs: vec![PathBuf::from("crawl.warc.gz")],
+//!     ..CorpusOptions::default()
+//! };
+//! let corpus = Corpus::new(options, false, Arc::new(NoHooks))?;
+//! corpus.for_each_document(
+//!     "reading",
+//!     false,
+//!     |_, _, text| text.len(),
+//!     |doc, length| Ok::<_, CorpusError>(println!("{}\t{length}", doc.id)),
+//! )?;
+//! # Ok::<(), CorpusError>(())
 //! ```
 
+mod blocks;
 mod charset;
+mod corpus;
 mod document;
 mod error;
 pub mod extract;
@@ -49,17 +58,25 @@ mod format;
 mod http;
 mod input;
 mod jsonl;
+pub mod kept;
 mod lines;
 mod members;
 pub mod mirror;
 mod options;
 mod parquet;
+mod spool;
 mod stats;
+pub mod text;
 pub mod url;
 mod warc;
+pub mod watched;
 mod window;
 
 pub use charset::decode_utf8;
+pub use corpus::{
+    read_one_document, Corpus, CorpusError, CorpusOptions, NoHooks, OnError, ReadHooks,
+    ReadProgress, Stop,
+};
 pub use document::{Body, Document, Place};
 pub use error::{ErrorKind, IngestError};
 pub use folder::FolderReader;
@@ -69,6 +86,7 @@ pub use jsonl::{parse_document, parse_record, JsonlReader, Record, RecordBody};
 pub use options::{JsonlFields, ReadOptions, WarcId, DEFAULT_MAX_DOCUMENT_BYTES};
 pub use parquet::{ParquetReader, BATCH_ROWS};
 pub use stats::{Accounting, ReadStats, StatsSnapshot, MAX_KINDS, OTHER_KIND};
+pub use text::{body_text, document_text, title_of, HtmlText};
 pub use warc::WarcReader;
 
 /// The result every reader yields: a document, or a bad record with its place.

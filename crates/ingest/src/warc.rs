@@ -435,12 +435,12 @@ impl Context {
             return Ok(Err("content-type none, not HTML".into()));
         }
         let text = charset::decode_web(&response.body, response.content_type.as_deref(), html);
-        let (body, title) = if html {
-            let title = crate::extract::html_title(&text);
-            (Body::Html(text), title)
+        let body = if html {
+            Body::Html(text)
         } else {
-            (Body::Text(text), None)
+            Body::Text(text)
         };
+        let title = crate::text::title_of(None, &body);
         let (uri, record_id) = (header.target_uri.as_ref(), header.record_id.as_ref());
         let id = match self.opts.warc_id {
             WarcId::TargetUri => uri.or(record_id),

@@ -76,7 +76,12 @@ fn read_all(path: &std::path::Path) -> Vec<Document> {
 }
 
 fn main_text(doc: &Document) -> String {
-    doc.main_text(&MainContentExtractor::default()).into_owned()
+    neardup_ingest::document_text(
+        doc,
+        neardup_ingest::HtmlText::Main,
+        &MainContentExtractor::default(),
+    )
+    .into_owned()
 }
 
 /// The decoded document has the title, and its main text is the heading and

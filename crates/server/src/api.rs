@@ -10,6 +10,7 @@ use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use http_body_util::BodyExt;
 use neardup_ingest::extract::MainContentExtractor;
+use neardup_ingest::{body_text, title_of, Body, HtmlText};
 use neardup_store::{InsertMode, NewDocument};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -39,15 +40,14 @@ pub struct DocumentIn {
 impl DocumentIn {
     /// The document to check, with HTML reduced to its main text.
     pub fn into_document(self, extractor: &MainContentExtractor) -> Result<NewDocument, ApiError> {
-        let (text, title) = match (self.text, self.html) {
-            (Some(text), None) => (text, self.title),
-            (None, Some(html)) => {
-                let extracted = extractor.extract(&html);
-                (extracted.text, self.title.or(extracted.title))
-            }
+        let body = match (self.text, self.html) {
+            (Some(text), None) => Body::Text(text),
+            (None, Some(html)) => Body::Html(html),
             (Some(_), Some(_)) => return Err(ApiError::bad_request("give text or html, not both")),
             (None, None) => return Err(ApiError::bad_request("missing field: text or html")),
         };
+        let text = body_text(&body, HtmlText::Main, extractor).into_owned();
+        let title = title_of(self.title, &body);
         if text.trim().is_empty() {
             return Err(ApiError::bad_request("the text is empty"));
         }

@@ -44,6 +44,7 @@
 //! assert_eq!((duplicate.duplicate_of.as_str(), duplicate.kind), ("a", Kind::Near));
 //! ```
 
+mod corpus;
 mod db;
 mod durability;
 mod error;
@@ -61,6 +62,7 @@ mod spec;
 mod store;
 mod verdict;
 
+pub use corpus::DocumentError;
 pub use db::{NearDupDb, NewDocument, OpenOptions, Stats, DEFAULT_STORE_TIMEOUT, MAX_MATCHES};
 pub use durability::Durability;
 pub use error::{Result, StoreError};

@@ -1,6 +1,7 @@
-//! `neardup compare`: whether two texts are duplicates by the policy (the same decision as
+//! `neardup compare`: whether two documents are duplicates by the policy (the same decision as
 //! `dedup`, `eval` and the database), how similar they are by every measure, and which
-//! features make the difference.
+//! features make the difference. Each is read as `dedup` reads an input (the library's
+//! `read_one_document`: the same formats, the same `--html` text of a page).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -9,26 +10,28 @@ use std::path::PathBuf;
 use neardup_core::measure::{containment, cosine, jaccard, token_edit_distance};
 use neardup_core::Fingerprinter;
 use neardup_dedup::{Decision, Policy, Side};
+use neardup_ingest::read_one_document;
 use serde::Serialize;
 
-use crate::input::read_text;
+use crate::documents::ReadArgs;
 use crate::policy_args::PolicyArgs;
 
 /// Arguments of `neardup compare`.
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
-    /// First text file (`-` for standard input).
+    /// First document: a file of one document in any input format (text, HTML, a JSONL or
+    /// WARC file of one record, ...), read as `dedup` reads it; `-` for standard input.
     a: PathBuf,
-    /// Second text file.
+    /// Second document.
     b: PathBuf,
     #[command(flatten)]
     policy: PolicyArgs,
     /// How many of the features that differ most to show.
     #[arg(long, default_value_t = 10)]
     top: usize,
-    /// Replace invalid UTF-8 with U+FFFD instead of failing.
-    #[arg(long)]
-    lossy: bool,
+    /// How the documents are read.
+    #[command(flatten)]
+    read: ReadArgs,
     /// Write one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -80,8 +83,9 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let fingerprinter = Fingerprinter::new(policy.profile.clone())?;
-    let text_a = read_text(&args.a, args.lossy)?;
-    let text_b = read_text(&args.b, args.lossy)?;
+    let options = args.read.options();
+    let (_, text_a) = read_one_document(&args.a, &options)?;
+    let (_, text_b) = read_one_document(&args.b, &options)?;
     let comparison = compare(&policy, &fingerprinter, &args, &text_a, &text_b)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

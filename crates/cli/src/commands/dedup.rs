@@ -6,20 +6,18 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
-use neardup_core::measure::FeatureSet;
 use neardup_core::Fingerprinter;
 use neardup_dedup::{
-    dedup_with, AcceptedPair, ClusterOf, ComponentOf, DedupError, DedupOptions, DocumentVerdict,
-    DuplicateOf, FeatureSource, Item, KeepPolicy, Kind, Outcome, Policy, Verdict,
+    dedup_with, AcceptedPair, ClusterOf, ComponentOf, CorpusFeatures, DedupOptions,
+    DocumentVerdict, DuplicateOf, Item, KeepPolicy, Kind, Outcome, Policy, Verdict,
 };
 use neardup_ingest::url::canonicalize;
-use neardup_ingest::Accounting;
+use neardup_ingest::{Accounting, Corpus};
 use neardup_store::{open_db, InsertMode, OpenOptions};
 use serde::Serialize;
 
 use crate::choice::choice;
-use crate::commands::index::check_in_chunks;
-use crate::documents::{unix_seconds, Corpus, InputArgs};
+use crate::documents::{unix_seconds, InputArgs};
 use crate::output::{Output, Outputs};
 use crate::policy_args::PolicyArgs;
 use crate::{interrupt, kept, progress};
@@ -130,12 +128,12 @@ fn run_incremental(
     .with_context(|| format!("cannot open index {}", neardup_store::redact(spec)))?;
     let mut ids: Vec<String> = Vec::new();
     let mut removals: Vec<(usize, DuplicateOf<String>)> = Vec::new();
-    let stats = check_in_chunks(&db, corpus, InsertMode::IfUnique, |index, outcome| {
+    let stats = db.check_corpus(corpus, InsertMode::IfUnique, |index, outcome| {
         if let Verdict::Duplicate(duplicate) = outcome.verdict {
             removals.push((index, duplicate));
         }
         ids.push(outcome.id);
-        Ok(())
+        Ok::<_, anyhow::Error>(())
     })?;
     let mut kept = vec![true; ids.len()];
     for (index, ..) in &removals {
@@ -223,45 +221,6 @@ fn run_incremental(
     outputs.commit()
 }
 
-/// Shingle sets for verification, computed only for the documents in candidate pairs, by
-/// reading the inputs again.
-struct ShingleSets<'a> {
-    corpus: &'a Corpus<'a>,
-    fingerprinter: &'a Fingerprinter,
-    /// The spinner of the engine's phase: the search for candidates, then, after the read,
-    /// their verification.
-    phase: indicatif::ProgressBar,
-}
-
-impl FeatureSource for ShingleSets<'_> {
-    fn feature_sets(&mut self, positions: &[u32]) -> Result<Vec<FeatureSet>, DedupError> {
-        let wanted = |i: usize| positions.binary_search(&(i as u32)).is_ok();
-        self.phase.finish_and_clear();
-        let mut sets = Vec::with_capacity(positions.len());
-        self.corpus
-            .for_each_document(
-                "verifying: reading shingle sets",
-                false,
-                |index, _, text| wanted(index).then(|| self.fingerprinter.feature_set(text)),
-                |_, set| {
-                    sets.extend(set);
-                    Ok(())
-                },
-            )
-            .map_err(|e| {
-                DedupError::MissingData(format!("reading the inputs again for verification: {e:#}"))
-            })?;
-        if sets.len() != positions.len() {
-            return Err(DedupError::MissingData(
-                "the inputs changed while deduplicating (a second read found other documents)"
-                    .into(),
-            ));
-        }
-        self.phase = progress::spinner("verifying candidates and forming clusters");
-        Ok(sets)
-    }
-}
-
 /// Runs `neardup dedup`.
 pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let started = Instant::now();
@@ -278,7 +237,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     }
     // Verification and --kept read the inputs again.
     let rereads = args.kept.is_some() || (args.index.is_none() && options.policy.verifies());
-    let corpus = Corpus::new(&args.input, rereads)?;
+    let corpus = args.input.corpus(rereads)?;
     if let Some(path) = &args.kept {
         kept::check(&corpus, path)?;
     }
@@ -311,16 +270,18 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
             text_bytes += item.bytes;
             ids.push(doc.id);
             items.push(item);
-            Ok(())
+            Ok::<_, anyhow::Error>(())
         },
     )?;
-    let mut features = ShingleSets {
-        corpus: &corpus,
-        fingerprinter: &fingerprinter,
-        phase: progress::spinner("finding duplicates"),
-    };
+    // The engine's phase: the search for candidates, then, after a read of the shingle sets,
+    // their verification.
+    let mut phase = progress::spinner("finding duplicates");
+    let mut features = CorpusFeatures::new(&corpus, &fingerprinter, |reading| match reading {
+        true => phase.finish_and_clear(),
+        false => phase = progress::spinner("verifying candidates and forming clusters"),
+    });
     let outcome = dedup_with(&items, &options, &mut features);
-    features.phase.finish_and_clear();
+    phase.finish_and_clear();
     let outcome = outcome?;
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let mut outputs = Outputs::default();

@@ -3,15 +3,11 @@
 use std::io::{BufWriter, Write};
 
 use anyhow::Context;
-use neardup_ingest::StatsSnapshot;
-use neardup_store::{open_store, InsertMode, NearDupDb, NewDocument, OpenOptions, Outcome};
+use neardup_store::{open_store, InsertMode, NearDupDb, OpenOptions};
 
 use crate::choice::choice;
 use crate::db_args::{cannot_open, DbArgs};
-use crate::documents::{Corpus, InputArgs};
-
-/// Documents read and checked per group (fingerprinted in parallel, committed together).
-const CHUNK: usize = 1024;
+use crate::documents::InputArgs;
 
 /// Arguments of `neardup index`.
 #[derive(Debug, clap::Args)]
@@ -132,16 +128,16 @@ fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
 /// together, writing one JSON line per document to standard output; a summary goes to
 /// standard error.
 fn check_inputs(db: &DbArgs, args: &InputArgs, mode: InsertMode) -> anyhow::Result<()> {
-    let corpus = Corpus::new(args, false)?;
+    let corpus = args.corpus(false)?;
     let db = db.open()?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     let (mut read, mut inserted) = (0u64, 0u64);
-    let stats = check_in_chunks(&db, &corpus, mode, |_, outcome| {
+    let stats = db.check_corpus(&corpus, mode, |_, outcome| {
         read += 1;
         inserted += u64::from(outcome.inserted);
         serde_json::to_writer(&mut out, &outcome)?;
         out.write_all(b"\n")?;
-        Ok(())
+        Ok::<_, anyhow::Error>(())
     })?;
     out.flush()?;
     eprintln!(
@@ -149,48 +145,4 @@ fn check_inputs(db: &DbArgs, args: &InputArgs, mode: InsertMode) -> anyhow::Resu
         stats.errors
     );
     Ok(())
-}
-
-/// Checks every document of `corpus` against `db` (and inserts it as `mode` says), in input
-/// order: each sees the ones before it. Calls `sink` with each document's index (as in
-/// [`Corpus::for_each_document`]) and outcome. Shared by `neardup index` and `neardup dedup
-/// --index`.
-pub fn check_in_chunks(
-    db: &NearDupDb,
-    corpus: &Corpus,
-    mode: InsertMode,
-    mut sink: impl FnMut(usize, Outcome) -> anyhow::Result<()>,
-) -> anyhow::Result<StatsSnapshot> {
-    let mut chunk: Vec<NewDocument> = Vec::with_capacity(CHUNK);
-    let mut next = 0usize;
-    let mut flush = |chunk: &mut Vec<NewDocument>, next: &mut usize| -> anyhow::Result<()> {
-        for (doc, result) in chunk.iter().zip(db.check_and_insert_many(chunk, mode)) {
-            let outcome =
-                result.with_context(|| format!("document {}", doc.id.as_deref().unwrap_or("?")))?;
-            sink(*next, outcome)?;
-            *next += 1;
-        }
-        chunk.clear();
-        Ok(())
-    };
-    let stats = corpus.for_each_document(
-        "checking",
-        false,
-        |_, _, text| text.to_string(),
-        |doc, text| {
-            chunk.push(NewDocument {
-                text,
-                id: Some(doc.id),
-                url: doc.url,
-                title: doc.title,
-                fetched_at: doc.fetched_at,
-            });
-            if chunk.len() == CHUNK {
-                flush(&mut chunk, &mut next)?;
-            }
-            Ok(())
-        },
-    )?;
-    flush(&mut chunk, &mut next)?;
-    Ok(stats)
 }

@@ -44,7 +44,6 @@ pub fn run(args: MirrorsArgs) -> anyhow::Result<()> {
     let (mut without_url, mut bad_urls) = (0u64, 0u64);
     for_each_document(
         &args.input,
-        false,
         |_, _, text| {
             let digest = fingerprinter.fingerprint(text).digest;
             let mut key = [0u8; 8];

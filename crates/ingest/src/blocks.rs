@@ -1,5 +1,5 @@
 //! Input read in blocks of whole lines, for the caller to work on each block's lines in
-//! parallel (the JSON Lines fast path of [`crate::documents`]).
+//! parallel (the JSON Lines fast path of [`crate::corpus`]).
 //!
 //! Nothing here knows JSON: a line is a record of any line-oriented format. A line longer than
 //! the limit is read through without being held and reported as such, so memory stays bounded

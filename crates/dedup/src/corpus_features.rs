@@ -1,0 +1,59 @@
+//! [`CorpusFeatures`]: the shingle sets verification needs, computed only for the documents in
+//! candidate pairs by reading a [`Corpus`] again (what `neardup dedup` verifies with, so that a
+//! big corpus never holds its shingle sets).
+
+use neardup_core::measure::FeatureSet;
+use neardup_core::Fingerprinter;
+use neardup_ingest::Corpus;
+
+use crate::engine::FeatureSource;
+use crate::error::DedupError;
+
+/// A [`FeatureSource`] that reads its corpus again for the shingle sets.
+pub struct CorpusFeatures<'a, F: FnMut(bool)> {
+    corpus: &'a Corpus,
+    fingerprinter: &'a Fingerprinter,
+    around_read: F,
+}
+
+impl<'a, F: FnMut(bool)> CorpusFeatures<'a, F> {
+    /// Reads `corpus` (read once before, in the same order) again and makes the sets with
+    /// `fingerprinter`; `around_read(true)` is called before each read and
+    /// `around_read(false)` after it (e.g. to stop and start a spinner).
+    pub fn new(corpus: &'a Corpus, fingerprinter: &'a Fingerprinter, around_read: F) -> Self {
+        CorpusFeatures {
+            corpus,
+            fingerprinter,
+            around_read,
+        }
+    }
+}
+
+impl<F: FnMut(bool)> FeatureSource for CorpusFeatures<'_, F> {
+    fn feature_sets(&mut self, positions: &[u32]) -> Result<Vec<FeatureSet>, DedupError> {
+        let wanted = |i: usize| positions.binary_search(&(i as u32)).is_ok();
+        (self.around_read)(true);
+        let mut sets = Vec::with_capacity(positions.len());
+        self.corpus
+            .for_each_document(
+                "verifying: reading shingle sets",
+                false,
+                |index, _, text| wanted(index).then(|| self.fingerprinter.feature_set(text)),
+                |_, set| {
+                    sets.extend(set);
+                    Ok(())
+                },
+            )
+            .map_err(|e: neardup_ingest::CorpusError| {
+                DedupError::MissingData(format!("reading the inputs again for verification: {e}"))
+            })?;
+        if sets.len() != positions.len() {
+            return Err(DedupError::MissingData(
+                "the inputs changed while deduplicating (a second read found other documents)"
+                    .into(),
+            ));
+        }
+        (self.around_read)(false);
+        Ok(sets)
+    }
+}
