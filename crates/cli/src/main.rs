@@ -30,6 +30,9 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Worker threads for the parallel work of every command (default: one per processor).
+    #[arg(long, global = true, value_name = "N", env = "NEARDUP_THREADS")]
+    threads: Option<std::num::NonZeroUsize>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -65,6 +68,13 @@ fn main() -> ExitCode {
         .with_ansi(std::io::stderr().is_terminal())
         .init();
     let cli = Cli::parse();
+    if let Some(threads) = cli.threads {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.get());
+        if let Err(error) = pool.build_global() {
+            eprintln!("neardup: cannot start {threads} worker threads: {error}");
+            return ExitCode::from(1);
+        }
+    }
     // `serve` drains its connections on SIGINT and SIGTERM itself.
     if !matches!(cli.command, Command::Serve(_)) {
         if let Err(error) = interrupt::install() {

@@ -14,6 +14,7 @@ use neardup_core::measure::{jaccard_at_least, FeatureSet};
 use neardup_core::minhash::{MinHashOptions, MinHasher};
 use neardup_core::simhash::{BitCounter, Bits, WeightedSums};
 use neardup_core::tokenize::Tokenizer;
+use neardup_core::{bit_columns, xxh3_short};
 use neardup_core::{Fingerprinter, Profile};
 
 /// About 1 MB of English prose with some punctuation, digits and the odd non-ASCII character,
@@ -165,6 +166,78 @@ fn accumulate(c: &mut Criterion) {
     group.finish();
 }
 
+/// XXH3-64 of every 5-byte window of ASCII text: the crate's function per window (the
+/// reference), the closed form per window, and the closed form eight windows at a time (the
+/// path this processor dispatches to).
+fn xxh3_windows(c: &mut Criterion) {
+    let text = english_text().replace(|c: char| !c.is_ascii(), " ");
+    let bytes = text.as_bytes();
+    let mut out = vec![0u64; bytes.len() - 4];
+    let mut group = c.benchmark_group("xxh3-windows");
+    group.throughput(Throughput::Elements(out.len() as u64));
+    group.bench_function("xxhash-rust xxh3_64 (reference)", |b| {
+        b.iter(|| {
+            for (slot, window) in out.iter_mut().zip(bytes.windows(5)) {
+                *slot = xxhash_rust::xxh3::xxh3_64(window);
+            }
+            black_box(out[0])
+        })
+    });
+    group.bench_function("closed form, one at a time", |b| {
+        b.iter(|| {
+            xxh3_short::scalar_windows(bytes, 5, &mut out);
+            black_box(out[0])
+        })
+    });
+    group.bench_function("closed form, dispatched", |b| {
+        b.iter(|| {
+            xxh3_short::xxh3_64_windows(bytes, 5, &mut out);
+            black_box(out[0])
+        })
+    });
+    group.finish();
+}
+
+/// Bit-column counts of 64-bit hashes: the carry-save [`BitCounter`] one hash at a time (the
+/// reference), one bit at a time, and the SIMD byte counters (the path this processor
+/// dispatches to), through `BitCounter::add_many` and alone.
+fn bit_columns(c: &mut Criterion) {
+    let hashes: Vec<u64> = (0..100_000u64)
+        .map(|i| Xxh3.hash64(&i.to_le_bytes()))
+        .collect();
+    let mut group = c.benchmark_group("bit-columns");
+    group.throughput(Throughput::Elements(hashes.len() as u64));
+    group.bench_function("BitCounter::add (reference)", |b| {
+        b.iter(|| {
+            let mut counter = BitCounter::<1>::default();
+            hashes.iter().for_each(|&h| counter.add(u128::from(h)));
+            black_box(counter.finish())
+        })
+    });
+    group.bench_function("BitCounter::add_many", |b| {
+        b.iter(|| {
+            let mut counter = BitCounter::<1>::default();
+            hashes.chunks(256).for_each(|chunk| counter.add_many(chunk));
+            black_box(counter.finish())
+        })
+    });
+    group.bench_function("one bit at a time", |b| {
+        b.iter(|| {
+            let mut counts = [0u64; 64];
+            bit_columns::scalar_columns(&hashes, &mut counts);
+            black_box(counts)
+        })
+    });
+    group.bench_function("SIMD, dispatched", |b| {
+        b.iter(|| {
+            let mut counts = [0u64; 64];
+            bit_columns::add_columns(&hashes, &mut counts);
+            black_box(counts)
+        })
+    });
+    group.finish();
+}
+
 fn minhash(c: &mut Criterion) {
     let hashes: Vec<u64> = (0..10_000u64)
         .map(|i| Xxh3.hash64(&i.to_le_bytes()))
@@ -246,6 +319,6 @@ fn verify(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(3));
-    targets = tokenize, shingle_and_hash, accumulate, minhash, pipeline, verify
+    targets = tokenize, shingle_and_hash, xxh3_windows, accumulate, bit_columns, minhash, pipeline, verify
 }
 criterion_main!(benches);

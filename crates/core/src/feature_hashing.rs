@@ -8,13 +8,34 @@
 use crate::hash::{FeatureHasher, HashMemo, Md5Hasher};
 use crate::md5_lanes::{md5_many, ShortMessage, LANES};
 
+/// Where a strategy's hashes go: one at a time, or 64-bit hashes a slice at a time (which a
+/// sink may take in bulk: SIMD bit counting, a vector's `extend`).
+pub(crate) trait HashSink {
+    /// Takes one hash.
+    fn one(&mut self, hash: u128);
+    /// Takes 64-bit hashes (upper words zero), as many calls of [`HashSink::one`] would.
+    fn many64(&mut self, hashes: &[u64]) {
+        hashes.iter().for_each(|&hash| self.one(u128::from(hash)));
+    }
+}
+
 /// Turns features into hashes of `64 * WORDS` bits, handing each to `emit`.
 pub(crate) trait HashStrategy<const WORDS: usize> {
     /// Hands the hash of `feature` to `emit`, now or at a later call.
     fn hash(&mut self, feature: &[u8], emit: &mut impl FnMut(u128));
+    /// Hands the hashes of every `width`-byte window of `run` to `sink`, now or at a later
+    /// call.
+    fn hash_windows(&mut self, run: &[u8], width: usize, sink: &mut impl HashSink) {
+        for window in run.windows(width) {
+            self.hash(window, &mut |hash| sink.one(hash));
+        }
+    }
     /// Hands over every hash still held back.
     fn flush(&mut self, _emit: &mut impl FnMut(u128)) {}
 }
+
+/// Windows [`Direct::hash_windows`] hashes per call of [`FeatureHasher::hash64_windows`].
+const WINDOW_BATCH: usize = 256;
 
 /// Hashes every feature as it comes: for hash functions cheaper than a memo look-up (XXH3,
 /// FNV-1a).
@@ -28,6 +49,26 @@ impl<H: FeatureHasher + ?Sized, const WORDS: usize> HashStrategy<WORDS> for Dire
         } else {
             self.0.hash128(feature)
         });
+    }
+
+    /// 64-bit hashes go [`WINDOW_BATCH`] windows at a time through the hasher's
+    /// [`FeatureHasher::hash64_windows`] and into the sink as slices.
+    #[inline(always)]
+    fn hash_windows(&mut self, run: &[u8], width: usize, sink: &mut impl HashSink) {
+        if WORDS != 1 {
+            return run
+                .windows(width)
+                .for_each(|window| sink.one(self.0.hash128(window)));
+        }
+        let mut batch = [0u64; WINDOW_BATCH];
+        let windows = (run.len() + 1).saturating_sub(width);
+        for first in (0..windows).step_by(WINDOW_BATCH) {
+            let count = WINDOW_BATCH.min(windows - first);
+            let hashes = &mut batch[..count];
+            self.0
+                .hash64_windows(&run[first..first + count + width - 1], width, hashes);
+            sink.many64(hashes);
+        }
     }
 }
 

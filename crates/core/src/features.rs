@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::stopwords::StopWordSet;
+use crate::stretch::find_non_ascii;
 use crate::tokenize::Tokenizer;
 
 /// Which features a profile extracts.
@@ -89,7 +90,13 @@ impl FeatureExtractor {
         mut emit: impl FnMut(&[u8]),
     ) {
         match self.kind {
-            FeatureKind::CharShingles { width } => char_shingles(text, width.max(1), &mut emit),
+            FeatureKind::CharShingles { width } => {
+                let width = char_shingle_width(width);
+                char_shingle_parts(text, width, |part| match part {
+                    ShinglePart::Windows(run) => run.windows(width).for_each(&mut emit),
+                    ShinglePart::One(shingle) => emit(shingle),
+                })
+            }
             FeatureKind::Tokens => {
                 self.for_each_token(text, |token| emit(token.as_bytes()));
             }
@@ -136,19 +143,6 @@ impl FeatureExtractor {
         }
     }
 
-    /// The features of `text` as windows over its bytes, when they are exactly that:
-    /// character shingles of a pure-ASCII text longer than the width (by far the commonest
-    /// case of the default profile). Gives the same features as
-    /// [`FeatureExtractor::for_each_feature`]; lets a caller run its per-feature work in a loop
-    /// of its own, where the compiler inlines it.
-    pub fn ascii_windows<'t>(&self, text: &'t str) -> Option<std::slice::Windows<'t, u8>> {
-        let FeatureKind::CharShingles { width } = self.kind else {
-            return None;
-        };
-        let width = width.clamp(1, MAX_SHINGLE_WIDTH);
-        (text.len() > width && text.is_ascii()).then(|| text.as_bytes().windows(width))
-    }
-
     /// The kept tokens of `text`: stop words and too-short tokens removed.
     fn for_each_token<'t>(&self, text: &'t str, mut emit: impl FnMut(&'t str)) {
         let stop_words = self.stop_words;
@@ -168,37 +162,74 @@ impl FeatureExtractor {
 /// The widest shingle a profile may ask for (profiles are validated against it).
 pub const MAX_SHINGLE_WIDTH: usize = 64;
 
-/// Character `width`-grams of `text`; the whole text when it is shorter than `width`.
-fn char_shingles(text: &str, width: usize, emit: &mut impl FnMut(&[u8])) {
-    let width = width.min(MAX_SHINGLE_WIDTH);
-    if text.is_ascii() {
-        let bytes = text.as_bytes();
-        if bytes.len() <= width {
-            emit(bytes);
-        } else {
-            for window in bytes.windows(width) {
-                emit(window);
-            }
-        }
-        return;
-    }
-    // A ring of the byte offsets of the last `width + 1` character starts: shingle `j` (chars
-    // `j..j + width`) is emitted when the start of char `j + width` is seen. No allocation.
+/// A piece of a text's character shingles, as [`char_shingle_parts`] hands them over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShinglePart<'t> {
+    /// A pure-ASCII run (where characters are bytes) of at least the width: each of its
+    /// windows of the width is a shingle.
+    Windows(&'t [u8]),
+    /// One shingle (with a non-ASCII character, or the whole of a text too short for one).
+    One(&'t [u8]),
+}
+
+/// The character shingle width a profile's `width` stands for (1 to [`MAX_SHINGLE_WIDTH`]).
+pub(crate) fn char_shingle_width(width: usize) -> usize {
+    width.clamp(1, MAX_SHINGLE_WIDTH)
+}
+
+/// Character `width`-grams of `text` in document order, the whole text when it has at most
+/// `width` characters, handed over in [`ShinglePart`]s: the shingles inside pure-ASCII runs as
+/// whole runs (a document with one non-ASCII character keeps the byte-window fast path for
+/// nearly all of its text), each shingle with a non-ASCII character on its own. No allocation.
+pub(crate) fn char_shingle_parts<'t>(
+    text: &'t str,
+    width: usize,
+    mut visit: impl FnMut(ShinglePart<'t>),
+) {
+    let width = char_shingle_width(width);
     let bytes = text.as_bytes();
-    let slots = width + 1;
-    let mut ring = [0usize; MAX_SHINGLE_WIDTH + 1];
-    let mut chars = 0usize;
-    for (i, _) in text.char_indices() {
-        if chars >= width {
-            emit(&bytes[ring[(chars - width) % slots]..i]);
+    // The byte offset of the current shingle's first character, and the first non-ASCII byte
+    // at or after it (the text's length when there is none).
+    let mut start = 0;
+    let mut non_ascii = find_non_ascii(bytes, 0).unwrap_or(bytes.len());
+    loop {
+        if non_ascii < start {
+            non_ascii = find_non_ascii(bytes, start).unwrap_or(bytes.len());
         }
-        ring[chars % slots] = i;
-        chars += 1;
+        if non_ascii - start >= width {
+            visit(ShinglePart::Windows(&bytes[start..non_ascii]));
+            if non_ascii == bytes.len() {
+                return;
+            }
+            start = non_ascii + 1 - width;
+            continue;
+        }
+        match end_of_chars(bytes, start, width) {
+            Some(end) => visit(ShinglePart::One(&bytes[start..end])),
+            None if start == 0 => return visit(ShinglePart::One(bytes)),
+            None => return,
+        }
+        start += utf8_len(bytes[start]);
     }
-    if chars <= width {
-        emit(bytes);
-    } else {
-        emit(&bytes[ring[(chars - width) % slots]..]);
+}
+
+/// The byte offset after `chars` characters of UTF-8 `bytes` from the character starting at
+/// `start`, if there are that many.
+fn end_of_chars(bytes: &[u8], start: usize, chars: usize) -> Option<usize> {
+    let mut end = start;
+    for _ in 0..chars {
+        end += utf8_len(*bytes.get(end)?);
+    }
+    Some(end)
+}
+
+/// The length of the UTF-8 sequence that starts with `lead`.
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0..0x80 => 1,
+        0x80..0xe0 => 2,
+        0xe0..0xf0 => 3,
+        _ => 4,
     }
 }
 
@@ -246,29 +277,21 @@ mod tests {
     }
 
     #[test]
-    fn ascii_windows_are_the_character_shingles() {
-        let extractor = |width| FeatureExtractor {
-            kind: FeatureKind::CharShingles { width },
-            tokenizer: Tokenizer::Words,
-            stop_words: None,
-            min_token_chars: 0,
-        };
-        for text in ["plain ascii text here", "abcde", "abc", "", "naïve text"] {
-            for width in [1, 4, 5] {
-                let expected = features(FeatureKind::CharShingles { width }, text);
-                if let Some(windows) = extractor(width).ascii_windows(text) {
-                    let windows: Vec<String> = windows
-                        .map(|w| String::from_utf8(w.to_vec()).unwrap())
-                        .collect();
-                    assert_eq!(windows, expected, "{text:?} at {width}");
-                } else {
-                    assert!(
-                        !text.is_ascii() || text.len() <= width,
-                        "{text:?} at {width}"
-                    );
-                }
-            }
-        }
+    fn a_non_ascii_character_leaves_the_ascii_runs_whole() {
+        let mut parts = Vec::new();
+        char_shingle_parts("some text § more text", 5, |part| parts.push(part));
+        assert_eq!(
+            parts,
+            [
+                ShinglePart::Windows(b"some text "),
+                ShinglePart::One("ext §".as_bytes()),
+                ShinglePart::One("xt § ".as_bytes()),
+                ShinglePart::One("t § m".as_bytes()),
+                ShinglePart::One(" § mo".as_bytes()),
+                ShinglePart::One("§ mor".as_bytes()),
+                ShinglePart::Windows(b" more text"),
+            ]
+        );
     }
 
     #[test]

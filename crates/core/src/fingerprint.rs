@@ -8,8 +8,11 @@ use serde::Serialize;
 
 use crate::digest::Digest;
 use crate::error::{Error, Result};
-use crate::feature_hashing::{BatchedMd5, Direct, HashStrategy, Memoized};
-use crate::features::{FeatureExtractor, FeatureScratch};
+use crate::feature_hashing::{BatchedMd5, Direct, HashSink, HashStrategy, Memoized};
+use crate::features::{
+    char_shingle_parts, char_shingle_width, FeatureExtractor, FeatureKind, FeatureScratch,
+    ShinglePart,
+};
 use crate::hash::{FeatureHasher, Fnv1a64, Fnv1a64Utf16, HashAlgorithm, HashMemo, SipHash13, Xxh3};
 use crate::measure::FeatureSet;
 use crate::minhash::MinHasher;
@@ -76,6 +79,41 @@ macro_rules! with_strategy {
             }
         }
     }};
+}
+
+/// The streaming path's sink: SimHash bit counts, and the MinHash signature when there is one.
+struct Counting<'m, const WORDS: usize, M: FnMut(u128)> {
+    counter: BitCounter<WORDS>,
+    fold_minhash: &'m mut M,
+}
+
+impl<const WORDS: usize, M: FnMut(u128)> HashSink for Counting<'_, WORDS, M> {
+    #[inline(always)]
+    fn one(&mut self, hash: u128) {
+        self.counter.add(hash);
+        (self.fold_minhash)(hash);
+    }
+
+    #[inline(always)]
+    fn many64(&mut self, hashes: &[u64]) {
+        self.counter.add_many(hashes);
+        hashes
+            .iter()
+            .for_each(|&hash| (self.fold_minhash)(u128::from(hash)));
+    }
+}
+
+/// A feature set's hashes: always 64-bit (the low half of 128-bit ones), in any order.
+impl HashSink for Vec<u64> {
+    #[inline(always)]
+    fn one(&mut self, hash: u128) {
+        self.push(hash as u64);
+    }
+
+    #[inline(always)]
+    fn many64(&mut self, hashes: &[u64]) {
+        self.extend_from_slice(hashes);
+    }
 }
 
 /// Reusable per-thread buffers.
@@ -264,37 +302,39 @@ impl Fingerprinter {
         fold_minhash: &mut impl FnMut(u128),
         strategy: &mut impl HashStrategy<WORDS>,
     ) -> (u128, u64) {
-        let mut counter = BitCounter::<WORDS>::default();
-        self.hash_features(normalized, features, strategy, |hash: u128| {
-            counter.add(hash);
-            fold_minhash(hash);
-        });
-        let total = counter.total();
-        (counter.finish(), total)
+        let mut sink = Counting {
+            counter: BitCounter::<WORDS>::default(),
+            fold_minhash,
+        };
+        self.hash_features(normalized, features, strategy, &mut sink);
+        let total = sink.counter.total();
+        (sink.counter.finish(), total)
     }
 
-    /// Hands the hash of every feature of `normalized` to `emit`. The common case (ASCII
-    /// character shingles) is a loop of its own, so that hashing and `emit` are inlined into
-    /// it (through `for_each_feature` they stay a call per feature).
+    /// Hands the hash of every feature of `normalized` to `sink`. Character shingles go by
+    /// [`ShinglePart`]s, so that the windows of pure-ASCII runs are hashed and counted a batch
+    /// at a time (through `for_each_feature` they stay a call per feature).
     #[inline(always)]
     fn hash_features<const WORDS: usize>(
         &self,
         normalized: &str,
         features: &mut FeatureScratch,
         strategy: &mut impl HashStrategy<WORDS>,
-        mut emit: impl FnMut(u128),
+        sink: &mut impl HashSink,
     ) {
-        if let Some(windows) = self.extractor.ascii_windows(normalized) {
-            for window in windows {
-                strategy.hash(window, &mut emit);
-            }
+        if let FeatureKind::CharShingles { width } = self.extractor.kind {
+            let width = char_shingle_width(width);
+            char_shingle_parts(normalized, width, |part| match part {
+                ShinglePart::Windows(run) => strategy.hash_windows(run, width, sink),
+                ShinglePart::One(shingle) => strategy.hash(shingle, &mut |hash| sink.one(hash)),
+            });
         } else {
             self.extractor
                 .for_each_feature(normalized, features, |feature| {
-                    strategy.hash(feature, &mut emit)
+                    strategy.hash(feature, &mut |hash| sink.one(hash))
                 });
         }
-        strategy.flush(&mut emit);
+        strategy.flush(&mut |hash| sink.one(hash));
     }
 
     #[inline]
@@ -381,9 +421,7 @@ impl Fingerprinter {
         } else {
             // Always 64-bit hashes (the low half for 128-bit profiles), in any order.
             with_strategy!(self, memo, false, |strategy| {
-                self.hash_features::<1>(normalized, features, strategy, |hash| {
-                    set.push(hash as u64)
-                })
+                self.hash_features::<1>(normalized, features, strategy, set)
             });
         }
         FeatureSet::from_hashes(set)

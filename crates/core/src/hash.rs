@@ -8,12 +8,29 @@ use md5::{Digest as _, Md5};
 use serde::{Deserialize, Serialize};
 use siphasher::sip128::{Hasher128, SipHasher13};
 
+use crate::xxh3_short;
+
 /// A stable hash of a feature's bytes, at 64 and 128 bits.
 pub trait FeatureHasher: Send + Sync {
     /// The 64-bit hash of `bytes`.
     fn hash64(&self, bytes: &[u8]) -> u64;
     /// The 128-bit hash of `bytes`.
     fn hash128(&self, bytes: &[u8]) -> u128;
+    /// Writes into `out[j]` the 64-bit hash of `bytes[j..j + width]`, for `j` below
+    /// `out.len()` (`bytes` holds at least `out.len() + width - 1` bytes): every window of a
+    /// text at once, which a hasher may do faster than one call per window.
+    fn hash64_windows(&self, bytes: &[u8], width: usize, out: &mut [u64]) {
+        hash_each_window(bytes, width, out, |window| self.hash64(window));
+    }
+}
+
+/// Writes `hash(window)` into `out[j]` for each `width`-byte window `j` of `bytes`, one at a
+/// time: [`FeatureHasher::hash64_windows`]'s portable form.
+#[inline(always)]
+pub fn hash_each_window(bytes: &[u8], width: usize, out: &mut [u64], hash: impl Fn(&[u8]) -> u64) {
+    for (slot, window) in out.iter_mut().zip(bytes.windows(width)) {
+        *slot = hash(window);
+    }
 }
 
 /// XXH3, the default: the fastest of the lot, and its output is frozen by its specification.
@@ -21,13 +38,28 @@ pub trait FeatureHasher: Send + Sync {
 pub struct Xxh3;
 
 impl FeatureHasher for Xxh3 {
+    /// Inputs of 4 to 8 bytes (character 4- to 8-shingles of ASCII text) take XXH3's closed
+    /// form for their length, inlined ([`crate::xxh3_short`]); the others the crate's function.
     #[inline]
     fn hash64(&self, bytes: &[u8]) -> u64 {
-        xxhash_rust::xxh3::xxh3_64(bytes)
+        if (xxh3_short::MIN_LEN..=xxh3_short::MAX_LEN).contains(&bytes.len()) {
+            xxh3_short::xxh3_64_4to8(bytes)
+        } else {
+            xxhash_rust::xxh3::xxh3_64(bytes)
+        }
     }
     #[inline]
     fn hash128(&self, bytes: &[u8]) -> u128 {
         xxhash_rust::xxh3::xxh3_128(bytes)
+    }
+    /// Windows of 4 to 8 bytes are hashed eight at a time where the processor allows
+    /// ([`xxh3_short::xxh3_64_windows`]).
+    fn hash64_windows(&self, bytes: &[u8], width: usize, out: &mut [u64]) {
+        if (xxh3_short::MIN_LEN..=xxh3_short::MAX_LEN).contains(&width) {
+            xxh3_short::xxh3_64_windows(bytes, width, out);
+        } else {
+            hash_each_window(bytes, width, out, |window| self.hash64(window));
+        }
     }
 }
 

@@ -22,6 +22,7 @@
 //! # Ok::<(), neardup_core::Error>(())
 //! ```
 
+pub mod bit_columns;
 pub mod choice;
 pub mod digest;
 mod error;
@@ -40,6 +41,7 @@ pub mod stopwords;
 mod stretch;
 pub mod tokenize;
 pub mod weight;
+pub mod xxh3_short;
 
 pub use choice::Choice;
 pub use error::{Error, Result};

@@ -10,6 +10,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::bit_columns;
 use crate::error::{Error, Result};
 
 /// The width of a fingerprint.
@@ -200,6 +201,10 @@ pub struct BitCounter<const WORDS: usize> {
     sixteens: [[u64; 64]; WORDS],
     /// Hashes folded into the bit-sliced counts.
     folded: u64,
+    /// Plain per-bit counts of the hashes added by [`BitCounter::add_many`] with a SIMD
+    /// kernel (64-bit hashes: the low word only), `columns_total` of them.
+    columns: [u64; 64],
+    columns_total: u64,
 }
 
 impl<const WORDS: usize> Default for BitCounter<WORDS> {
@@ -215,6 +220,8 @@ impl<const WORDS: usize> Default for BitCounter<WORDS> {
             pending: 0,
             sixteens: [[0; 64]; WORDS],
             folded: 0,
+            columns: [0; 64],
+            columns_total: 0,
         }
     }
 }
@@ -230,6 +237,19 @@ impl<const WORDS: usize> BitCounter<WORDS> {
         self.filled += 1;
         if self.filled == BLOCK {
             self.fold_block();
+        }
+    }
+
+    /// Adds 64-bit hashes with weight 1 each (their upper words zero): what [`BitCounter::add`]
+    /// does for each, with the processor's SIMD column counters when it has them
+    /// ([`crate::bit_columns`]).
+    #[inline]
+    pub fn add_many(&mut self, hashes: &[u64]) {
+        if bit_columns::simd_available() {
+            bit_columns::add_columns(hashes, &mut self.columns);
+            self.columns_total += hashes.len() as u64;
+        } else {
+            hashes.iter().for_each(|&hash| self.add(u128::from(hash)));
         }
     }
 
@@ -283,7 +303,7 @@ impl<const WORDS: usize> BitCounter<WORDS> {
 
     /// How many hashes were added.
     pub fn total(&self) -> u64 {
-        self.folded + self.filled as u64
+        self.folded + self.filled as u64 + self.columns_total
     }
 
     /// The fingerprint: bit *i* set when more than half of the hashes have bit *i* set (the
@@ -304,7 +324,8 @@ impl<const WORDS: usize> BitCounter<WORDS> {
                     + 4 * bit(self.fours[w])
                     + 2 * bit(self.twos[w])
                     + bit(self.ones[w])
-                    + buffered;
+                    + buffered
+                    + if w == 0 { self.columns[i] } else { 0 };
                 if 2 * count > total {
                     bits |= 1u128 << (64 * w + i);
                 }

@@ -40,7 +40,7 @@ pub(crate) fn for_each_stretch<'t>(text: &'t str, mut visit: impl FnMut(&'t str,
 }
 
 /// Position of the first byte at or after `from` with the high bit set, eight bytes at a time.
-fn find_non_ascii(bytes: &[u8], from: usize) -> Option<usize> {
+pub(crate) fn find_non_ascii(bytes: &[u8], from: usize) -> Option<usize> {
     let mut i = from;
     while i + 8 <= bytes.len() {
         let word = u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));

@@ -1,0 +1,52 @@
+//! `--threads`: one global option that sizes the worker pool of every command.
+
+// Only `neardup` of the shared helpers is used here.
+#[allow(dead_code)]
+mod common;
+
+use common::neardup;
+
+const INPUT: &str = r#"{"id": "a", "text": "The cat sat on the mat, and then the cat sat on the hat."}
+{"id": "b", "text": "Le chat s'est assis sur le tapis · § © ’ 美国"}
+"#;
+
+#[test]
+fn any_number_of_threads_gives_the_same_fingerprints() {
+    let default = neardup(&["fingerprint", "--format", "jsonl", "-"], INPUT.as_bytes());
+    assert_eq!(default.code, 0, "{}", default.stderr);
+    for threads in ["1", "2", "7"] {
+        let run = neardup(
+            &[
+                "--threads",
+                threads,
+                "fingerprint",
+                "--format",
+                "jsonl",
+                "-",
+            ],
+            INPUT.as_bytes(),
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(run.stdout, default.stdout, "--threads {threads}");
+        // Global: also after the subcommand.
+        let after = neardup(
+            &[
+                "fingerprint",
+                "--threads",
+                threads,
+                "--format",
+                "jsonl",
+                "-",
+            ],
+            INPUT.as_bytes(),
+        );
+        assert_eq!(after.stdout, default.stdout, "--threads {threads} after");
+    }
+}
+
+#[test]
+fn zero_threads_is_a_usage_error() {
+    let run = neardup(&["--threads", "0", "fingerprint", "-"], INPUT.as_bytes());
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--threads"), "{}", run.stderr);
+}

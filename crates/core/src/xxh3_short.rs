@@ -1,0 +1,196 @@
+//! XXH3-64 (seed 0, default secret) of inputs of 4 to 8 bytes in closed form, one at a time
+//! and over every window of a byte string at once: the hash of each character 5-shingle of
+//! the default profile, the single costliest step of fingerprinting.
+//!
+//! For 4 to 8 bytes the specification's hash is: the first and the last four bytes as one
+//! 64-bit word (last four low, first four high), XOR-ed with two words of the secret, then the
+//! `rrmxmx` avalanche with the length. [`xxh3_64_4to8`] is that, inlined, bit for bit
+//! `xxhash_rust::xxh3::xxh3_64` (a property test checks every length); [`xxh3_64_windows`]
+//! computes it for every `width`-byte window of a text, eight windows at a time with AVX-512
+//! when the processor has it (chosen at run time), with the scalar form otherwise.
+
+use crate::hash::hash_each_window;
+
+/// The shortest input of the closed form.
+pub const MIN_LEN: usize = 4;
+/// The longest input of the closed form.
+pub const MAX_LEN: usize = 8;
+
+/// `read_le64(secret + 8) ^ read_le64(secret + 16)` of XXH3's default secret.
+const FLIP: u64 = 0x1cad_21f7_2c81_017c ^ 0xdb97_9083_e96d_d4de;
+/// The multiplier of XXH3's `rrmxmx` avalanche.
+const RRMXMX: u64 = 0x9fb2_1c65_1e98_df25;
+
+/// XXH3-64 of `bytes`, which must be 4 to 8 bytes long (other lengths give a wrong value, not
+/// a panic; callers check the length).
+#[inline(always)]
+pub fn xxh3_64_4to8(bytes: &[u8]) -> u64 {
+    let len = bytes.len();
+    let first = read_le32(bytes, 0);
+    let last = read_le32(bytes, len.saturating_sub(4));
+    finish(u64::from(last) | u64::from(first) << 32, len as u64)
+}
+
+/// The four bytes at `at` as a little-endian number (zeros past the end).
+#[inline(always)]
+fn read_le32(bytes: &[u8], at: usize) -> u32 {
+    bytes
+        .get(at..at + 4)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u32::from_le_bytes)
+}
+
+/// The keyed `rrmxmx` avalanche of the packed input word.
+#[inline(always)]
+fn finish(input: u64, len: u64) -> u64 {
+    let mut h = input ^ FLIP;
+    h ^= h.rotate_left(49) ^ h.rotate_left(24);
+    h = h.wrapping_mul(RRMXMX);
+    h ^= (h >> 35).wrapping_add(len);
+    h = h.wrapping_mul(RRMXMX);
+    h ^ (h >> 28)
+}
+
+/// Writes into `out[j]` the XXH3-64 of `bytes[j..j + width]`, for `j` below `out.len()`.
+/// `width` must be 4 to 8 and `bytes` at least `out.len() + width - 1` long; otherwise `out` is
+/// left as it is past the last whole window.
+pub fn xxh3_64_windows(bytes: &[u8], width: usize, out: &mut [u64]) {
+    if !(MIN_LEN..=MAX_LEN).contains(&width) {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if avx512::available() {
+        // SAFETY: the processor has the features `windows` is compiled for (checked above).
+        let done = unsafe { avx512::windows(bytes, width, out) };
+        return scalar_windows(&bytes[done..], width, &mut out[done..]);
+    }
+    scalar_windows(bytes, width, out)
+}
+
+/// [`xxh3_64_windows`] one window at a time: the portable path and the reference of the others.
+pub fn scalar_windows(bytes: &[u8], width: usize, out: &mut [u64]) {
+    hash_each_window(bytes, width, out, xxh3_64_4to8);
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx512 {
+    //! Eight windows per step: a 16-byte load, broadcast to the four 128-bit lanes of a 512-bit
+    //! register, one in-lane byte shuffle that builds the eight packed input words (lane `k`
+    //! holds windows `2k` and `2k + 1`, which need bytes 0 to 14 of the load at most), then
+    //! the avalanche on eight 64-bit lanes (`vpmullq` is AVX-512 DQ).
+
+    use std::arch::x86_64::*;
+
+    use super::{FLIP, RRMXMX};
+
+    /// Whether this processor runs [`windows`].
+    pub fn available() -> bool {
+        is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512dq")
+    }
+
+    /// The shuffle that packs windows `2k` and `2k + 1` of a lane for `width`: output byte
+    /// `b` of window `j` is input byte `j + width - 4 + b` (the last four bytes, low half) or
+    /// `j + b - 4` (the first four, high half).
+    fn shuffle(width: usize) -> [u8; 64] {
+        let mut indices = [0u8; 64];
+        for (i, index) in indices.iter_mut().enumerate() {
+            let (window, byte) = ((i / 8) % 2, i % 8);
+            *index = if byte < 4 {
+                window + width - 4 + byte
+            } else {
+                window + byte - 4
+            } as u8
+                + 2 * (i / 16) as u8;
+        }
+        indices
+    }
+
+    /// Hashes the first windows of `bytes` eight at a time while a 16-byte load stays inside
+    /// `bytes` and `out` has room; returns how many it wrote (a multiple of 8).
+    ///
+    /// # Safety
+    /// The processor must have AVX-512 F, BW and DQ ([`available`]).
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq")]
+    pub unsafe fn windows(bytes: &[u8], width: usize, out: &mut [u64]) -> usize {
+        let indices = shuffle(width);
+        // SAFETY (whole block): the caller guarantees the features. Every load reads
+        // `bytes[at..at + 16]` with `at + 16 <= bytes.len()`, and every store writes
+        // `out[at..at + 8]` with `at + 8 <= out.len()`; both are unaligned accesses.
+        unsafe {
+            let shuffle = _mm512_loadu_si512(indices.as_ptr().cast());
+            let flip = _mm512_set1_epi64(FLIP as i64);
+            let multiplier = _mm512_set1_epi64(RRMXMX as i64);
+            let len = _mm512_set1_epi64(width as i64);
+            let mut at = 0;
+            while at + 16 <= bytes.len() && at + 8 <= out.len() {
+                let chunk = _mm_loadu_si128(bytes.as_ptr().add(at).cast());
+                let packed = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(chunk), shuffle);
+                let mut h = _mm512_xor_si512(packed, flip);
+                h = _mm512_ternarylogic_epi64(
+                    h,
+                    _mm512_rol_epi64::<49>(h),
+                    _mm512_rol_epi64::<24>(h),
+                    0x96,
+                );
+                h = _mm512_mullo_epi64(h, multiplier);
+                h = _mm512_xor_si512(h, _mm512_add_epi64(_mm512_srli_epi64::<35>(h), len));
+                h = _mm512_mullo_epi64(h, multiplier);
+                h = _mm512_xor_si512(h, _mm512_srli_epi64::<28>(h));
+                _mm512_storeu_si512(out.as_mut_ptr().add(at).cast(), h);
+                at += 8;
+            }
+            at
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn closed_form_is_xxh3(bytes in proptest::collection::vec(any::<u8>(), MIN_LEN..=MAX_LEN)) {
+            prop_assert_eq!(xxh3_64_4to8(&bytes), xxhash_rust::xxh3::xxh3_64(&bytes));
+        }
+
+        #[test]
+        fn every_path_hashes_every_window(
+            bytes in proptest::collection::vec(any::<u8>(), 0..200),
+            width in MIN_LEN..=MAX_LEN,
+        ) {
+            let windows = (bytes.len() + 1).saturating_sub(width);
+            let reference: Vec<u64> =
+                bytes.windows(width).map(xxhash_rust::xxh3::xxh3_64).collect();
+            let mut scalar = vec![0; windows];
+            scalar_windows(&bytes, width, &mut scalar);
+            prop_assert_eq!(&scalar, &reference);
+            let mut dispatched = vec![0; windows];
+            xxh3_64_windows(&bytes, width, &mut dispatched);
+            prop_assert_eq!(&dispatched, &reference);
+            #[cfg(target_arch = "x86_64")]
+            if avx512::available() {
+                let mut wide = vec![0; windows];
+                // SAFETY: the features were checked just above.
+                let done = unsafe { avx512::windows(&bytes, width, &mut wide) };
+                prop_assert_eq!(done % 8, 0);
+                prop_assert_eq!(&wide[..done], &reference[..done]);
+            }
+        }
+    }
+
+    #[test]
+    fn the_avx512_path_runs_here_when_the_processor_has_it() {
+        // Says which path the property tests above exercised on this machine.
+        #[cfg(target_arch = "x86_64")]
+        eprintln!("AVX-512 window hashing: {}", avx512::available());
+        let text = b"the quick brown fox jumps over the lazy dog, again and again";
+        let mut out = vec![0; text.len() - 4];
+        xxh3_64_windows(text, 5, &mut out);
+        assert_eq!(out[0], xxhash_rust::xxh3::xxh3_64(b"the q"));
+        assert_eq!(out[out.len() - 1], xxhash_rust::xxh3::xxh3_64(b"again"));
+    }
+}
