@@ -11,6 +11,7 @@ use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use neardup_ingest::{open_path, ReadOptions, ReadStats};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
+use parquet::file::metadata::ParquetMetaDataReader;
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterPropertiesBuilder};
 
 /// The environment variable naming the big file the child process reads.
@@ -277,4 +278,28 @@ fn the_page_headers_of_many_pages_with_statistics_and_dictionaries_are_walked_an
         ..ReadOptions::default()
     };
     assert_eq!(read(&path, opts), (3000, Vec::new()));
+}
+
+#[test]
+fn a_page_header_that_does_not_parse_is_an_error_naming_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pages.parquet");
+    let mut bytes = small_file();
+    std::fs::write(&path, &bytes).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let metadata = ParquetMetaDataReader::new()
+        .parse_and_finish(&file)
+        .unwrap();
+    let (offset, _) = metadata.row_group(0).column(1).byte_range();
+    // A field header of an unknown Thrift type (15) where the text column's first page starts.
+    bytes[offset as usize] = 0xFF;
+    std::fs::write(&path, &bytes).unwrap();
+    let (documents, errors) = read(&path, ReadOptions::default());
+    assert_eq!(documents, 0);
+    let want = format!(
+        "{}:1: cannot read Parquet: row group 0: column `text`: the page header at offset \
+         {offset}: an unknown Thrift type 15",
+        path.display()
+    );
+    assert_eq!(errors, [want]);
 }
