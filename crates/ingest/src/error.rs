@@ -124,6 +124,28 @@ pub enum ErrorKind {
         /// The limit in force.
         limit: u64,
     },
+    /// A page of a Parquet column chunk declares more bytes (uncompressed or compressed) than
+    /// a page of values within `ReadOptions::max_document_bytes` can hold (3 × the limit and
+    /// 64 KiB): it holds a value over the limit. Found from the page headers before the row
+    /// group is read; the row group is skipped without being read (its place is its first
+    /// row) and reading goes on with the next.
+    #[error(
+        "row group {group}: column `{column}` declares a page of {size} bytes (its header at \
+         offset {offset}), more than a page of values within the limit of {limit} bytes \
+         (max_document_bytes) can hold: its rows are skipped unread"
+    )]
+    PageTooLarge {
+        /// The row group (from 0).
+        group: usize,
+        /// The column (its path, dotted).
+        column: String,
+        /// Where the page's header starts in the file.
+        offset: u64,
+        /// The larger of the page's declared uncompressed and compressed sizes.
+        size: u64,
+        /// The limit in force.
+        limit: u64,
+    },
     /// A JSONL line is not valid JSON.
     #[error("malformed JSON at column {column}: {message}")]
     Json {
@@ -210,7 +232,9 @@ impl ErrorKind {
             ErrorKind::UnknownFormat => "unknown format",
             ErrorKind::InvalidUtf8 { .. } => "invalid UTF-8",
             ErrorKind::Binary => "binary file",
-            ErrorKind::TooLarge { .. } | ErrorKind::ChunkTooLarge { .. } => "over the size limit",
+            ErrorKind::TooLarge { .. }
+            | ErrorKind::ChunkTooLarge { .. }
+            | ErrorKind::PageTooLarge { .. } => "over the size limit",
             ErrorKind::Json { .. } => "malformed JSON",
             ErrorKind::NotAnObject => "not a JSON object",
             ErrorKind::MissingText { .. } => "no text field",

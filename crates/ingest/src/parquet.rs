@@ -15,12 +15,18 @@
 //! Damaged and hostile files: before a row group is read, each column chunk read must lie within
 //! the file and declare no more uncompressed bytes than its rows could hold within
 //! `max_document_bytes` ([`ErrorKind::ChunkTooLarge`] skips the row group unread otherwise, so a
-//! tiny file holding one huge compressible string costs nothing); every call into the `parquet`
-//! and `arrow` crates runs under [`neardup_guard::catch`], so their panics on a corrupt file are
-//! [`ErrorKind::Parquet`] errors with the place (file, row, row group).
+//! tiny file holding one huge compressible string costs nothing); then the page headers of each
+//! such chunk are read (`page_headers`, never the pages) and no page may declare more than
+//! 3 × `max_document_bytes` and 64 KiB ([`ErrorKind::PageTooLarge`] skips the row group unread
+//! otherwise, so one huge value among many small ones in a page is not decoded either: writers
+//! cut pages at about 1 MiB by default, so a page over that holds a value over the limit or is
+//! hostile). Every call into the `parquet` and `arrow` crates runs under
+//! [`neardup_guard::catch`], so their panics on a corrupt file are [`ErrorKind::Parquet`] errors
+//! with the place (file, row, row group); so is a page header that does not parse.
 
 use std::borrow::Cow;
 use std::fs::File;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -42,6 +48,8 @@ use crate::document::{Document, Place};
 use crate::error::{ErrorKind, IngestError};
 use crate::jsonl::{Record, RecordBody};
 use crate::options::ReadOptions;
+
+mod page_headers;
 
 /// Rows decoded at a time.
 pub const BATCH_ROWS: usize = 1024;
@@ -199,19 +207,11 @@ impl Reading {
             .enumerate()
             .filter(|(leaf, _)| self.mask.leaf_included(*leaf));
         for (_, chunk) in read {
-            let column = chunk.column_path().string();
-            let declared = declared_bytes(chunk, self.len)
-                .map_err(|detail| failed(format!("column `{column}`: {detail}")))?;
-            if declared > chunk_allowance(rows, limit) {
-                let kind = ErrorKind::ChunkTooLarge {
-                    group: index,
-                    rows,
-                    column,
-                    size: declared,
-                    limit,
-                };
-                return Err(Refused::Skipped(IngestError::new(first, kind)));
-            }
+            self.check_chunk(index, rows, chunk, limit)
+                .map_err(|check| match check {
+                    Check::Skip(kind) => Refused::Skipped(IngestError::new(first.clone(), kind)),
+                    Check::Fail(detail) => failed(detail),
+                })?;
         }
         let file = self.file.try_clone().map_err(|error| {
             Refused::Failed(IngestError::new(first.clone(), ErrorKind::Read(error)))
@@ -231,11 +231,55 @@ impl Reading {
             at: 0,
         })
     }
+
+    /// Checks what column chunk `chunk` of row group `group` (of `rows` rows) declares: its
+    /// bytes within the file, its uncompressed size within what its rows could hold within
+    /// `limit`, and each of its pages (from their headers) within [`page_allowance`].
+    fn check_chunk(
+        &self,
+        group: usize,
+        rows: u64,
+        chunk: &ColumnChunkMetaData,
+        limit: u64,
+    ) -> Result<(), Check> {
+        let column = chunk.column_path().string();
+        let (bytes, declared) = declared_bytes(chunk, self.len)
+            .map_err(|detail| Check::Fail(format!("column `{column}`: {detail}")))?;
+        if declared > chunk_allowance(rows, limit) {
+            return Err(Check::Skip(ErrorKind::ChunkTooLarge {
+                group,
+                rows,
+                column,
+                size: declared,
+                limit,
+            }));
+        }
+        let large = page_headers::large_page(&self.file, bytes, page_allowance(limit))
+            .map_err(|detail| Check::Fail(format!("column `{column}`: {detail}")))?;
+        match large {
+            Some(page) => Err(Check::Skip(ErrorKind::PageTooLarge {
+                group,
+                column,
+                offset: page.offset,
+                size: page.size,
+                limit,
+            })),
+            None => Ok(()),
+        }
+    }
 }
 
-/// The uncompressed bytes a column chunk declares, once its compressed bytes are known to lie
-/// within a file of `file_len` bytes; or what is wrong with its metadata.
-fn declared_bytes(chunk: &ColumnChunkMetaData, file_len: u64) -> Result<u64, String> {
+/// Why a column chunk is not read.
+enum Check {
+    /// Its row group is skipped: this bad record.
+    Skip(ErrorKind),
+    /// The file cannot be read from here on: what is wrong.
+    Fail(String),
+}
+
+/// The bytes of a column chunk in the file, known to lie within a file of `file_len` bytes, and
+/// the uncompressed bytes it declares; or what is wrong with its metadata.
+fn declared_bytes(chunk: &ColumnChunkMetaData, file_len: u64) -> Result<(Range<u64>, u64), String> {
     let start = chunk
         .dictionary_page_offset()
         .unwrap_or(chunk.data_page_offset());
@@ -243,14 +287,16 @@ fn declared_bytes(chunk: &ColumnChunkMetaData, file_len: u64) -> Result<u64, Str
     let within = u64::try_from(start)
         .ok()
         .zip(u64::try_from(compressed).ok())
-        .and_then(|(start, len)| start.checked_add(len))
-        .is_some_and(|end| end <= file_len);
-    if !within {
+        .and_then(|(start, len)| Some(start..start.checked_add(len)?))
+        .filter(|bytes| bytes.end <= file_len);
+    let Some(bytes) = within else {
         return Err(format!(
             "{compressed} bytes at offset {start} declared, outside the file of {file_len} bytes"
         ));
-    }
-    u64::try_from(uncompressed).map_err(|_| format!("{uncompressed} uncompressed bytes declared"))
+    };
+    let uncompressed = u64::try_from(uncompressed)
+        .map_err(|_| format!("{uncompressed} uncompressed bytes declared"))?;
+    Ok((bytes, uncompressed))
 }
 
 /// The most uncompressed bytes a column chunk of `rows` rows, each within `limit`, can hold.
@@ -259,6 +305,16 @@ fn chunk_allowance(rows: u64, limit: u64) -> u64 {
         .saturating_mul(CHUNK_LIMITS_PER_ROW)
         .saturating_add(CHUNK_BYTES_PER_ROW);
     rows.saturating_mul(per_row).saturating_add(CHUNK_SLACK)
+}
+
+/// The most bytes a page may declare (uncompressed or compressed): 3 × `limit` (a value, and
+/// the min/max its header may repeat) and 64 KiB. Writers cut pages at about 1 MiB (the
+/// `parquet` crate and parquet-mr by default), so a page over this holds a value over the
+/// limit, or is hostile.
+fn page_allowance(limit: u64) -> u64 {
+    limit
+        .saturating_mul(CHUNK_LIMITS_PER_ROW)
+        .saturating_add(CHUNK_SLACK)
 }
 
 /// Runs a call into the `parquet` and `arrow` crates, which panic on some corrupt files: their

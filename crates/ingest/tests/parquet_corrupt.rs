@@ -1,5 +1,6 @@
 //! Corrupt and hostile Parquet: every damaged file is an error with its place, never a panic,
-//! and a value over the size limit is skipped from the declared sizes, before it is decoded.
+//! and a value over the size limit is skipped from the declared sizes (of its column chunk, or
+//! of its page), before it is decoded.
 //! The corpus of files that made the `parquet` and `arrow` crates panic (each one byte off a
 //! small valid file) is the fuzz target's regressions, `crates/fuzz/regressions/parquet/`.
 
@@ -10,7 +11,8 @@ use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use neardup_ingest::{open_path, ReadOptions, ReadStats};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::metadata::ParquetMetaDataReader;
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterPropertiesBuilder};
 
 /// The environment variable naming the big file the child process reads.
 const BIG_FILE: &str = "NEARDUP_TEST_BIG_PARQUET";
@@ -130,11 +132,12 @@ fn the_corpus_of_files_that_made_the_dependencies_panic_gives_errors_with_their_
     assert!(files >= 5, "the corpus is in {}", corpus.display());
 }
 
-/// Writes one row whose text is `len` bytes of `a` (zstd: a few hundred KB on disk).
-fn write_big_file(path: &Path, len: usize) {
-    let texts: ArrayRef = Arc::new(StringArray::from(vec!["a".repeat(len)]));
+/// Writes `texts` in one column `text`, zstd pages without dictionary or statistics, with
+/// `properties` besides (a few hundred KB on disk for a value of 128 MiB of `a`).
+fn write_texts(path: &Path, texts: Vec<String>, properties: WriterPropertiesBuilder) {
+    let texts: ArrayRef = Arc::new(StringArray::from(texts));
     let batch = RecordBatch::try_from_iter([("text", texts)]).unwrap();
-    let properties = WriterProperties::builder()
+    let properties = properties
         .set_compression(Compression::ZSTD(Default::default()))
         .set_dictionary_enabled(false)
         .set_statistics_enabled(EnabledStatistics::None)
@@ -145,17 +148,19 @@ fn write_big_file(path: &Path, len: usize) {
     writer.close().unwrap();
 }
 
-#[test]
-fn a_value_over_the_limit_is_skipped_from_its_declared_size_before_it_is_decoded() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("big.parquet");
-    let len = 128 << 20;
-    write_big_file(&path, len);
-    assert!(std::fs::metadata(&path).unwrap().len() < 1 << 20);
-    // Read in a child process, whose peak memory is the reader's alone.
+/// What the child process ([`read_the_big_file`]) read.
+struct ChildRead {
+    peak_kib: u64,
+    documents: usize,
+    errors: Vec<String>,
+}
+
+/// Reads `path` with a 1 MiB limit in a child process, whose peak memory is the reader's
+/// alone.
+fn read_in_child(path: &Path) -> ChildRead {
     let child = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "read_the_big_file", "--ignored", "--nocapture"])
-        .env(BIG_FILE, &path)
+        .env(BIG_FILE, path)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&child.stdout);
@@ -170,22 +175,65 @@ fn a_value_over_the_limit_is_skipped_from_its_declared_size_before_it_is_decoded
             .unwrap_or_else(|| panic!("no {key} in {stdout}"))
             .to_string()
     };
-    let peak_kib: u64 = line("peak KiB ").trim().parse().unwrap();
-    assert!(
-        peak_kib < 48 << 10,
-        "peak {peak_kib} KiB reading a {len}-byte value"
-    );
-    let error = line("error ");
-    let want = format!("{}:1: row group 0: column `text` declares ", path.display());
-    assert!(error.starts_with(&want), "{error}");
-    assert!(error.ends_with("its rows are skipped unread"), "{error}");
-    assert_eq!(line("documents "), "0");
+    ChildRead {
+        peak_kib: line("peak KiB ").trim().parse().unwrap(),
+        documents: line("documents ").parse().unwrap(),
+        errors: stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("error "))
+            .map(str::to_string)
+            .collect(),
+    }
 }
 
-/// The child of the test above: reads the file named by [`BIG_FILE`] with a 1 MiB limit and
+/// Asserts that the file at `path`, small on disk, holding a value of `len` bytes, is read in a
+/// child process ([`read_in_child`]) with a peak memory under `peak_mib`, its only row group
+/// skipped unread with an error starting with `reason` after its place.
+fn assert_skipped_unread(path: &Path, len: usize, peak_mib: u64, reason: &str) {
+    assert!(std::fs::metadata(path).unwrap().len() < 1 << 20);
+    let read = read_in_child(path);
+    assert!(
+        read.peak_kib < peak_mib << 10,
+        "peak {} KiB reading a {len}-byte value",
+        read.peak_kib
+    );
+    assert_eq!(read.errors.len(), 1, "{:?}", read.errors);
+    let want = format!("{}:1: {reason}", path.display());
+    assert!(read.errors[0].starts_with(&want), "{}", read.errors[0]);
+    assert!(read.errors[0].ends_with("its rows are skipped unread"));
+    assert_eq!(read.documents, 0);
+}
+
+#[test]
+fn a_value_over_the_limit_is_skipped_from_its_declared_size_before_it_is_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.parquet");
+    let len = 128 << 20;
+    write_texts(&path, vec!["a".repeat(len)], WriterProperties::builder());
+    assert_skipped_unread(&path, len, 48, "row group 0: column `text` declares ");
+}
+
+#[test]
+fn a_value_over_the_limit_among_small_ones_in_one_page_is_skipped_from_the_page_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one-page.parquet");
+    let len = 64 << 20;
+    // 200 small values and the big one, in one page whose average is within the limit.
+    let mut texts: Vec<String> = (0..200).map(|n| format!("a small page {n}")).collect();
+    texts.insert(100, "a".repeat(len));
+    let one_page = WriterProperties::builder()
+        .set_data_page_size_limit(1 << 30)
+        .set_data_page_row_count_limit(1 << 20)
+        .set_write_batch_size(1 << 20);
+    write_texts(&path, texts, one_page);
+    let reason = "row group 0: column `text` declares a page of ";
+    assert_skipped_unread(&path, len, 32, reason);
+}
+
+/// The child of the tests above ([`read_in_child`]): reads the file named by [`BIG_FILE`] with a 1 MiB limit and
 /// prints what it read and its peak resident memory.
 #[test]
-#[ignore = "run by a_value_over_the_limit_is_skipped_from_its_declared_size_before_it_is_decoded"]
+#[ignore = "run by the tests of values over the limit"]
 fn read_the_big_file() {
     let path = std::env::var(BIG_FILE).expect("run by its parent test");
     let opts = ReadOptions {
@@ -203,4 +251,55 @@ fn read_the_big_file() {
     for error in errors {
         println!("error {error}");
     }
+}
+
+#[test]
+fn the_page_headers_of_many_pages_with_statistics_and_dictionaries_are_walked_and_all_rows_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pages.parquet");
+    let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..3000));
+    let texts: ArrayRef =
+        Arc::new(StringArray::from_iter_values((0..3000).map(|n| {
+            format!("page {} of the town council minutes", n % 700)
+        })));
+    let batch = RecordBatch::try_from_iter([("id", ids), ("text", texts)]).unwrap();
+    let properties = WriterProperties::builder()
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_data_page_row_count_limit(100)
+        .set_write_batch_size(100)
+        .set_max_row_group_row_count(Some(1000))
+        .build();
+    let file = std::fs::File::create(&path).unwrap();
+    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(properties)).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let opts = ReadOptions {
+        max_document_bytes: 1 << 10,
+        ..ReadOptions::default()
+    };
+    assert_eq!(read(&path, opts), (3000, Vec::new()));
+}
+
+#[test]
+fn a_page_header_that_does_not_parse_is_an_error_naming_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pages.parquet");
+    let mut bytes = small_file();
+    std::fs::write(&path, &bytes).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let metadata = ParquetMetaDataReader::new()
+        .parse_and_finish(&file)
+        .unwrap();
+    let (offset, _) = metadata.row_group(0).column(1).byte_range();
+    // A field header of an unknown Thrift type (15) where the text column's first page starts.
+    bytes[offset as usize] = 0xFF;
+    std::fs::write(&path, &bytes).unwrap();
+    let (documents, errors) = read(&path, ReadOptions::default());
+    assert_eq!(documents, 0);
+    let want = format!(
+        "{}:1: cannot read Parquet: row group 0: column `text`: the page header at offset \
+         {offset}: an unknown Thrift type 15",
+        path.display()
+    );
+    assert_eq!(errors, [want]);
 }
