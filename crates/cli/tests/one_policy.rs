@@ -218,7 +218,7 @@ fn compare_reads_a_page_and_a_text_file_as_dedup_does() {
         let decision = &report["decision"];
         if html == ["--html", "all"] {
             assert!(removed.is_empty(), "{removed:?}");
-            assert_eq!(decision["verdict"], "distinct", "{report}");
+            assert_eq!(decision["verdict"], "unique", "{report}");
         } else {
             assert_eq!(removed.len(), 1, "{}", dedup.stdout);
             assert_eq!(
