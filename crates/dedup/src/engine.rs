@@ -206,7 +206,7 @@ pub fn dedup_with(
     };
     let links = Links {
         accepted: &pairs,
-        pending: &pending,
+        pending,
     };
     let (clusters, removals, decided) =
         centred_clusters(items, &groups, &first_of, links, options.keep, &mut verify);
@@ -292,22 +292,26 @@ struct Joined {
 /// (verified only when they could decide: see [`DedupOptions::list_pairs`]).
 struct Links<'a> {
     accepted: &'a [FoundPair],
-    pending: &'a [(u32, u32, f64)],
+    /// Candidate pairs between first members of exact groups, `a < b`.
+    pending: Vec<(u32, u32, f64)>,
 }
 
-/// One pair a unit could join another by.
+/// How a unit could join an earlier one.
 #[derive(Clone, Copy)]
 enum Link {
-    /// An accepted pair (its position in [`Links::accepted`]).
-    Accepted(usize),
-    /// A candidate to verify: its two documents.
-    Pending(u32, u32),
+    /// By an accepted pair (its position in [`Links::accepted`]).
+    Accepted(u32),
+    /// By the candidate pair of the two units, to verify.
+    Pending,
 }
 
 /// Representative-centred clusters over exact groups and the pairs between them: units in keep
 /// order, each joining the nearest unit already kept that it has an accepted pair with, or kept
 /// itself. Candidates still pending are verified on the way, nearest first, only until one
 /// passes; the near pairs so accepted are returned too.
+///
+/// Memory: one edge (12 bytes) a pair between units, kept only at the later of its two units in
+/// keep order (the earlier one decides nothing by it), in one vector sorted by that unit.
 fn centred_clusters(
     items: &[Item],
     groups: &[Vec<u32>],
@@ -317,30 +321,44 @@ fn centred_clusters(
     verify: &mut dyn FnMut(u32, u32) -> Option<FoundPair>,
 ) -> (Vec<Cluster>, Vec<Removal>, Vec<FoundPair>) {
     let units = Units::new(items, groups, first_of, keep);
-    // Pairs between distinct units, both ways.
-    let mut by_unit: HashMap<u32, Vec<(u32, Link)>> = HashMap::new();
+    let unit_pair = |a: u32, b: u32| (first_of[a as usize], first_of[b as usize]);
+    let accepted_pairs = links.accepted.iter().map(|p| unit_pair(p.a, p.b));
+    let pending_pairs = links.pending.iter().map(|&(a, b, _)| unit_pair(a, b));
+    let mut order: Vec<u32> = accepted_pairs
+        .chain(pending_pairs)
+        .filter(|(ua, ub)| ua != ub)
+        .flat_map(|(ua, ub)| [ua, ub])
+        .chain(groups.iter().map(|g| g[0]))
+        .collect();
+    order.sort_unstable();
+    order.dedup();
+    order.sort_by_cached_key(|&u| units.rank(units.best(u)));
+    let mut position = vec![u32::MAX; items.len()];
+    for (at, &unit) in order.iter().enumerate() {
+        position[unit as usize] = at as u32;
+    }
+    // (position of the later unit, the earlier unit, the link), sorted by the first.
+    let mut edges: Vec<(u32, u32, Link)> = Vec::new();
     let mut add = |a: u32, b: u32, link: Link| {
-        let (ua, ub) = (first_of[a as usize], first_of[b as usize]);
+        let (ua, ub) = unit_pair(a, b);
         if ua != ub {
-            by_unit.entry(ua).or_default().push((ub, link));
-            by_unit.entry(ub).or_default().push((ua, link));
+            let (pa, pb) = (position[ua as usize], position[ub as usize]);
+            edges.push(if pa < pb {
+                (pb, ua, link)
+            } else {
+                (pa, ub, link)
+            });
         }
     };
     for (at, p) in links.accepted.iter().enumerate() {
-        add(p.a, p.b, Link::Accepted(at));
+        add(p.a, p.b, Link::Accepted(at as u32));
     }
-    for &(a, b, _) in links.pending {
-        add(a, b, Link::Pending(a, b));
+    for &(a, b, _) in &links.pending {
+        add(a, b, Link::Pending);
     }
-    let mut order: Vec<u32> = by_unit.keys().copied().collect();
-    order.extend(
-        groups
-            .iter()
-            .map(|g| g[0])
-            .filter(|g| !by_unit.contains_key(g)),
-    );
-    order.sort_by_cached_key(|&u| units.rank(units.best(u)));
-    let joined = join_in_order(&units, &order, &by_unit, links.accepted, verify);
+    drop(links.pending);
+    edges.sort_unstable_by_key(|&(at, ..)| at);
+    let joined = join_in_order(&units, &order, &edges, links.accepted, verify);
     let decided = joined
         .iter()
         .filter(|j| j.pair.kind == Kind::Near)
@@ -359,37 +377,40 @@ fn centred_clusters(
 /// Takes `order`'s units one by one: each joins the nearest kept unit it has an accepted pair
 /// with (smallest distance, then kind, then keep order), or is kept. A pending candidate is
 /// verified when its turn in that order comes, so a unit's candidates after the first that
-/// passes are never verified.
+/// passes are never verified. `edges`: each unit's links to earlier units, by its position.
 fn join_in_order(
     units: &Units<'_>,
     order: &[u32],
-    by_unit: &HashMap<u32, Vec<(u32, Link)>>,
+    edges: &[(u32, u32, Link)],
     accepted: &[FoundPair],
     verify: &mut dyn FnMut(u32, u32) -> Option<FoundPair>,
 ) -> Vec<Joined> {
-    let mut kept: HashMap<u32, bool> = HashMap::with_capacity(order.len());
+    let mut kept = vec![false; units.items.len()];
     let mut joined = Vec::new();
-    for &unit in order {
-        let mut options: Vec<(u32, Link)> = by_unit
-            .get(&unit)
-            .into_iter()
-            .flatten()
-            .filter(|(other, _)| kept.get(other) == Some(&true))
-            .copied()
+    let mut next = 0;
+    for (at, &unit) in order.iter().enumerate() {
+        let start = next;
+        while next < edges.len() && edges[next].0 == at as u32 {
+            next += 1;
+        }
+        let mut options: Vec<(u32, Link)> = edges[start..next]
+            .iter()
+            .filter(|&&(_, other, _)| kept[other as usize])
+            .map(|&(_, other, link)| (other, link))
             .collect();
         let key = |&(other, link): &(u32, Link)| {
             let (distance, kind) = match link {
-                Link::Accepted(at) => (accepted[at].distance, accepted[at].kind),
-                Link::Pending(a, b) => (distance(units.items, a, b), Kind::Near),
+                Link::Accepted(i) => (accepted[i as usize].distance, accepted[i as usize].kind),
+                Link::Pending => (distance(units.items, unit, other), Kind::Near),
             };
             (distance, kind, units.rank(units.best(other)))
         };
         options.sort_by_cached_key(key);
         let found = options.into_iter().find_map(|(other, link)| match link {
-            Link::Accepted(at) => Some((other, accepted[at])),
-            Link::Pending(a, b) => verify(a, b).map(|pair| (other, pair)),
+            Link::Accepted(i) => Some((other, accepted[i as usize])),
+            Link::Pending => verify(unit.min(other), unit.max(other)).map(|pair| (other, pair)),
         });
-        kept.insert(unit, found.is_none());
+        kept[unit as usize] = found.is_none();
         if let Some((leader, pair)) = found {
             joined.push(Joined { unit, leader, pair });
         }
