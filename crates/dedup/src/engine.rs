@@ -310,7 +310,7 @@ enum Link {
 /// itself. Candidates still pending are verified on the way, nearest first, only until one
 /// passes; the near pairs so accepted are returned too.
 ///
-/// Memory: one edge (12 bytes) a pair between units, kept only at the later of its two units in
+/// Memory: one edge (16 bytes) a pair between units, kept only at the later of its two units in
 /// keep order (the earlier one decides nothing by it), in one vector sorted by that unit.
 fn centred_clusters(
     items: &[Item],
