@@ -1,11 +1,17 @@
 """Shared fixtures: texts of every kind, and the `neardup` CLI (the peer of the Python API)."""
 
+import contextlib
 import json
 import os
 import pathlib
 import random
+import socket
+import subprocess
+import time
 
 import pytest
+
+import neardup
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
@@ -48,3 +54,29 @@ def neardup_bin():
     if not path.exists():
         pytest.fail(f"the neardup CLI is needed at {path}: run `cargo build -p neardup` or set NEARDUP_BIN")
     return str(path)
+
+
+@contextlib.contextmanager
+def serving(neardup_bin, db, token=None):
+    """A real `neardup serve` over the database `db` on a free loopback port, ready: yields
+    its URL, and stops it (SIGTERM) after."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    command = [neardup_bin, "serve", "--db", str(db), "--listen", f"127.0.0.1:{port}"]
+    if token:
+        command += ["--token", token]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    client = neardup.Client(url, token=token)
+    deadline = time.time() + 60
+    while not client.health():
+        if process.poll() is not None or time.time() > deadline:
+            process.kill()
+            pytest.fail("neardup serve did not start: " + process.stderr.read().decode())
+        time.sleep(0.1)
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

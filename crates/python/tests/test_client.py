@@ -1,38 +1,15 @@
 """neardup.Client against a real `neardup serve`."""
 
-import socket
-import subprocess
-import time
-
 import pytest
+from conftest import serving
 
 import neardup
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture()
 def server(neardup_bin, tmp_path):
-    port = _free_port()
-    process = subprocess.Popen(
-        [neardup_bin, "serve", "--db", str(tmp_path / "db"), "--listen", f"127.0.0.1:{port}", "--token", "secret"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    client = neardup.Client(url, token="secret")
-    deadline = time.time() + 60
-    while not client.health():
-        if process.poll() is not None or time.time() > deadline:
-            process.kill()
-            pytest.fail("neardup serve did not start: " + process.stderr.read().decode())
-        time.sleep(0.1)
-    yield url
-    process.terminate()
-    process.wait(timeout=30)
+    with serving(neardup_bin, tmp_path / "db", token="secret") as url:
+        yield url
 
 
 def test_client_round_trip(server, news):

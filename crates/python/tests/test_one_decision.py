@@ -11,11 +11,10 @@ door reads the input form as it reads it for a user; the text it decides on is t
 
 import json
 import random
-import socket
 import subprocess
-import time
 
 import pytest
+from conftest import serving
 
 import neardup
 
@@ -112,31 +111,11 @@ def _evidence(answer):
     return {key: answer[key] for key in EVIDENCE if key in answer}
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture()
 def server(neardup_bin, tmp_path_factory):
     """A `neardup serve` of its own for each input form: the forms hold the same texts."""
-    port = _free_port()
-    db = tmp_path_factory.mktemp("served") / "db"
-    process = subprocess.Popen(
-        [neardup_bin, "serve", "--db", str(db), "--listen", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    client = neardup.Client(f"http://127.0.0.1:{port}")
-    deadline = time.time() + 60
-    while not client.health():
-        if process.poll() is not None or time.time() > deadline:
-            process.kill()
-            pytest.fail("neardup serve did not start: " + process.stderr.read().decode())
-        time.sleep(0.1)
-    yield client
-    process.terminate()
-    process.wait(timeout=30)
+    with serving(neardup_bin, tmp_path_factory.mktemp("served") / "db") as url:
+        yield neardup.Client(url)
 
 
 @pytest.mark.parametrize("form", FORMS)
