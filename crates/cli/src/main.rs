@@ -5,6 +5,7 @@
 //! and 143 a batch run ended by SIGINT or SIGTERM (see [`interrupt`]). A closed standard output
 //! (`neardup ... | head`) ends the run quietly with 0.
 
+mod budget_args;
 mod choice;
 mod commands;
 mod db_args;

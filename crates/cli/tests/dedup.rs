@@ -95,7 +95,18 @@ fn finds_exact_and_near_duplicates_and_writes_every_output() {
     assert_eq!(summary["documents"], 5);
     assert_eq!(summary["kept"], 3);
     assert_eq!(summary["clusters"], 2);
-    assert!(summary["bytes_in_memory_per_document"].as_u64().unwrap() > 0);
+    // Measured by the kernel, not estimated: more than the binary's own pages.
+    assert!(summary["peak_rss_bytes"].as_u64().unwrap() > 1 << 20);
+    assert_eq!(summary["memory_budget_bytes"], 2u64 << 30);
+    assert_eq!(summary["spilled_bytes"], 0);
+    let phases: Vec<&str> = summary["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases.first(), Some(&"reading and fingerprinting"));
+    assert_eq!(phases.last(), Some(&"writing outputs"));
 
     // --keep newest keeps the later copy.
     let newest = neardup(
@@ -155,6 +166,81 @@ fn outputs_are_identical_whatever_the_thread_count() {
     let one = pairs_with("1");
     assert!(!one.is_empty());
     assert_eq!(one, pairs_with("2"));
+}
+
+/// Near copies of long texts, more shingles than the smallest budget holds: the shingle sets
+/// go to --tmp-dir and come back, the decisions are those made in memory, and nothing is left
+/// in --tmp-dir (after a run and after a failed one).
+#[test]
+fn a_small_budget_spills_to_tmp_dir_and_decides_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("long.jsonl");
+    // 400 texts of about 13 KB in 200 near-copy pairs: more sets than 16 MB holds beside the rest.
+    let lines: String = (0..400)
+        .map(|i| {
+            let family = i / 2;
+            let edited = i % 2 == 1;
+            let text: Vec<String> = (0..1500)
+                .map(|j| match edited && j == 700 {
+                    true => "edited".to_string(),
+                    false => format!("f{family}w{j}"),
+                })
+                .collect();
+            format!(
+                "{}\n",
+                json!({"id": format!("d{i}"), "text": text.join(" ")})
+            )
+        })
+        .collect();
+    std::fs::write(&input, lines).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let run = |memory: &str| {
+        let summary = dir.path().join(format!("summary-{memory}.json"));
+        let removed = dir.path().join(format!("removed-{memory}.jsonl"));
+        let run = neardup(
+            &[
+                "dedup",
+                input.to_str().unwrap(),
+                "--memory",
+                memory,
+                "--tmp-dir",
+                spill.path().to_str().unwrap(),
+                "--removed",
+                removed.to_str().unwrap(),
+                "--summary",
+                summary.to_str().unwrap(),
+            ],
+            b"",
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let summary: Value = serde_json::from_slice(&std::fs::read(summary).unwrap()).unwrap();
+        (std::fs::read_to_string(removed).unwrap(), summary)
+    };
+    let (in_memory, summary) = run("2G");
+    assert_eq!(summary["spilled_bytes"], 0);
+    assert_eq!(summary["near_duplicates"], 200);
+    let (spilled, summary) = run("16M");
+    assert!(
+        summary["spilled_bytes"].as_u64().unwrap() > 1 << 20,
+        "{summary}"
+    );
+    assert_eq!(spilled, in_memory);
+    assert_eq!(std::fs::read_dir(spill.path()).unwrap().count(), 0);
+
+    let missing = dir.path().join("no-such-dir");
+    let failed = neardup(
+        &[
+            "dedup",
+            input.to_str().unwrap(),
+            "--tmp-dir",
+            missing.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_one_line_error(&failed, 1, "no-such-dir");
+    let tiny = neardup(&["dedup", input.to_str().unwrap(), "--memory", "1K"], b"");
+    assert_eq!(tiny.code, 2, "{}", tiny.stderr);
+    assert!(tiny.stderr.contains("--memory"), "{}", tiny.stderr);
 }
 
 #[test]

@@ -52,6 +52,15 @@ impl FeatureSet {
         })
     }
 
+    /// The set whose hashes `sorted` already lists ascending without repeats (a set written
+    /// out with [`FeatureSet::as_slice`] and read back), or `None` if they are not.
+    pub fn from_sorted(sorted: Vec<u64>) -> Option<Self> {
+        sorted
+            .windows(2)
+            .all(|w| w[0] < w[1])
+            .then_some(FeatureSet(sorted))
+    }
+
     /// The hashes, sorted.
     pub fn as_slice(&self) -> &[u64] {
         &self.0

@@ -30,30 +30,49 @@ impl<'a, F: FnMut(bool)> CorpusFeatures<'a, F> {
 }
 
 impl<F: FnMut(bool)> FeatureSource for CorpusFeatures<'_, F> {
-    fn feature_sets(&mut self, positions: &[u32]) -> Result<Vec<FeatureSet>, DedupError> {
+    fn feature_sets(
+        &mut self,
+        positions: &[u32],
+        sink: &mut dyn FnMut(FeatureSet) -> Result<(), DedupError>,
+    ) -> Result<(), DedupError> {
         let wanted = |i: usize| positions.binary_search(&(i as u32)).is_ok();
         (self.around_read)(true);
-        let mut sets = Vec::with_capacity(positions.len());
+        let mut handed = 0;
         self.corpus
             .for_each_document(
                 "verifying: reading shingle sets",
                 false,
                 |index, _, text| wanted(index).then(|| self.fingerprinter.feature_set(text)),
                 |_, set| {
-                    sets.extend(set);
+                    if let Some(set) = set {
+                        handed += 1;
+                        sink(set).map_err(ReadError::Engine)?;
+                    }
                     Ok(())
                 },
             )
-            .map_err(|e: neardup_ingest::CorpusError| {
-                DedupError::MissingData(format!("reading the inputs again for verification: {e}"))
+            .map_err(|e: ReadError| match e {
+                ReadError::Engine(e) => e,
+                ReadError::Corpus(e) => DedupError::MissingData(format!(
+                    "reading the inputs again for verification: {e}"
+                )),
             })?;
-        if sets.len() != positions.len() {
+        if handed != positions.len() {
             return Err(DedupError::MissingData(
                 "the inputs changed while deduplicating (a second read found other documents)"
                     .into(),
             ));
         }
         (self.around_read)(false);
-        Ok(sets)
+        Ok(())
     }
+}
+
+/// What stops the second read: the inputs, or the engine refusing a set (e.g. a full disk).
+#[derive(Debug, thiserror::Error)]
+enum ReadError {
+    #[error(transparent)]
+    Corpus(#[from] neardup_ingest::CorpusError),
+    #[error(transparent)]
+    Engine(DedupError),
 }

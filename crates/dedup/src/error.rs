@@ -9,6 +9,9 @@ pub enum DedupError {
     /// The items lack what the method needs (MinHash signatures, shingle sets).
     #[error("{0}")]
     MissingData(String),
+    /// Spilling to disk failed (the temporary directory is missing, full or unwritable).
+    #[error("spilling to disk: {0}")]
+    Spill(String),
     /// The search layer refused the request.
     #[error(transparent)]
     Index(#[from] neardup_index::IndexError),

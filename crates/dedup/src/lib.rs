@@ -44,16 +44,22 @@
 //! assert_eq!(outcome.removals[0].of, 0);
 //! ```
 
+mod budget;
+mod by_values;
+mod candidates;
+mod clusters;
 mod corpus_features;
 mod engine;
 mod error;
 mod keys;
 mod options;
 mod policy;
+mod sets;
 mod verdict;
 
+pub use budget::{peak_resident_bytes, Budget};
 pub use corpus_features::CorpusFeatures;
-pub use engine::{dedup, dedup_with, FeatureSource, Item, Outcome, Removal};
+pub use engine::{dedup, dedup_with, FeatureSource, Item, Outcome, Phase, Removal};
 pub use error::DedupError;
 pub use keys::SearchKeys;
 pub use neardup_index::{Cluster, Pair};

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use neardup_core::Choice;
 
+use crate::budget::Budget;
 use crate::policy::Policy;
 
 /// Which member of a cluster is kept.
@@ -48,6 +49,10 @@ pub struct DedupOptions {
     /// The clusters, removals and kept documents are the same either way.
     #[serde(default)]
     pub list_pairs: bool,
+    /// The memory the run may hold and where it spills (not part of a policy file: a property
+    /// of the machine, not of the decision).
+    #[serde(skip)]
+    pub budget: Budget,
 }
 
 impl DedupOptions {

@@ -3,7 +3,9 @@
 use neardup_core::digest::{Digest, DigestAlgorithm};
 use neardup_core::measure::FeatureSet;
 use neardup_core::{Fingerprints, Profile, Simhash};
-use neardup_dedup::{dedup, DedupOptions, KeepPolicy, Kind, Method, Policy, Side, VerifyMeasure};
+use neardup_dedup::{
+    dedup, Budget, DedupOptions, KeepPolicy, Kind, Method, Policy, Side, VerifyMeasure,
+};
 use proptest::prelude::*;
 
 /// An item with a given fingerprint and a digest standing for text `text_id`.
@@ -249,7 +251,8 @@ proptest! {
         prop_assert_eq!(&lazy.removals, &all.removals);
         prop_assert_eq!(&lazy.kept, &all.kept);
         prop_assert!(lazy.verified_candidates <= all.verified_candidates);
-        prop_assert_eq!(lazy.candidates, all.candidates);
+        // The decision looks at pairs of a document and a kept one: a subset of every pair.
+        prop_assert!(lazy.candidates <= all.candidates);
         // The pairs listed are the exact ones and those that decided a removal.
         for pair in &lazy.pairs {
             prop_assert!(all.pairs.contains(pair));
@@ -258,6 +261,37 @@ proptest! {
             let found: Vec<Vec<u32>> = lazy.clusters.iter().map(|c| c.members.clone()).collect();
             prop_assert_eq!(found, reference_decided_clusters(&items, &deciding.policy));
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(60))]
+
+    /// A budget with no room for shingle sets writes every one to a spill file and reads them
+    /// back through a cache of one: the same decisions as in memory, with every accepted pair
+    /// listed or not, and the spill file is gone when the run ends.
+    #[test]
+    fn a_budget_with_no_room_spills_and_decides_the_same(
+        fps in prop_oneof![families(), corpus()],
+        threshold in prop_oneof![0.3f64..1.0, Just(0.6)],
+        list_pairs in any::<bool>(),
+    ) {
+        let items = with_features(&fps);
+        let in_memory = DedupOptions { list_pairs, ..policy(|p| { p.threshold = threshold; p.k = 3; }) };
+        let dir = tempfile::tempdir().unwrap();
+        let spilled = DedupOptions {
+            budget: Budget { memory: 0, tmp_dir: Some(dir.path().to_path_buf()) },
+            ..in_memory.clone()
+        };
+        let expected = dedup(&items, &in_memory).unwrap();
+        let found = dedup(&items, &spilled).unwrap();
+        prop_assert_eq!(expected.spilled_bytes, 0);
+        prop_assert_eq!(&found.removals, &expected.removals);
+        prop_assert_eq!(&found.clusters, &expected.clusters);
+        prop_assert_eq!(&found.pairs, &expected.pairs);
+        prop_assert_eq!(found.verified_candidates, expected.verified_candidates);
+        prop_assert_eq!(found.spilled_bytes > 0, expected.verified_candidates > 0);
+        prop_assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }
 
@@ -538,9 +572,21 @@ fn overlap_and_guard_options_are_validated() {
 fn chains_split_into_centred_clusters_but_stay_one_component() {
     // B is 3 bits from A and from C; A and C are 6 bits apart.
     let items = vec![item(0, 1), item(0b111, 2), item(0b11_1111, 3)];
-    let outcome = dedup(&items, &simhash(3)).unwrap();
-    let clusters: Vec<Vec<u32>> = outcome.clusters.iter().map(|c| c.members.clone()).collect();
-    assert_eq!(clusters, [vec![0, 1]], "C is not within k of A: it is kept");
-    assert_eq!(outcome.kept, [true, false, true]);
-    assert_eq!(outcome.components().unwrap(), [vec![0, 1, 2]]);
+    for list_pairs in [false, true] {
+        let options = DedupOptions {
+            list_pairs,
+            ..simhash(3)
+        };
+        let outcome = dedup(&items, &options).unwrap();
+        let clusters: Vec<Vec<u32>> = outcome.clusters.iter().map(|c| c.members.clone()).collect();
+        assert_eq!(clusters, [vec![0, 1]], "C is not within k of A: it is kept");
+        assert_eq!(outcome.kept, [true, false, true]);
+        // Components follow every accepted pair: listed only when asked.
+        let components = outcome.components().unwrap();
+        if list_pairs {
+            assert_eq!(components, [vec![0, 1, 2]]);
+        } else {
+            assert_eq!(components, [vec![0, 1]]);
+        }
+    }
 }

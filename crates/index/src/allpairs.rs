@@ -63,11 +63,74 @@ impl Pair {
 /// assert_eq!(pairs, vec![Pair::new(0, 1, 3), Pair::new(0, 2, 0), Pair::new(1, 2, 3)]);
 /// ```
 pub fn all_pairs<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<Vec<Pair>> {
+    let near = near_values(fps, k, design)?;
+    let mut pairs = near.groups.identical_pairs();
+    for &(u, v, distance) in &near.pairs {
+        for &a in near.groups.members(u) {
+            for &b in near.groups.members(v) {
+                pairs.push(Pair::new(a, b, distance));
+            }
+        }
+    }
+    pairs.par_sort_unstable();
+    Ok(pairs)
+}
+
+/// The fingerprints of a set grouped by value, and every pair of distinct values within `k`:
+/// what [`all_pairs`] finds, before it is expanded to positions. A family of m documents with
+/// one fingerprint is one value here, so memory is linear in the input however large the
+/// families (`all_pairs` lists m(m − 1)/2 pairs for it).
+///
+/// Memory: 12 bytes a position (value, grouping) and 12 bytes a value pair. At `k = 3` on 64
+/// bits a value has at most 43,745 values within `k`, so the pairs are at most that many per
+/// distinct value, and in practice a few.
+///
+/// ```
+/// use neardup_index::{near_values, Design};
+/// let fps: Vec<u64> = vec![0b0000, 0b0111, 0b0000, 0xFF00];
+/// let near = near_values(&fps, 3, Design::Tables4x16).unwrap();
+/// assert_eq!(near.values(), &[0b0000, 0b0111, 0xFF00]);
+/// assert_eq!(near.members(0), &[0, 2]); // positions 0 and 2 hold the first value
+/// assert_eq!(near.pairs(), &[(0, 1, 3)]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct NearValues<F> {
+    groups: Groups<F>,
+    /// `(u, v, distance)` between value indices, `u < v`, sorted.
+    pairs: Vec<(u32, u32, u32)>,
+}
+
+impl<F> NearValues<F> {
+    /// The distinct fingerprints, ascending.
+    pub fn values(&self) -> &[F] {
+        &self.groups.values
+    }
+
+    /// The positions (ascending) holding value `u` (an index into [`NearValues::values`]).
+    pub fn members(&self, u: u32) -> &[u32] {
+        self.groups.members(u)
+    }
+
+    /// Every pair of distinct values within `k`: `(u, v, distance)` with `u < v`, sorted.
+    pub fn pairs(&self) -> &[(u32, u32, u32)] {
+        &self.pairs
+    }
+
+    /// Heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        self.groups.values.capacity() * std::mem::size_of::<F>()
+            + (self.groups.starts.capacity() + self.groups.positions.capacity()) * 4
+            + self.pairs.capacity() * 12
+    }
+}
+
+/// Groups `fps` by value and finds every pair of distinct values within `k` (see
+/// [`NearValues`]). Same search and errors as [`all_pairs`].
+pub fn near_values<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<NearValues<F>> {
     check_k(k, design.max_k())?;
     let tables = design.tables::<F>()?;
     checked_len(fps.len())?;
     let groups = Groups::new(fps);
-    let mut pairs = groups.identical_pairs();
     let search = Search {
         vals: &groups.values,
         k,
@@ -88,24 +151,30 @@ pub fn all_pairs<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<Ve
             out
         })
         .collect();
-    for (u, v, distance) in found.into_iter().flatten() {
-        for &a in groups.members(u) {
-            for &b in groups.members(v) {
-                pairs.push(Pair::new(a, b, distance));
-            }
-        }
-    }
+    let mut pairs: Vec<(u32, u32, u32)> = found
+        .into_iter()
+        .flatten()
+        .map(|(u, v, d)| (u.min(v), u.max(v), d))
+        .collect();
     pairs.par_sort_unstable();
-    Ok(pairs)
+    Ok(NearValues { groups, pairs })
 }
 
 /// Input positions grouped by identical fingerprint: distinct values ascending.
+#[derive(Debug, Clone)]
 struct Groups<F> {
     /// Distinct fingerprints, ascending.
     values: Vec<F>,
     /// `positions[starts[u]..starts[u + 1]]`: the positions holding `values[u]`, ascending.
     starts: Vec<u32>,
     positions: Vec<u32>,
+}
+
+impl<F> Groups<F> {
+    /// Positions holding distinct value `u`.
+    fn members(&self, u: u32) -> &[u32] {
+        &self.positions[self.starts[u as usize] as usize..self.starts[u as usize + 1] as usize]
+    }
 }
 
 impl<F: Fingerprint> Groups<F> {
@@ -133,11 +202,6 @@ impl<F: Fingerprint> Groups<F> {
             starts,
             positions,
         }
-    }
-
-    /// Positions holding distinct value `u`.
-    fn members(&self, u: u32) -> &[u32] {
-        &self.positions[self.starts[u as usize] as usize..self.starts[u as usize + 1] as usize]
     }
 
     /// Every pair of positions holding the same value (distance 0).

@@ -8,14 +8,15 @@ use std::time::Instant;
 use anyhow::Context;
 use neardup_core::Fingerprinter;
 use neardup_dedup::{
-    dedup_with, AcceptedPair, ClusterOf, ComponentOf, CorpusFeatures, DedupOptions,
-    DocumentVerdict, DuplicateOf, Item, KeepPolicy, Kind, Outcome, Policy, Verdict,
+    dedup_with, AcceptedPair, Budget, ClusterOf, ComponentOf, CorpusFeatures, DedupOptions,
+    DocumentVerdict, DuplicateOf, Item, KeepPolicy, Kind, Outcome, Phase, Policy, Verdict,
 };
 use neardup_ingest::url::canonicalize;
 use neardup_ingest::{Accounting, Corpus};
 use neardup_store::{open_db, InsertMode, OpenOptions};
 use serde::Serialize;
 
+use crate::budget_args::BudgetArgs;
 use crate::choice::choice;
 use crate::documents::{unix_seconds, InputArgs};
 use crate::output::{Output, Outputs};
@@ -29,6 +30,8 @@ pub struct DedupArgs {
     input: InputArgs,
     #[command(flatten)]
     policy: PolicyArgs,
+    #[command(flatten)]
+    budget: BudgetArgs,
     /// Which document of a cluster is kept.
     #[arg(long, value_parser = choice::<KeepPolicy>(), default_value = "first", conflicts_with = "index")]
     keep: KeepPolicy,
@@ -96,8 +99,14 @@ struct Summary {
     seconds: f64,
     mb_per_second: f64,
     documents_per_second: f64,
-    /// Memory held per document until the run ends.
-    bytes_in_memory_per_document: usize,
+    /// The memory budget (--memory), in bytes.
+    memory_budget_bytes: u64,
+    /// The peak resident memory of the process, as the kernel measured it (getrusage).
+    peak_rss_bytes: Option<u64>,
+    /// Bytes written to --tmp-dir because they did not fit the budget.
+    spilled_bytes: u64,
+    /// Each phase of the run and its wall time, in order.
+    phases: Vec<Phase>,
     profile: String,
     /// The decision, in words (the policy itself: --show-policy).
     policy: String,
@@ -231,6 +240,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         // Every accepted pair only when one is written: else each document is verified only
         // against the kept documents it could duplicate (same clusters, far fewer checks).
         list_pairs: args.pairs.is_some() || args.components.is_some(),
+        budget: Budget::default(),
     };
     if args.policy.show(&options.policy)? {
         return Ok(());
@@ -249,6 +259,8 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
             .transpose()?;
         return run_incremental(&args, &corpus, spec, policy, started);
     }
+    let (budget, _spill_dir) = args.budget.budget()?;
+    let options = DedupOptions { budget, ..options };
     let fingerprinter = Fingerprinter::new(options.policy.profile.clone())?;
     let url_dedup = options.url_dedup;
     let mut ids: Vec<String> = Vec::new();
@@ -280,9 +292,11 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         true => phase.finish_and_clear(),
         false => phase = progress::spinner("verifying candidates and forming clusters"),
     });
+    let read_seconds = started.elapsed().as_secs_f64();
     let outcome = dedup_with(&items, &options, &mut features);
     phase.finish_and_clear();
     let outcome = outcome?;
+    let written = Instant::now();
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let mut outputs = Outputs::default();
     if let Some(path) = &args.removed {
@@ -303,6 +317,16 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let seconds = started.elapsed().as_secs_f64();
     let count = |kind| outcome.removals.iter().filter(|r| r.kind == kind).count();
     let accounting = corpus.accounting();
+    let phases = std::iter::once(Phase {
+        name: "reading and fingerprinting",
+        seconds: read_seconds,
+    })
+    .chain(outcome.phases.iter().copied())
+    .chain(std::iter::once(Phase {
+        name: "writing outputs",
+        seconds: written.elapsed().as_secs_f64(),
+    }))
+    .collect();
     let summary = Summary {
         documents: items.len(),
         input_bytes,
@@ -320,9 +344,10 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         seconds,
         mb_per_second: input_bytes as f64 / 1e6 / seconds.max(1e-9),
         documents_per_second: items.len() as f64 / seconds.max(1e-9),
-        bytes_in_memory_per_document: std::mem::size_of::<Item>()
-            + std::mem::size_of::<String>()
-            + ids.iter().map(|id| id.len()).sum::<usize>() / ids.len().max(1),
+        memory_budget_bytes: options.budget.memory,
+        peak_rss_bytes: neardup_dedup::peak_resident_bytes(),
+        spilled_bytes: outcome.spilled_bytes,
+        phases,
         profile: fingerprinter.profile().name.clone(),
         policy: options.policy.describe(),
         clustering: "representative-centred",
@@ -467,4 +492,21 @@ fn print_summary(s: &Summary) {
         s.skipped_records
     );
     eprintln!("neardup: {}", s.records);
+    let phases: Vec<String> = s
+        .phases
+        .iter()
+        .map(|p| format!("{} {:.2} s", p.name, p.seconds))
+        .collect();
+    eprintln!(
+        "neardup: peak memory {}, budget {}, {} spilled; {}",
+        megabytes(s.peak_rss_bytes),
+        megabytes(Some(s.memory_budget_bytes)),
+        megabytes(Some(s.spilled_bytes)),
+        phases.join(", ")
+    );
+}
+
+/// `bytes` in MB for the summary line, or "unknown".
+fn megabytes(bytes: Option<u64>) -> String {
+    bytes.map_or("unknown".into(), |b| format!("{:.1} MB", b as f64 / 1e6))
 }

@@ -1,0 +1,102 @@
+//! [`Budget`]: how much memory a batch run may hold, and where what does not fit goes.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::DedupError;
+
+/// The memory a batch run may hold, and the directory it spills to.
+///
+/// The engine adds up what it holds per document (fingerprints, exact groups, the values and
+/// pairs of the search, the order of decisions) and gives what is left to the shingle sets
+/// verification reads: those are held in memory while they fit, and written to a temporary file
+/// in [`Budget::tmp_dir`] beyond that, read back through a cache of the same share. The
+/// temporary files are removed when the run ends, fails or is dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Budget {
+    /// Bytes of memory the run may hold for its own data.
+    pub memory: u64,
+    /// Where spilled data goes; `None`: the system's temporary directory (`$TMPDIR`).
+    pub tmp_dir: Option<PathBuf>,
+}
+
+impl Budget {
+    /// The default budget: 2 GiB, what a laptop spares for a batch job while other work goes on.
+    pub const DEFAULT_MEMORY: u64 = 2 << 30;
+
+    /// The smallest budget accepted: what the engine needs to make progress at all.
+    pub const MIN_MEMORY: u64 = 16 << 20;
+
+    /// A budget of `memory` bytes spilling to `tmp_dir` (or `$TMPDIR`).
+    pub fn new(memory: u64, tmp_dir: Option<PathBuf>) -> Result<Self, DedupError> {
+        if memory < Self::MIN_MEMORY {
+            return Err(DedupError::InvalidOption(format!(
+                "a memory budget of {memory} bytes is below the least the engine needs ({} bytes)",
+                Self::MIN_MEMORY
+            )));
+        }
+        Ok(Budget { memory, tmp_dir })
+    }
+
+    /// The directory spilled files go to.
+    pub fn spill_dir(&self) -> PathBuf {
+        self.tmp_dir.clone().unwrap_or_else(std::env::temp_dir)
+    }
+
+    /// What is left of the budget once `held` bytes are taken: possibly nothing, and then
+    /// every shingle set goes to disk and is read back one at a time (slower, but the run
+    /// finishes).
+    pub(crate) fn left_after(&self, held: u64) -> u64 {
+        self.memory.saturating_sub(held + self.slack())
+    }
+
+    /// What the budget keeps free for what the engine does not count itself: the reader's
+    /// blocks in flight, the allocator's own overhead, the program.
+    fn slack(&self) -> u64 {
+        (self.memory / 8).max(64 << 20).min(self.memory / 2)
+    }
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            memory: Self::DEFAULT_MEMORY,
+            tmp_dir: None,
+        }
+    }
+}
+
+/// A temporary file in `dir`, removed when dropped.
+pub(crate) fn spill_file(dir: &Path) -> Result<tempfile::NamedTempFile, DedupError> {
+    tempfile::Builder::new()
+        .prefix("neardup-spill-")
+        .tempfile_in(dir)
+        .map_err(|e| DedupError::Spill(format!("cannot create a file in {}: {e}", dir.display())))
+}
+
+/// The peak resident memory of this process so far, in bytes, as the kernel counts it
+/// (`getrusage`): what a summary reports, measured rather than estimated. `None` where the
+/// platform does not say.
+pub fn peak_resident_bytes() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: `usage` is a valid, writable rusage; getrusage only writes into it.
+        let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+        if status != 0 {
+            return None;
+        }
+        // SAFETY: getrusage succeeded, so it filled the struct (zeroed before in any case).
+        let usage = unsafe { usage.assume_init() };
+        let max = u64::try_from(usage.ru_maxrss).ok()?;
+        // Linux and the BSDs count kilobytes, macOS bytes.
+        Some(if cfg!(target_os = "macos") {
+            max
+        } else {
+            max * 1024
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}

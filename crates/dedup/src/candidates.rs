@@ -1,0 +1,404 @@
+//! Candidate pairs: the SimHash, MinHash LSH or overlap search over the first members of exact
+//! groups, and their verification on shingle sets held within the budget.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use neardup_core::measure::FeatureSet;
+use neardup_core::Simhash;
+use neardup_index::{all_pairs, candidate_pairs, Design, Fingerprint, LshParams};
+use rayon::prelude::*;
+
+use crate::budget::Budget;
+use crate::engine::{distance, pair, simhash_similarity, FeatureSource, FoundPair, Item};
+use crate::error::DedupError;
+use crate::policy::{Evidence, Kind, Measure, Method, Policy};
+use crate::sets::SetStore;
+
+/// The near-duplicate candidates among some documents, and what verifying them needs.
+pub(crate) struct NearCandidates {
+    /// Candidate pairs `(a, b, similarity)`, `a < b`.
+    pub(crate) candidates: Vec<(u32, u32, f64)>,
+    /// The shingle sets of the documents in candidates, when the policy verifies.
+    pub(crate) verifier: Option<Verifier>,
+}
+
+/// Verification of candidate pairs on the shingle sets of the documents in them.
+pub(crate) struct Verifier {
+    sets: SetStore,
+}
+
+impl Verifier {
+    /// Stores the shingle sets of `positions` (ascending) from `source` within `memory` bytes,
+    /// spilling to `spill_dir` beyond them.
+    pub(crate) fn fetch(
+        source: &mut dyn FeatureSource,
+        positions: &[u32],
+        memory: u64,
+        spill_dir: &std::path::Path,
+    ) -> Result<Self, DedupError> {
+        let started = Instant::now();
+        let mut sets = SetStore::new(memory, spill_dir);
+        let mut at = 0;
+        source.feature_sets(positions, &mut |set| {
+            let position = *positions.get(at).ok_or_else(|| too_many(positions.len()))?;
+            at += 1;
+            sets.push(position, &set)
+        })?;
+        if at != positions.len() {
+            return Err(DedupError::MissingData(format!(
+                "asked for {} shingle sets, got {at}",
+                positions.len()
+            )));
+        }
+        sets.finish()?;
+        tracing::info!(
+            documents = sets.len(),
+            shingles = sets.shingles(),
+            spilled_bytes = sets.spilled_bytes(),
+            seconds = started.elapsed().as_secs_f64(),
+            "shingle sets of the candidate documents stored"
+        );
+        Ok(Verifier { sets })
+    }
+
+    /// Bytes of shingle sets written to disk.
+    pub(crate) fn spilled_bytes(&self) -> u64 {
+        self.sets.spilled_bytes()
+    }
+
+    /// The pair `(a, b)` if the policy's verification accepts it. Bucket counts rule out most
+    /// failing pairs without a merge (exactly: the bound is never below the true intersection).
+    pub(crate) fn verify(
+        &self,
+        items: &[Item],
+        policy: &Policy,
+        a: u32,
+        b: u32,
+    ) -> Result<Option<FoundPair>, DedupError> {
+        let (Some(x), Some(y)) = (self.sets.get(a)?, self.sets.get(b)?) else {
+            return Ok(None);
+        };
+        let bounds = Some((&x.counts, &y.counts));
+        Ok(policy
+            .verify(&x.set, &y.set, bounds)
+            .map(|evidence| pair(items, a, b, Kind::Near, evidence)))
+    }
+}
+
+fn too_many(asked: usize) -> DedupError {
+    DedupError::MissingData(format!("asked for {asked} shingle sets, got more"))
+}
+
+/// Near-duplicate candidates among `positions` (ascending), with the shingle sets of the
+/// documents in them when the policy verifies.
+pub(crate) fn near_candidates(
+    items: &[Item],
+    positions: &[u32],
+    policy: &Policy,
+    source: &mut dyn FeatureSource,
+    budget: &Budget,
+) -> Result<NearCandidates, DedupError> {
+    let started = Instant::now();
+    // The overlap search needs every shingle set; verification then takes them from there.
+    let mut held: Option<Vec<FeatureSet>> = None;
+    let candidates: Vec<(u32, u32, f64)> = match policy.method {
+        Method::Exact => Vec::new(),
+        Method::Simhash | Method::Cascade => simhash_candidates(items, positions, policy.k)?,
+        Method::Minhash => minhash_candidates(items, positions, policy.threshold)?,
+        Method::Overlap => {
+            let sets = fetch(source, positions)?;
+            let candidates = overlap_candidates(positions, &sets, policy);
+            held = Some(sets);
+            candidates
+        }
+    };
+    tracing::info!(
+        method = ?policy.method,
+        documents = positions.len(),
+        candidates = candidates.len(),
+        seconds = started.elapsed().as_secs_f64(),
+        "candidate pairs found"
+    );
+    if !policy.verifies() || candidates.is_empty() {
+        return Ok(NearCandidates {
+            candidates,
+            verifier: None,
+        });
+    }
+    let memory = budget.left_after(held_bytes(items, candidates.len()));
+    let spill_dir = budget.spill_dir();
+    let verifier = match held {
+        // The overlap search held every set already: they are stored as they are.
+        Some(sets) => {
+            let mut source = HeldSets(sets);
+            Verifier::fetch(&mut source, positions, memory, &spill_dir)?
+        }
+        None => {
+            let mut involved: Vec<u32> = candidates.iter().flat_map(|&(a, b, _)| [a, b]).collect();
+            involved.sort_unstable();
+            involved.dedup();
+            Verifier::fetch(source, &involved, memory, &spill_dir)?
+        }
+    };
+    Ok(NearCandidates {
+        candidates,
+        verifier: Some(verifier),
+    })
+}
+
+/// Bytes the engine holds before shingle sets: the items and the candidate pairs (an
+/// estimate that decides the sets' share of the budget; the summary reports the measured peak).
+fn held_bytes(items: &[Item], candidates: usize) -> u64 {
+    let per_item = std::mem::size_of::<Item>() as u64 + 16;
+    items.len() as u64 * per_item + candidates as u64 * 40
+}
+
+/// Sets already in memory, handed over in order.
+struct HeldSets(Vec<FeatureSet>);
+
+impl FeatureSource for HeldSets {
+    fn feature_sets(
+        &mut self,
+        _positions: &[u32],
+        sink: &mut dyn FnMut(FeatureSet) -> Result<(), DedupError>,
+    ) -> Result<(), DedupError> {
+        std::mem::take(&mut self.0).into_iter().try_for_each(sink)
+    }
+}
+
+/// Every candidate the policy accepts (all verified, in parallel, when it verifies), and how
+/// many were verified.
+pub(crate) fn accept_all(
+    items: &[Item],
+    policy: &Policy,
+    candidates: &[(u32, u32, f64)],
+    verifier: Option<&Verifier>,
+) -> Result<(Vec<FoundPair>, usize), DedupError> {
+    let Some(verifier) = verifier else {
+        let pairs = candidates
+            .iter()
+            .map(|&(a, b, value)| {
+                let evidence = match policy.method {
+                    Method::Minhash => Evidence {
+                        measure: Measure::MinhashEstimate,
+                        value,
+                        threshold: policy.threshold,
+                    },
+                    _ => Evidence {
+                        measure: Measure::SimhashDistance,
+                        value: f64::from(distance(items, a, b)),
+                        threshold: f64::from(policy.k),
+                    },
+                };
+                pair(items, a, b, Kind::Near, evidence)
+            })
+            .collect();
+        return Ok((pairs, 0));
+    };
+    let started = Instant::now();
+    let verified: Vec<Option<FoundPair>> = candidates
+        .par_iter()
+        .map(|&(a, b, _)| verifier.verify(items, policy, a, b))
+        .collect::<Result<_, _>>()?;
+    let verified: Vec<FoundPair> = verified.into_iter().flatten().collect();
+    tracing::info!(
+        examined = candidates.len(),
+        accepted = verified.len(),
+        seconds = started.elapsed().as_secs_f64(),
+        "candidates verified"
+    );
+    Ok((verified, candidates.len()))
+}
+
+/// The shingle sets of `positions` from `source`, all in memory (what the overlap search
+/// needs), checked for number.
+fn fetch(source: &mut dyn FeatureSource, positions: &[u32]) -> Result<Vec<FeatureSet>, DedupError> {
+    let mut sets = Vec::with_capacity(positions.len());
+    source.feature_sets(positions, &mut |set| {
+        sets.push(set);
+        Ok(())
+    })?;
+    if sets.len() != positions.len() {
+        return Err(DedupError::MissingData(format!(
+            "asked for {} shingle sets, got {}",
+            positions.len(),
+            sets.len()
+        )));
+    }
+    Ok(sets)
+}
+
+/// SimHash pairs within `k` among `positions`, mapped back to item positions, with
+/// `1 - d/f` as similarity.
+fn simhash_candidates(
+    items: &[Item],
+    positions: &[u32],
+    k: u32,
+) -> Result<Vec<(u32, u32, f64)>, DedupError> {
+    let Some(&first) = positions.first() else {
+        return Ok(Vec::new());
+    };
+    let pairs = match items[first as usize].fingerprints.simhash {
+        Simhash::B64(_) => {
+            let fps: Vec<u64> = positions
+                .iter()
+                .map(|&i| items[i as usize].fingerprints.simhash.as_u128() as u64)
+                .collect();
+            pairs_of(&fps, k)?
+        }
+        Simhash::B128(_) => {
+            let fps: Vec<u128> = positions
+                .iter()
+                .map(|&i| items[i as usize].fingerprints.simhash.as_u128())
+                .collect();
+            pairs_of(&fps, k)?
+        }
+    };
+    Ok(pairs
+        .into_iter()
+        .map(|(a, b)| {
+            let (a, b) = (positions[a as usize], positions[b as usize]);
+            (a, b, simhash_similarity(items, a, b))
+        })
+        .collect())
+}
+
+fn pairs_of<F: Fingerprint>(fps: &[F], k: u32) -> Result<Vec<(u32, u32)>, DedupError> {
+    let design = Design::for_expected_len(fps.len(), k, F::BITS);
+    Ok(all_pairs(fps, k, design)?
+        .into_iter()
+        .map(|p| (p.a, p.b))
+        .collect())
+}
+
+/// MinHash LSH candidates among `positions` whose estimated Jaccard is at least `threshold`.
+fn minhash_candidates(
+    items: &[Item],
+    positions: &[u32],
+    threshold: f64,
+) -> Result<Vec<(u32, u32, f64)>, DedupError> {
+    let signatures: Vec<&[u32]> = positions
+        .iter()
+        .map(|&i| {
+            items[i as usize].fingerprints.minhash.as_deref().ok_or_else(|| {
+                DedupError::MissingData(
+                    "the minhash method needs a profile with MinHash signatures (\"minhash\": {\"num_perm\": 128, \"seed\": 1})".into(),
+                )
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let Some(num_perm) = signatures.first().map(|s| s.len()) else {
+        return Ok(Vec::new());
+    };
+    let params = LshParams::optimal(threshold, num_perm, 0.5, 0.5)?;
+    Ok(candidate_pairs(&signatures, params, Some(threshold))?
+        .into_iter()
+        .map(|p| {
+            (
+                positions[p.a as usize],
+                positions[p.b as usize],
+                p.similarity,
+            )
+        })
+        .collect())
+}
+
+/// Every pair among `positions` (with their shingle sets `sets`) that verification could
+/// accept: the smaller set of the pair shares at least `⌈threshold · |smaller|⌉` shingles with
+/// the larger (what containment ≥ threshold needs, and Jaccard ≥ threshold too), and the two
+/// pass the length-ratio guard. Each pair once, `a < b`, with the ratio of the set sizes as
+/// its similarity (verification orders by it and then computes the true measure).
+///
+/// Prefix filtering (Chaudhuri et al. 2006; Bayardo et al. 2007): order every set's shingles
+/// rarest first (document frequency, then hash). If |A ∩ B| ≥ α, the first shared shingle in
+/// that order is among the first |A| − α + 1 shingles of A and among the first |B| − α + 1 of
+/// B, since everything before it in either set is unshared. So each set is indexed by its
+/// first |A| − α(|A|) + 1 shingles (as the smaller side of a pair), and probed with its first
+/// |B| − α_min + 1 (as the larger side; α_min is the α of the smallest partner the length
+/// guard allows). Rarest first keeps the posting lists short: a common shingle is seldom among
+/// a set's rarest. Exact: no pair is missed. Empty sets take part in no pair.
+fn overlap_candidates(
+    positions: &[u32],
+    sets: &[FeatureSet],
+    policy: &Policy,
+) -> Vec<(u32, u32, f64)> {
+    let mut frequency: HashMap<u64, u32> = HashMap::new();
+    for set in sets {
+        for &shingle in set.as_slice() {
+            *frequency.entry(shingle).or_default() += 1;
+        }
+    }
+    let ordered: Vec<Vec<u64>> = sets
+        .par_iter()
+        .map(|set| {
+            let mut shingles = set.as_slice().to_vec();
+            shingles.sort_by_key(|s| (frequency[s], *s));
+            shingles
+        })
+        .collect();
+    let needed = |len: usize| shared_needed(len, policy.threshold);
+    let mut postings: HashMap<u64, Vec<u32>> = HashMap::new();
+    for (at, shingles) in ordered.iter().enumerate() {
+        // `needed` is between 1 and the size for a positive threshold (validated).
+        let prefix = shingles.len() + 1 - needed(shingles.len()).max(1);
+        for &shingle in &shingles[..prefix.min(shingles.len())] {
+            postings.entry(shingle).or_default().push(at as u32);
+        }
+    }
+    let size = |at: usize| sets[at].len();
+    let per_document: Vec<Vec<(u32, u32, f64)>> = (0..sets.len())
+        .into_par_iter()
+        .map(|b| {
+            let len_b = size(b);
+            if len_b == 0 {
+                return Vec::new();
+            }
+            // The smallest partner the guard allows, and the overlap it would need.
+            let smallest = (1..=len_b)
+                .find(|&len| policy.length_ratio_passes(len, len_b))
+                .unwrap_or(len_b);
+            let probe = len_b + 1 - needed(smallest).clamp(1, len_b);
+            let mut partners: Vec<u32> = ordered[b][..probe]
+                .iter()
+                .filter_map(|shingle| postings.get(shingle))
+                .flatten()
+                .copied()
+                .filter(|&a| {
+                    let len_a = size(a as usize);
+                    // `a` is the smaller side (ties: the earlier), and the guard holds.
+                    (len_a, a) < (len_b, b as u32) && policy.length_ratio_passes(len_a, len_b)
+                })
+                .collect();
+            partners.sort_unstable();
+            partners.dedup();
+            partners
+                .into_iter()
+                .map(|a| {
+                    let (x, y) = (positions[a as usize], positions[b]);
+                    let ratio = size(a as usize) as f64 / len_b as f64;
+                    (x.min(y), x.max(y), ratio)
+                })
+                .collect()
+        })
+        .collect();
+    per_document.into_iter().flatten().collect()
+}
+
+/// The fewest shared shingles for which a set of `len` shingles is contained at `threshold`:
+/// the smallest `m` with `m / len ≥ threshold`, computed as verification compares (in floating
+/// point), so that the search and the verification agree at the boundary.
+fn shared_needed(len: usize, threshold: f64) -> usize {
+    if len == 0 {
+        return 0;
+    }
+    let passes = |m: usize| m as f64 / len as f64 >= threshold;
+    let mut m = ((threshold * len as f64).ceil() as usize).min(len);
+    while m > 0 && passes(m - 1) {
+        m -= 1;
+    }
+    while m < len && !passes(m) {
+        m += 1;
+    }
+    m
+}

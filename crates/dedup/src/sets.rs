@@ -1,0 +1,304 @@
+//! [`SetStore`]: the shingle sets verification reads, held in memory while they fit their share
+//! of the [`Budget`](crate::Budget) and written to a temporary file beyond it, read back
+//! through a cache of bounded size.
+//!
+//! Shingle hashes are uniform 64-bit values: sorted, their gaps still take about 64 − log2(n)
+//! bits each, so neither delta coding nor zstd makes them much smaller. They are stored as they
+//! are, 8 bytes a shingle, and the file is read at the offsets of the sets a verification needs.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use lru::LruCache;
+use neardup_core::measure::{BucketCounts, FeatureSet};
+use tempfile::NamedTempFile;
+
+use crate::budget::spill_file;
+use crate::error::DedupError;
+
+/// A set ready for verification: its shingles and their bucket counts.
+#[derive(Debug)]
+pub(crate) struct HeldSet {
+    pub(crate) set: FeatureSet,
+    pub(crate) counts: BucketCounts,
+}
+
+impl HeldSet {
+    fn new(set: FeatureSet) -> Self {
+        let counts = BucketCounts::of(&set);
+        HeldSet { set, counts }
+    }
+
+    /// Bytes held: the shingles and about one byte a shingle of counts.
+    fn bytes(&self) -> usize {
+        self.set.len() * 9 + 64
+    }
+}
+
+/// Where one stored set lies.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    /// Offset in shingles, in memory or in the file.
+    offset: u64,
+    len: u32,
+    on_disk: bool,
+}
+
+/// The spill file and its writer.
+struct Spill {
+    file: NamedTempFile,
+    writer: Option<BufWriter<File>>,
+    /// Shingles written.
+    written: u64,
+}
+
+/// Shingle sets by document position, appended in ascending order of position.
+pub(crate) struct SetStore {
+    positions: Vec<u32>,
+    spans: Vec<Span>,
+    memory: Vec<u64>,
+    /// Shingles `memory` may hold before sets go to the file.
+    memory_limit: usize,
+    spill_dir: std::path::PathBuf,
+    spill: Option<Spill>,
+    cache: Mutex<Cache>,
+}
+
+/// The most recently used sets, up to a number of bytes.
+struct Cache {
+    sets: LruCache<u32, Arc<HeldSet>>,
+    bytes: usize,
+    limit: usize,
+}
+
+impl SetStore {
+    /// A store that holds up to `bytes` of sets in memory (three quarters as written sets,
+    /// one as the cache of sets read back) and spills the rest to a file in `spill_dir`.
+    pub(crate) fn new(bytes: u64, spill_dir: &Path) -> Self {
+        let quarter = usize::try_from(bytes / 4).unwrap_or(usize::MAX);
+        let memory_limit = quarter * 3 / 8;
+        SetStore {
+            positions: Vec::new(),
+            spans: Vec::new(),
+            // Reserved once: growing by doubling would hold up to twice the share, and three
+            // times while it moves. Pages never written are never resident.
+            memory: Vec::with_capacity(memory_limit),
+            memory_limit,
+            spill_dir: spill_dir.to_path_buf(),
+            spill: None,
+            cache: Mutex::new(Cache {
+                sets: LruCache::unbounded(),
+                bytes: 0,
+                limit: quarter,
+            }),
+        }
+    }
+
+    /// Stores the set of the document at `position` (greater than any stored before).
+    pub(crate) fn push(&mut self, position: u32, set: &FeatureSet) -> Result<(), DedupError> {
+        if self.positions.last().is_some_and(|&last| last >= position) {
+            return Err(DedupError::MissingData(format!(
+                "shingle sets came out of order (document {position})"
+            )));
+        }
+        let shingles = set.as_slice();
+        let len = u32::try_from(shingles.len()).map_err(|_| {
+            DedupError::MissingData(format!("document {position}: too many shingles"))
+        })?;
+        let span =
+            if self.spill.is_none() && self.memory.len() + shingles.len() <= self.memory_limit {
+                let offset = self.memory.len() as u64;
+                self.memory.extend_from_slice(shingles);
+                Span {
+                    offset,
+                    len,
+                    on_disk: false,
+                }
+            } else {
+                let spill = self.spill_mut()?;
+                let offset = spill.written;
+                let writer = spill
+                    .writer
+                    .as_mut()
+                    .expect("the writer lives until finish");
+                for shingle in shingles {
+                    writer
+                        .write_all(&shingle.to_le_bytes())
+                        .map_err(write_error)?;
+                }
+                spill.written += shingles.len() as u64;
+                Span {
+                    offset,
+                    len,
+                    on_disk: true,
+                }
+            };
+        self.positions.push(position);
+        self.spans.push(span);
+        Ok(())
+    }
+
+    /// Ends the writing: what is spilled is flushed so that it can be read.
+    pub(crate) fn finish(&mut self) -> Result<(), DedupError> {
+        if let Some(spill) = &mut self.spill {
+            if let Some(mut writer) = spill.writer.take() {
+                writer.flush().map_err(write_error)?;
+            }
+        }
+        self.memory.shrink_to_fit();
+        Ok(())
+    }
+
+    /// Bytes written to the spill file.
+    pub(crate) fn spilled_bytes(&self) -> u64 {
+        self.spill.as_ref().map_or(0, |s| s.written * 8)
+    }
+
+    /// Number of sets stored.
+    pub(crate) fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Shingles stored, in memory and on disk.
+    pub(crate) fn shingles(&self) -> u64 {
+        self.memory.len() as u64 + self.spill.as_ref().map_or(0, |s| s.written)
+    }
+
+    /// The set of the document at `position`, or `None` if it was not stored.
+    pub(crate) fn get(&self, position: u32) -> Result<Option<Arc<HeldSet>>, DedupError> {
+        let Ok(at) = self.positions.binary_search(&position) else {
+            return Ok(None);
+        };
+        if let Some(held) = self.lock().sets.get(&position) {
+            return Ok(Some(Arc::clone(held)));
+        }
+        let held = Arc::new(HeldSet::new(self.read(self.spans[at], position)?));
+        let mut cache = self.lock();
+        cache.bytes += held.bytes();
+        if let Some(old) = cache.sets.put(position, Arc::clone(&held)) {
+            cache.bytes -= old.bytes();
+        }
+        while cache.bytes > cache.limit && cache.sets.len() > 1 {
+            if let Some((_, old)) = cache.sets.pop_lru() {
+                cache.bytes -= old.bytes();
+            }
+        }
+        Ok(Some(held))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Cache> {
+        // A panic elsewhere cannot leave the cache inconsistent in a way that matters: it only
+        // holds copies.
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn read(&self, span: Span, position: u32) -> Result<FeatureSet, DedupError> {
+        let shingles = if span.on_disk {
+            let spill = self.spill.as_ref().expect("a span on disk has a file");
+            let mut bytes = vec![0u8; span.len as usize * 8];
+            read_at(spill.file.as_file(), &mut bytes, span.offset * 8).map_err(|e| {
+                DedupError::Spill(format!("reading {} back: {e}", spill.file.path().display()))
+            })?;
+            bytes
+                .chunks_exact(8)
+                .map(|b| u64::from_le_bytes(b.try_into().expect("chunks of 8")))
+                .collect()
+        } else {
+            let start = span.offset as usize;
+            self.memory[start..start + span.len as usize].to_vec()
+        };
+        FeatureSet::from_sorted(shingles).ok_or_else(|| {
+            DedupError::Spill(format!(
+                "the spilled shingle set of document {position} came back damaged"
+            ))
+        })
+    }
+
+    fn spill_mut(&mut self) -> Result<&mut Spill, DedupError> {
+        if self.spill.is_none() {
+            let file = spill_file(&self.spill_dir)?;
+            let writer = file.reopen().map_err(write_error)?;
+            tracing::info!(path = %file.path().display(), "shingle sets spill to disk");
+            self.spill = Some(Spill {
+                file,
+                writer: Some(BufWriter::with_capacity(1 << 20, writer)),
+                written: 0,
+            });
+        }
+        Ok(self.spill.as_mut().expect("just made"))
+    }
+}
+
+fn write_error(e: std::io::Error) -> DedupError {
+    DedupError::Spill(format!("writing shingle sets: {e}"))
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, offset)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(seed: u64, len: u64) -> FeatureSet {
+        FeatureSet::new(
+            (0..len)
+                .map(|i| (i + seed).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn sets_come_back_equal_from_memory_and_from_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        // Room for about two sets of 100 in memory: the rest spill.
+        let mut store = SetStore::new(2 * 100 * 8 * 4 / 3 + 8, dir.path());
+        let sets: Vec<FeatureSet> = (0..20).map(|i| set(i * 1000, 100)).collect();
+        for (i, s) in sets.iter().enumerate() {
+            store.push(i as u32 * 3, s).unwrap();
+        }
+        store.finish().unwrap();
+        assert!(store.spilled_bytes() > 0);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        for _round in 0..2 {
+            for (i, s) in sets.iter().enumerate() {
+                let held = store.get(i as u32 * 3).unwrap().unwrap();
+                assert_eq!(&held.set, s);
+            }
+        }
+        assert!(store.get(1).unwrap().is_none());
+        assert!(store.push(0, &sets[0]).is_err(), "out of order");
+        drop(store);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "spill removed"
+        );
+    }
+
+    #[test]
+    fn a_missing_spill_directory_is_an_error() {
+        let mut store = SetStore::new(16, Path::new("/nonexistent/neardup"));
+        let err = store.push(0, &set(1, 100)).unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/neardup"), "{err}");
+    }
+}
