@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Helpers of tools/bench/scale.sh: the rows of its table and the normal forms of the outputs it
+compares.
+
+usage: scale_report.py header
+       scale_report.py row TARGET BINARY INPUT TIME_FILE EXIT_STATUS SUMMARY|- [SAME]
+       scale_report.py ids < REMOVED.jsonl     (the ids of removed documents, one a line)
+       scale_report.py pairs < PAIRS.jsonl     ("a<TAB>b<TAB>distance", a <= b, one a line)
+
+A row: documents and MB from the run's --summary when there is one (`documents`, `input_bytes`:
+bytes as read, decompressed), else lines and size of the input; seconds (wall), user + system
+CPU and peak RSS from `/usr/bin/time -v`; MB/s over the wall time; the summary's own
+`peak_rss_bytes` and `spilled_bytes` when it has them ("-" when not).
+"""
+import json
+import os
+import sys
+
+COLUMNS = [("target", "<24"), ("documents", ">11"), ("MB", ">7"), ("binary", "<6"),
+           ("seconds", ">8"), ("MB/s", ">6"), ("CPU s", ">8"), ("peak RSS", ">9"),
+           ("RSS (sum.)", ">10"), ("spilled", ">8"), ("exit", ">5"), ("same as old", "<22")]
+
+
+def line(values):
+    return " ".join(f"{v:{fmt}}" for v, (_, fmt) in zip(values, COLUMNS)).rstrip()
+
+
+def gigabytes(n):
+    return "-" if n is None else f"{n / 1e9:.2f} GB"
+
+
+def time_figures(path):
+    """Wall seconds, CPU seconds and peak RSS bytes from a `/usr/bin/time -v` report."""
+    fields = {}
+    with open(path, encoding="utf-8") as f:
+        for text in f:
+            key, _, value = text.strip().rpartition(": ")
+            fields[key] = value
+    wall = 0.0
+    for part in fields["Elapsed (wall clock) time (h:mm:ss or m:ss)"].split(":"):
+        wall = wall * 60 + float(part)
+    cpu = float(fields["User time (seconds)"]) + float(fields["System time (seconds)"])
+    return wall, cpu, int(fields["Maximum resident set size (kbytes)"]) * 1024
+
+
+def input_figures(path):
+    """Lines and bytes of an input file (the documents of `pairs`, or of a failed run)."""
+    lines = 0
+    with open(path, "rb") as f:
+        while block := f.read(1 << 24):
+            lines += block.count(b"\n")
+    return lines, os.path.getsize(path)
+
+
+def row(target, binary, input_path, time_file, status, summary_path, same="-"):
+    wall, cpu, rss = time_figures(time_file)
+    summary = {}
+    if summary_path != "-" and os.path.exists(summary_path):
+        with open(summary_path, encoding="utf-8") as f:
+            summary = json.load(f)
+    if "documents" in summary:
+        documents, size = summary["documents"], summary["input_bytes"]
+    else:
+        documents, size = input_figures(input_path)
+    print(line([target, f"{documents:,}", f"{size / 1e6:.0f}", binary, f"{wall:.1f}",
+                f"{size / 1e6 / wall:.1f}", f"{cpu:.1f}", gigabytes(rss),
+                gigabytes(summary.get("peak_rss_bytes")), gigabytes(summary.get("spilled_bytes")),
+                status, same]), flush=True)
+
+
+def ids():
+    for text in sys.stdin:
+        print(json.loads(text)["id"])
+
+
+def pairs():
+    for text in sys.stdin:
+        pair = json.loads(text)
+        a, b = sorted((str(pair["a"]), str(pair["b"])))
+        print(f"{a}\t{b}\t{pair['distance']}")
+
+
+def main():
+    command, args = sys.argv[1], sys.argv[2:]
+    if command == "header":
+        print(line([name for name, _ in COLUMNS]))
+    elif command == "row":
+        row(*args)
+    elif command == "ids":
+        ids()
+    elif command == "pairs":
+        pairs()
+    else:
+        sys.exit(f"scale_report.py: unknown command {command!r}")
+
+
+if __name__ == "__main__":
+    main()
