@@ -12,16 +12,20 @@ six sentences, one in five after a dateline ("CITY (Agency) - "). Each lead is, 
     inserted (70%), a sentence added (15%) or a sentence dropped (15%), falling back to word
     edits when the result would leave 200-500 bytes. Earlier leads are drawn from a reservoir
     sample of originals and near copies (so copies of copies make chains);
-  - a member of one of --families big families: a template lead copied --family-size times,
-    each copy with one to four words edited, spread evenly over the stream.
-Only the reservoir and the tape are held: memory does not grow with --documents. What was
-planted is printed at the end (counts of each kind), with the speed.
+  - a member of one of --families big families: a template lead and --family-size copies of
+    it, each with one to four words edited, spread evenly over the stream.
+Originals are made in batches by --jobs processes (default: one a core; the output is the same
+for any number). Only the reservoir, the tape and a few batches are held: memory does not grow
+with --documents. What was planted is printed at the end (counts of each kind), with the speed.
 
 usage: make_news_leads.py OUT.jsonl --documents N [--seed 1] [--exact 0.05] [--near 0.10]
-                          [--families 3] [--family-size 10000]
+                          [--families 3] [--family-size 10000] [--jobs CORES]
 """
 import argparse
+import collections
 import itertools
+import multiprocessing
+import os
 import random
 import string
 import time
@@ -80,7 +84,7 @@ class Leads:
 
     def __init__(self, seed):
         words = vocabulary(random.Random(VOCABULARY_SEED))
-        self.rng = random.Random(seed)
+        self.seed, self.rng = seed, random.Random(seed)
         self.words = words[: len(words) // 4]
         self.tape = word_tape(words, self.rng)
         self.span = len(self.tape) - 1000
@@ -175,10 +179,41 @@ class Reservoir:
         return self.items[int(self.rng.random() * len(self.items))]
 
 
+WORKER = None
+
+
+def start_worker(seed):
+    """Makes the `Leads` of a worker process (its tape: the same for every process of a seed)."""
+    global WORKER
+    WORKER = Leads(seed)
+
+
+def original_batch(index):
+    """BATCH originals, the same for a seed and `index` in whichever process makes them."""
+    WORKER.rng.seed(f"{WORKER.seed}/{index}")
+    return [WORKER.original() for _ in range(BATCH)]
+
+
+def originals(seed, jobs):
+    """The original leads of a seed, made in batches by `jobs` worker processes (in this one when
+    `jobs` is 1), at most 2 x `jobs` batches ahead of the reader."""
+    if jobs == 1:
+        start_worker(seed)
+        for index in itertools.count():
+            yield from original_batch(index)
+    else:
+        with multiprocessing.Pool(jobs, start_worker, (seed,)) as pool:
+            ahead = collections.deque(pool.apply_async(original_batch, (i,)) for i in range(2 * jobs))
+            for index in itertools.count(len(ahead)):
+                yield from ahead.popleft().get()
+                ahead.append(pool.apply_async(original_batch, (index,)))
+
+
 def write_corpus(out, args):
     """Writes args.documents leads to `out` and returns the counts of each kind planted."""
     leads = Leads(args.seed)
     rand = leads.rng.random
+    new_original = originals(args.seed, args.jobs).__next__
     reservoir = Reservoir(leads.rng)
     counts = dict.fromkeys(["original", "exact copy", "word edits", "sentence added",
                             "sentence dropped", "family template", "family member"], 0)
@@ -193,7 +228,7 @@ def write_corpus(out, args):
             family_credit -= 1.0
             text, kind = family_member(leads, families, args)
         elif not reservoir.items:
-            text, kind = leads.original(), "original"
+            text, kind = new_original(), "original"
         else:
             draw = rand()
             if draw < exact:
@@ -201,7 +236,7 @@ def write_corpus(out, args):
             elif draw < exact_or_near:
                 text, kind = leads.near_copy(reservoir.pick())
             else:
-                text, kind = leads.original(), "original"
+                text, kind = new_original(), "original"
         if kind != "exact copy" and not kind.startswith("family"):
             reservoir.offer(text)
         counts[kind] += 1
@@ -253,7 +288,7 @@ def write_timed(path, what, write):
         size = out.tell()
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     print(f"{path}: {what}, {size / 1e6:.0f} MB in {seconds:.1f} s ({size / 1e6 / seconds:.0f} MB/s; "
-          f"{cpu:.1f} s of CPU, {size / 1e6 / cpu:.0f} MB/s)")
+          f"this process: {cpu:.1f} s of CPU, {size / 1e6 / cpu:.0f} MB/s)")
     return result
 
 
@@ -261,9 +296,13 @@ def main():
     ap = generator_arguments(__doc__, "--documents", exact=0.05, near=0.10)
     ap.add_argument("--families", type=int, default=3, help="big families of near copies")
     ap.add_argument("--family-size", type=int, default=10_000, help="copies in each family")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count(),
+                    help="processes making original leads (the output does not depend on it)")
     args = parse_generator_arguments(ap)
     if args.families * (args.family_size + 1) > args.documents // 2:
         ap.error("the families would be more than half of the documents")
+    if args.jobs < 1:
+        ap.error("--jobs must be at least 1")
     counts, family_sizes = write_timed(args.out, f"{args.documents} leads",
                                        lambda out: write_corpus(out, args))
     near = counts["word edits"] + counts["sentence added"] + counts["sentence dropped"]

@@ -62,7 +62,18 @@ read -r -a new_flags <<< "${NEW_FLAGS:-}"
 for tool in /usr/bin/time timeout zstd; do
   command -v "$tool" > /dev/null || { echo "$0: $tool is missing (apt-get install -y time coreutils zstd)" >&2; exit 1; }
 done
-absolute() { [ "$1" = none ] && echo none || { command -v "$1" > /dev/null && realpath "$(command -v "$1")"; } || { echo "$0: no binary $1" >&2; exit 1; }; }
+# The absolute path of a binary named by path or found on PATH ("none" stays "none").
+absolute() {
+  local found
+  if [ "$1" = none ]; then
+    echo none
+  elif found=$(type -P "$1"); then
+    realpath "$found"
+  else
+    echo "$0: no binary $1" >&2
+    exit 1
+  fi
+}
 old=$(absolute "$old")
 new=$(absolute "$new")
 [ "$new" != none ] || { echo "$0: NEW must be a binary" >&2; exit 1; }
@@ -110,6 +121,10 @@ measure() {
 same() {
   local kind=$1 a=$2 b=$3
   local sort=(env LC_ALL=C sort -S 20% -T "$data")
+  if [ ! -f "$a" ] || [ ! -f "$b" ]; then
+    echo "no output to compare"
+    return
+  fi
   if cmp -s <("${sort[@]}" "$a") <("${sort[@]}" "$b"); then
     echo identical
   elif cmp -s <(python3 "$here/scale_report.py" "$kind" < "$a" | "${sort[@]}") \
@@ -155,8 +170,9 @@ target() {
 dedup_target() { target "$1" "$2" ids dedup "$2" --removed @RUN@.removed --summary @RUN@.json; }
 
 echo "$(date -u +%FT%TZ) on $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GB; data in $data"
-echo "old: $old $([ "$old" = none ] || "$old" --version 2>/dev/null) ${OLD_FLAGS:+(flags: $OLD_FLAGS)}"
-echo "new: $new $("$new" --version 2>/dev/null) ${NEW_FLAGS:+(flags: $NEW_FLAGS)}"
+version() { [ "$1" = none ] || "$1" --version 2> /dev/null | head -n 1; }
+echo "old: $old $(version "$old") ${OLD_FLAGS:+(flags: $OLD_FLAGS)}"
+echo "new: $new $(version "$new") ${NEW_FLAGS:+(flags: $NEW_FLAGS)}"
 python3 "$here/scale_report.py" header
 for t in $targets; do
   case $t in

@@ -14,6 +14,7 @@ CPU and peak RSS from `/usr/bin/time -v`; MB/s over the wall time; the summary's
 """
 import json
 import os
+import subprocess
 import sys
 
 COLUMNS = [("target", "<24"), ("documents", ">11"), ("MB", ">7"), ("binary", "<6"),
@@ -44,16 +45,23 @@ def time_figures(path):
 
 
 def input_figures(path):
-    """Lines and bytes of an input file (the documents of `pairs`, or of a failed run)."""
-    lines = 0
-    with open(path, "rb") as f:
+    """Lines and bytes of an input file, decompressed if it is .zst (the documents of `pairs`,
+    or of a failed run)."""
+    lines = size = 0
+    reader = subprocess.Popen(["zstd", "-dcq", path], stdout=subprocess.PIPE) \
+        if path.endswith(".zst") else None
+    with reader.stdout if reader else open(path, "rb") as f:
         while block := f.read(1 << 24):
             lines += block.count(b"\n")
-    return lines, os.path.getsize(path)
+            size += len(block)
+    if reader and reader.wait() != 0:
+        sys.exit(f"scale_report.py: cannot decompress {path}")
+    return lines, size
 
 
 def row(target, binary, input_path, time_file, status, summary_path, same="-"):
     wall, cpu, rss = time_figures(time_file)
+    wall = max(wall, 0.01)  # the report's resolution
     summary = {}
     if summary_path != "-" and os.path.exists(summary_path):
         with open(summary_path, encoding="utf-8") as f:
