@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Write fingerprint JSON lines as `neardup fingerprint` writes them (default profile: 64-bit
-SimHash in hex, XXH3-128 digest, feature and byte counts), for `neardup pairs` at scale,
-streaming, in constant memory.
+"""Write fingerprint JSON lines as `neardup fingerprint` writes them with the default profile
+(64-bit SimHash and 256-bit digest in hex, feature and byte counts, as for texts of 200-455
+bytes), for `neardup pairs` at scale, streaming, in constant memory (100 million lines: 15 GB).
 
 Each line is, by default:
   - a new random fingerprint (about 89%);
@@ -11,9 +11,12 @@ Each line is, by default:
 Earlier lines are drawn from a reservoir sample of the new and near lines (copies of copies
 make chains up to distance 6). At k = 3 `neardup pairs` finds every planted pair (a pair of
 lines, named by their ids "0", "1", ...), plus a few among the random ones (about 1.2e4 at 100
-million lines: C(n, 2) * 43745 / 2^64). What was planted is printed at the end.
+million lines: C(n, 2) * 43745 / 2^64). What was planted is printed at the end. With --format
+hex, each line is only the SimHash in 16 hex digits (what `pairs` also reads, naming lines by
+their index from 0; 1.7 GB for 100 million), the same values for the same seed.
 
-usage: make_fingerprints.py OUT.jsonl --count N [--seed 1] [--near 0.10] [--exact 0.01]
+usage: make_fingerprints.py OUT --count N [--seed 1] [--near 0.10] [--exact 0.01]
+                            [--format jsonl|hex]
 """
 import random
 
@@ -30,6 +33,7 @@ def write_fingerprints(out, args):
     counts = {"new": 0, "exact copy": 0, "near copy": 0}
     distances = [0, 0, 0, 0]
     exact, exact_or_near = args.exact, args.exact + args.near
+    hex_only = args.format == "hex"
     lines = []
     for n in range(args.count):
         draw = rand() if reservoir.items else 1.0
@@ -47,11 +51,14 @@ def write_fingerprints(out, args):
             else:
                 simhash = bits(64)
                 counts["new"] += 1
-            digest = bits(128)
+            digest = bits(256)
             reservoir.offer((simhash, digest))
-        features = 40 + (digest & 63)
-        lines.append(f'{{"id":"{n}","simhash":"{simhash:016x}","digest":"{digest:032x}",'
-                     f'"features":{features},"bytes":{features * 7}}}\n')
+        if hex_only:
+            lines.append(f"{simhash:016x}\n")
+        else:
+            size = 200 + (digest & 255)
+            lines.append(f'{{"id":"{n}","simhash":"{simhash:016x}","digest":"{digest:064x}",'
+                         f'"features":{size - 4},"bytes":{size}}}\n')
         if len(lines) == BATCH:
             out.write("".join(lines))
             lines.clear()
@@ -61,6 +68,8 @@ def write_fingerprints(out, args):
 
 def main():
     ap = generator_arguments(__doc__, "--count", exact=0.01, near=0.10)
+    ap.add_argument("--format", choices=["jsonl", "hex"], default="jsonl",
+                    help="fingerprint JSON lines, or only the SimHash in hex (16 digits a line)")
     args = parse_generator_arguments(ap)
     counts, distances = write_timed(args.out, f"{args.count} fingerprints",
                                     lambda out: write_fingerprints(out, args))

@@ -14,8 +14,9 @@
 #              make_news_leads.py
 #   identical  `neardup dedup` on 4 million identical tiny lines in a .jsonl.zst,
 #              make_identical_zst.sh
-#   pairs      `neardup pairs --k 3` on FINGERPRINTS fingerprint JSON lines (default 100000000,
-#              about 11.5 GB), make_fingerprints.py
+#   pairs      `neardup pairs --k 3` on FINGERPRINTS fingerprints (default 100000000) in each
+#              form of FINGERPRINT_FORMATS (default "jsonl hex"): the JSON lines of `neardup
+#              fingerprint` (15 GB), SimHash values in hex (1.7 GB), make_fingerprints.py
 # An input that is missing is skipped with a line saying how to make it; with --make, missing
 # inputs are made first (written as NAME.part, renamed when complete).
 #
@@ -27,7 +28,10 @@
 #   DATA        inputs, and the runs' summaries, logs and time reports under DATA/runs
 #               (default /tmp/neardup-scale; never the repository)
 #   TIMEOUT     a run's time limit, for timeout(1) (default 3h)
-# The outputs compared are removed once compared; the data of the full run takes about 27 GB.
+#   MEMORY_CAP  a run's address-space limit (prlimit --as; e.g. 20G; default none): a run that
+#               would need more fails (exit 134, allocation failure) instead of pushing the
+#               machine out of memory. It counts mapped files, not only resident memory.
+# The outputs compared are removed once compared; the data of the full run takes about 32 GB.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -54,13 +58,14 @@ data=${DATA:-/tmp/neardup-scale}
 corpora=${CORPORA:-"1000:1 4000:7"}
 leads=${LEADS:-30000000}
 fingerprints=${FINGERPRINTS:-100000000}
+fingerprint_formats=${FINGERPRINT_FORMATS:-"jsonl hex"}
 targets=${TARGETS:-"corpora leads identical pairs"}
 limit=${TIMEOUT:-3h}
 read -r -a old_flags <<< "${OLD_FLAGS:-}"
 read -r -a new_flags <<< "${NEW_FLAGS:-}"
 
-for tool in /usr/bin/time timeout zstd; do
-  command -v "$tool" > /dev/null || { echo "$0: $tool is missing (apt-get install -y time coreutils zstd)" >&2; exit 1; }
+for tool in /usr/bin/time timeout zstd prlimit numfmt; do
+  command -v "$tool" > /dev/null || { echo "$0: $tool is missing (apt-get install -y time coreutils zstd util-linux)" >&2; exit 1; }
 done
 # The absolute path of a binary named by path or found on PATH ("none" stays "none").
 absolute() {
@@ -110,9 +115,10 @@ measure() {
   shift 4
   local flags=("${old_flags[@]}")
   [ "$which" = new ] && flags=("${new_flags[@]}")
-  local status=0
-  /usr/bin/time -v -o "$run.time" timeout "$limit" "$binary" "$@" ${flags[@]+"${flags[@]}"} \
-    > "$out" 2> "$run.log" || status=$?
+  local status=0 cap=()
+  [ -z "${MEMORY_CAP:-}" ] || cap=(prlimit --as="$(numfmt --from=iec "$MEMORY_CAP")")
+  /usr/bin/time -v -o "$run.time" timeout "$limit" ${cap[@]+"${cap[@]}"} "$binary" "$@" \
+    ${flags[@]+"${flags[@]}"} > "$out" 2> "$run.log" || status=$?
   echo "$status"
 }
 
@@ -192,9 +198,12 @@ for t in $targets; do
       have "identical lines" "$file" "$here/make_identical_zst.sh" \
         && dedup_target "4M identical, .jsonl.zst" "$file" ;;
     pairs)
-      file=$data/fingerprints-$fingerprints.jsonl
-      have "$fingerprints fingerprints" "$file" python3 "$here/make_fingerprints.py" --count "$fingerprints" \
-        && target "pairs k=3, $fingerprints" "$file" pairs pairs --k 3 "$file" ;;
+      for format in $fingerprint_formats; do
+        file=$data/fingerprints-$fingerprints.$format
+        have "$fingerprints fingerprints ($format)" "$file" python3 "$here/make_fingerprints.py" \
+          --count "$fingerprints" --format "$format" \
+          && target "pairs k=3, $fingerprints $format" "$file" pairs pairs --k 3 "$file"
+      done ;;
     *) echo "$0: unknown target $t (corpora, leads, identical, pairs)" >&2; exit 2 ;;
   esac
 done
