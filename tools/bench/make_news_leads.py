@@ -12,8 +12,9 @@ six sentences, one in five after a dateline ("CITY (Agency) - "). Each lead is, 
     inserted (70%), a sentence added (15%) or a sentence dropped (15%), falling back to word
     edits when the result would leave 200-500 bytes. Earlier leads are drawn from a reservoir
     sample of originals and near copies (so copies of copies make chains);
-  - a member of one of --families big families: a template lead and --family-size copies of
-    it, each with one to four words edited, spread evenly over the stream.
+  - a member of one of --families big families: a template lead (of 400 bytes or more) and
+    --family-size copies of it, each with one to four words edited, spread evenly over the
+    stream.
 Originals are made in batches by --jobs processes (default: one a core; the output is the same
 for any number). Only the reservoir, the tape and a few batches are held: memory does not grow
 with --documents. What was planted is printed at the end (counts of each kind), with the speed.
@@ -97,12 +98,12 @@ class Leads:
         end = tape.find(" ", start + length)
         return CAPITAL[tape[start]] + tape[start + 1 : end].rstrip(",") + "."
 
-    def original(self):
-        """A new lead of sentences of 60-200 bytes, 215-470 bytes before its last word and full
-        stop (the body of `sentence` is inlined: this loop is the generator's speed)."""
+    def original(self, shortest=215):
+        """A new lead of sentences of 60-200 bytes, `shortest`-470 bytes before its last word and
+        full stop (the body of `sentence` is inlined: this loop is the generator's speed)."""
         rand, tape, span = self.rng.random, self.tape, self.span
         find = tape.find
-        target = 215 + int(rand() * 255)
+        target = shortest + int(rand() * (470 - shortest))
         if rand() < 0.2:
             city = self.cities[int(rand() * len(self.cities))]
             parts = [f"{city} ({AGENCIES[int(rand() * len(AGENCIES))]}) -"]
@@ -249,11 +250,11 @@ def write_corpus(out, args):
 
 
 def family_member(leads, families, args):
-    """The next member of the big families, round robin: a new family's template first, then
-    copies of it with 1-4 words edited."""
+    """The next member of the big families, round robin: a new family's template first (a long
+    lead, 400 bytes or more: its copies stay near it), then copies of it with 1-4 words edited."""
     index = sum(size for _, size in families) % args.families
     if index == len(families):
-        families.append([leads.original(), 1])
+        families.append([leads.original(400), 1])
         return families[index][0], "family template"
     families[index][1] += 1
     return leads.edit_words(families[index][0], 1 + int(leads.rng.random() * 4)), "family member"
