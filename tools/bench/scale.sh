@@ -167,7 +167,7 @@ target() {
     local summary=- shown=-
     [ "$kind" = ids ] && summary=$run.$which.json
     [ "$which" = new ] && shown=$verdict
-    python3 "$here/scale_report.py" row "$label" "$which" "$input" "$run.$which.time" \
+    python3 "$here/scale_report.py" row "$label" "$which" "$input" "$run.$which" \
       "${status[$which]}" "$summary" "$shown"
     rm -f "$run.$which.stdout" "$run.$which.removed"
   done

@@ -3,14 +3,15 @@
 compares.
 
 usage: scale_report.py header
-       scale_report.py row TARGET BINARY INPUT TIME_FILE EXIT_STATUS SUMMARY|- [SAME]
+       scale_report.py row TARGET BINARY INPUT RUN EXIT_STATUS SUMMARY|- [SAME]
+           (RUN.time: the run's `/usr/bin/time -v` report, RUN.log: its standard error)
        scale_report.py ids < REMOVED.jsonl     (the ids of removed documents, one a line)
        scale_report.py pairs < PAIRS.jsonl     ("a<TAB>b<TAB>distance", a <= b, one a line)
 
 A row: documents and MB from the run's --summary when there is one (`documents`, `input_bytes`:
 bytes as read, decompressed), else lines and size of the input; seconds (wall), user + system
-CPU and peak RSS from `/usr/bin/time -v`; MB/s over the wall time; the summary's own
-`peak_rss_bytes` and `spilled_bytes` when it has them ("-" when not).
+CPU and peak RSS from `/usr/bin/time -v`; MB/s over the wall time (of a run that succeeded);
+the summary's own `peak_rss_bytes` and `spilled_bytes` when it has them ("-" when not).
 """
 import json
 import os
@@ -59,8 +60,19 @@ def input_figures(path):
     return lines, size
 
 
-def row(target, binary, input_path, time_file, status, summary_path, same="-"):
-    wall, cpu, rss = time_figures(time_file)
+def failure(log_path):
+    """The line of a failed run's standard error that says why: the first error, panic or
+    allocation failure, else the last line."""
+    with open(log_path, encoding="utf-8", errors="replace") as f:
+        lines = [text.strip() for text in f if text.strip()]
+    telling = [t for t in lines if any(w in t for w in ("error", "panicked", "memory allocation"))]
+    return (telling or lines or ["(no output)"])[0 if telling else -1]
+
+
+def row(target, binary, input_path, run, status, summary_path, same="-"):
+    """Prints the row of one run (its files: RUN.time, RUN.log), and for a failed run the line
+    of its log that says why."""
+    wall, cpu, rss = time_figures(f"{run}.time")
     wall = max(wall, 0.01)  # the report's resolution
     summary = {}
     if summary_path != "-" and os.path.exists(summary_path):
@@ -70,10 +82,12 @@ def row(target, binary, input_path, time_file, status, summary_path, same="-"):
         documents, size = summary["documents"], summary["input_bytes"]
     else:
         documents, size = input_figures(input_path)
-    print(line([target, f"{documents:,}", f"{size / 1e6:.0f}", binary, f"{wall:.1f}",
-                f"{size / 1e6 / wall:.1f}", f"{cpu:.1f}", gigabytes(rss),
-                gigabytes(summary.get("peak_rss_bytes")), gigabytes(summary.get("spilled_bytes")),
-                status, same]), flush=True)
+    rate = f"{size / 1e6 / wall:.1f}" if status == "0" else "-"
+    print(line([target, f"{documents:,}", f"{size / 1e6:.0f}", binary, f"{wall:.1f}", rate,
+                f"{cpu:.1f}", gigabytes(rss), gigabytes(summary.get("peak_rss_bytes")),
+                gigabytes(summary.get("spilled_bytes")), status, same]), flush=True)
+    if status != "0":
+        print(f"    {binary} failed: {failure(f'{run}.log')[:150]}", flush=True)
 
 
 def ids():
