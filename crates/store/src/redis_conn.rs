@@ -12,7 +12,7 @@ pub(crate) enum Conn {
     /// One server.
     Single(redis::Connection),
     /// A cluster.
-    Cluster(ClusterConnection),
+    Cluster(Box<ClusterConnection>),
 }
 
 impl Conn {

@@ -67,7 +67,7 @@ const PAGE: usize = 10_000;
 const MAX_IDLE: usize = 64;
 /// Tries of one command on a cluster (the first, then retries: a redirection after a failover,
 /// a cluster still electing a master); each gets this share of the store timeout.
-pub const CLUSTER_ATTEMPTS: u32 = 3;
+const CLUSTER_ATTEMPTS: u32 = 3;
 /// Documents of the layout before spreading read per round trip while moving them.
 const MIGRATE_PAGE: usize = 1000;
 
@@ -79,7 +79,9 @@ enum Opener {
     Cluster(ClusterClient, Vec<String>),
 }
 
-/// A database in Redis.
+/// A database in Redis: its order (log, slot and id maps, metadata) on one node, each
+/// document's body on the node its own key hashes to; a database of the layout before spreading
+/// is moved when opened.
 pub struct RedisStore {
     location: String,
     keys: Keys,
@@ -194,7 +196,7 @@ impl RedisStore {
             Some(conn) => conn,
             None => match &self.opener {
                 Opener::Single(client) => Conn::Single(connect_within(client, self.timeout)?),
-                Opener::Cluster(client, _) => Conn::Cluster(client.get_connection()?),
+                Opener::Cluster(client, _) => Conn::Cluster(Box::new(client.get_connection()?)),
             },
         };
         let result = f(&mut conn).map_err(|error| {
@@ -613,9 +615,9 @@ impl Store for RedisStore {
         }
     }
 
-    /// Writes the body under a key of its own, then runs [`INSERT`] on the ordering node (see
-    /// [`crate::redis_layout`] for why in this order); a body whose insert was refused is
-    /// deleted.
+    /// Writes the body under a key of its own, then runs the conflict-checked insert script
+    /// on the ordering node: a document is in the log only once its body is written. A body
+    /// whose insert was refused is deleted.
     fn insert(&self, record: Record, seen: Cursor) -> Result<Insert> {
         let entry = record.entry();
         let json = serde_json::to_string(&record)?;
@@ -665,7 +667,7 @@ impl Store for RedisStore {
         }
     }
 
-    /// Runs [`DELETE`] on the ordering node, then deletes the body.
+    /// Runs the delete script on the ordering node, then deletes the body.
     fn delete(&self, id: &str) -> Result<Option<Record>> {
         let last = self.key("last");
         let mut invocation = self.delete.prepare_invoke();
@@ -698,7 +700,8 @@ impl Store for RedisStore {
 
     fn get(&self, id: &str) -> Result<Option<Record>> {
         let ids = self.key("ids");
-        let held: Option<String> = self.run(|conn| redis::cmd("HGET").arg(&ids).arg(id).query(conn))?;
+        let held: Option<String> =
+            self.run(|conn| redis::cmd("HGET").arg(&ids).arg(id).query(conn))?;
         match held {
             Some(held) => Ok(self.bodies(&[(id, &held)])?.pop().flatten()),
             None => Ok(None),
@@ -710,17 +713,30 @@ impl Store for RedisStore {
             return Ok(Vec::new());
         }
         let mut invocation = self.locate.prepare_invoke();
-        invocation.key(self.key("slots")).key(self.key("ids")).arg(slots);
+        invocation
+            .key(self.key("slots"))
+            .key(self.key("ids"))
+            .arg(slots);
         let located: Vec<String> = self.run(|conn| invocation.invoke(conn))?;
         let pairs: Vec<(&str, &str)> = located
             .chunks_exact(2)
             .map(|pair| (pair[0].as_str(), pair[1].as_str()))
             .collect();
-        let stored: Vec<(&str, &str)> = pairs.iter().copied().filter(|(id, _)| !id.is_empty()).collect();
+        let stored: Vec<(&str, &str)> = pairs
+            .iter()
+            .copied()
+            .filter(|(id, _)| !id.is_empty())
+            .collect();
         let mut bodies = self.bodies(&stored)?.into_iter();
         Ok(pairs
             .iter()
-            .map(|(id, _)| if id.is_empty() { None } else { bodies.next().flatten() })
+            .map(|(id, _)| {
+                if id.is_empty() {
+                    None
+                } else {
+                    bodies.next().flatten()
+                }
+            })
             .collect())
     }
 

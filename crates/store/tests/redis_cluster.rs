@@ -26,7 +26,9 @@ fn doc(id: &str, text: &str) -> NewDocument {
 /// A text of 60 words drawn by `seed` from a vocabulary of 400: texts of different seeds share
 /// few shingles, so each is unique.
 fn text(seed: u64) -> String {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..60)
         .map(|_| {
             state = state
@@ -55,13 +57,20 @@ fn a_database_spreads_over_every_master_and_reads_back() {
     let db = open_db(&url, OpenOptions::default()).unwrap();
     let n = 300u64;
     for i in 0..n {
-        assert!(db.insert(&doc(&format!("d{i}"), &text(i))).unwrap().inserted);
+        assert!(
+            db.insert(&doc(&format!("d{i}"), &text(i)))
+                .unwrap()
+                .inserted
+        );
     }
     let masters = cluster.masters();
     let keys: Vec<u64> = masters.iter().map(|m| m.keys()).collect();
     assert_eq!(keys.iter().sum::<u64>(), n + 6, "{keys:?}"); // + meta, log, last, seq, slots, ids
     for held in &keys {
-        assert!(*held >= n / 5, "every master holds a share of the bodies: {keys:?}");
+        assert!(
+            *held >= n / 5,
+            "every master holds a share of the bodies: {keys:?}"
+        );
     }
     let other = open_db(&url, OpenOptions::default()).unwrap();
     assert_eq!(other.indexed(), n as usize);
@@ -71,10 +80,16 @@ fn a_database_spreads_over_every_master_and_reads_back() {
     }
     let near = other.check(&doc("x", &edited(7))).unwrap();
     let duplicate = near.verdict.duplicate().expect("a near duplicate of d7");
-    assert_eq!((duplicate.duplicate_of.as_str(), duplicate.kind), ("d7", Kind::Near));
+    assert_eq!(
+        (duplicate.duplicate_of.as_str(), duplicate.kind),
+        ("d7", Kind::Near)
+    );
     // A delete removes the document from every handle, and its body from its node.
     assert_eq!(other.delete("d7").unwrap().unwrap().id, "d7");
-    assert_eq!(db.check(&doc("x", &edited(7))).unwrap().verdict, Verdict::Unique);
+    assert_eq!(
+        db.check(&doc("x", &edited(7))).unwrap().verdict,
+        Verdict::Unique
+    );
     let keys_after: u64 = cluster.masters().iter().map(|m| m.keys()).sum();
     assert_eq!(keys_after, n + 5);
 }
@@ -97,20 +112,36 @@ fn two_handles_racing_one_near_duplicate_text_insert_it_once() {
             .map(|(side, db)| {
                 let (db, start) = (Arc::clone(db), Arc::clone(&start));
                 std::thread::spawn(move || {
-                    let body = if side == 0 { text(round) } else { edited(round) };
+                    let body = if side == 0 {
+                        text(round)
+                    } else {
+                        edited(round)
+                    };
                     start.wait();
-                    db.check_and_insert(&doc(&format!("r{round}-{side}"), &body), InsertMode::IfUnique)
-                        .unwrap()
+                    db.check_and_insert(
+                        &doc(&format!("r{round}-{side}"), &body),
+                        InsertMode::IfUnique,
+                    )
+                    .unwrap()
                 })
             })
             .collect();
         let outcomes: Vec<_> = racers.into_iter().map(|r| r.join().unwrap()).collect();
-        let unique: Vec<_> = outcomes.iter().filter(|o| o.verdict == Verdict::Unique).collect();
+        let unique: Vec<_> = outcomes
+            .iter()
+            .filter(|o| o.verdict == Verdict::Unique)
+            .collect();
         assert_eq!(unique.len(), 1, "round {round}: {outcomes:?}");
         assert!(unique[0].inserted);
-        let loser = outcomes.iter().find(|o| o.verdict != Verdict::Unique).unwrap();
+        let loser = outcomes
+            .iter()
+            .find(|o| o.verdict != Verdict::Unique)
+            .unwrap();
         assert!(!loser.inserted);
-        assert_eq!(loser.verdict.duplicate().unwrap().duplicate_of, unique[0].id);
+        assert_eq!(
+            loser.verdict.duplicate().unwrap().duplicate_of,
+            unique[0].id
+        );
     }
     assert_eq!(handles[0].stats().unwrap().documents, 30);
 }
@@ -169,7 +200,8 @@ fn load(
 
 #[test]
 fn a_master_killed_mid_load_fails_over_without_losing_an_acknowledged_insert() {
-    if !redis_available("a_master_killed_mid_load_fails_over_without_losing_an_acknowledged_insert") {
+    if !redis_available("a_master_killed_mid_load_fails_over_without_losing_an_acknowledged_insert")
+    {
         return;
     }
     let mut cluster = Cluster::start();
@@ -179,13 +211,26 @@ fn a_master_killed_mid_load_fails_over_without_losing_an_acknowledged_insert() {
         ..OpenOptions::default()
     };
     let db = Arc::new(open_db(&url, strict.clone()).unwrap());
-    assert!(db.durability().meaning.contains("failover"), "{:?}", db.durability());
-    let (stop, healed) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    assert!(
+        db.durability().meaning.contains("failover"),
+        "{:?}",
+        db.durability()
+    );
+    let (stop, healed) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
     let (seen, writers) = load(&db, &stop, &healed);
     std::thread::sleep(Duration::from_millis(1000));
-    // The master of the ordering node: every insert goes through it.
+    // The master of the ordering node: every insert goes through it. Its replica falls behind
+    // first (stopped for half the node timeout): what the master acknowledges meanwhile is on
+    // the master only, unless the acknowledgement waited for the replica.
     let victim = cluster.master_of("neardup:{failover}:log");
+    let replica = cluster.replica_of(victim);
+    cluster.nodes[replica].signal("STOP");
+    std::thread::sleep(Duration::from_millis(cluster::NODE_TIMEOUT_MS / 2));
     cluster.nodes[victim].kill();
+    cluster.nodes[replica].signal("CONT");
     wait_until(
         || cluster.masters().len() == 3,
         "a replica takes over the killed master's slots",
@@ -193,7 +238,10 @@ fn a_master_killed_mid_load_fails_over_without_losing_an_acknowledged_insert() {
     cluster.nodes[victim].restart();
     cluster.wait_healthy();
     healed.store(true, Ordering::Relaxed);
-    wait_until(|| seen.lock().unwrap().after_heal >= 20, "inserts acknowledged after the heal");
+    wait_until(
+        || seen.lock().unwrap().after_heal >= 20,
+        "inserts acknowledged after the heal",
+    );
     stop.store(true, Ordering::Relaxed);
     writers.into_iter().for_each(|w| w.join().unwrap());
     let seen = seen.lock().unwrap();
@@ -213,7 +261,10 @@ fn a_master_killed_mid_load_fails_over_without_losing_an_acknowledged_insert() {
     );
     let reopened = open_db(&url, strict).unwrap();
     for id in &seen.acknowledged {
-        assert!(reopened.get(id).unwrap().is_some(), "acknowledged {id} lost");
+        assert!(
+            reopened.get(id).unwrap().is_some(),
+            "acknowledged {id} lost"
+        );
         assert!(db.get(id).unwrap().is_some(), "acknowledged {id} lost");
     }
     assert!(reopened.indexed() >= seen.acknowledged.len());
@@ -241,7 +292,11 @@ fn write_unspread(cluster: &Cluster, name: &str, n: u64) {
     let mut conn = client.get_connection().unwrap();
     let key = |what: &str| format!("neardup:{{{name}}}:{what}");
     let meta = serde_json::to_string(&Meta::new(made.policy().clone())).unwrap();
-    redis::cmd("SET").arg(key("meta")).arg(meta).exec(&mut conn).unwrap();
+    redis::cmd("SET")
+        .arg(key("meta"))
+        .arg(meta)
+        .exec(&mut conn)
+        .unwrap();
     let script = redis::Script::new(UNSPREAD_INSERT);
     let mut last = "0-0".to_string();
     for i in 0..n {
@@ -269,14 +324,19 @@ fn write_unspread(cluster: &Cluster, name: &str, n: u64) {
 
 #[test]
 fn a_database_of_the_one_tag_layout_is_moved_at_open_without_losing_a_document() {
-    if !redis_available("a_database_of_the_one_tag_layout_is_moved_at_open_without_losing_a_document") {
+    if !redis_available(
+        "a_database_of_the_one_tag_layout_is_moved_at_open_without_losing_a_document",
+    ) {
         return;
     }
     let cluster = Cluster::start();
     let n = 120u64;
     write_unspread(&cluster, "old", n);
     let before: Vec<u64> = cluster.masters().iter().map(|m| m.keys()).collect();
-    assert!(before.contains(&(n + 5)), "one master holds it all: {before:?}");
+    assert!(
+        before.contains(&(n + 5)),
+        "one master holds it all: {before:?}"
+    );
     let db = open_db(&cluster.url("old"), OpenOptions::default()).unwrap();
     assert_eq!(db.indexed(), n as usize);
     for i in 0..n {

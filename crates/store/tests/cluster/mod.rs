@@ -35,7 +35,10 @@ pub fn redis_available(test: &str) -> bool {
 pub fn wait_until(mut ready: impl FnMut() -> bool, what: &str) {
     let start = Instant::now();
     while !ready() {
-        assert!(start.elapsed() < Duration::from_secs(30), "timed out: {what}");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "timed out: {what}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -76,7 +79,14 @@ impl Node {
         let mut command = Command::new("redis-server");
         command
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "yes", "--appendfsync", "always"])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+            ])
             .arg("--dir")
             .arg(&self.dir);
         if self.cluster {
@@ -111,6 +121,16 @@ impl Node {
     pub fn restart(&mut self) {
         self.kill();
         self.spawn();
+    }
+
+    /// Sends `kill -SIGNAL` to it (`STOP`, `CONT`).
+    pub fn signal(&self, name: &str) {
+        let pid = self.child.as_ref().expect("the node runs").id();
+        let status = Command::new("kill")
+            .args([format!("-{name}"), pid.to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -{name} {pid}");
     }
 
     /// True while it runs.
@@ -218,7 +238,11 @@ impl Cluster {
     /// the cluster).
     pub fn master_of(&self, key: &str) -> usize {
         let asked = self.nodes.iter().find(|n| n.alive()).expect("a node runs");
-        let slot: u16 = asked.cli(&["CLUSTER", "KEYSLOT", key]).trim().parse().unwrap();
+        let slot: u16 = asked
+            .cli(&["CLUSTER", "KEYSLOT", key])
+            .trim()
+            .parse()
+            .unwrap();
         let nodes = asked.cli(&["CLUSTER", "NODES"]);
         let port = nodes
             .lines()
@@ -237,6 +261,15 @@ impl Cluster {
             .and_then(|port| port.parse::<u16>().ok())
             .expect("a master serves the slot");
         self.nodes.iter().position(|n| n.port == port).unwrap()
+    }
+
+    /// Index in [`Cluster::nodes`] of the replica of the node at `master`.
+    pub fn replica_of(&self, master: usize) -> usize {
+        let port = self.nodes[master].port.to_string();
+        self.nodes
+            .iter()
+            .position(|n| n.alive() && n.info("replication", "master_port") == port)
+            .expect("the master has a replica")
     }
 
     /// `redis+cluster://HOST:PORT,...?name=NAME` over every node.
