@@ -9,6 +9,7 @@
 #   NEARDUP=path/to/neardup uses that binary instead of building the release one.
 # Needs redis-server, redis-cli and python3.
 set -euo pipefail
+[ -n "${TRACE:-}" ] && set -x
 cd "$(dirname "$0")/../.."
 N=${1:-5000}
 if [ -z "${NEARDUP:-}" ]; then
@@ -18,7 +19,20 @@ fi
 WORK=$(mktemp -d)
 PIDS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# A free port whose cluster bus port (10000 above it) is free too.
+free_port() {
+    python3 -c '
+import socket
+while True:
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+    if port < 55536:
+        b = socket.socket()
+        try:
+            b.bind(("127.0.0.1", port + 10000)); print(port); break
+        except OSError:
+            pass
+'
+}
 used() { redis-cli -p "$1" info memory | awk -F: '/^used_memory:/ {print $2+0}'; }
 now() { date +%s.%N; }
 rate() { python3 -c "import sys; print(round($N / ($2 - $1)))"; }

@@ -43,12 +43,15 @@ pub fn wait_until(mut ready: impl FnMut() -> bool, what: &str) {
     }
 }
 
+/// A free loopback port whose cluster bus port (10000 above it, so below 55536) is free too.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    loop {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        if port < 55536 && TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// One `redis-server` in its own directory, killed when dropped.
