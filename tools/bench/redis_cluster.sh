@@ -98,7 +98,10 @@ for p in "${MASTERS[@]}"; do
     echo "master :$p ($role): $(redis-cli -p "$p" dbsize) keys, $(( gained / N )) bytes per document of the database"
 done
 ORDERING=0
+PARTS=""
 for what in log slots ids; do
-    ORDERING=$(( ORDERING + $(redis-cli -p "${PORTS[0]}" -c memory usage "neardup:{bench}:$what" samples 0) ))
+    bytes=$(redis-cli -p "${PORTS[0]}" -c memory usage "neardup:{bench}:$what" samples 0)
+    ORDERING=$(( ORDERING + bytes ))
+    PARTS="$PARTS $what $(( bytes / N ))"
 done
-echo "ordering keys (log, slots, ids): $(( ORDERING / N )) bytes per document"
+echo "ordering keys: $(( ORDERING / N )) bytes per document ($PARTS )"

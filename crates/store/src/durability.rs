@@ -133,5 +133,8 @@ mod tests {
         assert_eq!(strong.clone().weaker(weak.clone()), weak);
         assert_eq!(weak.clone().weaker(strong.clone()), weak);
         assert_eq!(strong.clone().weaker(Durability::redb()), strong);
+        let replicated = strong.clone().with_replica();
+        assert!(replicated.fsync_every_write && replicated.meaning.contains("failover"));
+        assert_eq!(replicated.clone().weaker(weak.clone()), weak);
     }
 }
