@@ -265,22 +265,36 @@ impl RedisStore {
         ))
     }
 
-    /// `read` applied to each server of the database (one, or every node given of a cluster),
-    /// on a connection of its own for a cluster node, with the node's redacted URL.
+    /// `read` applied to each server of the database (one, or every node given of a cluster
+    /// that answers), on a connection of its own for a cluster node, with the node's redacted
+    /// URL. A cluster node that cannot be reached is skipped (a master killed and failed over
+    /// to its replica holds none of the database), unless none answers.
     fn each_server<T>(
         &self,
         read: impl Fn(&mut dyn ConnectionLike, &str) -> RedisResult<T>,
     ) -> Result<Vec<T>> {
-        match &self.opener {
-            Opener::Single(..) => Ok(vec![self.run(|conn| read(conn, &self.location))?]),
-            Opener::Cluster(_, nodes) => nodes
-                .iter()
-                .map(|node| {
-                    let client = Client::open(connection_info(node)?)?;
-                    let mut conn = connect_within(&client, self.timeout)?;
-                    Ok(read(&mut conn, &redact(node))?)
-                })
-                .collect(),
+        let Opener::Cluster(_, nodes) = &self.opener else {
+            return Ok(vec![self.run(|conn| read(conn, &self.location))?]);
+        };
+        let mut found = Vec::new();
+        let mut unreachable = None;
+        for node in nodes {
+            let answer = (|| {
+                let client = Client::open(connection_info(node)?)?;
+                read(&mut connect_within(&client, self.timeout)?, &redact(node))
+            })();
+            match answer {
+                Ok(value) => found.push(value),
+                Err(error) if redis_unavailable(&error) => {
+                    tracing::debug!(node = %redact(node), error = %StoreError::Redis(error.clone()), "cluster node skipped");
+                    unreachable.get_or_insert(error);
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
+        match unreachable {
+            Some(error) if found.is_empty() => Err(error.into()),
+            _ => Ok(found),
         }
     }
 
