@@ -18,7 +18,7 @@
 //! On a cluster opened with [`OpenOptions::strict_durability`], each write (the body, then the
 //! script) is followed by `WAIT 1` on its node: an insert is acknowledged only once a replica
 //! holds it, so it survives the failover of its master (the replica taking over has it). A
-//! write no replica acknowledged within the timeout is a [`StoreError::Timeout`].
+//! write no replica acknowledged within the wait is [`StoreError::Unreplicated`].
 //!
 //! # Timeouts
 //! Every connection is made, and every command answered, within the store timeout (a stalled
@@ -305,11 +305,11 @@ impl RedisStore {
         let wait = self.replica_wait?;
         match conn.replicas_acknowledging(key, wait) {
             Ok(n) if n >= 1 => None,
-            Ok(_) => Some(StoreError::Timeout(format!(
-                "{}: no replica acknowledged the write to {key} within {wait:?}",
+            Ok(_) => Some(StoreError::Unreplicated(format!(
+                "{}: none of {key} within {wait:?}",
                 self.location
             ))),
-            Err(error) => Some(StoreError::Timeout(format!(
+            Err(error) => Some(StoreError::Unreplicated(format!(
                 "{}: waiting for a replica of {key}: {}",
                 self.location,
                 StoreError::Redis(error)

@@ -258,6 +258,13 @@ fn a_master_killed_mid_load_fails_over_without_losing_an_acknowledged_insert() {
         || cluster.masters().len() == 3,
         "a replica takes over the killed master's slots",
     );
+    // The killed node still down (and named in the URL), past a check of the nodes' settings,
+    // strict inserts failing meanwhile (the ordering master has no replica): what was
+    // acknowledged is readable, through this handle and a new one.
+    std::thread::sleep(EVICTION_CHECK_INTERVAL + Duration::from_millis(500));
+    let so_far = writers.seen.lock().unwrap().acknowledged.clone();
+    let new = open_db(&url, OpenOptions::default()).unwrap();
+    all_readable(&so_far, &[&db, &new]);
     let before = writers.stop();
     eprintln!(
         "until the failover: acknowledged {}, {} errors, the slowest after {:?}",
@@ -272,10 +279,6 @@ fn a_master_killed_mid_load_fails_over_without_losing_an_acknowledged_insert() {
         "an error came after {:?}",
         before.slowest_error
     );
-    // The killed node still down (and named in the URL), past a check of the nodes' settings:
-    // what was acknowledged is readable, through this handle and a new one.
-    std::thread::sleep(EVICTION_CHECK_INTERVAL + Duration::from_millis(500));
-    let new = open_db(&url, OpenOptions::default()).unwrap();
     all_readable(&before.acknowledged, &[&db, &new]);
     // The killed node comes back as a replica: strict inserts are acknowledged again.
     cluster.nodes[victim].restart();
