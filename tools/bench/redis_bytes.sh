@@ -2,7 +2,7 @@
 # Bytes per document a neardup database takes in Redis (BENCHMARKS.md, "Redis: bytes per
 # document"): starts a redis-server on a free loopback port (no persistence), `neardup index add`s
 # CORPUS (JSON Lines with a `text` field), then prints used memory per document and, per key
-# kind, MEMORY USAGE (record hashes sampled: the first 1,000).
+# kind, MEMORY USAGE (bodies sampled: the first 1,000).
 #
 # Usage: tools/bench/redis_bytes.sh CORPUS.jsonl     Needs redis-server and redis-cli.
 set -euo pipefail
@@ -19,14 +19,15 @@ cli() { redis-cli -p "$PORT" "$@"; }
 before=$(cli info memory | awk -F: '/^used_memory:/ {print $2+0}')
 target/release/neardup index add --db "redis://127.0.0.1:$PORT" "$CORPUS" >/dev/null
 after=$(cli info memory | awk -F: '/^used_memory:/ {print $2+0}')
-docs=$(cli --scan --pattern 'neardup:{neardup}:doc:*' | wc -l)
+docs=$(cli --scan --pattern 'neardup:{neardup:*' | wc -l)
 text=$(python3 -c 'import json,sys; t=[len(json.loads(l)["text"].encode()) for l in open(sys.argv[1])]; print(round(sum(t)/len(t)))' "$CORPUS")
 log=$(cli memory usage 'neardup:{neardup}:log' samples 0)
 slots=$(cli memory usage 'neardup:{neardup}:slots' samples 0)
-cli --scan --pattern 'neardup:{neardup}:doc:*' >"$WORK/keys"
+ids=$(cli memory usage 'neardup:{neardup}:ids' samples 0)
+cli --scan --pattern 'neardup:{neardup:*' >"$WORK/keys"
 record=$(head -1000 "$WORK/keys" | while read -r key; do cli memory usage "$key"; done |
     awk '{s += $1; n++} END {printf "%d", s / n}')
 echo "documents stored: $docs (mean text of the corpus: $text bytes)"
 echo "used memory per document: $(( (after - before) / docs )) bytes"
-echo "  record hash (mean of 1,000): $record bytes"
-echo "  log entry: $(( log / docs )) bytes; slot map: $(( slots / docs )) bytes"
+echo "  body (mean of 1,000): $record bytes"
+echo "  log entry: $(( log / docs )) bytes; slot map: $(( slots / docs )) bytes; id map: $(( ids / docs )) bytes"

@@ -424,10 +424,11 @@ impl NearDupDb {
     fn finish(&self, prepared: Prepared, step: Step) -> Result<Outcome> {
         let inserted = step.inserted.is_some();
         if let Some((slot, durable)) = step.inserted {
-            // A commit that timed out may still be made durable: the document stays indexed
-            // (if it is not, its slot is skipped as deleted). One that failed is not stored.
+            // A commit that timed out may still be made durable, and a write no replica
+            // acknowledged is on the master: the document stays indexed (if it is not stored,
+            // its slot is skipped as deleted). One that failed is not stored.
             self.store.watch(durable.wait()).inspect_err(|error| {
-                if !matches!(error, StoreError::Timeout(_)) {
+                if !error.may_be_stored() {
                     self.write().index.remove(slot);
                 }
             })?;

@@ -86,6 +86,20 @@ impl Durability {
         }
     }
 
+    /// This promise, each write also acknowledged by a replica (`WAIT 1`) before it is answered
+    /// (a Redis Cluster opened with strict durability).
+    pub fn with_replica(self) -> Durability {
+        Durability {
+            persistence: format!("{} + WAIT 1 (a replica)", self.persistence),
+            meaning: format!(
+                "{}; and a replica holds it before it is answered: it survives the failover of \
+                 its master",
+                self.meaning
+            ),
+            ..self
+        }
+    }
+
     /// The weaker of two promises (the first if they are equally strong): a database spread
     /// over several servers promises what its weakest does.
     pub fn weaker(self, other: Durability) -> Durability {
@@ -119,5 +133,8 @@ mod tests {
         assert_eq!(strong.clone().weaker(weak.clone()), weak);
         assert_eq!(weak.clone().weaker(strong.clone()), weak);
         assert_eq!(strong.clone().weaker(Durability::redb()), strong);
+        let replicated = strong.clone().with_replica();
+        assert!(replicated.fsync_every_write && replicated.meaning.contains("failover"));
+        assert_eq!(replicated.clone().weaker(weak.clone()), weak);
     }
 }

@@ -69,6 +69,11 @@ pub enum StoreError {
     /// The store did not answer within the store timeout; what was asked may still be done.
     #[error("the store did not answer in time: {0}")]
     Timeout(String),
+    /// A write was made on a Redis master, but no replica acknowledged it within the wait (a
+    /// cluster opened with strict durability): it may be lost if that master fails over. The
+    /// store itself answers, so this does not close the service's gate.
+    #[error("no replica acknowledged the write in time: {0}")]
+    Unreplicated(String),
     /// The store may evict acknowledged documents by itself (a Redis whose `maxmemory-policy`
     /// evicts keys), and that was not allowed ([`crate::OpenOptions::allow_eviction`]); or,
     /// where it was, keys of the database were found evicted.
@@ -113,10 +118,23 @@ impl StoreError {
             StoreError::Unavailable(_)
             | StoreError::Eviction(_)
             | StoreError::Timeout(_)
+            | StoreError::Unreplicated(_)
             | StoreError::Io(_)
             | StoreError::CommitterGone => true,
             _ => false,
         }
+    }
+
+    /// Whether the store is not answering as it should (an unavailable error other than a
+    /// write left unreplicated, which the store answered): what closes the gate.
+    pub(crate) fn closes_gate(&self) -> bool {
+        self.is_unavailable() && !matches!(self, StoreError::Unreplicated(_))
+    }
+
+    /// Whether a write that failed so may be stored all the same: a timeout (it may finish
+    /// later) or a write no replica acknowledged (it is on the master).
+    pub(crate) fn may_be_stored(&self) -> bool {
+        matches!(self, StoreError::Timeout(_) | StoreError::Unreplicated(_))
     }
 
     /// The error of a call on the redb file at `path`, naming the file if its message does not

@@ -4,7 +4,8 @@
 //!
 //! Every store call goes through [`Gated::call`]. A call failing with an error that means
 //! "unavailable" ([`StoreError::is_unavailable`]: a timeout, a refused or dropped connection,
-//! an I/O error such as a full disk) closes the gate. While it is closed, calls fail at once
+//! an I/O error such as a full disk) closes the gate; a write the store made but no replica
+//! acknowledged ([`StoreError::Unreplicated`]) does not: the store answers, and reads go on. While it is closed, calls fail at once
 //! with [`StoreError::Unavailable`], except one every [`PROBE_INTERVAL`]: that one first runs
 //! [`Store::probe`] (Redis: `PING`; redb: reopen the file if an I/O error broke it, then commit
 //! a small write) and, if the probe succeeds, opens the gate and goes on. So while the store is
@@ -100,7 +101,7 @@ impl Gated {
     /// results of store work finished outside a call, such as a group commit).
     pub(crate) fn watch<T>(&self, result: Result<T>) -> Result<T> {
         if let Err(error) = &result {
-            if error.is_unavailable() {
+            if error.closes_gate() {
                 self.close(error);
             }
         }

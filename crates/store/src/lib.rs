@@ -56,6 +56,8 @@ mod meta;
 mod record;
 mod redact;
 mod redb_store;
+mod redis_conn;
+mod redis_layout;
 mod redis_store;
 mod set_cache;
 mod spec;

@@ -1,37 +1,48 @@
 //! [`RedisStore`]: one database shared by several processes through Redis (one server or a
 //! Redis Cluster).
 //!
-//! # Keys (all tagged `{name}`, so one database lives in one cluster slot)
-//! * `neardup:{name}:meta` — the [`Meta`] as JSON (written once, `SET NX`).
-//! * `neardup:{name}:doc:<id>` — one hash per document: `record` (its JSON), `slot`.
-//! * `neardup:{name}:slots` — hash slot → id.
-//! * `neardup:{name}:seq` — the slot counter (`INCR`).
-//! * `neardup:{name}:log` — a stream with one entry per insert (`op=i slot sim dig`) or delete
-//!   (`op=d slot`): every process keeps its in-memory index current by reading it from where it
-//!   last was ([`Store::changes`]) before each check.
-//! * `neardup:{name}:last` — the id of the log's last entry.
+//! # Keys
+//! What must stay ordered (the log, its end, the slot counter, the slot and id maps, the
+//! metadata) is tagged `{name}`, so it lives in one cluster slot, on one node: the ordering node;
+//! each document's body (its record, text included) has a key of its own, so bodies spread
+//! over every node of a cluster. The keys, scripts and order of writes are in
+//! [`crate::redis_layout`].
 //!
 //! # Atomicity across processes
-//! An insert is one Lua script (atomic in Redis): it refuses the insert if `last` is not the
-//! position the caller's index had caught up to, so a document is inserted as unique only if
-//! nothing was written since it was checked; the caller then catches up and checks again. Every
-//! key is in one hash slot because a script may only touch keys of one slot: a database then
-//! lives on one cluster node (several databases spread over the cluster).
+//! An insert writes its body, then runs one Lua script on the ordering node (atomic in Redis):
+//! it refuses the insert if `last` is not the position the caller's index had caught up to,
+//! so a document is inserted as unique only if nothing was written since it was checked; the
+//! caller then catches up and checks again.
+//!
+//! # Replicas
+//! On a cluster opened with [`OpenOptions::strict_durability`], each write (the body, then the
+//! script) is followed by `WAIT 1` on its node: an insert is acknowledged only once a replica
+//! holds it, so it survives the failover of its master (the replica taking over has it). A
+//! write no replica acknowledged within the wait is [`StoreError::Unreplicated`].
 //!
 //! # Timeouts
 //! Every connection is made, and every command answered, within the store timeout (a stalled
 //! Redis, e.g. stopped by SIGSTOP, gives [`StoreError::Redis`] timing out, not a wait for ever); a
-//! connection that failed or timed out is dropped, never reused.
+//! connection that failed or timed out is dropped, never reused. On a cluster, a command may be
+//! tried [`CLUSTER_ATTEMPTS`] times (a redirection to a node that took over slots, a retry while
+//! the cluster heals), each within that share of the store timeout.
 //!
 //! # A Redis that went back in time
 //! Restarted empty, or from an older snapshot: its log now ends before, or differs from, what
 //! this process applied. [`Store::changes`] reads the log from the last entry this process saw
 //! (inclusive), so an end before it, or a first entry that is not it, is [`StoreError::Reset`]
 //! in the same round trip, and the database reloads its index from what Redis now holds.
+//!
+//! # Moving a database of the layout before spreading
+//! At open, a database whose records are still on the ordering node (written by a version that
+//! kept every key under `{name}`) is moved, document by document, to the spread layout
+//! ([`crate::redis_layout::MIGRATE`]); each step is safe to repeat and to run from several
+//! processes opening at once. Stop processes of the older version first: they would keep
+//! writing the old layout.
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{mpsc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use redis::cluster::ClusterClient;
@@ -46,35 +57,19 @@ use crate::error::{redis_unavailable, Result, StoreError};
 use crate::meta::Meta;
 use crate::record::{Entry, Record};
 use crate::redact::redact;
+use crate::redis_conn::Conn;
+use crate::redis_layout::{nonce, Keys, DELETE, INSERT, LOCATE, MIGRATE};
 use crate::store::{Change, Cursor, Durable, Insert, Store};
 
 /// Stream entries read per round trip.
 const PAGE: usize = 10_000;
 /// Idle connections kept for reuse.
 const MAX_IDLE: usize = 64;
-
-const INSERT: &str = r"
-local last = redis.call('GET', KEYS[1]) or '0-0'
-if last ~= ARGV[1] then return {'conflict'} end
-if redis.call('EXISTS', KEYS[4]) == 1 then return {'exists'} end
-local slot = redis.call('INCR', KEYS[3])
-redis.call('HSET', KEYS[4], 'record', ARGV[3], 'slot', slot)
-redis.call('HSET', KEYS[5], slot, ARGV[2])
-local xid = redis.call('XADD', KEYS[2], '*', 'op', 'i', 'slot', slot, 'sim', ARGV[4], 'dig', ARGV[5])
-redis.call('SET', KEYS[1], xid)
-return {'ok', tostring(slot), xid}
-";
-
-const DELETE: &str = r"
-local slot = redis.call('HGET', KEYS[1], 'slot')
-if not slot then return {} end
-local record = redis.call('HGET', KEYS[1], 'record')
-redis.call('DEL', KEYS[1])
-redis.call('HDEL', KEYS[2], slot)
-local xid = redis.call('XADD', KEYS[3], '*', 'op', 'd', 'slot', slot)
-redis.call('SET', KEYS[4], xid)
-return {slot, record}
-";
+/// Tries of one command on a cluster (the first, then retries: a redirection after a failover,
+/// a cluster still electing a master); each gets this share of the store timeout.
+const CLUSTER_ATTEMPTS: u32 = 3;
+/// Documents of the layout before spreading read per round trip while moving them.
+const MIGRATE_PAGE: usize = 1000;
 
 /// How new connections are made.
 enum Opener {
@@ -84,18 +79,23 @@ enum Opener {
     Cluster(ClusterClient, Vec<String>),
 }
 
-type Conn = Box<dyn ConnectionLike + Send>;
-
-/// A database in Redis.
+/// A database in Redis: its order (log, slot and id maps, metadata) on one node, each
+/// document's body on the node its own key hashes to; a database of the layout before spreading
+/// is moved when opened.
 pub struct RedisStore {
     location: String,
-    name: String,
+    keys: Keys,
     opener: Opener,
     /// The longest a connection or a command may take.
     timeout: Duration,
+    /// The longest `WAIT` for a replica after a write, if writes wait for one (a cluster opened
+    /// with strict durability).
+    replica_wait: Option<Duration>,
     idle: Mutex<Vec<Conn>>,
     insert: Script,
     delete: Script,
+    locate: Script,
+    migrate: Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -117,12 +117,13 @@ impl RedisStore {
             Some(path) => Client::build_with_tls(info, trusting(path, url)?)?,
             None => Client::open(info)?,
         };
-        Self::connect(url, name, Opener::Single(client), options.timeout)
+        Self::connect(url, name, Opener::Single(client), options.timeout, None)
     }
 
     /// Connects to a Redis Cluster through any of its nodes (the first one's user and
-    /// password are used for all); `name` tags the keys; every connection and command takes
-    /// at most [`OpenOptions::timeout`].
+    /// password are used for all); `name` tags the keys; every command, with its retries,
+    /// takes about [`OpenOptions::timeout`] at most. Under
+    /// [`OpenOptions::strict_durability`], every write waits for a replica (`WAIT 1`).
     pub fn open_cluster(nodes: &[String], name: &str, options: &OpenOptions) -> Result<RedisStore> {
         let hosts: Vec<&str> = nodes
             .iter()
@@ -136,15 +137,22 @@ impl RedisStore {
             .iter()
             .map(|node| connection_info(node))
             .collect::<RedisResult<Vec<_>>>()?;
+        // The client's default is 16 retries more than a second apart: a cluster healing
+        // would hold a request for minutes instead of answering it within the store timeout.
+        let attempt = options.timeout / (CLUSTER_ATTEMPTS + 1);
         let client = ClusterClient::builder(infos)
-            .connection_timeout(options.timeout)
-            .response_timeout(options.timeout)
+            .connection_timeout(attempt)
+            .response_timeout(attempt)
+            .retries(CLUSTER_ATTEMPTS - 1)
+            .min_retry_wait(1)
+            .max_retry_wait((attempt / 2).as_millis() as u64 + 2)
             .build()?;
         Self::connect(
             &location,
             name,
             Opener::Cluster(client, nodes.to_vec()),
             options.timeout,
+            options.strict_durability.then_some(attempt / 2),
         )
     }
 
@@ -153,26 +161,27 @@ impl RedisStore {
         name: &str,
         opener: Opener,
         timeout: Duration,
+        replica_wait: Option<Duration>,
     ) -> Result<RedisStore> {
         let store = RedisStore {
             location: format!("{} (name {name})", redact(location)),
-            name: name.to_string(),
+            keys: Keys::new(name),
             opener,
             timeout,
+            replica_wait,
             idle: Mutex::new(Vec::new()),
             insert: Script::new(INSERT),
             delete: Script::new(DELETE),
+            locate: Script::new(LOCATE),
+            migrate: Script::new(MIGRATE),
         };
         store.probe()?;
+        store.spread_unspread()?;
         Ok(store)
     }
 
     fn key(&self, what: &str) -> String {
-        format!("neardup:{{{}}}:{what}", self.name)
-    }
-
-    fn doc_key(&self, id: &str) -> String {
-        self.key(&format!("doc:{id}"))
+        self.keys.ordered(what)
     }
 
     fn idle(&self) -> MutexGuard<'_, Vec<Conn>> {
@@ -181,16 +190,16 @@ impl RedisStore {
 
     /// Runs `f` on a pooled connection; a connection that failed is dropped, not reused, and
     /// so is every idle one if the failure means the server is unavailable.
-    fn run<T>(&self, f: impl FnOnce(&mut dyn ConnectionLike) -> RedisResult<T>) -> Result<T> {
+    fn run<T>(&self, f: impl FnOnce(&mut Conn) -> RedisResult<T>) -> Result<T> {
         let pooled = self.idle().pop();
         let mut conn: Conn = match pooled {
             Some(conn) => conn,
             None => match &self.opener {
-                Opener::Single(client) => Box::new(connect_within(client, self.timeout)?),
-                Opener::Cluster(client, _) => Box::new(client.get_connection()?),
+                Opener::Single(client) => Conn::Single(connect_within(client, self.timeout)?),
+                Opener::Cluster(client, _) => Conn::Cluster(Box::new(client.get_connection()?)),
             },
         };
-        let result = f(conn.as_mut()).map_err(|error| {
+        let result = f(&mut conn).map_err(|error| {
             // The server is gone or stalled: the other idle connections are as dead as this
             // one, and each would fail a call (and close the gate again) after it comes back.
             if redis_unavailable(&error) {
@@ -256,23 +265,155 @@ impl RedisStore {
         ))
     }
 
-    /// `read` applied to each server of the database (one, or every node given of a cluster),
-    /// on a connection of its own for a cluster node, with the node's redacted URL.
+    /// `read` applied to each server of the database (one, or every node given of a cluster
+    /// that answers), on a connection of its own for a cluster node, with the node's redacted
+    /// URL. A cluster node that cannot be reached is skipped (a master killed and failed over
+    /// to its replica holds none of the database), unless none answers.
     fn each_server<T>(
         &self,
         read: impl Fn(&mut dyn ConnectionLike, &str) -> RedisResult<T>,
     ) -> Result<Vec<T>> {
-        match &self.opener {
-            Opener::Single(..) => Ok(vec![self.run(|conn| read(conn, &self.location))?]),
-            Opener::Cluster(_, nodes) => nodes
-                .iter()
-                .map(|node| {
-                    let client = Client::open(connection_info(node)?)?;
-                    let mut conn = connect_within(&client, self.timeout)?;
-                    Ok(read(&mut conn, &redact(node))?)
-                })
-                .collect(),
+        let Opener::Cluster(_, nodes) = &self.opener else {
+            return Ok(vec![self.run(|conn| read(conn, &self.location))?]);
+        };
+        let mut found = Vec::new();
+        let mut unreachable = None;
+        for node in nodes {
+            let answer = (|| {
+                let client = Client::open(connection_info(node)?)?;
+                read(&mut connect_within(&client, self.timeout)?, &redact(node))
+            })();
+            match answer {
+                Ok(value) => found.push(value),
+                Err(error) if redis_unavailable(&error) => {
+                    tracing::debug!(node = %redact(node), error = %StoreError::Redis(error.clone()), "cluster node skipped");
+                    unreachable.get_or_insert(error);
+                }
+                Err(error) => return Err(error.into()),
+            }
         }
+        match unreachable {
+            Some(error) if found.is_empty() => Err(error.into()),
+            _ => Ok(found),
+        }
+    }
+
+    /// `None` once a replica acknowledged the writes `conn` made on the node holding `key`
+    /// (at once if writes wait for no replica); else the error to answer: the write is on the
+    /// master only, and may be lost if it fails over.
+    fn unreplicated(&self, conn: &mut Conn, key: &str) -> Option<StoreError> {
+        let wait = self.replica_wait?;
+        match conn.replicas_acknowledging(key, wait) {
+            Ok(n) if n >= 1 => None,
+            Ok(_) => Some(StoreError::Unreplicated(format!(
+                "{}: none of {key} within {wait:?}",
+                self.location
+            ))),
+            Err(error) => Some(StoreError::Unreplicated(format!(
+                "{}: waiting for a replica of {key}: {}",
+                self.location,
+                StoreError::Redis(error)
+            ))),
+        }
+    }
+
+    /// Moves every document still in the layout before spreading (its record in a hash on
+    /// the ordering node) to its own body key; a database with an `ids` entry for every slot
+    /// has nothing to move (two `HLEN`s).
+    fn spread_unspread(&self) -> Result<()> {
+        let (slots, ids) = (self.key("slots"), self.key("ids"));
+        let (stored, spread): (u64, u64) = self.run(|conn| {
+            Ok((
+                redis::cmd("HLEN").arg(&slots).query(conn)?,
+                redis::cmd("HLEN").arg(&ids).query(conn)?,
+            ))
+        })?;
+        if stored == spread {
+            return Ok(());
+        }
+        let (mut at, mut moved) = (0u64, 0u64);
+        loop {
+            let (next, page): (u64, Vec<String>) = self.run(|conn| {
+                redis::cmd("HSCAN")
+                    .arg(&slots)
+                    .arg(at)
+                    .arg("COUNT")
+                    .arg(MIGRATE_PAGE)
+                    .query(conn)
+            })?;
+            for pair in page.chunks_exact(2) {
+                moved += u64::from(self.spread_one(&pair[0], &pair[1])?);
+            }
+            if next == 0 {
+                break;
+            }
+            at = next;
+        }
+        tracing::info!(location = %self.location, moved, "documents moved to their own keys");
+        Ok(())
+    }
+
+    /// Moves document `id` (in `slot`) of the layout before spreading: copies its record to a
+    /// body key, then [`MIGRATE`] names it and deletes the old hash. False if another process
+    /// moved it first.
+    fn spread_one(&self, slot: &str, id: &str) -> Result<bool> {
+        let old = self.keys.unspread(id);
+        let record: Option<String> =
+            self.run(|conn| redis::cmd("HGET").arg(&old).arg("record").query(conn))?;
+        let Some(record) = record else {
+            return Ok(false);
+        };
+        let nonce = nonce();
+        let body = self.keys.body(id, &nonce);
+        let mut invocation = self.migrate.prepare_invoke();
+        invocation
+            .key(self.key("ids"))
+            .key(&old)
+            .arg(id)
+            .arg(slot)
+            .arg(&nonce);
+        let moved = self.run(|conn| {
+            redis::cmd("SET").arg(&body).arg(&record).exec(conn)?;
+            if let Some(error) = self.unreplicated(conn, &body) {
+                return Ok(Err(error));
+            }
+            let moved: i64 = invocation.invoke(conn)?;
+            if moved == 0 {
+                redis::cmd("DEL").arg(&body).exec(conn)?;
+            }
+            Ok(Ok(moved == 1))
+        })??;
+        Ok(moved)
+    }
+
+    /// The bodies of documents located by `ids` entries (`(id, slot:nonce)`), in order: `None`
+    /// for a body missing (lost with a master that failed over before a replica had it).
+    fn bodies(&self, located: &[(&str, &str)]) -> Result<Vec<Option<Record>>> {
+        let keys: Vec<(String, u64)> = located
+            .iter()
+            .map(|(id, held)| {
+                self.keys
+                    .held_body(id, held)
+                    .ok_or_else(|| corrupt(&format!("ids entry {held:?} of {id}")))
+            })
+            .collect::<Result<_>>()?;
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let names: Vec<&str> = keys.iter().map(|(key, _)| key.as_str()).collect();
+        // MGET: one round trip per node holding some of them.
+        let jsons: Vec<Option<String>> =
+            self.run(|conn| redis::cmd("MGET").arg(&names).query(conn))?;
+        keys.iter()
+            .zip(jsons)
+            .map(|((key, slot), json)| match json {
+                Some(json) => parse_record(&json, *slot).map(Some),
+                None => {
+                    tracing::warn!(location = %self.location, key, "a stored document has no body");
+                    Ok(None)
+                }
+            })
+            .collect()
     }
 }
 
@@ -405,6 +546,19 @@ fn parse_change(fields: &[String]) -> Result<Change> {
     }
 }
 
+/// A write's durability: done, or failed with `error` (a write no replica acknowledged).
+fn failed_or_done(error: Option<StoreError>, timeout: Duration) -> Durable {
+    match error {
+        None => Durable::done(),
+        Some(error) => {
+            let (sender, receiver) = mpsc::channel();
+            // The receiver is in hand: the send cannot fail.
+            let _ = sender.send(Err(error));
+            Durable::pending(receiver, timeout)
+        }
+    }
+}
+
 fn parse_record(json: &str, slot: u64) -> Result<Record> {
     let mut record: Record = serde_json::from_str(json)?;
     record.slot = slot;
@@ -475,64 +629,96 @@ impl Store for RedisStore {
         }
     }
 
+    /// Writes the body under a key of its own, then runs the conflict-checked insert script
+    /// on the ordering node: a document is in the log only once its body is written. A body
+    /// whose insert was refused is deleted.
     fn insert(&self, record: Record, seen: Cursor) -> Result<Insert> {
         let entry = record.entry();
         let json = serde_json::to_string(&record)?;
+        let nonce = nonce();
+        let body = self.keys.body(&record.id, &nonce);
+        let last = self.key("last");
         let mut invocation = self.insert.prepare_invoke();
         invocation
-            .key(self.key("last"))
+            .key(&last)
             .key(self.key("log"))
             .key(self.key("seq"))
-            .key(self.doc_key(&record.id))
             .key(self.key("slots"))
+            .key(self.key("ids"))
             .arg(format!("{}-{}", seen.0, seen.1))
             .arg(&record.id)
-            .arg(json)
+            .arg(&nonce)
             .arg(format!("{:x}", entry.simhash))
             .arg(format!("{:x}", entry.digest));
-        let reply: Vec<String> = self.run(|conn| invocation.invoke(conn))?;
+        let (reply, unreplicated) = self.run(|conn| {
+            redis::cmd("SET").arg(&body).arg(&json).exec(conn)?;
+            if let Some(error) = self.unreplicated(conn, &body) {
+                return Ok(Err(error));
+            }
+            let reply: Vec<String> = invocation.invoke(conn)?;
+            match reply.first().map(String::as_str) {
+                Some("ok") => Ok(Ok((reply, self.unreplicated(conn, &last)))),
+                Some("mine") => Ok(Ok((reply, None))),
+                _ => {
+                    redis::cmd("DEL").arg(&body).exec(conn)?;
+                    Ok(Ok((reply, None)))
+                }
+            }
+        })??;
         match reply.as_slice() {
             [status] if status == "conflict" => Ok(Insert::Conflict),
             [status] if status == "exists" => Ok(Insert::IdExists),
+            [status] if status == "mine" => Err(StoreError::Timeout(format!(
+                "{}: the insert of {} was made, but its answer was lost with the connection",
+                self.location, record.id
+            ))),
             [status, slot, xid] if status == "ok" => Ok(Insert::Accepted {
                 slot: slot.parse().map_err(|_| corrupt(slot))?,
                 cursor: parse_stream_id(xid)?,
-                durable: Durable::done(),
+                durable: failed_or_done(unreplicated, self.timeout),
             }),
             _ => Err(corrupt("insert script reply")),
         }
     }
 
+    /// Runs the delete script on the ordering node, then deletes the body.
     fn delete(&self, id: &str) -> Result<Option<Record>> {
+        let last = self.key("last");
         let mut invocation = self.delete.prepare_invoke();
         invocation
-            .key(self.doc_key(id))
+            .key(self.key("ids"))
             .key(self.key("slots"))
             .key(self.key("log"))
-            .key(self.key("last"));
-        let reply: Vec<String> = self.run(|conn| invocation.invoke(conn))?;
-        match reply.as_slice() {
-            [] => Ok(None),
-            [slot, json] => Ok(Some(parse_record(
-                json,
-                slot.parse().map_err(|_| corrupt(slot))?,
-            )?)),
-            _ => Err(corrupt("delete script reply")),
+            .key(&last)
+            .arg(id);
+        let found = self.run(|conn| {
+            let reply: Vec<String> = invocation.invoke(conn)?;
+            let Some(held) = reply.into_iter().next() else {
+                return Ok(Ok(None));
+            };
+            if let Some(error) = self.unreplicated(conn, &last) {
+                return Ok(Err(error));
+            }
+            let Some((body, slot)) = self.keys.held_body(id, &held) else {
+                return Ok(Err(corrupt(&format!("ids entry {held:?} of {id}"))));
+            };
+            let json: Option<String> = redis::cmd("GETDEL").arg(&body).query(conn)?;
+            Ok(Ok(Some((json, slot))))
+        })??;
+        match found {
+            None => Ok(None),
+            Some((Some(json), slot)) => Ok(Some(parse_record(&json, slot)?)),
+            Some((None, _)) => Err(corrupt(&format!("deleted document {id} had no body"))),
         }
     }
 
     fn get(&self, id: &str) -> Result<Option<Record>> {
-        let key = self.doc_key(id);
-        let (json, slot): (Option<String>, Option<u64>) = self.run(|conn| {
-            redis::cmd("HMGET")
-                .arg(&key)
-                .arg("record")
-                .arg("slot")
-                .query(conn)
-        })?;
-        match (json, slot) {
-            (Some(json), Some(slot)) => Ok(Some(parse_record(&json, slot)?)),
-            _ => Ok(None),
+        let ids = self.key("ids");
+        let held: Option<String> =
+            self.run(|conn| redis::cmd("HGET").arg(&ids).arg(id).query(conn))?;
+        match held {
+            Some(held) => Ok(self.bodies(&[(id, &held)])?.pop().flatten()),
+            None => Ok(None),
         }
     }
 
@@ -540,16 +726,32 @@ impl Store for RedisStore {
         if slots.is_empty() {
             return Ok(Vec::new());
         }
-        let slots_key = self.key("slots");
-        let ids: Vec<Option<String>> =
-            self.run(|conn| redis::cmd("HMGET").arg(&slots_key).arg(slots).query(conn))?;
-        // One HMGET per match (at most a handful): cluster connections take no pipelines.
-        ids.iter()
-            .map(|id| {
-                let Some(id) = id else { return Ok(None) };
-                self.get(id)
+        let mut invocation = self.locate.prepare_invoke();
+        invocation
+            .key(self.key("slots"))
+            .key(self.key("ids"))
+            .arg(slots);
+        let located: Vec<String> = self.run(|conn| invocation.invoke(conn))?;
+        let pairs: Vec<(&str, &str)> = located
+            .chunks_exact(2)
+            .map(|pair| (pair[0].as_str(), pair[1].as_str()))
+            .collect();
+        let stored: Vec<(&str, &str)> = pairs
+            .iter()
+            .copied()
+            .filter(|(id, _)| !id.is_empty())
+            .collect();
+        let mut bodies = self.bodies(&stored)?.into_iter();
+        Ok(pairs
+            .iter()
+            .map(|(id, _)| {
+                if id.is_empty() {
+                    None
+                } else {
+                    bodies.next().flatten()
+                }
             })
-            .collect()
+            .collect())
     }
 
     fn len(&self) -> Result<u64> {
@@ -562,13 +764,18 @@ impl Store for RedisStore {
     }
 
     /// Read from each server's configuration (`CONFIG GET appendonly`, `appendfsync`, `save`);
-    /// a cluster promises what its weakest node given does.
+    /// a cluster promises what its weakest node given does, plus a replica when writes wait
+    /// for one.
     fn durability(&self) -> Result<Durability> {
         let found = self.each_server(server_durability)?;
-        Ok(found
+        let weakest = found
             .into_iter()
             .reduce(Durability::weaker)
-            .unwrap_or_else(|| Durability::unknown("redis cluster", "no node")))
+            .unwrap_or_else(|| Durability::unknown("redis cluster", "no node"));
+        Ok(match self.replica_wait {
+            Some(_) => weakest.with_replica(),
+            None => weakest,
+        })
     }
 
     /// Read from each server's configuration (`CONFIG GET maxmemory-policy`, `maxmemory`): the

@@ -10,7 +10,8 @@ use crate::redb_store::RedbStore;
 use crate::redis_store::RedisStore;
 use crate::store::Store;
 
-/// The default database name inside Redis (the hash tag of its keys).
+/// The default database name inside Redis (in every key's hash tag: `{name}` for the keys kept
+/// in order on one node, `{name:ID}` for each document's body).
 pub const DEFAULT_REDIS_NAME: &str = "neardup";
 
 /// A parsed database location.
@@ -22,14 +23,14 @@ pub enum DbSpec {
     Redis {
         /// The server's URL, as the redis crate reads it.
         url: String,
-        /// The database name: every key is tagged `{name}`.
+        /// The database name (in every key's hash tag).
         name: String,
     },
     /// A Redis Cluster: node URLs and the database name.
     Cluster {
         /// One `redis://host:port` URL per node given.
         nodes: Vec<String>,
-        /// The database name: every key is tagged `{name}`.
+        /// The database name (in every key's hash tag).
         name: String,
     },
 }
