@@ -147,7 +147,8 @@ impl SetStore {
                 writer.flush().map_err(write_error)?;
             }
         }
-        self.memory.shrink_to_fit();
+        // No shrink_to_fit: it would copy the sets (twice the memory for a moment), and the
+        // reserved pages never written were never resident.
         Ok(())
     }
 
