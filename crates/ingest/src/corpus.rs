@@ -212,13 +212,6 @@ enum Work {
     },
 }
 
-/// The counts of one read, and where its documents go.
-struct Tally {
-    documents: u64,
-    errors: u64,
-    skipped: std::collections::BTreeMap<String, u64>,
-}
-
 impl Corpus {
     /// Checks the inputs of `options`. With `reread`, streams are copied aside on the first
     /// read so that the corpus can be read again.
@@ -291,11 +284,6 @@ impl Corpus {
         let stats = Arc::new(ReadStats::default());
         let bytes_read = Arc::new(AtomicU64::new(0));
         let progress = self.hooks.progress(label, self.total_bytes);
-        let mut tally = Tally {
-            documents: 0,
-            errors: 0,
-            skipped: Default::default(),
-        };
         std::thread::scope(|scope| -> Result<(), E> {
             // Each piece of work comes with the bytes read up to its end, for progress.
             let (sender, receiver) = sync_channel::<(Work, u64)>(2);
@@ -326,9 +314,9 @@ impl Corpus {
                     }
                 };
                 for result in self.map_records(records, &mut next_index, &map) {
-                    self.hand_over(result, first, &mut tally, &mut sink)?;
+                    self.hand_over(result, first, &stats, &mut sink)?;
                 }
-                progress.advance(read_to, tally.documents);
+                progress.advance(read_to, stats.snapshot().documents);
             }
             Ok(())
         })
@@ -339,17 +327,9 @@ impl Corpus {
         })?;
         progress.finish();
         if first {
-            *self.accounting.lock().unwrap_or_else(|e| e.into_inner()) = Accounting {
-                documents: tally.documents,
-                skipped: tally.skipped,
-                not_documents: stats.accounting().not_documents,
-            };
+            *self.accounting.lock().unwrap_or_else(|e| e.into_inner()) = stats.accounting();
         }
-        Ok(StatsSnapshot {
-            documents: tally.documents,
-            errors: tally.errors,
-            ..stats.snapshot()
-        })
+        Ok(stats.snapshot())
     }
 
     /// Maps a batch of records in parallel, numbering the documents from `next_index` on.
@@ -384,21 +364,17 @@ impl Corpus {
         &self,
         result: Result<(Document, T), IngestError>,
         first: bool,
-        tally: &mut Tally,
+        stats: &ReadStats,
         sink: &mut impl FnMut(Document, T) -> Result<(), E>,
     ) -> Result<(), E> {
         match result {
             Ok((doc, value)) => {
-                tally.documents += 1;
+                stats.count_document();
                 sink(doc, value)
             }
             Err(error) if !error.is_bad_record() => Err(CorpusError::Input(error).into()),
             Err(error) => {
-                tally.errors += 1;
-                *tally
-                    .skipped
-                    .entry(error.kind.reason().to_string())
-                    .or_default() += 1;
+                stats.count_error(&error);
                 match self.options.on_error {
                     OnError::Skip if first => self.hooks.skipped(&error),
                     OnError::Skip => {}

@@ -81,7 +81,7 @@ pub use document::{Body, Document, Place};
 pub use error::{ErrorKind, IngestError};
 pub use folder::FolderReader;
 pub use format::{Compression, Format, ParseFormatError};
-pub use input::{open_inputs, open_path, open_reader, DocumentIter, Inputs, OpenedInput};
+pub use input::{open_path, open_reader, DocumentIter, OpenedInput};
 pub use jsonl::{parse_document, parse_record, JsonlReader, Record, RecordBody};
 pub use options::{JsonlFields, ReadOptions, WarcId, DEFAULT_MAX_DOCUMENT_BYTES};
 pub use parquet::{ParquetReader, BATCH_ROWS};
@@ -99,7 +99,7 @@ mod tests {
     fn thread_safety() {
         fn send<T: Send>() {}
         fn sync<T: Sync + Send>() {}
-        send::<crate::Inputs>();
+        send::<crate::DocumentIter>();
         send::<crate::Document>();
         send::<crate::IngestError>();
         sync::<crate::extract::MainContentExtractor>();
