@@ -70,6 +70,9 @@ pub struct OpenOptions {
     /// A PEM file of the certificate authorities to trust for `rediss://` (TLS) instead of the
     /// system's.
     pub redis_ca_file: Option<PathBuf>,
+    /// Open only a database that exists, creating nothing (no directory, no file, no key):
+    /// else fail with [`StoreError::NoDatabase`]. For the doors that only read or delete.
+    pub must_exist: bool,
 }
 
 impl Default for OpenOptions {
@@ -80,8 +83,26 @@ impl Default for OpenOptions {
             strict_durability: false,
             allow_eviction: false,
             redis_ca_file: None,
+            must_exist: false,
         }
     }
+}
+
+/// Logs what an acknowledged write of the store at `location` survives; under `strict`, refuses
+/// ([`StoreError::NotDurable`]) a store that does not fsync every one.
+fn check_durability(location: &str, durability: &Durability, strict: bool) -> Result<()> {
+    if strict && !durability.fsync_every_write {
+        return Err(StoreError::NotDurable(format!(
+            "{location} does not fsync every acknowledged write ({}: {})",
+            durability.persistence, durability.meaning
+        )));
+    }
+    if durability.fsync_every_write {
+        tracing::info!(%location, persistence = %durability.persistence, meaning = %durability.meaning, "durability");
+    } else {
+        tracing::warn!(%location, persistence = %durability.persistence, meaning = %durability.meaning, "durability: acknowledged writes are not all fsynced");
+    }
+    Ok(())
 }
 
 /// Figures about an open database.
@@ -183,26 +204,21 @@ impl std::fmt::Debug for NearDupDb {
 impl NearDupDb {
     /// Opens a database over `store`: reads what the store promises an acknowledged write
     /// (logged; refused under [`OpenOptions::strict_durability`] unless every write is
-    /// fsynced), creates its metadata if new, checks an explicit policy against the stored one
+    /// fsynced), creates its metadata if new (unless [`OpenOptions::must_exist`]: then
+    /// [`StoreError::NoDatabase`], nothing written), checks an explicit policy against the stored one
     /// otherwise, and loads every live row into the in-memory index. A store that may evict
     /// documents is refused ([`StoreError::Eviction`]) unless [`OpenOptions::allow_eviction`].
     pub fn open(store: Box<dyn Store>, options: OpenOptions) -> Result<NearDupDb> {
         let store = Gated::new(store, options.allow_eviction);
         store.check_eviction()?;
         let location = store.location();
+        let stored = store.meta()?;
+        if stored.is_none() && options.must_exist {
+            return Err(StoreError::NoDatabase(location));
+        }
         let durability = store.durability()?;
-        if options.strict_durability && !durability.fsync_every_write {
-            return Err(StoreError::NotDurable(format!(
-                "{location} does not fsync every acknowledged write ({}: {})",
-                durability.persistence, durability.meaning
-            )));
-        }
-        if durability.fsync_every_write {
-            tracing::info!(%location, persistence = %durability.persistence, meaning = %durability.meaning, "durability");
-        } else {
-            tracing::warn!(%location, persistence = %durability.persistence, meaning = %durability.meaning, "durability: acknowledged writes are not all fsynced");
-        }
-        let meta = match store.meta()? {
+        check_durability(&location, &durability, options.strict_durability)?;
+        let meta = match stored {
             Some(meta) => meta,
             None => {
                 let policy = options.policy.clone().unwrap_or_default();
@@ -246,7 +262,7 @@ impl NearDupDb {
         let location = store.location();
         let meta = store
             .meta()?
-            .ok_or_else(|| StoreError::Corrupt(format!("{location}: no database here")))?;
+            .ok_or_else(|| StoreError::NoDatabase(location.clone()))?;
         if meta.version == crate::meta::FORMAT_VERSION {
             return Ok(meta);
         }

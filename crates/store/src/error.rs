@@ -41,6 +41,11 @@ pub enum StoreError {
         /// What is wrong with it.
         reason: String,
     },
+    /// No database is stored at this location (a directory without a database file, a Redis
+    /// without this database's keys), and it was not to be created
+    /// ([`crate::OpenOptions::must_exist`]).
+    #[error("no neardup database at {0}")]
+    NoDatabase(String),
     /// The stored data is not what this version writes.
     #[error("corrupt database: {0}")]
     Corrupt(String),

@@ -232,6 +232,11 @@ impl RedbStore {
         })
     }
 
+    /// Whether directory `dir` holds a database file (opening it creates one if not).
+    pub fn holds_database(dir: &Path) -> bool {
+        dir.join(FILE_NAME).is_file()
+    }
+
     fn pending(&self) -> MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
