@@ -2,7 +2,7 @@
 //!
 //! This crate turns files (JSON Lines, plain or compressed; folders of text and
 //! HTML files; WARC crawl archives) into a stream of [`Document`]s, extracts
-//! the main content of HTML pages, canonicalises URLs and finds mirror hosts.
+//! the main content of HTML pages and canonicalises URLs.
 //! It knows nothing about fingerprints (of `neardup-core` it uses only the
 //! `Choice` trait of option values): the layers above consume what it yields.
 //!
@@ -17,8 +17,8 @@
 //!   their format.
 //! * [`extract::MainContentExtractor`] drops navigation, sidebars, ads and
 //!   other boilerplate and keeps the main text of a page.
-//! * [`url::canonicalize`] maps the many spellings of one URL to one key, and
-//!   [`mirror`] finds host/path-prefix pairs that serve the same content.
+//! * [`url::canonicalize`] maps the many spellings of one URL to one key (the
+//!   key mirror detection, in `neardup-dedup`, compares).
 //! * With [`ReadOptions::keep_raw`], each [`Document::raw`] holds the input
 //!   record byte for byte, so kept records can be written out unchanged.
 //!
@@ -61,7 +61,6 @@ mod jsonl;
 pub mod kept;
 mod lines;
 mod members;
-pub mod mirror;
 mod options;
 mod parquet;
 mod spool;
