@@ -81,7 +81,7 @@ pub use error::{ErrorKind, IngestError};
 pub use folder::FolderReader;
 pub use format::{Compression, Format, ParseFormatError};
 pub use input::{open_path, open_reader, DocumentIter, OpenedInput};
-pub use jsonl::{parse_document, parse_record, JsonlReader, Record, RecordBody};
+pub use jsonl::{parse_document, parse_record, InputRecord, InputRecordBody, JsonlReader};
 pub use options::{JsonlFields, ReadOptions, WarcId, DEFAULT_MAX_DOCUMENT_BYTES};
 pub use parquet::{ParquetReader, BATCH_ROWS};
 pub use stats::{Accounting, ReadStats, StatsSnapshot, MAX_KINDS, OTHER_KIND};

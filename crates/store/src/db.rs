@@ -18,9 +18,9 @@ use crate::meta::Meta;
 use crate::record::{digest_key, Entry, Record, StoredText};
 use crate::set_cache::{SetCache, Verifiable};
 use crate::store::{Cursor, Durable, Insert, Store};
-use crate::verdict::{DocMatch, InsertMode, Outcome, Verdict};
+use crate::verdict::{CheckOutcome, DocMatch, InsertMode, Verdict};
 
-/// Most matches an [`Outcome`] lists.
+/// Most matches an [`CheckOutcome`] lists.
 pub const MAX_MATCHES: usize = 10;
 /// Most candidate records read for one check (the nearest by distance, then slot).
 const MAX_FETCH: usize = 1000;
@@ -284,19 +284,19 @@ impl NearDupDb {
     }
 
     /// Checks `doc` without inserting it.
-    pub fn check(&self, doc: &NewDocument) -> Result<Outcome> {
+    pub fn check(&self, doc: &NewDocument) -> Result<CheckOutcome> {
         self.check_and_insert(doc, InsertMode::Never)
     }
 
     /// Inserts `doc` whatever its verdict; fails if its id is stored already.
-    pub fn insert(&self, doc: &NewDocument) -> Result<Outcome> {
+    pub fn insert(&self, doc: &NewDocument) -> Result<CheckOutcome> {
         self.check_and_insert(doc, InsertMode::Always)
     }
 
     /// Checks `doc` and, atomically, inserts it as `mode` says. Returns once the insert is
     /// durable. Fails with [`StoreError::IdExists`] if it is to be inserted under an id stored
     /// already.
-    pub fn check_and_insert(&self, doc: &NewDocument, mode: InsertMode) -> Result<Outcome> {
+    pub fn check_and_insert(&self, doc: &NewDocument, mode: InsertMode) -> Result<CheckOutcome> {
         let prepared = self.prepare(doc, mode)?;
         if mode == InsertMode::Never {
             let judged = self.check_only(doc, &prepared)?;
@@ -322,7 +322,7 @@ impl NearDupDb {
         &self,
         docs: &[NewDocument],
         mode: InsertMode,
-    ) -> Vec<Result<Outcome>> {
+    ) -> Vec<Result<CheckOutcome>> {
         use rayon::prelude::*;
         let prepared: Vec<Result<Prepared>> =
             docs.par_iter().map(|d| self.prepare(d, mode)).collect();
@@ -437,7 +437,7 @@ impl NearDupDb {
     }
 
     /// Waits for durability (outside the lock) and gives the outcome.
-    fn finish(&self, prepared: Prepared, step: Step) -> Result<Outcome> {
+    fn finish(&self, prepared: Prepared, step: Step) -> Result<CheckOutcome> {
         let inserted = step.inserted.is_some();
         if let Some((slot, durable)) = step.inserted {
             // A commit that timed out may still be made durable: the document stays indexed
@@ -448,7 +448,7 @@ impl NearDupDb {
                 }
             })?;
         }
-        Ok(Outcome {
+        Ok(CheckOutcome {
             id: prepared.id,
             verdict: step.judged.verdict,
             inserted,
