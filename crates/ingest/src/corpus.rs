@@ -134,20 +134,20 @@ impl ReadProgress for NoHooks {}
 #[derive(Debug, thiserror::Error)]
 pub enum CorpusError {
     /// An input cannot be opened or read, or its format is unknown.
-    #[error("{0}")]
+    #[error(transparent)]
     Input(IngestError),
     /// A bad record under [`OnError::Fail`].
     #[error("{0} (use --on-error skip to go on)")]
-    BadRecord(IngestError),
+    BadRecord(#[source] IngestError),
     /// The hooks stopped the run.
-    #[error("{0}")]
+    #[error(transparent)]
     Stopped(Stop),
     /// The temporary folder for the copies of streams could not be created.
     #[error("cannot create a temporary folder: {0}")]
     Temporary(#[source] io::Error),
     /// A copy of a stream could not be written (the cause of the read error it made).
-    #[error("{0}")]
-    Spool(io::Error),
+    #[error("cannot copy a stream aside: {0}")]
+    Spool(#[source] io::Error),
     /// An input read for one document holds another number of them.
     #[error("{input} holds {found} documents, not one")]
     NotOneDocument {
@@ -667,5 +667,34 @@ impl Read for Counting {
         let read = self.reader.read(buf)?;
         self.counter.fetch_add(read as u64, Relaxed);
         Ok(read)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    /// A failure of its own, with a cause.
+    #[derive(Debug, thiserror::Error)]
+    #[error("stopped")]
+    struct Stopped(#[source] io::Error);
+
+    #[test]
+    fn every_error_wrapping_another_keeps_its_cause() {
+        let record = || {
+            let kind = ErrorKind::Read(io::Error::other("disk"));
+            IngestError::new(Place::file(Path::new("a.jsonl")), kind)
+        };
+        let errors = [
+            CorpusError::Input(record()),
+            CorpusError::BadRecord(record()),
+            CorpusError::Stopped(Box::new(Stopped(io::Error::other("signal")))),
+            CorpusError::Temporary(io::Error::other(io::Error::other("full"))),
+            CorpusError::Spool(io::Error::other(io::Error::other("full"))),
+        ];
+        for error in errors {
+            assert!(error.source().is_some(), "{error:?} lost its cause");
+        }
     }
 }
