@@ -9,10 +9,10 @@ mod service;
 
 use std::time::Duration;
 
+use neardup_testkit::{redis_available, text, Redis};
 use serde_json::json;
 use service::{
-    acknowledged_under_load, assert_all_stored, assert_unavailable, redis_available, send, text,
-    wait_healthy, Redis, Server,
+    acknowledged_under_load, assert_all_stored, assert_unavailable, send, wait_healthy, Server,
 };
 
 /// The store timeout the servers run with (seconds).

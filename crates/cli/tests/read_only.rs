@@ -6,7 +6,7 @@ mod common;
 mod service;
 
 use common::{assert_one_line_error, neardup, Run};
-use service::{redis_available, Redis};
+use neardup_testkit::Redis;
 
 const DOCUMENT: &[u8] = b"{\"id\": \"a\", \"text\": \"one small document\"}\n";
 
@@ -55,11 +55,9 @@ fn read_only_commands_on_a_missing_directory_fail_and_create_nothing() {
 
 #[test]
 fn read_only_commands_on_a_redis_without_the_database_fail_and_write_no_key() {
-    if !redis_available("read_only_commands_on_a_redis_without_the_database") {
+    let Some(redis) = Redis::temporary("read_only_commands_on_a_redis_without_the_database") else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let redis = Redis::start(dir.path());
+    };
     let url = format!("{}?name=absent", redis.url());
     for (name, run) in each_read_only_command(&url) {
         assert_one_line_error(&run, 1, "no neardup database at redis://127.0.0.1");

@@ -9,8 +9,9 @@ mod service;
 use std::time::{Duration, Instant};
 
 use common::{assert_one_line_error, neardup};
+use neardup_testkit::{redis_available, text, wait_until, Redis};
 use serde_json::{json, Value};
-use service::{call, redis_available, send, text, wait_until, Redis, Server};
+use service::{call, send, Server};
 
 const EIGHT_MB: [&str; 2] = ["--maxmemory", "8mb"];
 

@@ -5,8 +5,9 @@ mod service;
 
 use std::sync::{Arc, Barrier};
 
+use neardup_testkit::{redis_available, text, Cluster, Redis};
 use serde_json::json;
-use service::{call, post, redis_available, text, Cluster, Redis, Server};
+use service::{call, post, Server};
 
 /// Two servers on one database: each sees the other's inserts, and racing near-identical
 /// documents across both yields exactly one unique.
