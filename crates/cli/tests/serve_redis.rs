@@ -5,7 +5,7 @@ mod service;
 
 use std::sync::{Arc, Barrier};
 
-use neardup_testkit::{redis_available, text, Cluster, Redis};
+use neardup_testkit::{redis_available, text, Redis, RedisCluster};
 use serde_json::json;
 use service::{call, post, Server};
 
@@ -77,7 +77,7 @@ fn servers_share_a_redis_cluster() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let cluster = Cluster::start(dir.path());
+    let cluster = RedisCluster::start(dir.path());
     two_servers_share(&format!("{}?name=news", cluster.url()));
 }
 

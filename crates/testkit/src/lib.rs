@@ -273,14 +273,14 @@ impl Drop for Redis {
 }
 
 /// Three Redis Cluster nodes (no replicas) with every slot assigned.
-pub struct Cluster {
+pub struct RedisCluster {
     /// The nodes.
     pub nodes: Vec<Redis>,
 }
 
-impl Cluster {
+impl RedisCluster {
     /// Starts three nodes and creates the cluster.
-    pub fn start(dir: &Path) -> Cluster {
+    pub fn start(dir: &Path) -> RedisCluster {
         let nodes: Vec<Redis> = (0..3)
             .map(|i| {
                 let conf = dir.join(format!("nodes-{i}.conf"));
@@ -316,7 +316,7 @@ impl Cluster {
             },
             "cluster_state:ok",
         );
-        Cluster { nodes }
+        RedisCluster { nodes }
     }
 
     /// `redis+cluster://host:port,host:port,host:port`.
