@@ -63,11 +63,9 @@ fn two_servers_share(db: &str) {
 
 #[test]
 fn servers_share_one_redis() {
-    if !redis_available("servers_share_one_redis") {
+    let Some(redis) = Redis::temporary("servers_share_one_redis") else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let redis = Redis::start(dir.path());
+    };
     two_servers_share(&redis.url());
 }
 
@@ -86,11 +84,10 @@ fn servers_share_a_redis_cluster() {
 /// what Redis holds now (its database metadata written again).
 #[test]
 fn a_redis_that_lost_its_data_is_reloaded_without_a_restart() {
-    if !redis_available("a_redis_that_lost_its_data_is_reloaded_without_a_restart") {
+    let Some(redis) = Redis::temporary("a_redis_that_lost_its_data_is_reloaded_without_a_restart")
+    else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let redis = Redis::start(dir.path());
+    };
     let server = Server::start(&redis.url(), &[]);
     let (status, reply) = post(
         &server.url("/v1/documents"),
