@@ -4,15 +4,17 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::Context;
-use neardup_store::{open_db, redact, DbSpec, NearDupDb, OpenOptions, DEFAULT_STORE_TIMEOUT};
+use neardup_store::{
+    open_db, redact, DbSpec, NearDupDb, OpenOptions, StoreError, DEFAULT_STORE_TIMEOUT,
+};
 
 use crate::policy_args::PolicyArgs;
 
 /// Which database to open, and how to create it if new.
 #[derive(Debug, Clone, clap::Args)]
 pub struct DbArgs {
-    /// The database: a directory (embedded redb, created if missing),
+    /// The database: a directory (embedded redb, created if missing by `index add` and
+    /// `serve`; the other commands only open an existing one),
     /// `redis://[USER:PASSWORD@]HOST:PORT[/N][?name=NAME]` (`rediss://` for TLS) or
     /// `redis+cluster://HOST:PORT,HOST:PORT,...[?name=NAME]`. Give a URL with a password in
     /// NEARDUP_DB rather than on the command line, where `ps` shows it.
@@ -77,11 +79,6 @@ impl DbArgs {
     /// Opens the database, creating it with the given policy if new. Says so on stderr when a
     /// directory that does not exist yet is about to become a new database.
     pub fn open(&self) -> anyhow::Result<NearDupDb> {
-        let policy = self
-            .policy
-            .is_given()
-            .then(|| self.policy.policy())
-            .transpose()?;
         if let Ok(DbSpec::Dir(dir)) = DbSpec::parse(&self.db) {
             if !dir.exists() {
                 eprintln!(
@@ -90,14 +87,39 @@ impl DbArgs {
                 );
             }
         }
+        self.open_with(false)
+    }
+
+    /// Opens the database only if it exists, creating nothing: for the commands that read or
+    /// delete. Fails with "no neardup database at …" otherwise.
+    pub fn open_existing(&self) -> anyhow::Result<NearDupDb> {
+        self.open_with(true)
+    }
+
+    fn open_with(&self, must_exist: bool) -> anyhow::Result<NearDupDb> {
+        let policy = self
+            .policy
+            .is_given()
+            .then(|| self.policy.policy())
+            .transpose()?;
         let options = OpenOptions {
             policy,
             timeout: self.timeout(),
             strict_durability: self.durability == DurabilityMode::Strict,
             allow_eviction: self.allow_eviction,
             redis_ca_file: self.redis_ca_file.clone(),
+            must_exist,
         };
-        open_db(&self.db, options).with_context(|| cannot_open(&self.db))
+        open_db(&self.db, options).map_err(|error| opening(&self.db, error))
+    }
+}
+
+/// The error of a failure to open the database at `spec`: a missing database as it is (its
+/// message names the place), any other failure in the context of [`cannot_open`].
+pub fn opening(spec: &str, error: StoreError) -> anyhow::Error {
+    match error {
+        StoreError::NoDatabase(_) => error.into(),
+        other => anyhow::Error::new(other).context(cannot_open(spec)),
     }
 }
 

@@ -434,6 +434,35 @@ fn mirrors_are_found_by_shared_paths_with_the_same_content() {
     assert!(!run.stdout.contains("other.example"));
 }
 
+/// Asserts that the index at `index` decides by the policy it was made with: another profile or
+/// policy, reading `input`, is refused with a message naming both, the same one, named, is
+/// accepted, and an option of the batch run alone is a usage error.
+fn refuses_another_policy(index: &str, input: &std::path::Path) {
+    let input = input.to_str().unwrap();
+    // The index remembers its profile: another one is refused with a clear error.
+    let wrong = neardup(&["dedup", input, "--index", index, "--profile", "zh"], b"");
+    assert_one_line_error(&wrong, 1, "cannot open index");
+    // The index decides by the policy it was made with: another policy is refused with a
+    // message naming both, not silently ignored; the same one, named, is accepted.
+    for option in [
+        &["--method", "simhash"][..],
+        &["--k", "3"],
+        &["--verify", "containment"],
+        &["--min-length-ratio", "0.2"],
+    ] {
+        let mut args = vec!["dedup", input, "--index", index];
+        args.extend_from_slice(option);
+        let refused = neardup(&args, b"");
+        assert_one_line_error(&refused, 1, "it cannot be opened with");
+        assert!(refused.stderr.contains("<= 6"), "{}", refused.stderr);
+    }
+    let same = ["dedup", input, "--index", index, "--k", "6"];
+    assert_eq!(neardup(&same, b"").code, 0);
+    let keep = ["dedup", input, "--index", index, "--keep", "longest"];
+    let refused = neardup(&keep, b"");
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+}
+
 #[test]
 fn incremental_dedup_against_a_saved_index() {
     let dir = tempfile::tempdir().unwrap();
@@ -502,52 +531,7 @@ fn incremental_dedup_against_a_saved_index() {
     );
     let kept = std::fs::read_to_string(dir.path().join("kept.jsonl")).unwrap();
     assert!(kept.contains("\"fresh\"") && !kept.contains("council-again"));
-    // The index remembers its profile: another one is refused with a clear error.
-    let wrong = neardup(
-        &[
-            "dedup",
-            tomorrow.to_str().unwrap(),
-            "--index",
-            index,
-            "--profile",
-            "zh",
-        ],
-        b"",
-    );
-    assert_one_line_error(&wrong, 1, "cannot open index");
-    // The index decides by the policy it was made with: another policy is refused with a
-    // message naming both, not silently ignored; the same one, named, is accepted.
-    for option in [
-        &["--method", "simhash"][..],
-        &["--k", "3"],
-        &["--verify", "containment"],
-        &["--min-length-ratio", "0.2"],
-    ] {
-        let mut args = vec!["dedup", tomorrow.to_str().unwrap(), "--index", index];
-        args.extend_from_slice(option);
-        let refused = neardup(&args, b"");
-        assert_one_line_error(&refused, 1, "it cannot be opened with");
-        assert!(refused.stderr.contains("<= 6"), "{}", refused.stderr);
-    }
-    let same = [
-        "dedup",
-        tomorrow.to_str().unwrap(),
-        "--index",
-        index,
-        "--k",
-        "6",
-    ];
-    assert_eq!(neardup(&same, b"").code, 0);
-    let keep = [
-        "dedup",
-        tomorrow.to_str().unwrap(),
-        "--index",
-        index,
-        "--keep",
-        "longest",
-    ];
-    let refused = neardup(&keep, b"");
-    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    refuses_another_policy(index, &tomorrow);
     // `neardup index` reads the same store.
     let check = neardup(
         &["index", "check", "--db", index, tomorrow.to_str().unwrap()],

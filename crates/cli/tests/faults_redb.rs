@@ -10,10 +10,10 @@ mod service;
 use std::time::Duration;
 
 use files::{fill, Tmpfs};
+use neardup_testkit::text;
 use serde_json::json;
 use service::{
-    acknowledged_under_load, assert_all_stored, assert_unavailable, send, text, wait_healthy,
-    Server,
+    acknowledged_under_load, assert_all_stored, assert_unavailable, send, wait_healthy, Server,
 };
 
 /// The store timeout the servers run with (seconds).

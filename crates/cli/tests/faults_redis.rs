@@ -9,10 +9,10 @@ mod service;
 
 use std::time::Duration;
 
+use neardup_testkit::{redis_available, text, Redis};
 use serde_json::json;
 use service::{
-    acknowledged_under_load, assert_all_stored, assert_unavailable, redis_available, send, text,
-    wait_healthy, Redis, Server,
+    acknowledged_under_load, assert_all_stored, assert_unavailable, send, wait_healthy, Server,
 };
 
 /// The store timeout the servers run with (seconds).
@@ -69,11 +69,11 @@ fn assert_all_unavailable(server: &Server) {
 
 #[test]
 fn a_stalled_redis_is_503_in_time_recovers_on_sigcont_and_sigterm_drains() {
-    if !redis_available("a_stalled_redis_is_503_in_time_recovers_on_sigcont_and_sigterm_drains") {
+    let Some(redis) =
+        Redis::temporary("a_stalled_redis_is_503_in_time_recovers_on_sigcont_and_sigterm_drains")
+    else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let redis = Redis::start(dir.path());
+    };
     let mut server = Server::start(&redis.url(), &["--store-timeout", STORE_TIMEOUT]);
     let documents = server.url("/v1/documents");
     let reply = send("POST", &documents, &doc("a", 1), None).unwrap();
@@ -220,11 +220,11 @@ fn strict_durability_and_kill_9_mid_load_under_appendfsync_always() {
 /// server logs the first and then at most one line a period, not one a request.
 #[test]
 fn a_redis_down_is_logged_once_a_period_not_once_a_request() {
-    if !redis_available("a_redis_down_is_logged_once_a_period_not_once_a_request") {
+    let Some(mut redis) =
+        Redis::temporary("a_redis_down_is_logged_once_a_period_not_once_a_request")
+    else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let mut redis = Redis::start(dir.path());
+    };
     let server = Server::start(&redis.url(), &["--store-timeout", STORE_TIMEOUT]);
     redis.kill();
     for _ in 0..300 {

@@ -15,7 +15,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use files::names;
-use service::signal;
+use neardup_testkit::signal;
 
 /// What `--kept` holds before each run: it must be left as it is.
 const OLD_KEPT: &str = "{\"id\": \"old\"}\n";

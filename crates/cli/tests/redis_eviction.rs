@@ -9,8 +9,9 @@ mod service;
 use std::time::{Duration, Instant};
 
 use common::{assert_one_line_error, neardup};
+use neardup_testkit::{redis_available, text, wait_until, Redis};
 use serde_json::{json, Value};
-use service::{call, redis_available, send, text, wait_until, Redis, Server};
+use service::{call, send, Server};
 
 const EIGHT_MB: [&str; 2] = ["--maxmemory", "8mb"];
 
@@ -111,11 +112,11 @@ fn an_evicting_redis_is_refused_unless_allowed_then_shown_and_its_losses_reporte
 
 #[test]
 fn a_policy_turned_evicting_while_serving_closes_the_service_until_fixed() {
-    if !redis_available("a_policy_turned_evicting_while_serving_closes_the_service_until_fixed") {
+    let Some(redis) =
+        Redis::temporary("a_policy_turned_evicting_while_serving_closes_the_service_until_fixed")
+    else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let redis = Redis::start(dir.path());
+    };
     let server = Server::start(&redis.url(), &[]);
     assert_eq!(healthz(&server).status, 200);
     for setting in [EIGHT_MB, ["maxmemory-policy", "allkeys-lfu"]] {

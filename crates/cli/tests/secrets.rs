@@ -7,8 +7,9 @@ mod common;
 mod service;
 
 use common::{assert_one_line_error, neardup};
+use neardup_testkit::{redis_available, text, Certificates, Redis};
 use serde_json::json;
-use service::{call, post, redis_available, send, text, Certificates, Redis, Server};
+use service::{call, post, send, Server};
 
 const TOKEN: &str = "tok-Very-Secret-4711";
 
@@ -79,7 +80,7 @@ fn a_redis_password_is_shown_nowhere() {
         run.stderr
     );
     assert_hidden(&run.stderr, &["wr0ng"], "the open error");
-    let gone = format!("redis://:p%40ss@127.0.0.1:{}", service::free_port());
+    let gone = format!("redis://:p%40ss@127.0.0.1:{}", neardup_testkit::free_port());
     let run = neardup(&["index", "stats", "--db", &gone], b"");
     assert_one_line_error(&run, 1, "Connection refused");
     assert_hidden(&run.stderr, &secrets, "the open error");

@@ -5,8 +5,9 @@ mod service;
 
 use std::sync::{Arc, Barrier};
 
+use neardup_testkit::text;
 use serde_json::json;
-use service::{call, post, text, Server};
+use service::{call, post, Server};
 
 #[test]
 fn bad_requests_never_stop_the_server() {

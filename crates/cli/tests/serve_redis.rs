@@ -5,8 +5,9 @@ mod service;
 
 use std::sync::{Arc, Barrier};
 
+use neardup_testkit::{redis_available, text, Redis, RedisCluster};
 use serde_json::json;
-use service::{call, post, redis_available, text, Cluster, Redis, Server};
+use service::{call, post, Server};
 
 /// Two servers on one database: each sees the other's inserts, and racing near-identical
 /// documents across both yields exactly one unique.
@@ -62,11 +63,9 @@ fn two_servers_share(db: &str) {
 
 #[test]
 fn servers_share_one_redis() {
-    if !redis_available("servers_share_one_redis") {
+    let Some(redis) = Redis::temporary("servers_share_one_redis") else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let redis = Redis::start(dir.path());
+    };
     two_servers_share(&redis.url());
 }
 
@@ -76,7 +75,7 @@ fn servers_share_a_redis_cluster() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let cluster = Cluster::start(dir.path());
+    let cluster = RedisCluster::start(dir.path());
     two_servers_share(&format!("{}?name=news", cluster.url()));
 }
 
@@ -85,11 +84,10 @@ fn servers_share_a_redis_cluster() {
 /// what Redis holds now (its database metadata written again).
 #[test]
 fn a_redis_that_lost_its_data_is_reloaded_without_a_restart() {
-    if !redis_available("a_redis_that_lost_its_data_is_reloaded_without_a_restart") {
+    let Some(redis) = Redis::temporary("a_redis_that_lost_its_data_is_reloaded_without_a_restart")
+    else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let redis = Redis::start(dir.path());
+    };
     let server = Server::start(&redis.url(), &[]);
     let (status, reply) = post(
         &server.url("/v1/documents"),

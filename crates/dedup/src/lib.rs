@@ -16,6 +16,9 @@
 //! 5. representative-centred clusters: documents in keep order, each removed as a duplicate of
 //!    the nearest kept document it has an accepted pair with, or kept itself.
 //!
+//! Beside them, [`mirrors`] finds host (or host/path-prefix) pairs that serve the same content
+//! under the same relative paths, from `(url, content key)` pairs.
+//!
 //! Steps 1 to 3 are the [`Policy`]: the one decision that `compare`, `eval`, the online
 //! database and its service apply too ([`Policy::decide`] for one pair).
 //!
@@ -52,6 +55,7 @@ mod corpus_features;
 mod engine;
 mod error;
 mod keys;
+pub mod mirrors;
 mod options;
 mod policy;
 mod sets;

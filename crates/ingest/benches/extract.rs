@@ -15,10 +15,35 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use neardup_ingest::extract::{html_to_text, MainContentExtractor};
-use neardup_ingest::{open_inputs, ReadOptions};
+use neardup_ingest::{Corpus, CorpusError, CorpusOptions, HtmlText, NoHooks};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
+
+/// Reads `path` as the commands do (a [`Corpus`]), each HTML document's text taken as `html`
+/// says, and returns the bytes of text.
+fn read_text_bytes(path: &Path, html: HtmlText) -> usize {
+    let options = CorpusOptions {
+        inputs: vec![path.to_path_buf()],
+        html,
+        ..CorpusOptions::default()
+    };
+    let corpus = Corpus::new(options, false, Arc::new(NoHooks)).unwrap();
+    let mut bytes = 0;
+    corpus
+        .for_each_document(
+            "reading",
+            false,
+            |_, _, text| text.len(),
+            |_, length| {
+                bytes += length;
+                Ok::<_, CorpusError>(())
+            },
+        )
+        .unwrap();
+    bytes
+}
 
 /// Every how many pages one is taken.
 const STEP: usize = 50;
@@ -126,9 +151,7 @@ fn readers(c: &mut Criterion, pages: &[String]) {
     let mut group = c.benchmark_group("read");
     for (name, path, bytes) in inputs {
         group.throughput(Throughput::Bytes(bytes as u64));
-        group.bench_function(name, |b| {
-            b.iter(|| open_inputs(std::slice::from_ref(&path), &ReadOptions::default()).count())
-        });
+        group.bench_function(name, |b| b.iter(|| read_text_bytes(&path, HtmlText::Main)));
     }
     if !pages.is_empty() {
         let mut warc = Vec::new();
@@ -148,24 +171,11 @@ fn readers(c: &mut Criterion, pages: &[String]) {
         }
         let path = write("pages.warc.gz", &warc);
         group.throughput(Throughput::Bytes(raw_bytes as u64));
-        group.bench_function("warc.gz", |b| {
-            b.iter(|| open_inputs(std::slice::from_ref(&path), &ReadOptions::default()).count())
+        group.bench_function("warc.gz+all_text", |b| {
+            b.iter(|| read_text_bytes(&path, HtmlText::All))
         });
-        let extractor = MainContentExtractor::default();
         group.bench_function("warc.gz+main_content", |b| {
-            b.iter(|| {
-                open_inputs(std::slice::from_ref(&path), &ReadOptions::default())
-                    .flatten()
-                    .map(|d| {
-                        neardup_ingest::document_text(
-                            &d,
-                            neardup_ingest::HtmlText::Main,
-                            &extractor,
-                        )
-                        .len()
-                    })
-                    .sum::<usize>()
-            })
+            b.iter(|| read_text_bytes(&path, HtmlText::Main))
         });
     }
     group.finish();

@@ -134,20 +134,20 @@ impl ReadProgress for NoHooks {}
 #[derive(Debug, thiserror::Error)]
 pub enum CorpusError {
     /// An input cannot be opened or read, or its format is unknown.
-    #[error("{0}")]
+    #[error(transparent)]
     Input(IngestError),
     /// A bad record under [`OnError::Fail`].
     #[error("{0} (use --on-error skip to go on)")]
-    BadRecord(IngestError),
+    BadRecord(#[source] IngestError),
     /// The hooks stopped the run.
-    #[error("{0}")]
+    #[error(transparent)]
     Stopped(Stop),
     /// The temporary folder for the copies of streams could not be created.
     #[error("cannot create a temporary folder: {0}")]
     Temporary(#[source] io::Error),
     /// A copy of a stream could not be written (the cause of the read error it made).
-    #[error("{0}")]
-    Spool(io::Error),
+    #[error("cannot copy a stream aside: {0}")]
+    Spool(#[source] io::Error),
     /// An input read for one document holds another number of them.
     #[error("{input} holds {found} documents, not one")]
     NotOneDocument {
@@ -210,13 +210,6 @@ enum Work {
         first_line: u64,
         name: Arc<Path>,
     },
-}
-
-/// The counts of one read, and where its documents go.
-struct Tally {
-    documents: u64,
-    errors: u64,
-    skipped: std::collections::BTreeMap<String, u64>,
 }
 
 impl Corpus {
@@ -291,11 +284,6 @@ impl Corpus {
         let stats = Arc::new(ReadStats::default());
         let bytes_read = Arc::new(AtomicU64::new(0));
         let progress = self.hooks.progress(label, self.total_bytes);
-        let mut tally = Tally {
-            documents: 0,
-            errors: 0,
-            skipped: Default::default(),
-        };
         std::thread::scope(|scope| -> Result<(), E> {
             // Each piece of work comes with the bytes read up to its end, for progress.
             let (sender, receiver) = sync_channel::<(Work, u64)>(2);
@@ -326,9 +314,9 @@ impl Corpus {
                     }
                 };
                 for result in self.map_records(records, &mut next_index, &map) {
-                    self.hand_over(result, first, &mut tally, &mut sink)?;
+                    self.hand_over(result, first, &stats, &mut sink)?;
                 }
-                progress.advance(read_to, tally.documents);
+                progress.advance(read_to, stats.snapshot().documents);
             }
             Ok(())
         })
@@ -339,17 +327,9 @@ impl Corpus {
         })?;
         progress.finish();
         if first {
-            *self.accounting.lock().unwrap_or_else(|e| e.into_inner()) = Accounting {
-                documents: tally.documents,
-                skipped: tally.skipped,
-                not_documents: stats.accounting().not_documents,
-            };
+            *self.accounting.lock().unwrap_or_else(|e| e.into_inner()) = stats.accounting();
         }
-        Ok(StatsSnapshot {
-            documents: tally.documents,
-            errors: tally.errors,
-            ..stats.snapshot()
-        })
+        Ok(stats.snapshot())
     }
 
     /// Maps a batch of records in parallel, numbering the documents from `next_index` on.
@@ -384,21 +364,17 @@ impl Corpus {
         &self,
         result: Result<(Document, T), IngestError>,
         first: bool,
-        tally: &mut Tally,
+        stats: &ReadStats,
         sink: &mut impl FnMut(Document, T) -> Result<(), E>,
     ) -> Result<(), E> {
         match result {
             Ok((doc, value)) => {
-                tally.documents += 1;
+                stats.count_document();
                 sink(doc, value)
             }
             Err(error) if !error.is_bad_record() => Err(CorpusError::Input(error).into()),
             Err(error) => {
-                tally.errors += 1;
-                *tally
-                    .skipped
-                    .entry(error.kind.reason().to_string())
-                    .or_default() += 1;
+                stats.count_error(&error);
                 match self.options.on_error {
                     OnError::Skip if first => self.hooks.skipped(&error),
                     OnError::Skip => {}
@@ -691,5 +667,34 @@ impl Read for Counting {
         let read = self.reader.read(buf)?;
         self.counter.fetch_add(read as u64, Relaxed);
         Ok(read)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    /// A failure of its own, with a cause.
+    #[derive(Debug, thiserror::Error)]
+    #[error("stopped")]
+    struct Stopped(#[source] io::Error);
+
+    #[test]
+    fn every_error_wrapping_another_keeps_its_cause() {
+        let record = || {
+            let kind = ErrorKind::Read(io::Error::other("disk"));
+            IngestError::new(Place::file(Path::new("a.jsonl")), kind)
+        };
+        let errors = [
+            CorpusError::Input(record()),
+            CorpusError::BadRecord(record()),
+            CorpusError::Stopped(Box::new(Stopped(io::Error::other("signal")))),
+            CorpusError::Temporary(io::Error::other(io::Error::other("full"))),
+            CorpusError::Spool(io::Error::other(io::Error::other("full"))),
+        ];
+        for error in errors {
+            assert!(error.source().is_some(), "{error:?} lost its cause");
+        }
     }
 }

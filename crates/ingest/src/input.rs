@@ -1,6 +1,6 @@
-//! Opening inputs: a path (file, folder, or `-` for stdin) → a stream of
-//! documents, with the format detected or given, and [`open_inputs`] to chain
-//! several paths in order.
+//! Opening one input: a path (file, folder, or `-` for stdin) → a stream of
+//! documents, with the format detected or given. [`crate::Corpus`] reads many
+//! inputs through [`OpenedInput`] and [`crate::FolderReader`].
 
 use crate::document::{Document, Place};
 use crate::error::{ErrorKind, IngestError};
@@ -12,10 +12,9 @@ use crate::parquet::{not_seekable, ParquetReader};
 use crate::stats::ReadStats;
 use crate::warc::WarcReader;
 use crate::window::Window;
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// A stream of documents from one or more inputs, type-erased (every reader
@@ -27,53 +26,6 @@ const LINE_BUFFER: usize = 256 * 1024;
 
 /// How many bytes of a stream are looked at to guess its format.
 const SNIFF_BYTES: usize = 64 * 1024;
-
-/// Opens `paths` in order and yields their documents one input after the
-/// other. An input that cannot be opened yields one error and the next input
-/// follows; see [`open_path`] for how each path is read.
-pub fn open_inputs(paths: &[PathBuf], opts: &ReadOptions) -> Inputs {
-    Inputs {
-        paths: paths.iter().cloned().collect(),
-        current: None,
-        opts: Arc::new(opts.clone()),
-        stats: Arc::default(),
-    }
-}
-
-/// The documents of several inputs, in order; see [`open_inputs`].
-pub struct Inputs {
-    paths: VecDeque<PathBuf>,
-    current: Option<DocumentIter>,
-    opts: Arc<ReadOptions>,
-    stats: Arc<ReadStats>,
-}
-
-impl Inputs {
-    /// The counters of this run (documents, errors, skipped files, records
-    /// and responses), updated as documents are read. Clone the `Arc` before
-    /// handing the iterator to another thread to watch progress.
-    pub fn stats(&self) -> &Arc<ReadStats> {
-        &self.stats
-    }
-}
-
-impl Iterator for Inputs {
-    type Item = Result<Document, IngestError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(item) = self.current.as_mut().and_then(Iterator::next) {
-                match &item {
-                    Ok(_) => self.stats.count_document(),
-                    Err(err) => self.stats.count_error(err),
-                }
-                return Some(item);
-            }
-            let path = self.paths.pop_front()?;
-            self.current = Some(open_path(&path, &self.opts, &self.stats));
-        }
-    }
-}
 
 /// Opens one input as a stream of documents.
 ///

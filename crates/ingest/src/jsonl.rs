@@ -125,12 +125,12 @@ impl<R: BufRead> Iterator for JsonlReader<R> {
 /// caller that works on the line in place (`neardup fingerprint`) copies
 /// nothing; [`JsonlReader`] makes [`Document`]s of them.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Record<'a> {
+pub struct InputRecord<'a> {
     /// The id: a string, or a number rendered in decimal; `None` when absent
     /// or `null`.
     pub id: Option<Cow<'a, str>>,
     /// The text, or else the HTML.
-    pub body: RecordBody<'a>,
+    pub body: InputRecordBody<'a>,
     /// The URL, if the field is read and present.
     pub url: Option<Cow<'a, str>>,
     /// The title, if the field is read and present.
@@ -139,21 +139,21 @@ pub struct Record<'a> {
     pub fetched_at: Option<Cow<'a, str>>,
 }
 
-/// The body of a [`Record`], tagged with the field it came from, because HTML
+/// The body of an [`InputRecord`], tagged with the field it came from, because HTML
 /// is extracted before it is compared and text is not.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RecordBody<'a> {
+pub enum InputRecordBody<'a> {
     /// From the text field.
     Text(Cow<'a, str>),
     /// From the html field (read only when the text field is absent or null).
     Html(Cow<'a, str>),
 }
 
-impl RecordBody<'_> {
+impl InputRecordBody<'_> {
     /// The body's characters, whichever field they came from.
     pub fn as_str(&self) -> &str {
         match self {
-            RecordBody::Text(text) | RecordBody::Html(text) => text,
+            InputRecordBody::Text(text) | InputRecordBody::Html(text) => text,
         }
     }
 }
@@ -166,7 +166,7 @@ impl RecordBody<'_> {
 /// html) is not a string ([`ErrorKind::WrongType`]), it has neither
 /// ([`ErrorKind::MissingText`]), another read field has the wrong type. Of a
 /// key given twice, the first value counts. The place is the caller's to add.
-pub fn parse_record<'a>(line: &'a str, fields: &JsonlFields) -> Result<Record<'a>, ErrorKind> {
+pub fn parse_record<'a>(line: &'a str, fields: &JsonlFields) -> Result<InputRecord<'a>, ErrorKind> {
     let json_error = |err: serde_json::Error| {
         let message = err.to_string();
         let position = format!(" at line {} column {}", err.line(), err.column());
@@ -192,13 +192,13 @@ pub fn parse_record<'a>(line: &'a str, fields: &JsonlFields) -> Result<Record<'a
     values.into_record(fields)
 }
 
-impl Record<'_> {
+impl InputRecord<'_> {
     /// The document this record at `place` describes: the id defaults to the
     /// place, and an HTML body without a title field gets its `<title>`.
     pub(crate) fn into_document(self, place: Place) -> Document {
         let body = match self.body {
-            RecordBody::Text(text) => Body::Text(text.into_owned()),
-            RecordBody::Html(html) => Body::Html(html.into_owned()),
+            InputRecordBody::Text(text) => Body::Text(text.into_owned()),
+            InputRecordBody::Html(html) => Body::Html(html.into_owned()),
         };
         let title = crate::text::title_of(self.title.map(Cow::into_owned), &body);
         Document {
@@ -238,16 +238,16 @@ struct Values<'a> {
 
 impl<'a> Values<'a> {
     /// Checks the types, in the order [`parse_record`] documents.
-    fn into_record(self, fields: &JsonlFields) -> Result<Record<'a>, ErrorKind> {
+    fn into_record(self, fields: &JsonlFields) -> Result<InputRecord<'a>, ErrorKind> {
         // A value is only ever found for a field that is read, so an unread
         // field's name is never needed.
         fn name(field: &Option<String>) -> &str {
             field.as_deref().unwrap_or_default()
         }
         let body = match string_field(self.text, &fields.text, false)? {
-            Some(text) => RecordBody::Text(text),
+            Some(text) => InputRecordBody::Text(text),
             None => match string_field(self.html, name(&fields.html), false)? {
-                Some(html) => RecordBody::Html(html),
+                Some(html) => InputRecordBody::Html(html),
                 None => {
                     return Err(ErrorKind::MissingText {
                         text: fields.text.clone(),
@@ -256,7 +256,7 @@ impl<'a> Values<'a> {
                 }
             },
         };
-        Ok(Record {
+        Ok(InputRecord {
             id: string_field(self.id, &fields.id, true)?,
             body,
             url: string_field(self.url, name(&fields.url), false)?,
@@ -456,13 +456,13 @@ mod tests {
             r#"{"meta": {"a": [1, 2]}, "id": 17, "text": "caf\u00e9 ok", "url": "u", "x": null}"#;
         let record = parse_record(line, &fields).unwrap();
         assert_eq!(record.id.as_deref(), Some("17"));
-        assert_eq!(record.body, RecordBody::Text("café ok".into()));
+        assert_eq!(record.body, InputRecordBody::Text("café ok".into()));
         assert!(matches!(record.url, Some(Cow::Borrowed("u"))));
         assert_eq!((record.title, record.fetched_at), (None, None));
         let plain = parse_record(r#"{"text": "plain", "id": "a"}"#, &fields).unwrap();
         assert!(matches!(
             plain.body,
-            RecordBody::Text(Cow::Borrowed("plain"))
+            InputRecordBody::Text(Cow::Borrowed("plain"))
         ));
         assert!(matches!(plain.id, Some(Cow::Borrowed("a"))));
     }

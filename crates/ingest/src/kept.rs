@@ -84,7 +84,7 @@ pub enum KeptError {
         source: Box<dyn StdError + Send + Sync>,
     },
     /// The hooks stopped the run.
-    #[error("{0}")]
+    #[error(transparent)]
     Stopped(crate::corpus::Stop),
     /// Writing failed.
     #[error(transparent)]

@@ -2,7 +2,7 @@
 //!
 //! This crate turns files (JSON Lines, plain or compressed; folders of text and
 //! HTML files; WARC crawl archives) into a stream of [`Document`]s, extracts
-//! the main content of HTML pages, canonicalises URLs and finds mirror hosts.
+//! the main content of HTML pages and canonicalises URLs.
 //! It knows nothing about fingerprints (of `neardup-core` it uses only the
 //! `Choice` trait of option values): the layers above consume what it yields.
 //!
@@ -17,8 +17,8 @@
 //!   their format.
 //! * [`extract::MainContentExtractor`] drops navigation, sidebars, ads and
 //!   other boilerplate and keeps the main text of a page.
-//! * [`url::canonicalize`] maps the many spellings of one URL to one key, and
-//!   [`mirror`] finds host/path-prefix pairs that serve the same content.
+//! * [`url::canonicalize`] maps the many spellings of one URL to one key (the
+//!   key mirror detection, in `neardup-dedup`, compares).
 //! * With [`ReadOptions::keep_raw`], each [`Document::raw`] holds the input
 //!   record byte for byte, so kept records can be written out unchanged.
 //!
@@ -61,7 +61,6 @@ mod jsonl;
 pub mod kept;
 mod lines;
 mod members;
-pub mod mirror;
 mod options;
 mod parquet;
 mod spool;
@@ -81,8 +80,8 @@ pub use document::{Body, Document, Place};
 pub use error::{ErrorKind, IngestError};
 pub use folder::FolderReader;
 pub use format::{Compression, Format, ParseFormatError};
-pub use input::{open_inputs, open_path, open_reader, DocumentIter, Inputs, OpenedInput};
-pub use jsonl::{parse_document, parse_record, JsonlReader, Record, RecordBody};
+pub use input::{open_path, open_reader, DocumentIter, OpenedInput};
+pub use jsonl::{parse_document, parse_record, InputRecord, InputRecordBody, JsonlReader};
 pub use options::{JsonlFields, ReadOptions, WarcId, DEFAULT_MAX_DOCUMENT_BYTES};
 pub use parquet::{ParquetReader, BATCH_ROWS};
 pub use stats::{Accounting, ReadStats, StatsSnapshot, MAX_KINDS, OTHER_KIND};
@@ -99,7 +98,7 @@ mod tests {
     fn thread_safety() {
         fn send<T: Send>() {}
         fn sync<T: Sync + Send>() {}
-        send::<crate::Inputs>();
+        send::<crate::DocumentIter>();
         send::<crate::Document>();
         send::<crate::IngestError>();
         sync::<crate::extract::MainContentExtractor>();

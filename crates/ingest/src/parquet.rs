@@ -46,7 +46,7 @@ use parquet::file::metadata::ColumnChunkMetaData;
 
 use crate::document::{Document, Place};
 use crate::error::{ErrorKind, IngestError};
-use crate::jsonl::{Record, RecordBody};
+use crate::jsonl::{InputRecord, InputRecordBody};
 use crate::options::ReadOptions;
 
 mod page_headers;
@@ -409,8 +409,8 @@ fn row(
         column.and_then(|c| value(batch.column(c).as_ref(), at))
     };
     let body = match (get(columns.text), get(columns.html)) {
-        (Some(text), _) => RecordBody::Text(text),
-        (None, Some(html)) => RecordBody::Html(html),
+        (Some(text), _) => InputRecordBody::Text(text),
+        (None, Some(html)) => InputRecordBody::Html(html),
         (None, None) => {
             return Err(fail(ErrorKind::MissingText {
                 text: opts.fields.text.clone(),
@@ -423,7 +423,7 @@ fn row(
     if size > limit {
         return Err(fail(ErrorKind::TooLarge { size, limit }));
     }
-    let record = Record {
+    let record = InputRecord {
         id: get(columns.id),
         body,
         url: get(columns.url),

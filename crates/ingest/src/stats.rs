@@ -18,7 +18,7 @@ pub const OTHER_KIND: &str = "other";
 /// cut at a character boundary).
 const MAX_KIND_LEN: usize = 80;
 
-/// Counters shared by all readers of one [`crate::open_inputs`] run. They are
+/// Counters shared by all readers of one read of a [`crate::Corpus`]. They are
 /// atomics so that the caller can read them while another thread consumes the
 /// documents (e.g. for a progress bar).
 #[derive(Debug, Default)]
@@ -114,10 +114,9 @@ impl fmt::Display for Accounting {
 /// A copy of the [`ReadStats`] counters at one moment.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct StatsSnapshot {
-    /// Documents yielded (counted by [`crate::Inputs`]).
+    /// Documents handed over (counted by [`crate::Corpus`]).
     pub documents: u64,
-    /// Errors yielded: bad records, unreadable inputs (counted by
-    /// [`crate::Inputs`]).
+    /// Bad records skipped (counted by [`crate::Corpus`]).
     pub errors: u64,
     /// Files in folders skipped because their extension is not a known format.
     pub skipped_files: u64,
@@ -151,10 +150,12 @@ impl ReadStats {
         }
     }
 
+    /// A document handed over.
     pub(crate) fn count_document(&self) {
         self.documents.fetch_add(1, Relaxed);
     }
 
+    /// A bad record skipped, counted by its reason.
     pub(crate) fn count_error(&self, error: &crate::IngestError) {
         self.errors.fetch_add(1, Relaxed);
         self.count_kind(|k| &mut k.skipped, error.kind.reason());

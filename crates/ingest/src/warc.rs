@@ -299,20 +299,8 @@ impl Context {
         w: &mut Window<R>,
         place_of: impl FnOnce(&mut Window<R>) -> u64,
     ) -> io::Result<Step> {
-        // Blank lines between records are tolerated.
-        loop {
-            let avail = w.fill_to(1)?;
-            if avail.is_empty() {
-                return Ok(Step::End);
-            }
-            let blank = avail
-                .iter()
-                .take_while(|&&b| b == b'\r' || b == b'\n')
-                .count();
-            if blank == 0 {
-                break;
-            }
-            w.consume_buffered(blank);
+        if !skip_blank_lines(w)? {
+            return Ok(Step::End);
         }
         let place = self.place.at_offset(place_of(w));
         let error = |kind| Ok(Step::Error(IngestError::new(place.clone(), kind)));
@@ -340,36 +328,11 @@ impl Context {
                 "missing or invalid Content-Length".into(),
             ));
         };
-        let is_response = header.warc_type.as_deref() == Some("response");
-        let not_response = || {
-            let warc_type = header.warc_type.as_deref().unwrap_or("without WARC-Type");
-            self.stats
-                .count_skipped_record(&format!("warc {warc_type}"));
-            Ok(Step::Skipped)
-        };
-        let limit = self.opts.max_document_bytes;
-        if length > limit {
+        if length > self.opts.max_document_bytes {
             w.consume_buffered(header_len);
-            let hold = usize::try_from(limit).unwrap_or(usize::MAX);
-            if let Some(available) = skip_block(w, length, hold)? {
-                return error(ErrorKind::Truncated {
-                    declared: length,
-                    available,
-                });
-            }
-            let after = w.fill_to(4)?;
-            match trailer_len(after, after.len() < 4) {
-                Some(trailer) => w.consume_buffered(trailer),
-                None => resync(w)?,
-            }
-            if is_response {
-                return error(ErrorKind::TooLarge {
-                    size: length,
-                    limit,
-                });
-            }
-            return not_response();
+            return self.skip_oversized(w, &header, length, place);
         }
+        let is_response = header.warc_type.as_deref() == Some("response");
         // `length <= limit`, which fits in memory by the caller's choice.
         let block_end = header_len + length as usize;
         let avail = w.fill_to(block_end + 4)?;
@@ -399,10 +362,51 @@ impl Context {
                 Err(kind) => Step::Error(IngestError::new(place, kind)),
             }
         } else {
-            not_response()?
+            self.not_response(&header)
         };
         w.consume_buffered(record_len);
         Ok(step)
+    }
+
+    /// Skips the block of a record over the size limit (`length` declared; its header
+    /// consumed) and its trailer: a response is [`ErrorKind::TooLarge`], another record is
+    /// skipped as it would be anyway.
+    fn skip_oversized<R: Read>(
+        &self,
+        w: &mut Window<R>,
+        header: &Header,
+        length: u64,
+        place: Place,
+    ) -> io::Result<Step> {
+        let limit = self.opts.max_document_bytes;
+        let error = |kind| Ok(Step::Error(IngestError::new(place, kind)));
+        let hold = usize::try_from(limit).unwrap_or(usize::MAX);
+        if let Some(available) = skip_block(w, length, hold)? {
+            return error(ErrorKind::Truncated {
+                declared: length,
+                available,
+            });
+        }
+        let after = w.fill_to(4)?;
+        match trailer_len(after, after.len() < 4) {
+            Some(trailer) => w.consume_buffered(trailer),
+            None => resync(w)?,
+        }
+        if header.warc_type.as_deref() == Some("response") {
+            return error(ErrorKind::TooLarge {
+                size: length,
+                limit,
+            });
+        }
+        Ok(self.not_response(header))
+    }
+
+    /// A record that is not a response, counted by its type.
+    fn not_response(&self, header: &Header) -> Step {
+        let warc_type = header.warc_type.as_deref().unwrap_or("without WARC-Type");
+        self.stats
+            .count_skipped_record(&format!("warc {warc_type}"));
+        Step::Skipped
     }
 
     /// Turns a response record into a document, or says what else it is
@@ -507,6 +511,24 @@ fn trailer_len(after: &[u8], at_end: bool) -> Option<usize> {
         Some(after.len())
     } else {
         None
+    }
+}
+
+/// Skips the blank lines (tolerated) before a record; false at the end of the input.
+fn skip_blank_lines<R: Read>(w: &mut Window<R>) -> io::Result<bool> {
+    loop {
+        let avail = w.fill_to(1)?;
+        if avail.is_empty() {
+            return Ok(false);
+        }
+        let blank = avail
+            .iter()
+            .take_while(|&&b| b == b'\r' || b == b'\n')
+            .count();
+        if blank == 0 {
+            return Ok(true);
+        }
+        w.consume_buffered(blank);
     }
 }
 

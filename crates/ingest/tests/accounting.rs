@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use neardup_ingest::{open_inputs, Accounting, ReadOptions};
+use neardup_ingest::{Accounting, ReadOptions};
 use std::collections::BTreeMap;
 use std::fs;
 
@@ -57,10 +57,10 @@ fn every_record_of_damaged_inputs_is_accounted_for() {
     fs::write(dir.path().join("c.jsonl"), jsonl).unwrap();
     fs::write(dir.path().join("d.png"), b"\x89PNG").unwrap();
 
-    let inputs = open_inputs(&[dir.path().to_path_buf()], &ReadOptions::default());
-    let stats = inputs.stats().clone();
-    let (docs, errors): (Vec<_>, Vec<_>) = inputs.partition(Result::is_ok);
-    let accounting = stats.accounting();
+    let reading = read_corpus(&[dir.path().to_path_buf()], &ReadOptions::default()).unwrap();
+    assert!(reading.end.is_ok(), "{:?}", reading.end);
+    let accounting = reading.accounting;
+    let (docs, errors): (Vec<_>, Vec<_>) = reading.items.into_iter().partition(Result::is_ok);
     assert_eq!(
         accounting,
         Accounting {
@@ -103,10 +103,10 @@ fn kinds_from_the_input_are_bounded() {
         })
         .collect();
     fs::write(dir.path().join("a.warc"), records).unwrap();
-    let inputs = open_inputs(&[dir.path().join("a.warc")], &ReadOptions::default());
-    let stats = inputs.stats().clone();
-    assert_eq!(inputs.count(), 0);
-    let accounting = stats.accounting();
+    let reading = read_corpus(&[dir.path().join("a.warc")], &ReadOptions::default()).unwrap();
+    assert!(reading.end.is_ok(), "{:?}", reading.end);
+    assert_eq!(reading.items.len(), 0);
+    let accounting = reading.accounting;
     assert_eq!(accounting.not_documents.len(), neardup_ingest::MAX_KINDS);
     assert_eq!(accounting.records(), 500);
     assert_eq!(

@@ -6,10 +6,10 @@
 
 mod common;
 
-use common::{http, warc_record};
+use common::{http, read_corpus, warc_record};
 use encoding_rs::{Encoding, BIG5, GB18030, GBK};
 use neardup_ingest::extract::MainContentExtractor;
-use neardup_ingest::{open_inputs, Document, ReadOptions};
+use neardup_ingest::{Document, ReadOptions};
 
 /// The words of a Chinese news page, in one script.
 struct Zh {
@@ -70,9 +70,14 @@ fn encode(encoding: &'static Encoding, text: &str) -> Vec<u8> {
 }
 
 fn read_all(path: &std::path::Path) -> Vec<Document> {
-    open_inputs(&[path.to_path_buf()], &ReadOptions::default())
-        .map(|d| d.unwrap())
-        .collect()
+    let reading = read_corpus(&[path.to_path_buf()], &ReadOptions::default()).unwrap();
+    assert!(reading.end.is_ok(), "{:?}", reading.end);
+    assert!(
+        reading.items.iter().all(Result::is_ok),
+        "{:?}",
+        reading.outline()
+    );
+    reading.documents()
 }
 
 fn main_text(doc: &Document) -> String {

@@ -1,11 +1,12 @@
-//! Reading files and folders through `open_inputs`: JSONL (plain, gzip with
-//! several members, zstd with several frames), folders, and the bad inputs
-//! each reported with its place while reading goes on.
+//! Reading files and folders through [`neardup_ingest::Corpus`], the one reader: JSONL
+//! (plain, gzip with several members, zstd with several frames), folders, and the bad
+//! records each reported with its place while reading goes on; inputs that cannot be read
+//! are refused before the read or end it.
 
 mod common;
 
 use common::*;
-use neardup_ingest::{open_inputs, Body, Compression, ErrorKind, Format, ReadOptions};
+use neardup_ingest::{Body, Compression, CorpusError, ErrorKind, Format, ReadOptions};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,11 @@ fn lines(from: u32, to: u32) -> String {
 
 fn ids(range: std::ops::Range<u32>) -> Vec<Result<String, String>> {
     range.map(|i| Ok(i.to_string())).collect()
+}
+
+/// The read of `paths`, which must be readable inputs.
+fn read(paths: &[PathBuf], opts: &ReadOptions) -> Reading {
+    read_corpus(paths, opts).expect("readable inputs")
 }
 
 #[test]
@@ -40,20 +46,18 @@ fn jsonl_plain_gzip_and_zstd_chain_in_order() {
         .concat(),
     )
     .unwrap();
-    let inputs = open_inputs(&[plain, gz.clone(), zst], &ReadOptions::default());
-    let stats = inputs.stats().clone();
-    assert_eq!(outline(inputs), ids(0..10));
-    assert_eq!(stats.snapshot().documents, 10);
-    let doc = open_inputs(std::slice::from_ref(&gz), &ReadOptions::default())
-        .nth(1)
-        .unwrap()
-        .unwrap();
+    let reading = read(&[plain, gz.clone(), zst], &ReadOptions::default());
+    assert_eq!(reading.outline(), ids(0..10));
+    assert_eq!(reading.end.unwrap().documents, 10);
+    let doc = read(std::slice::from_ref(&gz), &ReadOptions::default())
+        .documents()
+        .swap_remove(1);
     assert_eq!(doc.place.to_string(), format!("{}:2", gz.display()));
     assert_eq!(doc.body, Body::Text("doc 4".into()));
 }
 
 #[test]
-fn truncated_compressed_streams_report_and_end() {
+fn truncated_compressed_streams_end_the_read_with_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let data = lines(0, 20_000);
     for (name, mut bytes, codec) in [
@@ -69,14 +73,13 @@ fn truncated_compressed_streams_report_and_end() {
         fs::write(&path, bytes).unwrap();
         let next = dir.path().join("next.jsonl");
         fs::write(&next, lines(7, 8)).unwrap();
-        let out: Vec<_> = open_inputs(&[path.clone(), next], &ReadOptions::default()).collect();
-        let (docs, errors): (Vec<_>, Vec<_>) = out.iter().partition(|r| r.is_ok());
+        let reading = read(&[path.clone(), next], &ReadOptions::default());
         assert!(
-            docs.len() > 100,
+            reading.items.len() > 100,
             "{name}: the records before the damage are read"
         );
-        assert_eq!(errors.len(), 1, "{name}");
-        let err = out[out.len() - 2].as_ref().unwrap_err();
+        assert!(reading.items.iter().all(Result::is_ok), "{name}");
+        let err = reading.end_error();
         assert!(
             matches!(&err.kind, ErrorKind::CorruptStream { codec: c, .. } if *c == codec),
             "{err}"
@@ -85,29 +88,30 @@ fn truncated_compressed_streams_report_and_end() {
             err.to_string().starts_with(&format!("{}:", path.display())),
             "{err}"
         );
-        assert_eq!(
-            out.last().unwrap().as_ref().unwrap().id,
-            "7",
-            "{name}: the next input follows"
-        );
+        let last = reading.items.last().unwrap().as_ref().unwrap();
+        assert_ne!(last.id, "7", "{name}: the read ends at the damage");
     }
 }
 
 #[test]
-fn unreadable_and_unknown_inputs_are_errors_and_the_run_goes_on() {
+fn unreadable_and_unknown_inputs_are_refused_before_the_read() {
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("good.jsonl");
     fs::write(&good, lines(0, 1)).unwrap();
     let unknown = dir.path().join("notes.pdf");
     fs::write(&unknown, "x").unwrap();
     let missing = dir.path().join("missing.jsonl");
-    let out: Vec<_> =
-        open_inputs(&[missing.clone(), unknown, good], &ReadOptions::default()).collect();
-    assert!(
-        matches!(&out[0], Err(e) if matches!(e.kind, ErrorKind::Open(_)) && e.place.source.as_ref() == missing)
-    );
-    assert!(matches!(&out[1], Err(e) if matches!(e.kind, ErrorKind::UnknownFormat)));
-    assert_eq!(out[2].as_ref().unwrap().id, "0");
+    let refused = |paths: &[PathBuf]| match read_corpus(paths, &ReadOptions::default()) {
+        Err(CorpusError::Input(error)) => error,
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("{paths:?} read"),
+    };
+    let error = refused(&[missing.clone(), good.clone()]);
+    assert!(matches!(error.kind, ErrorKind::Open(_)), "{error}");
+    assert_eq!(error.place.source.as_ref(), missing);
+    let error = refused(&[good.clone(), unknown]);
+    assert!(matches!(error.kind, ErrorKind::UnknownFormat), "{error}");
+    assert_eq!(read(&[good], &ReadOptions::default()).outline(), ids(0..1));
 }
 
 #[test]
@@ -115,14 +119,13 @@ fn format_override() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("data.txt");
     fs::write(&path, lines(0, 2)).unwrap();
-    let as_text: Vec<_> =
-        open_inputs(std::slice::from_ref(&path), &ReadOptions::default()).collect();
-    assert_eq!(as_text.len(), 1);
+    let as_text = read(std::slice::from_ref(&path), &ReadOptions::default());
+    assert_eq!(as_text.items.len(), 1);
     let opts = ReadOptions {
         format: Some(Format::Jsonl(Compression::None)),
         ..ReadOptions::default()
     };
-    assert_eq!(outline(open_inputs(&[path], &opts)), ids(0..2));
+    assert_eq!(read(&[path], &opts).outline(), ids(0..2));
 }
 
 #[test]
@@ -136,14 +139,17 @@ fn huge_single_line_is_rejected_without_holding_it() {
         max_document_bytes: 1 << 20,
         ..ReadOptions::default()
     };
-    let out: Vec<_> = open_inputs(&[path], &opts).collect();
-    let err = out[0].as_ref().unwrap_err();
+    let reading = read(&[path], &opts);
+    let err = reading.items[0].as_ref().unwrap_err();
+    assert_eq!(err.reason, "over the size limit");
+    let size = (3 << 20) + 11;
     assert!(
-        matches!(err.kind, ErrorKind::TooLarge { size, .. } if size == (3 << 20) + 11),
-        "{err}"
+        err.message.contains(&format!("record of {size} bytes")),
+        "{}",
+        err.message
     );
     assert_eq!(err.place.line, Some(1));
-    assert_eq!(out[1].as_ref().unwrap().id, "1");
+    assert_eq!(reading.items[1].as_ref().unwrap().id, "1");
 }
 
 /// A folder with every kind of file.
@@ -171,18 +177,17 @@ fn tree(root: &Path) {
 fn folders_are_walked_in_order_with_bad_files_reported() {
     let dir = tempfile::tempdir().unwrap();
     tree(dir.path());
-    let inputs = open_inputs(&[dir.path().to_path_buf()], &ReadOptions::default());
-    let stats = inputs.stats().clone();
-    let out: Vec<_> = inputs.collect();
-    let shown: Vec<String> = out
+    let reading = read(&[dir.path().to_path_buf()], &ReadOptions::default());
+    let shown: Vec<String> = reading
+        .items
         .iter()
         .map(|r| match r {
             Ok(d) => format!("ok {}", d.id),
-            Err(e) => format!(
-                "{}: {}",
-                e.place.source.strip_prefix(dir.path()).unwrap().display(),
-                e.kind
-            ),
+            Err(e) => e
+                .message
+                .strip_prefix(&format!("{}/", dir.path().display()))
+                .unwrap()
+                .to_string(),
         })
         .collect();
     assert_eq!(
@@ -198,11 +203,12 @@ fn folders_are_walked_in_order_with_bad_files_reported() {
             "ok 1",
         ]
     );
-    let page = out[5].as_ref().unwrap();
+    let page = reading.items[5].as_ref().unwrap();
     assert_eq!(page.title.as_deref(), Some("The <Page>"));
     assert!(page.body.is_html());
-    assert!(out[4].as_ref().unwrap().body.as_str().ends_with("café</p>"));
-    let s = stats.snapshot();
+    let old = reading.items[4].as_ref().unwrap();
+    assert!(old.body.as_str().ends_with("café</p>"));
+    let s = reading.end.unwrap();
     assert_eq!((s.documents, s.errors, s.skipped_files), (6, 2, 2));
 }
 
@@ -216,21 +222,17 @@ fn lossy_decoding_and_size_limit_in_folders() {
         max_document_bytes: 4096,
         ..ReadOptions::default()
     };
-    let out: Vec<_> = open_inputs(&[dir.path().to_path_buf()], &opts).collect();
-    let err = out[2].as_ref().unwrap_err();
+    let reading = read(&[dir.path().to_path_buf()], &opts);
+    let err = reading.items[2].as_ref().unwrap_err();
     assert!(
-        matches!(
-            err.kind,
-            ErrorKind::TooLarge {
-                size: 5000,
-                limit: 4096
-            }
-        ),
-        "{err}"
+        err.message
+            .ends_with("record of 5000 bytes is over the limit of 4096 bytes (max_document_bytes)"),
+        "{}",
+        err.message
     );
-    let latin = out
-        .iter()
-        .flatten()
+    let latin = reading
+        .documents()
+        .into_iter()
         .find(|d| d.id.ends_with("latin1.txt"))
         .unwrap();
     assert_eq!(latin.body, Body::Text("caf\u{fffd}".into()));
@@ -244,9 +246,9 @@ fn single_files_are_one_document_each() {
         .iter()
         .map(|p| dir.path().join(p))
         .collect();
-    let docs: Vec<_> = open_inputs(&paths, &ReadOptions::default())
-        .map(Result::unwrap)
-        .collect();
+    let reading = read(&paths, &ReadOptions::default());
+    assert!(reading.items.iter().all(Result::is_ok));
+    let docs = reading.documents();
     assert_eq!(docs[0].id, paths[0].to_string_lossy());
     assert_eq!(docs[0].body, Body::Text("plain text a".into()));
     assert_eq!(docs[1].title.as_deref(), Some("The <Page>"));

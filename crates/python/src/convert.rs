@@ -1,7 +1,7 @@
 //! Conversions between Python objects and Rust values: texts, JSON-shaped data, and the
 //! library's serde types named by strings.
 
-use neardup_core::Profile;
+use neardup_core::{Choice, Profile};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyDict, PyList, PyString};
@@ -87,11 +87,11 @@ pub fn from_python<T: DeserializeOwned>(obj: &Bound<'_, PyAny>, what: &str) -> P
     serde_json::from_str(&json).map_err(|e| invalid(format!("invalid {what}: {e}")))
 }
 
-/// A library enum named by its serialised string (`"cascade"`, `"jaccard"`, `"first"`), so
-/// that the names are the library's, not re-listed here.
-pub fn named<T: DeserializeOwned>(name: &str, what: &str) -> PyResult<T> {
-    serde_json::from_value(Value::String(name.to_owned()))
-        .map_err(|e| invalid(format!("invalid {what} {name:?}: {e}")))
+/// A library option value named by its serde spelling (`"cascade"`, `"jaccard"`, `"first"`),
+/// parsed by [`Choice::parse`]: the one spelling rule of every door, the names the library's,
+/// not re-listed here; an error names `what` and lists the names.
+pub fn named<T: Choice>(name: &str, what: &str) -> PyResult<T> {
+    T::parse(name).map_err(|e| invalid(format!("invalid {what}: {e}")))
 }
 
 /// A profile: a built-in name (`"web"`), a JSON object as a string, or a dict.

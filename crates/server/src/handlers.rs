@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use neardup_store::{InsertMode, Outcome};
+use neardup_store::{CheckOutcome, InsertMode};
 use serde_json::json;
 
 use crate::api::{DocumentIn, IdPath, InsertQuery, JsonBody, Params};
@@ -26,7 +26,7 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// 201 when the document was inserted, 200 otherwise.
-fn outcome_response(outcome: Outcome) -> Response {
+fn outcome_response(outcome: CheckOutcome) -> Response {
     let status = if outcome.inserted {
         StatusCode::CREATED
     } else {
@@ -36,7 +36,11 @@ fn outcome_response(outcome: Outcome) -> Response {
 }
 
 /// Checks one document and inserts it as `mode` says.
-fn check_one(state: &AppState, doc: DocumentIn, mode: InsertMode) -> Result<Outcome, ApiError> {
+fn check_one(
+    state: &AppState,
+    doc: DocumentIn,
+    mode: InsertMode,
+) -> Result<CheckOutcome, ApiError> {
     let doc = doc.into_document(&state.extractor)?;
     Ok(state.db.check_and_insert(&doc, mode)?)
 }

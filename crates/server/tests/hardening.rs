@@ -97,7 +97,7 @@ fn ids_over_the_limit_are_refused_and_every_accepted_id_can_be_read_and_deleted(
     let token = Some("Bearer sesame");
     let documents = server.url("/v1/documents");
     let too_long = "x".repeat(MAX_ID_BYTES + 1);
-    let (status, reply, _) = call(
+    let (status, reply) = call(
         "POST",
         &documents,
         Some(json!({ "id": too_long, "text": text(1) })),
@@ -111,7 +111,7 @@ fn ids_over_the_limit_are_refused_and_every_accepted_id_can_be_read_and_deleted(
     // The longest id allowed, of bytes that percent-encode to 3 bytes each.
     let longest = "é/ ?".repeat(MAX_ID_BYTES / 5) + &"z".repeat(MAX_ID_BYTES % 5);
     assert_eq!(longest.len(), MAX_ID_BYTES);
-    let (status, reply, _) = call(
+    let (status, reply) = call(
         "POST",
         &documents,
         Some(json!({ "id": longest, "text": text(2) })),
@@ -120,13 +120,13 @@ fn ids_over_the_limit_are_refused_and_every_accepted_id_can_be_read_and_deleted(
     assert_eq!(status, 201, "{reply}");
     let encoded: String = longest.bytes().map(|b| format!("%{b:02X}")).collect();
     let one = server.url(&format!("/v1/documents/{encoded}"));
-    let (status, reply, _) = call("GET", &one, None, token);
+    let (status, reply) = call("GET", &one, None, token);
     assert_eq!(
         (status, reply["id"].as_str()),
         (200, Some(longest.as_str())),
         "{reply}"
     );
-    let (status, reply, _) = call("DELETE", &one, None, token);
+    let (status, reply) = call("DELETE", &one, None, token);
     assert_eq!(status, 200, "{reply}");
 }
 
@@ -144,7 +144,7 @@ fn bearer_is_case_insensitive_and_tokens_must_match() {
         ("Basic sesame", 401),
         ("sesame", 401),
     ] {
-        let (status, reply, _) = call("GET", &stats, None, Some(header));
+        let (status, reply) = call("GET", &stats, None, Some(header));
         assert_eq!(status, expected, "{header:?}: {reply}");
     }
 }
@@ -180,7 +180,7 @@ fn metrics_series_are_bounded_whatever_the_methods() {
 #[test]
 fn healthz_asks_the_store() {
     let server = Server::start(with_token());
-    let (status, reply, _) = call("GET", &server.url("/healthz"), None, None);
+    let (status, reply) = call("GET", &server.url("/healthz"), None, None);
     assert_eq!((status, reply["status"].as_str()), (200, Some("ok")));
 }
 

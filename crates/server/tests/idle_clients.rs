@@ -42,7 +42,7 @@ fn idle_connections_cannot_starve_a_normal_request() {
     }
     assert!(idle.len() >= 250, "only {} connections opened", idle.len());
     let started = Instant::now();
-    let (status, reply, _) = call("GET", &server.url("/v1/stats"), None, None);
+    let (status, reply) = call("GET", &server.url("/v1/stats"), None, None);
     let elapsed = started.elapsed();
     assert_eq!(status, 200, "{reply}");
     // 300 connections at 64 a second of header timeout: about 5 s in the worst case.

@@ -129,7 +129,7 @@ fn answers_match_the_schemas_field_by_field() {
         .iter()
         .map(|o| serde_json::to_value(o).unwrap())
         .collect();
-    conforms(&spec, "Outcome", &outcomes);
+    conforms(&spec, "CheckOutcome", &outcomes);
     // A profile with MinHash signatures stores them in its records too.
     let mut policy = Policy::default();
     policy.profile.minhash = Some(MinHashOptions::default());
@@ -154,7 +154,7 @@ fn answers_match_the_schemas_field_by_field() {
 #[test]
 fn every_enum_value_in_the_schemas_is_a_name_the_types_read() {
     let spec = spec();
-    let outcome = &spec["components"]["schemas"]["Outcome"]["properties"];
+    let outcome = &spec["components"]["schemas"]["CheckOutcome"]["properties"];
     let matched = &resolve(&spec, "#/components/schemas/Match")["properties"];
     for properties in [outcome, matched] {
         for value in properties["kind"]["enum"].as_array().unwrap() {

@@ -6,7 +6,7 @@ use neardup_ingest::{Corpus, CorpusError, StatsSnapshot};
 
 use crate::db::{NearDupDb, NewDocument};
 use crate::error::StoreError;
-use crate::verdict::{InsertMode, Outcome};
+use crate::verdict::{CheckOutcome, InsertMode};
 
 /// Documents read and checked per chunk (fingerprinted in parallel, committed together).
 const CHUNK: usize = 1024;
@@ -30,7 +30,7 @@ impl NearDupDb {
         &self,
         corpus: &Corpus,
         mode: InsertMode,
-        mut sink: impl FnMut(usize, Outcome) -> Result<(), E>,
+        mut sink: impl FnMut(usize, CheckOutcome) -> Result<(), E>,
     ) -> Result<StatsSnapshot, E>
     where
         E: From<CorpusError> + From<DocumentError>,

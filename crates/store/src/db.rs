@@ -18,9 +18,9 @@ use crate::meta::Meta;
 use crate::record::{digest_key, Entry, Record, StoredText};
 use crate::set_cache::{SetCache, Verifiable};
 use crate::store::{Cursor, Durable, Insert, Store};
-use crate::verdict::{DocMatch, InsertMode, Outcome, Verdict};
+use crate::verdict::{CheckOutcome, DocMatch, InsertMode, Verdict};
 
-/// Most matches an [`Outcome`] lists.
+/// Most matches an [`CheckOutcome`] lists.
 pub const MAX_MATCHES: usize = 10;
 /// Most candidate records read for one check (the nearest by distance, then slot).
 const MAX_FETCH: usize = 1000;
@@ -70,6 +70,9 @@ pub struct OpenOptions {
     /// A PEM file of the certificate authorities to trust for `rediss://` (TLS) instead of the
     /// system's.
     pub redis_ca_file: Option<PathBuf>,
+    /// Open only a database that exists, creating nothing (no directory, no file, no key):
+    /// else fail with [`StoreError::NoDatabase`]. For the doors that only read or delete.
+    pub must_exist: bool,
 }
 
 impl Default for OpenOptions {
@@ -80,8 +83,26 @@ impl Default for OpenOptions {
             strict_durability: false,
             allow_eviction: false,
             redis_ca_file: None,
+            must_exist: false,
         }
     }
+}
+
+/// Logs what an acknowledged write of the store at `location` survives; under `strict`, refuses
+/// ([`StoreError::NotDurable`]) a store that does not fsync every one.
+fn check_durability(location: &str, durability: &Durability, strict: bool) -> Result<()> {
+    if strict && !durability.fsync_every_write {
+        return Err(StoreError::NotDurable(format!(
+            "{location} does not fsync every acknowledged write ({}: {})",
+            durability.persistence, durability.meaning
+        )));
+    }
+    if durability.fsync_every_write {
+        tracing::info!(%location, persistence = %durability.persistence, meaning = %durability.meaning, "durability");
+    } else {
+        tracing::warn!(%location, persistence = %durability.persistence, meaning = %durability.meaning, "durability: acknowledged writes are not all fsynced");
+    }
+    Ok(())
 }
 
 /// Figures about an open database.
@@ -183,26 +204,21 @@ impl std::fmt::Debug for NearDupDb {
 impl NearDupDb {
     /// Opens a database over `store`: reads what the store promises an acknowledged write
     /// (logged; refused under [`OpenOptions::strict_durability`] unless every write is
-    /// fsynced), creates its metadata if new, checks an explicit policy against the stored one
+    /// fsynced), creates its metadata if new (unless [`OpenOptions::must_exist`]: then
+    /// [`StoreError::NoDatabase`], nothing written), checks an explicit policy against the stored one
     /// otherwise, and loads every live row into the in-memory index. A store that may evict
     /// documents is refused ([`StoreError::Eviction`]) unless [`OpenOptions::allow_eviction`].
     pub fn open(store: Box<dyn Store>, options: OpenOptions) -> Result<NearDupDb> {
         let store = Gated::new(store, options.allow_eviction);
         store.check_eviction()?;
         let location = store.location();
+        let stored = store.meta()?;
+        if stored.is_none() && options.must_exist {
+            return Err(StoreError::NoDatabase(location));
+        }
         let durability = store.durability()?;
-        if options.strict_durability && !durability.fsync_every_write {
-            return Err(StoreError::NotDurable(format!(
-                "{location} does not fsync every acknowledged write ({}: {})",
-                durability.persistence, durability.meaning
-            )));
-        }
-        if durability.fsync_every_write {
-            tracing::info!(%location, persistence = %durability.persistence, meaning = %durability.meaning, "durability");
-        } else {
-            tracing::warn!(%location, persistence = %durability.persistence, meaning = %durability.meaning, "durability: acknowledged writes are not all fsynced");
-        }
-        let meta = match store.meta()? {
+        check_durability(&location, &durability, options.strict_durability)?;
+        let meta = match stored {
             Some(meta) => meta,
             None => {
                 let policy = options.policy.clone().unwrap_or_default();
@@ -246,7 +262,7 @@ impl NearDupDb {
         let location = store.location();
         let meta = store
             .meta()?
-            .ok_or_else(|| StoreError::Corrupt(format!("{location}: no database here")))?;
+            .ok_or_else(|| StoreError::NoDatabase(location.clone()))?;
         if meta.version == crate::meta::FORMAT_VERSION {
             return Ok(meta);
         }
@@ -268,19 +284,19 @@ impl NearDupDb {
     }
 
     /// Checks `doc` without inserting it.
-    pub fn check(&self, doc: &NewDocument) -> Result<Outcome> {
+    pub fn check(&self, doc: &NewDocument) -> Result<CheckOutcome> {
         self.check_and_insert(doc, InsertMode::Never)
     }
 
     /// Inserts `doc` whatever its verdict; fails if its id is stored already.
-    pub fn insert(&self, doc: &NewDocument) -> Result<Outcome> {
+    pub fn insert(&self, doc: &NewDocument) -> Result<CheckOutcome> {
         self.check_and_insert(doc, InsertMode::Always)
     }
 
     /// Checks `doc` and, atomically, inserts it as `mode` says. Returns once the insert is
     /// durable. Fails with [`StoreError::IdExists`] if it is to be inserted under an id stored
     /// already.
-    pub fn check_and_insert(&self, doc: &NewDocument, mode: InsertMode) -> Result<Outcome> {
+    pub fn check_and_insert(&self, doc: &NewDocument, mode: InsertMode) -> Result<CheckOutcome> {
         let prepared = self.prepare(doc, mode)?;
         if mode == InsertMode::Never {
             let judged = self.check_only(doc, &prepared)?;
@@ -306,7 +322,7 @@ impl NearDupDb {
         &self,
         docs: &[NewDocument],
         mode: InsertMode,
-    ) -> Vec<Result<Outcome>> {
+    ) -> Vec<Result<CheckOutcome>> {
         use rayon::prelude::*;
         let prepared: Vec<Result<Prepared>> =
             docs.par_iter().map(|d| self.prepare(d, mode)).collect();
@@ -421,7 +437,7 @@ impl NearDupDb {
     }
 
     /// Waits for durability (outside the lock) and gives the outcome.
-    fn finish(&self, prepared: Prepared, step: Step) -> Result<Outcome> {
+    fn finish(&self, prepared: Prepared, step: Step) -> Result<CheckOutcome> {
         let inserted = step.inserted.is_some();
         if let Some((slot, durable)) = step.inserted {
             // A commit that timed out may still be made durable, and a write no replica
@@ -433,7 +449,7 @@ impl NearDupDb {
                 }
             })?;
         }
-        Ok(Outcome {
+        Ok(CheckOutcome {
             id: prepared.id,
             verdict: step.judged.verdict,
             inserted,

@@ -41,9 +41,23 @@ pub enum StoreError {
         /// What is wrong with it.
         reason: String,
     },
+    /// No database is stored at this location (a directory without a database file, a Redis
+    /// without this database's keys), and it was not to be created
+    /// ([`crate::OpenOptions::must_exist`]).
+    #[error("no neardup database at {0}")]
+    NoDatabase(String),
     /// The stored data is not what this version writes.
     #[error("corrupt database: {0}")]
     Corrupt(String),
+    /// A stored record (or the metadata) is not the JSON this version writes.
+    #[error("corrupt database: {what} does not parse: {source}")]
+    Unparsable {
+        /// What does not parse: a stored record, and where if known.
+        what: String,
+        /// The JSON parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
     /// A text could not be compressed or decompressed for storage (zstd failed).
     #[error("{what}")]
     StoredText {
@@ -144,6 +158,10 @@ impl StoreError {
         match self {
             StoreError::Redb(detail) => StoreError::Redb(format!("{doing} {file}: {detail}")),
             StoreError::Corrupt(detail) => StoreError::Corrupt(format!("{file}: {detail}")),
+            StoreError::Unparsable { what, source } => StoreError::Unparsable {
+                what: format!("{what} in {file}"),
+                source,
+            },
             other => other,
         }
     }
@@ -206,8 +224,11 @@ from_redb!(
 );
 
 impl From<serde_json::Error> for StoreError {
-    fn from(error: serde_json::Error) -> Self {
-        StoreError::Corrupt(error.to_string())
+    fn from(source: serde_json::Error) -> Self {
+        StoreError::Unparsable {
+            what: "a stored record".into(),
+            source,
+        }
     }
 }
 

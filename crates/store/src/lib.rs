@@ -78,4 +78,4 @@ pub use redb_store::{RedbStore, CHUNK_ROWS, MAX_BATCH};
 pub use redis_store::RedisStore;
 pub use spec::{open_db, open_store, DbSpec};
 pub use store::{Change, Cursor, Durable, Insert, Store};
-pub use verdict::{DocMatch, InsertMode, Outcome, Verdict};
+pub use verdict::{CheckOutcome, DocMatch, InsertMode, Verdict};

@@ -74,8 +74,10 @@ impl StoredText {
                 source,
             }
         })?;
-        String::from_utf8(bytes)
-            .map_err(|_| crate::StoreError::Corrupt("a stored text is not UTF-8".into()))
+        String::from_utf8(bytes).map_err(|error| crate::StoreError::StoredText {
+            what: "corrupt database: a stored text is not UTF-8",
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, error),
+        })
     }
 
     /// Its size in bytes, compressed.
@@ -161,5 +163,17 @@ mod tests {
             .fingerprint("some text to digest");
         assert_eq!(digest_key(&fp), digest_key_hex(&fp.digest.to_string()));
         assert_ne!(digest_key(&fp), 0);
+    }
+
+    #[test]
+    fn a_stored_text_that_does_not_read_back_keeps_its_cause() {
+        use std::error::Error;
+        let not_utf8 = StoredText(zstd::bulk::compress(&[b'a', 0xff], 3).unwrap());
+        let error = not_utf8.text().unwrap_err();
+        assert!(error.to_string().contains("not UTF-8"), "{error}");
+        let cause = error.source().expect("the cause is kept");
+        assert!(cause.to_string().contains("invalid utf-8"), "{cause}");
+        let not_zstd = StoredText(b"not zstd".to_vec()).text().unwrap_err();
+        assert!(not_zstd.source().is_some(), "{not_zstd}");
     }
 }

@@ -232,6 +232,11 @@ impl RedbStore {
         })
     }
 
+    /// Whether directory `dir` holds a database file (opening it creates one if not).
+    pub fn holds_database(dir: &Path) -> bool {
+        dir.join(FILE_NAME).is_file()
+    }
+
     fn pending(&self) -> MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -644,5 +649,31 @@ mod tests {
         let slots = [0, CHUNK_ROWS + 2, 3 * CHUNK_ROWS - 1];
         let expected: Vec<_> = slots.iter().map(|&s| (s, u128::from(s), 7)).collect();
         assert_eq!(loaded, expected);
+    }
+
+    #[test]
+    fn a_stored_record_that_does_not_parse_keeps_the_parser_error() {
+        use std::error::Error;
+        let dir = tempfile::tempdir().unwrap();
+        drop(RedbStore::open(dir.path(), Duration::from_secs(2)).unwrap());
+        {
+            let db = Database::create(dir.path().join(FILE_NAME)).unwrap();
+            let txn = db.begin_write().unwrap();
+            txn.open_table(DOCS)
+                .unwrap()
+                .insert("a", b"{not json".as_slice())
+                .unwrap();
+            txn.commit().unwrap();
+        }
+        let store = RedbStore::open(dir.path(), Duration::from_secs(2)).unwrap();
+        let error = store.get("a").unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.starts_with("corrupt database: a stored record in "),
+            "{message}"
+        );
+        assert!(message.contains(FILE_NAME), "{message}");
+        let cause = error.source().expect("the parser's error is kept");
+        assert!(cause.is::<serde_json::Error>(), "{cause:?}");
     }
 }

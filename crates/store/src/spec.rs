@@ -97,9 +97,15 @@ fn valid_name(name: &str) -> bool {
 }
 
 /// Opens the store a location names; each of its calls takes at most
-/// [`OpenOptions::timeout`]; `rediss://` trusts [`OpenOptions::redis_ca_file`] if given.
+/// [`OpenOptions::timeout`]; `rediss://` trusts [`OpenOptions::redis_ca_file`] if given. Under
+/// [`OpenOptions::must_exist`], a directory that holds no database is
+/// [`StoreError::NoDatabase`] (and is not created); a Redis is only connected to, which creates
+/// nothing.
 pub fn open_store(spec: &str, options: &OpenOptions) -> Result<Box<dyn Store>> {
     Ok(match DbSpec::parse(spec)? {
+        DbSpec::Dir(dir) if options.must_exist && !RedbStore::holds_database(&dir) => {
+            return Err(StoreError::NoDatabase(dir.display().to_string()))
+        }
         DbSpec::Dir(dir) => Box::new(RedbStore::open(&dir, options.timeout)?),
         DbSpec::Redis { url, name } => Box::new(RedisStore::open(&url, &name, options)?),
         DbSpec::Cluster { nodes, name } => {

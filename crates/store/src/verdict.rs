@@ -29,7 +29,7 @@ pub struct DocMatch {
 
 /// The answer to a check, or to a check-and-insert.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Outcome {
+pub struct CheckOutcome {
     /// The checked document's id (generated if the caller gave none).
     pub id: String,
     /// The verdict.

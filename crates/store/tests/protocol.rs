@@ -1,21 +1,16 @@
 //! The multi-writer protocol (catch-up, conflicts, retries) on the in-memory store, and the
 //! policy a database records: verification online, migration of format 2.
 
+mod common;
+
+use common::doc;
 use std::sync::Mutex;
 
 use neardup_dedup::{DuplicateOf, Kind, Measure, Policy};
 use neardup_store::{
-    Change, Cursor, Entry, Insert, InsertMode, MemoryStore, Meta, NearDupDb, NewDocument,
-    OpenOptions, Record, RedbStore, Store, StoreError, Verdict, DEFAULT_STORE_TIMEOUT,
+    Change, Cursor, Entry, Insert, InsertMode, MemoryStore, Meta, NearDupDb, OpenOptions, Record,
+    RedbStore, Store, StoreError, Verdict, DEFAULT_STORE_TIMEOUT,
 };
-
-fn doc(id: &str, text: &str) -> NewDocument {
-    NewDocument {
-        id: Some(id.into()),
-        text: text.into(),
-        ..NewDocument::default()
-    }
-}
 
 /// A long story and a copy with one word changed (Jaccard of 5-shingles about 0.97).
 fn story() -> (String, String) {
@@ -35,23 +30,6 @@ fn is_near_duplicate_of(verdict: &Verdict, of: &str) -> bool {
     verdict
         .duplicate()
         .is_some_and(|d| d.kind == Kind::Near && d.duplicate_of == of)
-}
-
-#[test]
-fn a_second_writer_catches_up_before_it_checks() {
-    let store = MemoryStore::new("catch-up");
-    let (a, b) = (open(store.clone()), open(store.clone()));
-    let (base, edited) = story();
-    assert!(a.insert(&doc("first", &base)).unwrap().inserted);
-    let seen = b.check(&doc("x", &edited)).unwrap();
-    assert!(is_near_duplicate_of(&seen.verdict, "first"), "{seen:?}");
-    assert_eq!(b.indexed(), 1);
-    // Deletes travel the same way.
-    a.delete("first").unwrap();
-    assert_eq!(
-        b.check(&doc("x", &edited)).unwrap().verdict,
-        Verdict::Unique
-    );
 }
 
 /// A store that lets another writer insert just before its own first insert: the race two

@@ -6,7 +6,7 @@ use anyhow::Context;
 use neardup_store::{open_store, InsertMode, NearDupDb, OpenOptions};
 
 use crate::choice::choice;
-use crate::db_args::{cannot_open, DbArgs};
+use crate::db_args::{opening, DbArgs};
 use crate::documents::InputArgs;
 
 /// Arguments of `neardup index`.
@@ -32,7 +32,8 @@ pub enum IndexCommand {
         #[command(flatten)]
         inputs: InputArgs,
     },
-    /// Check documents without inserting them; one JSON line each.
+    /// Check documents without inserting them; one JSON line each. Like every subcommand but
+    /// `add`, it opens only an existing database.
     Check {
         /// The database.
         #[command(flatten)]
@@ -88,21 +89,24 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         IndexCommand::Add { db, insert, inputs } => check_inputs(&db, &inputs, insert),
         IndexCommand::Check { db, inputs } => check_inputs(&db, &inputs, InsertMode::Never),
         IndexCommand::Get { db, id } => {
-            let record = db.open()?.get(&id)?;
+            let record = db.open_existing()?.get(&id)?;
             let record = record.with_context(|| format!("no document {id:?}"))?;
             print_json(&record)
         }
         IndexCommand::Delete { db, id } => {
-            db.open()?
+            db.open_existing()?
                 .delete(&id)?
                 .with_context(|| format!("no document {id:?}"))?;
             print_json(&serde_json::json!({ "deleted": id }))
         }
-        IndexCommand::Stats { db } => print_json(&db.open()?.stats()?),
-        IndexCommand::Policy { db } => print_json(db.open()?.policy()),
+        IndexCommand::Stats { db } => print_json(&db.open_existing()?.stats()?),
+        IndexCommand::Policy { db } => print_json(db.open_existing()?.policy()),
         IndexCommand::Migrate { db } => {
-            let store =
-                open_store(&db, &OpenOptions::default()).with_context(|| cannot_open(&db))?;
+            let options = OpenOptions {
+                must_exist: true,
+                ..OpenOptions::default()
+            };
+            let store = open_store(&db, &options).map_err(|error| opening(&db, error))?;
             let meta = NearDupDb::migrate(store.as_ref())?;
             eprintln!(
                 "neardup: {} is in format {}; its policy: {}",
@@ -129,7 +133,10 @@ fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
 /// standard error.
 fn check_inputs(db: &DbArgs, args: &InputArgs, mode: InsertMode) -> anyhow::Result<()> {
     let corpus = args.corpus(false)?;
-    let db = db.open()?;
+    let db = match mode {
+        InsertMode::Never => db.open_existing()?,
+        _ => db.open()?,
+    };
     let mut out = BufWriter::new(std::io::stdout().lock());
     let (mut read, mut inserted) = (0u64, 0u64);
     let stats = db.check_corpus(&corpus, mode, |_, outcome| {

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use neardup_core::Fingerprinter;
-use neardup_ingest::mirror::{MirrorFinder, MirrorOptions};
+use neardup_dedup::mirrors::{content_key, MirrorFinder, MirrorOptions};
 
 use crate::documents::{for_each_document, InputArgs};
 use crate::profile_args::ProfileArgs;
@@ -44,12 +44,7 @@ pub fn run(args: MirrorsArgs) -> anyhow::Result<()> {
     let (mut without_url, mut bad_urls) = (0u64, 0u64);
     for_each_document(
         &args.input,
-        |_, _, text| {
-            let digest = fingerprinter.fingerprint(text).digest;
-            let mut key = [0u8; 8];
-            key.copy_from_slice(&digest.as_bytes()[..8]);
-            u64::from_le_bytes(key)
-        },
+        |_, _, text| content_key(&fingerprinter.fingerprint(text).digest),
         |doc, key| {
             match doc.url.as_deref() {
                 None => without_url += 1,

@@ -21,7 +21,7 @@ use crate::usage::usage;
 
 /// How the fingerprints in the input are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub enum FingerprintFormat {
     /// JSON lines if the first line starts with `{`; else hexadecimal if every line has 16 (or
     /// every line 32) hex digits; else decimal.
     Auto,
@@ -50,8 +50,8 @@ pub struct PairsArgs {
     #[arg(long)]
     pub clusters: bool,
     /// How fingerprints are written in the input.
-    #[arg(long, value_enum, default_value_t = Format::Auto)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = FingerprintFormat::Auto)]
+    pub format: FingerprintFormat,
     /// Input file with one fingerprint a line; `-` or nothing reads standard input.
     pub input: Option<PathBuf>,
 }
@@ -67,14 +67,14 @@ pub fn run(args: PairsArgs) -> anyhow::Result<()> {
     let data = read_input(args.input.as_deref())?;
     let lines = split_lines(&data)?;
     let is_jsonl = match args.format {
-        Format::Jsonl => true,
-        Format::Auto => lines.first().is_some_and(|l| l.starts_with(b"{")),
-        Format::Dec | Format::Hex => false,
+        FingerprintFormat::Jsonl => true,
+        FingerprintFormat::Auto => lines.first().is_some_and(|l| l.starts_with(b"{")),
+        FingerprintFormat::Dec | FingerprintFormat::Hex => false,
     };
     if is_jsonl {
         let (ids, simhashes) = parse_jsonl(&lines)?;
         let hex: Vec<&[u8]> = simhashes.iter().map(String::as_bytes).collect();
-        return match detect(&hex, Format::Jsonl)? {
+        return match detect(&hex, FingerprintFormat::Jsonl)? {
             Width::W64(_) => search(parse_all::<u64>(&hex, true)?, &args, &ids),
             Width::W128 => search(parse_all::<u128>(&hex, true)?, &args, &ids),
         };
@@ -153,7 +153,7 @@ enum Width {
 }
 
 /// Decides how to read the lines (see the module documentation).
-fn detect(lines: &[&[u8]], format: Format) -> anyhow::Result<Width> {
+fn detect(lines: &[&[u8]], format: FingerprintFormat) -> anyhow::Result<Width> {
     let is_hex = |l: &[u8], len: usize| l.len() == len && l.iter().all(u8::is_ascii_hexdigit);
     let Some(first) = lines.first() else {
         return Ok(Width::W64(false));
@@ -169,11 +169,17 @@ fn detect(lines: &[&[u8]], format: Format) -> anyhow::Result<Width> {
         }
     };
     match format {
-        Format::Dec => Ok(Width::W64(false)),
-        Format::Hex | Format::Jsonl if is_hex(first, 32) => hex_width(32).map(|()| Width::W128),
-        Format::Hex | Format::Jsonl => hex_width(16).map(|()| Width::W64(true)),
-        Format::Auto if lines.iter().any(|l| is_hex(l, 32)) => hex_width(32).map(|()| Width::W128),
-        Format::Auto => Ok(Width::W64(lines.iter().all(|l| is_hex(l, 16)))),
+        FingerprintFormat::Dec => Ok(Width::W64(false)),
+        FingerprintFormat::Hex | FingerprintFormat::Jsonl if is_hex(first, 32) => {
+            hex_width(32).map(|()| Width::W128)
+        }
+        FingerprintFormat::Hex | FingerprintFormat::Jsonl => {
+            hex_width(16).map(|()| Width::W64(true))
+        }
+        FingerprintFormat::Auto if lines.iter().any(|l| is_hex(l, 32)) => {
+            hex_width(32).map(|()| Width::W128)
+        }
+        FingerprintFormat::Auto => Ok(Width::W64(lines.iter().all(|l| is_hex(l, 16)))),
     }
 }
 

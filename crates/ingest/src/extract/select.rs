@@ -77,23 +77,54 @@ const MIN_PARAGRAPH: usize = 50;
 
 /// The main text of a parsed page: selected blocks joined by newlines.
 pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
-    let elems = &parsed.elems;
-    let n = elems.len();
+    let judged = Judged::new(parsed, opts);
+    let out = judged.join(&judged.roots(), true);
+    if out.is_empty() {
+        // A page of links only (a redirect notice, a table of contents):
+        // its links are its content.
+        return judged.join(&[0], false);
+    }
+    if out.len() < SHORT_TEXT && (opts.drop_boilerplate || opts.prefer_semantic) {
+        // So little text is more often a misjudged page (a post in a
+        // `modal-enabled` box, an article's sections classed `--ads`) than a
+        // short one: the densest prose without judging classes, if it says
+        // much more and in paragraphs, is the content. Short lines alone (a
+        // help box, a menu) would make every short page of a site alike.
+        let plain = ExtractOptions {
+            drop_boilerplate: false,
+            prefer_semantic: false,
+            ..opts.clone()
+        };
+        let alternative = main_text(parsed, &plain);
+        let has_prose = alternative.split('\n').any(|line| line.len() >= PROSE_MIN);
+        if has_prose && alternative.len() > SHORT_TEXT_FACTOR * out.len() {
+            return alternative;
+        }
+    }
+    out
+}
 
-    // Text per subtree, before any judgement.
-    let mut all = vec![0usize; n];
-    let mut semantic = vec![false; n];
+/// Text per subtree, before any judgement.
+fn subtree_text(parsed: &Parsed) -> Vec<usize> {
+    let elems = &parsed.elems;
+    let mut all = vec![0usize; elems.len()];
     for block in &parsed.blocks {
         all[block.owner] += len(block);
     }
-    for e in (1..n).rev() {
+    for e in (1..elems.len()).rev() {
         all[elems[e].parent] += all[e];
     }
-    // Elements holding the page's `main`, `article` or a content-named
-    // element with much of the text: a furniture class on them is a misjudged
-    // wrapper (`sidebar_content` around the post). An `article` with almost
-    // no text is a teaser card, and its `related-articles` list stays
-    // furniture.
+    all
+}
+
+/// Elements holding the page's `main`, `article` or a content-named element
+/// with much of the text (`all`: text per subtree): a furniture class on them
+/// is a misjudged wrapper (`sidebar_content` around the post). An `article`
+/// with almost no text is a teaser card, and its `related-articles` list
+/// stays furniture.
+fn semantic_holders(elems: &[Elem], all: &[usize]) -> Vec<bool> {
+    let n = elems.len();
+    let mut semantic = vec![false; n];
     let big = (POSITIVE_SHARE * all[0] as f64) as usize;
     let teaser = (TEASER_SHARE * all[0] as f64) as usize;
     for e in (1..n).rev() {
@@ -105,85 +136,129 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
             semantic[elems[e].parent] = true;
         }
     }
+    semantic
+}
 
-    // Furniture, except wrappers: elements holding the semantic content or
-    // nearly all the text.
+/// Furniture (when `opts` drops boilerplate), except wrappers: elements
+/// holding the semantic content or nearly all the text.
+fn furniture(elems: &[Elem], opts: &ExtractOptions, all: &[usize], semantic: &[bool]) -> Vec<bool> {
+    let n = elems.len();
     let mut excluded = vec![false; n];
-    if opts.drop_boilerplate {
-        let within = semantic_ancestors(elems);
-        for e in 1..n {
-            // A form holding most of its `main` or `article` (a shop's
-            // product form) is no furniture either, nor is an element only
-            // weakly judged (`author-box`) that holds much of the page.
-            let flags = elems[e].flags;
-            let (share, of) = if flags & FORM != 0 {
-                (FORM_SHARE, within[e])
-            } else if flags & SOFT != 0 {
-                (SOFT_WRAPPER_SHARE, 0)
-            } else {
-                (WRAPPER_SHARE, 0)
-            };
-            let boiler =
-                flags & BOILER != 0 && !semantic[e] && (all[e] as f64) < share * all[of] as f64;
-            excluded[e] = excluded[elems[e].parent] || boiler;
+    if !opts.drop_boilerplate {
+        return excluded;
+    }
+    let within = semantic_ancestors(elems);
+    for e in 1..n {
+        // A form holding most of its `main` or `article` (a shop's
+        // product form) is no furniture either, nor is an element only
+        // weakly judged (`author-box`) that holds much of the page.
+        let flags = elems[e].flags;
+        let (share, of) = if flags & FORM != 0 {
+            (FORM_SHARE, within[e])
+        } else if flags & SOFT != 0 {
+            (SOFT_WRAPPER_SHARE, 0)
+        } else {
+            (WRAPPER_SHARE, 0)
+        };
+        let boiler =
+            flags & BOILER != 0 && !semantic[e] && (all[e] as f64) < share * all[of] as f64;
+        excluded[e] = excluded[elems[e].parent] || boiler;
+    }
+    excluded
+}
+
+/// A parsed page judged: its furniture, and the text and link text of each
+/// subtree without it.
+struct Judged<'p> {
+    parsed: &'p Parsed,
+    opts: &'p ExtractOptions,
+    excluded: Vec<bool>,
+    text: Vec<usize>,
+    link: Vec<usize>,
+}
+
+impl<'p> Judged<'p> {
+    fn new(parsed: &'p Parsed, opts: &'p ExtractOptions) -> Self {
+        let elems = &parsed.elems;
+        let n = elems.len();
+        let all = subtree_text(parsed);
+        let semantic = semantic_holders(elems, &all);
+        let excluded = furniture(elems, opts, &all, &semantic);
+        let mut text = vec![0usize; n];
+        let mut link = vec![0usize; n];
+        for block in parsed.blocks.iter().filter(|b| !excluded[b.owner]) {
+            text[block.owner] += len(block);
+            link[block.owner] += block.link;
+        }
+        for e in (1..n).rev() {
+            text[elems[e].parent] += text[e];
+            link[elems[e].parent] += link[e];
+        }
+        Judged {
+            parsed,
+            opts,
+            excluded,
+            text,
+            link,
         }
     }
-    let kept = |b: &&Block| !excluded[b.owner];
 
-    // Text and link text per subtree, furniture left out.
-    let mut text = vec![0usize; n];
-    let mut link = vec![0usize; n];
-    for block in parsed.blocks.iter().filter(kept) {
-        text[block.owner] += len(block);
-        link[block.owner] += block.link;
+    /// Whether a block is outside the furniture.
+    fn kept(&self, block: &Block) -> bool {
+        !self.excluded[block.owner]
     }
-    for e in (1..n).rev() {
-        text[elems[e].parent] += text[e];
-        link[elems[e].parent] += link[e];
+
+    /// The elements whose blocks are the content: the page's own `main` (or
+    /// else `article`) if it holds enough text, else the densest ones.
+    fn roots(&self) -> Vec<usize> {
+        let (elems, text, opts) = (&self.parsed.elems, &self.text, self.opts);
+        let n = elems.len();
+        let page = text[0] as f64;
+        let semantic_root = |flag: u32| {
+            (1..n)
+                .filter(|&e| elems[e].flags & flag != 0 && !self.excluded[e])
+                .max_by_key(|&e| (text[e], std::cmp::Reverse(e)))
+                .filter(|&e| text[e] > 0 && text[e] as f64 >= opts.min_main_share * page)
+        };
+        // Within `main`, an `article` holding most of its text is the content
+        // and the rest (related stories, author boxes) is not.
+        let narrowed = |main: usize| {
+            (main + 1..=elems[main].last)
+                .filter(|&e| elems[e].flags & ARTICLE != 0 && !self.excluded[e])
+                .max_by_key(|&e| (text[e], std::cmp::Reverse(e)))
+                .filter(|&e| text[e] as f64 >= ARTICLE_IN_MAIN * text[main] as f64)
+                .unwrap_or(main)
+        };
+        let semantic_pick = if opts.prefer_semantic {
+            semantic_root(MAIN)
+                .map(narrowed)
+                .or_else(|| semantic_root(ARTICLE))
+        } else {
+            None
+        };
+        match semantic_pick {
+            Some(root) => vec![root],
+            None => densest(self.parsed, &self.excluded, text, &self.link),
+        }
     }
-    let page = text[0] as f64;
 
-    // The page's own `main` (or else `article`) if it holds enough text.
-    let semantic_root = |flag: u32| {
-        (1..n)
-            .filter(|&e| elems[e].flags & flag != 0 && !excluded[e])
-            .max_by_key(|&e| (text[e], std::cmp::Reverse(e)))
-            .filter(|&e| text[e] > 0 && text[e] as f64 >= opts.min_main_share * page)
-    };
-    // Within `main`, an `article` holding most of its text is the content
-    // and the rest (related stories, author boxes) is not.
-    let narrowed = |main: usize| {
-        (main + 1..=elems[main].last)
-            .filter(|&e| elems[e].flags & ARTICLE != 0 && !excluded[e])
-            .max_by_key(|&e| (text[e], std::cmp::Reverse(e)))
-            .filter(|&e| text[e] as f64 >= ARTICLE_IN_MAIN * text[main] as f64)
-            .unwrap_or(main)
-    };
-    let semantic_pick = if opts.prefer_semantic {
-        semantic_root(MAIN)
-            .map(narrowed)
-            .or_else(|| semantic_root(ARTICLE))
-    } else {
-        None
-    };
-    let roots = match semantic_pick {
-        Some(root) => vec![root],
-        None => densest(parsed, &excluded, &text, &link),
-    };
-
-    let join = |roots: &[usize], link_filter: bool| {
+    /// The kept blocks under `roots`, joined by newlines; with `link_filter`,
+    /// joined by the prose next to them, and without link lists, orphan
+    /// headings, furniture lines and the tail of short lines.
+    fn join(&self, roots: &[usize], link_filter: bool) -> String {
+        let (parsed, elems) = (self.parsed, &self.parsed.elems);
         let blocks = &parsed.blocks;
         let mut sel: Vec<bool> = blocks
             .iter()
             .map(|b| {
-                kept(&b)
+                self.kept(b)
                     && roots
                         .iter()
                         .any(|&r| (r..=elems[r].last).contains(&b.owner))
             })
             .collect();
         if link_filter {
-            extend_to_neighbours(blocks, &excluded, &mut sel);
+            extend_to_neighbours(blocks, &self.excluded, &mut sel);
         }
         let candidates: Vec<&Block> = blocks
             .iter()
@@ -198,15 +273,15 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         let linky = |b: &Block| {
             link_filter
                 && elems[b.owner].flags & (DT_DD | PRE | CELL) == 0
-                && b.link as f64 > opts.max_link_density * len(b) as f64
+                && b.link as f64 > self.opts.max_link_density * len(b) as f64
         };
         let heading = |b: &Block| elems[b.owner].flags & HEADING != 0;
         let tail = if link_filter {
-            tail_start(&candidates, &excluded, heading)
+            tail_start(&candidates, &self.excluded, heading)
         } else {
             candidates.len()
         };
-        let mut out = String::with_capacity(text[0] + parsed.blocks.len());
+        let mut out = String::with_capacity(self.text[0] + parsed.blocks.len());
         for (i, block) in candidates.iter().enumerate() {
             // Tables, lists and code after the prose (a product's data, a
             // recipe's ingredients, a type's definition) are content in
@@ -239,31 +314,7 @@ pub(super) fn main_text(parsed: &Parsed, opts: &ExtractOptions) -> String {
         }
         out.pop();
         out
-    };
-    let out = join(&roots, true);
-    if out.is_empty() {
-        // A page of links only (a redirect notice, a table of contents):
-        // its links are its content.
-        return join(&[0], false);
     }
-    if out.len() < SHORT_TEXT && (opts.drop_boilerplate || opts.prefer_semantic) {
-        // So little text is more often a misjudged page (a post in a
-        // `modal-enabled` box, an article's sections classed `--ads`) than a
-        // short one: the densest prose without judging classes, if it says
-        // much more and in paragraphs, is the content. Short lines alone (a
-        // help box, a menu) would make every short page of a site alike.
-        let plain = ExtractOptions {
-            drop_boilerplate: false,
-            prefer_semantic: false,
-            ..opts.clone()
-        };
-        let alternative = main_text(parsed, &plain);
-        let has_prose = alternative.split('\n').any(|line| line.len() >= PROSE_MIN);
-        if has_prose && alternative.len() > SHORT_TEXT_FACTOR * out.len() {
-            return alternative;
-        }
-    }
-    out
 }
 
 /// Where the tail of the content starts: after its last paragraph of

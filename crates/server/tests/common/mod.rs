@@ -86,41 +86,16 @@ impl Drop for Server {
     }
 }
 
-/// `(status, body as JSON, headers)` of a request made with ureq; the body is `null` if not JSON.
+/// `(status, body as JSON)` of a request with this `Authorization` header, if any; the body is
+/// `null` if not JSON.
 pub fn call(
     method: &str,
     url: &str,
     body: Option<serde_json::Value>,
-    token: Option<&str>,
-) -> (u16, serde_json::Value, Vec<(String, String)>) {
-    let agent = ureq::AgentBuilder::new()
-        .timeout(Duration::from_secs(10))
-        .build();
-    let mut request = agent.request(method, url);
-    if let Some(token) = token {
-        request = request.set("Authorization", token);
-    }
-    let result = match body {
-        Some(body) => request.send_json(body),
-        None => request.call(),
-    };
-    let response = match result {
-        Ok(response) | Err(ureq::Error::Status(_, response)) => response,
-        Err(error) => panic!("{method} {url}: {error}"),
-    };
-    let status = response.status();
-    let headers = response
-        .headers_names()
-        .into_iter()
-        .map(|name| {
-            let value = response.header(&name).unwrap_or_default().to_string();
-            (name, value)
-        })
-        .collect();
-    let text = response.into_string().unwrap_or_default();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or_default(),
-        headers,
-    )
+    authorization: Option<&str>,
+) -> (u16, serde_json::Value) {
+    let body = body.map_or_else(Vec::new, |body| body.to_string().into_bytes());
+    let reply = neardup_testkit::http::send(method, url, &body, authorization)
+        .unwrap_or_else(|error| panic!("{method} {url}: {error}"));
+    (reply.status, reply.body)
 }

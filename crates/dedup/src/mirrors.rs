@@ -13,7 +13,7 @@
 //!
 //! # Method (built for millions of URLs)
 //!
-//! 1. Each URL is canonicalised ([`crate::url`]) and split into a prefix
+//! 1. Each URL is canonicalised ([`neardup_ingest::url`]) and split into a prefix
 //!    (the host plus up to [`MirrorOptions::max_prefix_depth`] leading path
 //!    segments) and the rest, the relative path, at every possible depth.
 //! 2. Candidates come from co-occurrence only: pages are grouped by (content
@@ -31,7 +31,8 @@
 //!
 //! Relative paths are compared by a 64-bit hash; prefixes are interned.
 
-use crate::url::{canonicalize_with, UrlError, UrlOptions};
+use neardup_core::digest::Digest;
+use neardup_ingest::url::{canonicalize_with, UrlError, UrlOptions};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
@@ -318,6 +319,14 @@ fn hash(s: &str) -> u64 {
     let mut hasher = DefaultHasher::new();
     s.hash(&mut hasher);
     hasher.finish()
+}
+
+/// The content key of a page whose normalised text has this digest: pages with equal texts
+/// have equal keys (the digest's first 8 bytes).
+pub fn content_key(digest: &Digest) -> u64 {
+    let mut key = [0u8; 8];
+    key.copy_from_slice(&digest.as_bytes()[..8]);
+    u64::from_le_bytes(key)
 }
 
 /// Finds mirrors among `(url, content_key)` pairs at once; URLs that cannot

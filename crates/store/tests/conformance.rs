@@ -1,0 +1,273 @@
+//! One suite of behaviours every [`Store`] must have, run over each: process memory
+//! ([`MemoryStore`]), redb (a temporary directory) and Redis (a real `redis-server`). Only the
+//! public API is used: a database is opened, written and read through [`NearDupDb`].
+//!
+//! Behaviours: check, insert, get, delete; changes made through one handle reach another;
+//! check-and-insert racing from two handles inserts one of near-identical documents;
+//! acknowledged documents are there when the database is opened again; stats; and opening
+//! only an existing database creates none.
+
+mod common;
+
+use common::doc;
+use std::sync::Arc;
+
+use neardup_dedup::Kind;
+use neardup_store::{
+    open_db, InsertMode, MemoryStore, NearDupDb, NewDocument, OpenOptions, StoreError, Verdict,
+};
+use neardup_testkit::{text, Redis};
+
+/// A database of one kind of store, opened as often as a test likes.
+struct Subject {
+    /// Opens a handle on the database.
+    open: Box<dyn Fn(OpenOptions) -> Result<NearDupDb, StoreError>>,
+    /// Whether several handles may be open at once (a shared store: memory clones, Redis);
+    /// redb has one handle, shared by threads.
+    shared: bool,
+    /// What must live as long as the database (its directory, its server).
+    _keep: Box<dyn std::any::Any>,
+}
+
+impl Subject {
+    fn memory() -> Subject {
+        let store = MemoryStore::new("conformance");
+        Subject {
+            open: Box::new(move |options| NearDupDb::open(Box::new(store.clone()), options)),
+            shared: true,
+            _keep: Box::new(()),
+        }
+    }
+
+    fn redb() -> Subject {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().join("db").to_str().unwrap().to_string();
+        Subject {
+            open: Box::new(move |options| open_db(&location, options)),
+            shared: false,
+            _keep: Box::new(dir),
+        }
+    }
+
+    /// `None` if the environment opts out of the Redis tests.
+    fn redis(test: &str) -> Option<Subject> {
+        let redis = Redis::temporary(test)?;
+        let location = format!("{}?name=conformance", redis.url());
+        Some(Subject {
+            open: Box::new(move |options| open_db(&location, options)),
+            shared: true,
+            _keep: Box::new(redis),
+        })
+    }
+
+    fn open(&self) -> NearDupDb {
+        (self.open)(OpenOptions::default()).unwrap()
+    }
+
+    /// Two handles on the database: two for a shared store, the same one twice for redb.
+    fn two_handles(&self) -> (Arc<NearDupDb>, Arc<NearDupDb>) {
+        let a = Arc::new(self.open());
+        let b = if self.shared {
+            Arc::new(self.open())
+        } else {
+            Arc::clone(&a)
+        };
+        (a, b)
+    }
+}
+
+/// A text of about 320 words, different for every seed.
+fn long_text(seed: u64) -> String {
+    (0..4)
+        .map(|part| text(seed * 4 + part))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `long_text(seed)` with its last word changed: a near duplicate of it.
+fn edited(seed: u64) -> String {
+    let original = long_text(seed);
+    let (head, _) = original.rsplit_once(' ').unwrap();
+    format!("{head} edited")
+}
+
+fn duplicate_kind(verdict: &Verdict, of: &str) -> Option<Kind> {
+    verdict
+        .duplicate()
+        .filter(|d| d.duplicate_of == of)
+        .map(|d| d.kind)
+}
+
+fn check_insert_get(subject: &Subject) {
+    let db = subject.open();
+    let first = db
+        .check_and_insert(&doc("a", &long_text(1)), InsertMode::IfUnique)
+        .unwrap();
+    assert_eq!((first.verdict, first.inserted), (Verdict::Unique, true));
+    let copy = db
+        .check_and_insert(&doc("b", &long_text(1)), InsertMode::IfUnique)
+        .unwrap();
+    assert_eq!(duplicate_kind(&copy.verdict, "a"), Some(Kind::Exact));
+    assert!(!copy.inserted);
+    assert_eq!(
+        copy.matches[0].url.as_deref(),
+        Some("https://example.com/a")
+    );
+    let near = db.check(&doc("c", &edited(1))).unwrap();
+    assert_eq!(
+        duplicate_kind(&near.verdict, "a"),
+        Some(Kind::Near),
+        "{near:?}"
+    );
+    let other = db.check(&doc("d", &long_text(2))).unwrap();
+    assert_eq!(other.verdict, Verdict::Unique);
+    let record = db.get("a").unwrap().expect("a is stored");
+    assert_eq!(record.url.as_deref(), Some("https://example.com/a"));
+    assert!(
+        db.get("b").unwrap().is_none(),
+        "a duplicate is not inserted"
+    );
+    let again = db.insert(&doc("a", &long_text(3)));
+    assert!(matches!(again, Err(StoreError::IdExists(_))), "{again:?}");
+    let blank = db.check(&doc("e", "  "));
+    assert!(
+        matches!(blank, Err(StoreError::InvalidDocument(_))),
+        "{blank:?}"
+    );
+}
+
+fn delete(subject: &Subject) {
+    let db = subject.open();
+    db.insert(&doc("z", &long_text(4))).unwrap();
+    assert_eq!(db.delete("z").unwrap().map(|r| r.id).as_deref(), Some("z"));
+    assert!(db.delete("z").unwrap().is_none());
+    assert!(db.get("z").unwrap().is_none());
+    let after = db.check(&doc("y", &long_text(4))).unwrap();
+    assert_eq!(after.verdict, Verdict::Unique);
+}
+
+fn changes_reach_another_handle(subject: &Subject) {
+    let (a, b) = subject.two_handles();
+    a.insert(&doc("first", &long_text(5))).unwrap();
+    let seen = b.check(&doc("x", &edited(5))).unwrap();
+    assert_eq!(
+        duplicate_kind(&seen.verdict, "first"),
+        Some(Kind::Near),
+        "{seen:?}"
+    );
+    assert_eq!(
+        b.get("first").unwrap().map(|r| r.id).as_deref(),
+        Some("first")
+    );
+    a.delete("first").unwrap();
+    let gone = b.check(&doc("x", &edited(5))).unwrap();
+    assert_eq!(gone.verdict, Verdict::Unique);
+}
+
+fn racing_inserts_from_two_handles_make_one_unique(subject: &Subject) {
+    let (a, b) = subject.two_handles();
+    let inserted = std::thread::scope(|scope| {
+        let racers: Vec<_> = (0..8)
+            .map(|i| {
+                let db = Arc::clone(if i % 2 == 0 { &a } else { &b });
+                scope.spawn(move || {
+                    // Near-identical: each a near duplicate of every other.
+                    let text = if i % 2 == 0 { long_text(6) } else { edited(6) };
+                    let d = doc(&format!("r{i}"), &text);
+                    db.check_and_insert(&d, InsertMode::IfUnique)
+                        .unwrap()
+                        .inserted
+                })
+            })
+            .collect();
+        racers
+            .into_iter()
+            .map(|racer| racer.join().unwrap())
+            .filter(|&inserted| inserted)
+            .count()
+    });
+    assert_eq!(inserted, 1, "one of near-identical documents is unique");
+    assert_eq!(a.stats().unwrap().documents, 1);
+}
+
+fn acknowledged_documents_are_there_when_opened_again(subject: &Subject) {
+    let db = subject.open();
+    assert!(!db.durability().persistence.is_empty());
+    db.insert(&doc("kept", &long_text(7))).unwrap();
+    drop(db);
+    let db = subject.open();
+    assert_eq!(db.indexed(), 1);
+    assert!(db.get("kept").unwrap().is_some());
+    let copy = db.check(&doc("copy", &long_text(7))).unwrap();
+    assert_eq!(duplicate_kind(&copy.verdict, "kept"), Some(Kind::Exact));
+}
+
+fn stats(subject: &Subject) {
+    let db = subject.open();
+    let docs: Vec<NewDocument> = (0..3)
+        .map(|i| doc(&format!("s{i}"), &long_text(10 + i)))
+        .collect();
+    for outcome in db.check_and_insert_many(&docs, InsertMode::Always) {
+        assert!(outcome.unwrap().inserted);
+    }
+    let stats = db.stats().unwrap();
+    assert_eq!((stats.documents, stats.indexed), (3, 3));
+    assert!(!stats.location.is_empty());
+    assert_eq!(stats.policy, db.policy().describe());
+}
+
+fn opening_an_existing_database_only_creates_none(subject: &Subject) {
+    let must_exist = || {
+        (subject.open)(OpenOptions {
+            must_exist: true,
+            ..OpenOptions::default()
+        })
+    };
+    for _ in 0..2 {
+        let missing = must_exist();
+        assert!(
+            matches!(missing, Err(StoreError::NoDatabase(_))),
+            "{missing:?}"
+        );
+    }
+    let created = subject.open();
+    created.insert(&doc("one", &long_text(8))).unwrap();
+    drop(created);
+    assert_eq!(must_exist().unwrap().stats().unwrap().documents, 1);
+}
+
+/// Each behaviour, as a test for each store.
+macro_rules! conformance {
+    ($($behaviour:ident),*) => {
+        mod memory {
+            $(#[test]
+            fn $behaviour() {
+                super::$behaviour(&super::Subject::memory());
+            })*
+        }
+        mod redb {
+            $(#[test]
+            fn $behaviour() {
+                super::$behaviour(&super::Subject::redb());
+            })*
+        }
+        mod redis {
+            $(#[test]
+            fn $behaviour() {
+                if let Some(subject) = super::Subject::redis(stringify!($behaviour)) {
+                    super::$behaviour(&subject);
+                }
+            })*
+        }
+    };
+}
+
+conformance!(
+    check_insert_get,
+    delete,
+    changes_reach_another_handle,
+    racing_inserts_from_two_handles_make_one_unique,
+    acknowledged_documents_are_there_when_opened_again,
+    stats,
+    opening_an_existing_database_only_creates_none
+);
