@@ -8,7 +8,7 @@ use neardup_core::Fingerprints;
 use neardup_index::{exact_groups, Cluster};
 use serde::Serialize;
 
-use crate::by_values::{decide_by_values, ExactGroups};
+use crate::by_kept::{decide_by_kept, ExactGroups};
 use crate::candidates::{accept_all, near_candidates, NearCandidates, Verifier};
 use crate::clusters::{centred_clusters, Centred, Links};
 use crate::error::DedupError;
@@ -224,7 +224,7 @@ pub fn dedup_with(
     };
     let linear = matches!(policy.method, Method::Simhash | Method::Cascade) && !options.list_pairs;
     let found = if linear {
-        let decided = decide_by_values(items, &exact, &pairs, options, features, &mut phases)?;
+        let decided = decide_by_kept(items, &exact, &pairs, options, features, &mut phases)?;
         pairs.extend(decided.decided);
         Found {
             clusters: decided.clusters,

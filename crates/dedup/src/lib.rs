@@ -48,7 +48,7 @@
 //! ```
 
 mod budget;
-mod by_values;
+mod by_kept;
 mod candidates;
 mod clusters;
 mod corpus_features;

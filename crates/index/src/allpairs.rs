@@ -63,11 +63,15 @@ impl Pair {
 /// assert_eq!(pairs, vec![Pair::new(0, 1, 3), Pair::new(0, 2, 0), Pair::new(1, 2, 3)]);
 /// ```
 pub fn all_pairs<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<Vec<Pair>> {
-    let near = near_values(fps, k, design)?;
-    let mut pairs = near.groups.identical_pairs();
-    for &(u, v, distance) in &near.pairs {
-        for &a in near.groups.members(u) {
-            for &b in near.groups.members(v) {
+    checked_len(fps.len())?;
+    let groups = Groups::new(fps);
+    let found = for_each_value_pair(&groups.values, k, design, Vec::new, |out, u, v, d| {
+        out.push((u, v, d));
+    })?;
+    let mut pairs = groups.identical_pairs();
+    for (u, v, distance) in found.into_iter().flatten() {
+        for &a in groups.members(u) {
+            for &b in groups.members(v) {
                 pairs.push(Pair::new(a, b, distance));
             }
         }
@@ -76,92 +80,81 @@ pub fn all_pairs<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<Ve
     Ok(pairs)
 }
 
-/// The fingerprints of a set grouped by value, and every pair of distinct values within `k`:
-/// what [`all_pairs`] finds, before it is expanded to positions. A family of m documents with
-/// one fingerprint is one value here, so memory is linear in the input however large the
-/// families (`all_pairs` lists m(m − 1)/2 pairs for it).
-///
-/// Memory: 12 bytes a position (value, grouping) and 12 bytes a value pair. At `k = 3` on 64
-/// bits a value has at most 43,745 values within `k`, so the pairs are at most that many per
-/// distinct value, and in practice a few.
+/// For each position of `fps`, whether another position is within `k` (identical values
+/// included): what [`all_pairs`] would pair it in, without listing the pairs. The search is the
+/// same, but nothing is held beyond the grouping and one flag a value, so memory stays linear
+/// however many pairs there are (a family of m distinct near values has about m²/2).
 ///
 /// ```
-/// use neardup_index::{near_values, Design};
-/// let fps: Vec<u64> = vec![0b0000, 0b0111, 0b0000, 0xFF00];
-/// let near = near_values(&fps, 3, Design::Tables4x16).unwrap();
-/// assert_eq!(near.values(), &[0b0000, 0b0111, 0xFF00]);
-/// assert_eq!(near.members(0), &[0, 2]); // positions 0 and 2 hold the first value
-/// assert_eq!(near.pairs(), &[(0, 1, 3)]);
+/// use neardup_index::{has_neighbour, Design};
+/// let fps: Vec<u64> = vec![0b0000, 0b0111, 0xFF00, 0xFF00, 0x0F0F_0000];
+/// let found = has_neighbour(&fps, 3, Design::Tables4x16).unwrap();
+/// assert_eq!(found, [true, true, true, true, false]);
 /// ```
-#[derive(Debug, Clone)]
-pub struct NearValues<F> {
-    groups: Groups<F>,
-    /// `(u, v, distance)` between value indices, `u < v`, sorted.
-    pairs: Vec<(u32, u32, u32)>,
-}
-
-impl<F> NearValues<F> {
-    /// The distinct fingerprints, ascending.
-    pub fn values(&self) -> &[F] {
-        &self.groups.values
-    }
-
-    /// The positions (ascending) holding value `u` (an index into [`NearValues::values`]).
-    pub fn members(&self, u: u32) -> &[u32] {
-        self.groups.members(u)
-    }
-
-    /// Every pair of distinct values within `k`: `(u, v, distance)` with `u < v`, sorted.
-    pub fn pairs(&self) -> &[(u32, u32, u32)] {
-        &self.pairs
-    }
-
-    /// Heap bytes held.
-    pub fn memory_bytes(&self) -> usize {
-        self.groups.values.capacity() * std::mem::size_of::<F>()
-            + (self.groups.starts.capacity() + self.groups.positions.capacity()) * 4
-            + self.pairs.capacity() * 12
-    }
-}
-
-/// Groups `fps` by value and finds every pair of distinct values within `k` (see
-/// [`NearValues`]). Same search and errors as [`all_pairs`].
-pub fn near_values<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<NearValues<F>> {
-    check_k(k, design.max_k())?;
-    let tables = design.tables::<F>()?;
+pub fn has_neighbour<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<Vec<bool>> {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
     checked_len(fps.len())?;
     let groups = Groups::new(fps);
-    let search = Search {
-        vals: &groups.values,
+    let near: Vec<AtomicBool> = (0..groups.values.len())
+        .map(|_| AtomicBool::new(false))
+        .collect();
+    for_each_value_pair(
+        &groups.values,
         k,
-    };
-    let all: Vec<u32> = (0..groups.values.len() as u32).collect();
+        design,
+        || (),
+        |_, u, v, _| {
+            near[u as usize].store(true, Relaxed);
+            near[v as usize].store(true, Relaxed);
+        },
+    )?;
+    let mut found = vec![false; fps.len()];
+    for (u, flag) in near.iter().enumerate() {
+        let members = groups.members(u as u32);
+        if members.len() > 1 || flag.load(Relaxed) {
+            for &position in members {
+                found[position as usize] = true;
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Runs the search over the distinct `values` (ascending), one table of `design` a task in
+/// parallel, handing every pair of value indices within `k` to `found` with the table's own
+/// state (made by `state`); returns the states. Each pair is found by exactly one table.
+fn for_each_value_pair<F: Fingerprint, S: Send>(
+    values: &[F],
+    k: u32,
+    design: Design,
+    state: impl Fn() -> S + Sync,
+    found: impl Fn(&mut S, u32, u32, u32) + Sync,
+) -> Result<Vec<S>> {
+    check_k(k, design.max_k())?;
+    let tables = design.tables::<F>()?;
+    checked_len(values.len())?;
+    let search = Search { vals: values, k };
+    let all: Vec<u32> = (0..values.len() as u32).collect();
     let free: Vec<u32> = (0..F::BITS).rev().collect();
     let masks: Vec<F> = tables.iter().map(Table::mask).collect();
-    let found: Vec<Vec<(u32, u32, u32)>> = tables
+    Ok(tables
         .par_iter()
         .enumerate()
         .map(|(t, table)| {
-            let mut out = Vec::new();
+            let mut own = state();
             let filter = Filter {
                 require: Vec::new(),
                 exclude: masks[..t].to_vec(),
             };
-            search.table(&all, table, &free, &filter, &mut out);
-            out
+            search.table(&all, table, &free, &filter, &mut |u, v, d| {
+                found(&mut own, u, v, d)
+            });
+            own
         })
-        .collect();
-    let mut pairs: Vec<(u32, u32, u32)> = found
-        .into_iter()
-        .flatten()
-        .map(|(u, v, d)| (u.min(v), u.max(v), d))
-        .collect();
-    pairs.par_sort_unstable();
-    Ok(NearValues { groups, pairs })
+        .collect())
 }
 
 /// Input positions grouped by identical fingerprint: distinct values ascending.
-#[derive(Debug, Clone)]
 struct Groups<F> {
     /// Distinct fingerprints, ascending.
     values: Vec<F>,
@@ -271,7 +264,7 @@ impl<F: Fingerprint> Search<'_, F> {
         table: &Table<F>,
         free: &[u32],
         filter: &Filter<F>,
-        out: &mut Vec<(u32, u32, u32)>,
+        out: &mut dyn FnMut(u32, u32, u32),
     ) {
         let sorted = self.sort(members, table);
         self.scan(members, table, &sorted, free, filter, out);
@@ -306,7 +299,7 @@ impl<F: Fingerprint> Search<'_, F> {
         sorted: &Sorted<F>,
         free: &[u32],
         filter: &Filter<F>,
-        out: &mut Vec<(u32, u32, u32)>,
+        out: &mut dyn FnMut(u32, u32, u32),
     ) {
         // A key cut short groups pairs that may disagree on the rest of the mask: check it.
         let mut filter = filter.clone();
@@ -340,7 +333,7 @@ impl<F: Fingerprint> Search<'_, F> {
         run: &[(u32, F)],
         free: &[u32],
         filter: &Filter<F>,
-        out: &mut Vec<(u32, u32, u32)>,
+        out: &mut dyn FnMut(u32, u32, u32),
     ) {
         let members: Vec<u32> = run.iter().map(|&(u, _)| u).collect();
         let tables: Vec<Table<F>> = choose_blocks(&split(free, self.k + 1), 1)
@@ -367,14 +360,14 @@ impl<F: Fingerprint> Search<'_, F> {
         run: &[(T, F)],
         member: impl Fn(&(T, F)) -> u32,
         filter: &Filter<F>,
-        out: &mut Vec<(u32, u32, u32)>,
+        out: &mut dyn FnMut(u32, u32, u32),
     ) {
         for (i, x) in run.iter().enumerate() {
             for y in &run[i + 1..] {
                 let diff = x.1.xor(y.1);
                 let distance = diff.ones();
                 if distance <= self.k && filter.accepts(diff) {
-                    out.push((member(x), member(y), distance));
+                    out(member(x), member(y), distance);
                 }
             }
         }

@@ -2,8 +2,9 @@
 
 use neardup_index::synth::{self, Rng};
 use neardup_index::{
-    all_pairs, candidate_pairs, clusters, estimated_jaccard, exact_groups, rotate_pairs, Cluster,
-    Design, ExactIndex, IndexError, LshParams, MinHashLsh, Representative, RotateParams,
+    all_pairs, candidate_pairs, clusters, estimated_jaccard, exact_groups, has_neighbour,
+    rotate_pairs, Cluster, Design, ExactIndex, IndexError, LshParams, MinHashLsh, Representative,
+    RotateParams,
 };
 use proptest::prelude::*;
 
@@ -213,4 +214,33 @@ fn rotate_finds_a_subset_and_errors() {
     let exact = all_pairs(&wide, 3, Design::Blocks { blocks: 4, k: 3 }).unwrap();
     let found = rotate_pairs(&wide, 3, params).unwrap();
     assert!(found.iter().all(|p| exact.binary_search(p).is_ok()));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// `has_neighbour` flags exactly the positions that brute force finds another position
+    /// within `k` of: identical values, families of near values and loners alike, under every
+    /// preset design.
+    #[test]
+    fn has_neighbour_equals_brute_force(
+        base in prop::collection::vec(any::<u64>(), 1..40),
+        copies in prop::collection::vec((0usize..40, any::<u64>(), 0u32..6), 0..80),
+        k in 0u32..=3,
+    ) {
+        let mut fps = base.clone();
+        for (of, bits, flips) in copies {
+            let mut fp = base[of % base.len()];
+            for i in 0..flips {
+                fp ^= 1 << ((bits >> (6 * i)) & 63);
+            }
+            fps.push(fp);
+        }
+        let expected: Vec<bool> = (0..fps.len())
+            .map(|i| (0..fps.len()).any(|j| j != i && (fps[i] ^ fps[j]).count_ones() <= k))
+            .collect();
+        for design in Design::PRESETS {
+            prop_assert_eq!(&has_neighbour(&fps, k, design).unwrap(), &expected);
+        }
+    }
 }

@@ -35,6 +35,8 @@ pub fn dedup(
         url_dedup: false,
         // The result lists every accepted pair (`pairs`).
         list_pairs: true,
+        // The texts are in memory already; the shingle sets fit the default budget or spill.
+        budget: neardup_dedup::Budget::default(),
     };
     let texts = convert::texts(texts)?;
     if let Some(times) = &fetched_at {

@@ -1,23 +1,26 @@
 //! The decision of the SimHash methods in work linear in the corpus.
 //!
-//! The search groups the first members of exact groups ("units") by SimHash value and lists the
-//! pairs of distinct values within `k` ([`neardup_index::near_values`]): a family of m near
-//! copies sharing a few values costs a few entries, not m(m − 1)/2 candidate pairs. Units are
-//! then taken in keep order; each looks only at the units already KEPT under its own value and
-//! the values near it, nearest first, and verifies until one passes (joining it) or none does
-//! (kept, and listed under its value). A family of m copies so costs about m verifications.
+//! Units (the first members of exact groups) are taken in keep order; each is searched for in
+//! an index of the units already KEPT ([`ProbedBlocks`], exact within `k`), and verified against
+//! what it finds, nearest first, until one passes (it joins that one) or none does (it is kept
+//! and goes into the index). A family of m near copies so costs about m searches that find its
+//! kept member and m verifications, however many of its pairs are within `k` (a family of m
+//! distinct near values has about m²/2; the 4 GB test corpus has hundreds of millions).
+//!
+//! Only units with another unit within `k` need shingle sets: [`has_neighbour`] finds them with
+//! the batch search without listing a pair.
 //!
 //! The decision is the one [`crate::clusters::centred_clusters`] makes from every candidate
 //! pair (the property tests compare the two on generated families, chains and exact copies).
 //!
-//! Memory, beyond the items: 12 bytes a unit for the grouping, 4 for the keep order, 5 for the
-//! kept lists, 16 a pair of near values, and the shingle sets of the units that have a near
-//! value or share theirs (within the budget, spilled beyond it).
+//! Memory, beyond the items: one byte a document for the flags and one for the kept marks, 4 a
+//! unit for the keep order, about 70 a kept unit for the index, and the shingle sets of the
+//! units with a neighbour (within the budget, spilled beyond it).
 
 use std::collections::HashMap;
 
 use neardup_core::Simhash;
-use neardup_index::{near_values, Cluster, Design, Fingerprint, NearValues};
+use neardup_index::{has_neighbour, Cluster, Design, Fingerprint, HammingIndex, ProbedBlocks};
 
 use crate::candidates::Verifier;
 use crate::clusters::{gather, Joined, Units};
@@ -25,9 +28,6 @@ use crate::engine::{pair, FeatureSource, FoundPair, Item, Phases, Removal};
 use crate::error::DedupError;
 use crate::options::DedupOptions;
 use crate::policy::{Evidence, Kind, Measure};
-
-/// No unit: the end of a kept list.
-const NONE: u32 = u32::MAX;
 
 /// What the linear decision found.
 pub(crate) struct Decided {
@@ -53,7 +53,7 @@ pub(crate) struct ExactGroups<'a> {
 
 /// Decides `items` with a SimHash method (see the module doc). `accepted`: the exact and URL
 /// pairs, sorted by `(a, b)`.
-pub(crate) fn decide_by_values(
+pub(crate) fn decide_by_kept(
     items: &[Item],
     exact: &ExactGroups<'_>,
     accepted: &[FoundPair],
@@ -89,59 +89,6 @@ pub(crate) fn decide_by_values(
     }
 }
 
-/// The values near each value: `near`'s pairs in both directions, by value.
-struct ValueGraph<F> {
-    near: NearValues<F>,
-    /// `neighbours[starts[v]..starts[v + 1]]`: `(value, distance)` near value `v`.
-    starts: Vec<u32>,
-    neighbours: Vec<(u32, u32)>,
-}
-
-impl<F: Fingerprint> ValueGraph<F> {
-    fn new(near: NearValues<F>) -> Self {
-        let values = near.values().len();
-        let mut degree = vec![0u32; values + 1];
-        for &(u, v, _) in near.pairs() {
-            degree[u as usize] += 1;
-            degree[v as usize] += 1;
-        }
-        let mut starts = Vec::with_capacity(values + 1);
-        let mut total = 0u32;
-        for d in &degree {
-            starts.push(total);
-            total += d;
-        }
-        let mut fill = starts.clone();
-        let mut neighbours = vec![(0u32, 0u32); total as usize];
-        for &(u, v, d) in near.pairs() {
-            for (from, to) in [(u, v), (v, u)] {
-                neighbours[fill[from as usize] as usize] = (to, d);
-                fill[from as usize] += 1;
-            }
-        }
-        ValueGraph {
-            near,
-            starts,
-            neighbours,
-        }
-    }
-
-    /// The index of value `fp` (a unit's fingerprint, so present).
-    fn value(&self, fp: F) -> u32 {
-        self.near.values().partition_point(|&v| v < fp) as u32
-    }
-
-    fn neighbours(&self, value: u32) -> &[(u32, u32)] {
-        let v = value as usize;
-        &self.neighbours[self.starts[v] as usize..self.starts[v + 1] as usize]
-    }
-
-    /// Whether a unit of `value` can meet another unit within `k`: only those need shingle sets.
-    fn may_pair(&self, value: u32) -> bool {
-        self.near.members(value).len() > 1 || !self.neighbours(value).is_empty()
-    }
-}
-
 /// One way a unit could join a kept unit.
 struct Choice {
     other: u32,
@@ -171,25 +118,24 @@ impl Run<'_> {
         let representatives = self.exact.representatives;
         let fps: Vec<F> = representatives.iter().map(|&r| fp_of(r)).collect();
         let design = Design::for_expected_len(fps.len(), policy.k, F::BITS);
-        let graph = ValueGraph::new(near_values(&fps, policy.k, design)?);
+        let near = has_neighbour(&fps, policy.k, design)?;
         drop(fps);
         phases.end("candidate search");
         let verifier = if policy.verifies() {
             let involved: Vec<u32> = representatives
                 .iter()
-                .copied()
-                .filter(|&r| graph.may_pair(graph.value(fp_of(r))))
+                .zip(&near)
+                .filter(|(_, &near)| near)
+                .map(|(&r, _)| r)
                 .collect();
-            let held = self.held_bytes(&graph);
+            let held = self.held_bytes();
             let memory = budget.left_after(held);
             tracing::info!(
                 units = representatives.len(),
-                values = graph.near.values().len(),
-                value_pairs = graph.near.pairs().len(),
                 with_sets = involved.len(),
                 held_bytes = held,
                 set_bytes = memory,
-                "near values found"
+                "units with a neighbour found"
             );
             Some(Verifier::fetch(
                 source,
@@ -200,6 +146,7 @@ impl Run<'_> {
         } else {
             None
         };
+        drop(near);
         phases.end("shingle sets");
         let units = Units::new(
             self.items,
@@ -209,13 +156,18 @@ impl Run<'_> {
         );
         let mut order = representatives.to_vec();
         order.sort_by_cached_key(|&u| units.rank(units.best(u)));
-        let mut state = Walk::new(self.items.len(), graph.near.values().len(), self.accepted);
+        let mut state = Walk::new(
+            self.items.len(),
+            representatives.len(),
+            policy.k,
+            self.accepted,
+        )?;
         for &unit in &order {
-            let value = graph.value(fp_of(unit));
-            let choices = state.choices(&units, &graph, unit, value);
+            let fp = fp_of(unit);
+            let choices = state.choices(&units, unit, fp)?;
             let found =
                 self.first_passing(unit, choices, verifier.as_ref(), &mut state.verified)?;
-            state.settle(unit, value, found);
+            state.settle(unit, fp, found)?;
         }
         let spilled_bytes = verifier.as_ref().map_or(0, Verifier::spilled_bytes);
         let decided = state
@@ -277,23 +229,23 @@ impl Run<'_> {
         Ok(None)
     }
 
-    /// Bytes held besides the shingle sets: the items, the grouping and the walk's state (an
-    /// estimate that sets the sets' share of the budget; the summary reports the measured peak).
-    fn held_bytes<F>(&self, graph: &ValueGraph<F>) -> u64 {
-        let items = self.items.len() as u64 * (std::mem::size_of::<Item>() as u64 + 16);
-        let walk = self.items.len() as u64 * 9 + self.exact.representatives.len() as u64 * 4;
-        let graph_bytes = graph.near.memory_bytes() + graph.neighbours.len() * 8;
-        items + walk + graph_bytes as u64
+    /// Bytes held besides the shingle sets: the items and the walk's state (an estimate that
+    /// sets the sets' share of the budget; the summary reports the measured peak).
+    fn held_bytes(&self) -> u64 {
+        let documents = self.items.len() as u64;
+        let items = documents * (std::mem::size_of::<Item>() as u64 + 16);
+        let walk = documents * 2 + self.exact.representatives.len() as u64 * (4 + 70);
+        items + walk
     }
 }
 
-/// The state of the walk in keep order: which units are kept, under which value.
-struct Walk<'a> {
+/// The state of the walk in keep order: which units are kept, and their index.
+struct Walk<'a, F> {
     kept: Vec<bool>,
-    /// The last kept unit of each value, and each kept unit's previous one of its value.
-    kept_head: Vec<u32>,
-    kept_next: Vec<u32>,
-    /// Accepted pairs between two units, by unit: `(other unit, index in accepted)`.
+    /// The kept units, by their SimHash.
+    index: ProbedBlocks<F>,
+    k: u32,
+    /// Accepted pairs between two units, by document: `(other document, index in accepted)`.
     links: HashMap<u32, Vec<(u32, u32)>>,
     accepted: &'a [FoundPair],
     joined: Vec<Joined>,
@@ -301,54 +253,48 @@ struct Walk<'a> {
     verified: usize,
 }
 
-impl<'a> Walk<'a> {
-    fn new(documents: usize, values: usize, accepted: &'a [FoundPair]) -> Self {
-        Walk {
+impl<'a, F: Fingerprint> Walk<'a, F> {
+    fn new(
+        documents: usize,
+        units: usize,
+        k: u32,
+        accepted: &'a [FoundPair],
+    ) -> Result<Self, DedupError> {
+        let blocks = ProbedBlocks::<F>::blocks_for(units, k);
+        let mut links: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+        // The accepted pairs between different units (exact pairs are within one).
+        for (i, p) in accepted.iter().enumerate() {
+            if p.kind != Kind::Exact {
+                links.entry(p.a).or_default().push((p.b, i as u32));
+                links.entry(p.b).or_default().push((p.a, i as u32));
+            }
+        }
+        Ok(Walk {
             kept: vec![false; documents],
-            kept_head: vec![NONE; values],
-            kept_next: vec![NONE; documents],
-            links: HashMap::new(),
+            index: ProbedBlocks::with_capacity(blocks, k, units)?,
+            k,
+            links,
             accepted,
             joined: Vec::new(),
             candidates: 0,
             verified: 0,
-        }
-        .with_links()
+        })
     }
 
-    /// Indexes the accepted pairs between different units (exact pairs are within one).
-    fn with_links(mut self) -> Self {
-        for (i, p) in self.accepted.iter().enumerate() {
-            if p.kind != Kind::Exact {
-                self.links.entry(p.a).or_default().push((p.b, i as u32));
-                self.links.entry(p.b).or_default().push((p.a, i as u32));
-            }
-        }
-        self
-    }
-
-    /// The kept units `unit` could join, nearest first (distance, kind, keep order).
-    fn choices<F: Fingerprint>(
-        &mut self,
-        units: &Units<'_>,
-        graph: &ValueGraph<F>,
-        unit: u32,
-        value: u32,
-    ) -> Vec<Choice> {
-        let mut choices = Vec::new();
-        let near = std::iter::once((value, 0)).chain(graph.neighbours(value).iter().copied());
-        for (other_value, distance) in near {
-            let mut other = self.kept_head[other_value as usize];
-            while other != NONE {
-                choices.push(Choice {
-                    other,
-                    distance,
-                    kind: Kind::Near,
-                    accepted: None,
-                });
-                other = self.kept_next[other as usize];
-            }
-        }
+    /// The kept units `unit` (of SimHash `fp`) could join, nearest first (distance, kind, keep
+    /// order).
+    fn choices(&mut self, units: &Units<'_>, unit: u32, fp: F) -> Result<Vec<Choice>, DedupError> {
+        let mut choices: Vec<Choice> = self
+            .index
+            .query(fp, self.k)?
+            .into_iter()
+            .map(|found| Choice {
+                other: found.id as u32,
+                distance: found.distance,
+                kind: Kind::Near,
+                accepted: None,
+            })
+            .collect();
         self.candidates += choices.len();
         for member in units.members(unit) {
             for &(doc, i) in self.links.get(member).map_or(&[][..], Vec::as_slice) {
@@ -365,18 +311,24 @@ impl<'a> Walk<'a> {
             }
         }
         choices.sort_by_cached_key(|c| (c.distance, c.kind, units.rank(units.best(c.other))));
-        choices
+        Ok(choices)
     }
 
-    /// Records the decision on `unit`: joined to a kept unit by a pair, or kept under `value`.
-    fn settle(&mut self, unit: u32, value: u32, found: Option<(u32, FoundPair)>) {
+    /// Records the decision on `unit`: joined to a kept unit by a pair, or kept (and indexed by
+    /// its SimHash `fp`).
+    fn settle(
+        &mut self,
+        unit: u32,
+        fp: F,
+        found: Option<(u32, FoundPair)>,
+    ) -> Result<(), DedupError> {
         match found {
             Some((leader, pair)) => self.joined.push(Joined { unit, leader, pair }),
             None => {
                 self.kept[unit as usize] = true;
-                self.kept_next[unit as usize] = self.kept_head[value as usize];
-                self.kept_head[value as usize] = unit;
+                self.index.insert(u64::from(unit), fp)?;
             }
         }
+        Ok(())
     }
 }
