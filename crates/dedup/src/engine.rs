@@ -20,9 +20,9 @@ use crate::policy::{Evidence, Kind, Method};
 pub struct Item {
     /// The document's fingerprints (all items of one run come from one profile).
     pub fingerprints: Fingerprints,
-    /// Length of its text in bytes (for [`KeepPolicy::Longest`]).
+    /// Length of its text in bytes (for [`KeepPolicy::Longest`](crate::KeepPolicy::Longest)).
     pub bytes: u64,
-    /// When it was fetched, as Unix seconds (for [`KeepPolicy::Newest`]).
+    /// When it was fetched, as Unix seconds (for [`KeepPolicy::Newest`](crate::KeepPolicy::Newest)).
     pub fetched_at: Option<i64>,
     /// Its canonical URL (for URL duplicates).
     pub url_key: Option<String>,
@@ -137,7 +137,7 @@ impl Outcome {
 /// Shingle sets are large (8 bytes per shingle, about one shingle per character for character
 /// shingles), so a caller with a big corpus does not keep them: it computes them on demand,
 /// for the documents that are in candidate pairs, e.g. by reading its inputs again. The engine
-/// stores them within its [`Budget`], spilling to disk beyond it.
+/// stores them within its [`Budget`](crate::Budget), spilling to disk beyond it.
 pub trait FeatureSource {
     /// Hands the shingle sets of the documents at `positions` (ascending, distinct) to `sink`,
     /// one a document, in that order.
