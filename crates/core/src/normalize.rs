@@ -260,6 +260,14 @@ impl Normalizer {
         // Python mode also keeps to Python 3.11's (older) Unicode tables.
         let lowered: Cow<'_, str> = match (self.options.lowercase, self.options.word_chars) {
             (false, _) => folded,
+            // Without a capital sigma, `str::to_lowercase` is `char::to_lowercase` of each
+            // character: lowered on the way to the sink, no string built.
+            (true, WordChars::Unicode) if !folded.contains('Σ') => {
+                return folded
+                    .chars()
+                    .flat_map(char::to_lowercase)
+                    .for_each(|c| self.push_char(c, sink));
+            }
             (true, WordChars::Unicode) => folded.to_lowercase().into(),
             (true, WordChars::PythonRe) => {
                 let mut lowered = String::with_capacity(folded.len());
@@ -267,13 +275,17 @@ impl Normalizer {
                 lowered.into()
             }
         };
-        for c in lowered.chars() {
-            sink.push(
-                c,
-                classify(c, self.options.word_chars),
-                self.options.punctuation,
-            );
-        }
+        lowered.chars().for_each(|c| self.push_char(c, sink));
+    }
+
+    /// Pushes `c` to `sink` under the character policies.
+    #[inline]
+    fn push_char(&self, c: char, sink: &mut Sink) {
+        sink.push(
+            c,
+            classify(c, self.options.word_chars),
+            self.options.punctuation,
+        );
     }
 }
 
@@ -679,7 +691,7 @@ mod tests {
         /// collapse and under removal of white space.
         #[test]
         fn prose_blocks_equal_whole_text_normalisation(
-            text in "(([a-zA-Z0-9,.]{1,9}|Éé|ΣΑ|ﬁ)[ \n\t]{1,2}){0,90}",
+            text in "(([a-zA-Z0-9,.]{1,9}|Éé|ΣΑ|ﬁ|İx|ẞ)[ \n\t]{1,2}){0,90}",
             remove in proptest::bool::ANY,
         ) {
             let options = NormalizeOptions {
