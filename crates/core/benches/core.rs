@@ -196,6 +196,17 @@ fn xxh3_windows(c: &mut Criterion) {
             black_box(out[0])
         })
     });
+    #[cfg(target_arch = "x86_64")]
+    if xxh3_short::avx2::available() {
+        group.bench_function("closed form, AVX2", |b| {
+            b.iter(|| {
+                // SAFETY: the feature was checked above.
+                let done = unsafe { xxh3_short::avx2::windows(bytes, 5, &mut out) };
+                xxh3_short::scalar_windows(&bytes[done..], 5, &mut out[done..]);
+                black_box(out[0])
+            })
+        });
+    }
     group.finish();
 }
 
