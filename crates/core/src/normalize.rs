@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 use std::mem::MaybeUninit;
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 use unicode_general_category::{get_general_category, GeneralCategory};
@@ -263,10 +264,13 @@ impl Normalizer {
             // Without a capital sigma, `str::to_lowercase` is `char::to_lowercase` of each
             // character: lowered on the way to the sink, no string built.
             (true, WordChars::Unicode) if !folded.contains('Σ') => {
-                return folded
-                    .chars()
-                    .flat_map(char::to_lowercase)
-                    .for_each(|c| self.push_char(c, sink));
+                for c in folded.chars() {
+                    match LowerCaseTable::get().lookup(c) {
+                        Some((lower, class)) => sink.push(lower, class, self.options.punctuation),
+                        None => c.to_lowercase().for_each(|c| self.push_char(c, sink)),
+                    }
+                }
+                return;
             }
             (true, WordChars::Unicode) => folded.to_lowercase().into(),
             (true, WordChars::PythonRe) => {
@@ -286,6 +290,60 @@ impl Normalizer {
             classify(c, self.options.word_chars),
             self.options.punctuation,
         );
+    }
+}
+
+/// `char::to_lowercase` and the class (under [`WordChars::Unicode`]) of its result for the
+/// characters below [`LowerCaseTable::END`] that lower-case to one character, worked out once
+/// per process: the Unicode pass looks them up instead of searching Unicode's case and category
+/// tables at every occurrence (`§`, `·` and `’` are most of the non-ASCII characters of prose).
+struct LowerCaseTable {
+    /// Per character: 0 when not covered, else the lower case `<< 2` and the class + 1.
+    entries: Box<[u32]>,
+}
+
+impl LowerCaseTable {
+    /// The first character not covered (the BMP up to the CJK symbols: 48 KB).
+    const END: u32 = 0x3000;
+
+    /// The process's table, built on first use.
+    fn get() -> &'static LowerCaseTable {
+        static TABLE: OnceLock<LowerCaseTable> = OnceLock::new();
+        TABLE.get_or_init(|| LowerCaseTable {
+            entries: (0..Self::END).map(Self::entry).collect(),
+        })
+    }
+
+    /// The entry of the character numbered `code`.
+    fn entry(code: u32) -> u32 {
+        let Some(c) = char::from_u32(code) else {
+            return 0;
+        };
+        let mut lower = c.to_lowercase();
+        match (lower.next(), lower.next()) {
+            (Some(one), None) => {
+                let class = match classify(one, WordChars::Unicode) {
+                    CharClass::Word => 1,
+                    CharClass::Space => 2,
+                    CharClass::Other => 3,
+                };
+                u32::from(one) << 2 | class
+            }
+            _ => 0,
+        }
+    }
+
+    /// The lower case of `c` and its class, if the table covers `c`.
+    #[inline]
+    fn lookup(&self, c: char) -> Option<(char, CharClass)> {
+        let entry = *self.entries.get(c as usize)?;
+        let class = match entry & 3 {
+            1 => CharClass::Word,
+            2 => CharClass::Space,
+            3 => CharClass::Other,
+            _ => return None,
+        };
+        Some((char::from_u32(entry >> 2)?, class))
     }
 }
 
@@ -628,6 +686,24 @@ mod tests {
         assert_eq!(norm(o, "ＡＢＣ１２３　ｄｅｆ"), "abc123 def");
         assert_eq!(norm(o, "e\u{301}COLE"), "\u{e9}cole");
         assert_eq!(norm(o, ""), "");
+    }
+
+    #[test]
+    fn the_lower_case_table_is_char_to_lowercase_and_classify() {
+        let table = LowerCaseTable::get();
+        let mut covered = 0;
+        for c in (0..LowerCaseTable::END + 16).filter_map(char::from_u32) {
+            let lower: Vec<char> = c.to_lowercase().collect();
+            match table.lookup(c) {
+                Some((one, class)) => {
+                    assert_eq!(lower, [one], "{c:?}");
+                    assert_eq!(class, classify(one, WordChars::Unicode), "{c:?}");
+                    covered += 1;
+                }
+                None => assert!(lower.len() > 1 || c as u32 >= LowerCaseTable::END, "{c:?}"),
+            }
+        }
+        assert!(covered > 10_000, "{covered}");
     }
 
     #[test]
