@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 use unicode_general_category::{get_general_category, GeneralCategory};
+use unicode_normalization::char::canonical_combining_class;
 use unicode_normalization::{is_nfc_quick, is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
 use crate::stretch::for_each_stretch;
@@ -240,7 +241,10 @@ impl Normalizer {
     /// Unicode form, full-width folding, lower case, then the character policies.
     fn unicode_pass(&self, text: &str, sink: &mut Sink) {
         let composed: Cow<'_, str> = match self.options.unicode {
-            UnicodeForm::Nfkc if is_nfkc_quick(text.chars()) != IsNormalized::Yes => {
+            UnicodeForm::Nfkc
+                if !CharTable::get().nfkc_stable(text)
+                    && is_nfkc_quick(text.chars()) != IsNormalized::Yes =>
+            {
                 text.nfkc().collect::<String>().into()
             }
             UnicodeForm::Nfc if is_nfc_quick(text.chars()) != IsNormalized::Yes => {
@@ -265,7 +269,7 @@ impl Normalizer {
             // character: lowered on the way to the sink, no string built.
             (true, WordChars::Unicode) if !folded.contains('Σ') => {
                 for c in folded.chars() {
-                    match LowerCaseTable::get().lookup(c) {
+                    match CharTable::get().lookup(c) {
                         Some((lower, class)) => sink.push(lower, class, self.options.punctuation),
                         None => c.to_lowercase().for_each(|c| self.push_char(c, sink)),
                     }
@@ -293,23 +297,28 @@ impl Normalizer {
     }
 }
 
-/// `char::to_lowercase` and the class (under [`WordChars::Unicode`]) of its result for the
-/// characters below [`LowerCaseTable::END`] that lower-case to one character, worked out once
-/// per process: the Unicode pass looks them up instead of searching Unicode's case and category
-/// tables at every occurrence (`§`, `·` and `’` are most of the non-ASCII characters of prose).
-struct LowerCaseTable {
-    /// Per character: 0 when not covered, else the lower case `<< 2` and the class + 1.
+/// Facts about the characters below [`CharTable::END`] that lower-case to one character,
+/// worked out once per process: `char::to_lowercase`, the class (under [`WordChars::Unicode`])
+/// of its result, and whether NFKC leaves the character alone wherever it stands (its NFKC
+/// quick check is Yes and its combining class 0). The Unicode pass looks them up instead of
+/// searching Unicode's tables at every occurrence (`§`, `·` and `’` are most of the non-ASCII
+/// characters of prose).
+struct CharTable {
+    /// Per character: 0 when not covered, else the lower case `<< 3`, [`CharTable::STABLE`]
+    /// when NFKC leaves it alone, and the class + 1 in the low two bits.
     entries: Box<[u32]>,
 }
 
-impl LowerCaseTable {
+impl CharTable {
     /// The first character not covered (the BMP up to the CJK symbols: 48 KB).
     const END: u32 = 0x3000;
+    /// The entry bit of a character NFKC leaves alone.
+    const STABLE: u32 = 4;
 
     /// The process's table, built on first use.
-    fn get() -> &'static LowerCaseTable {
-        static TABLE: OnceLock<LowerCaseTable> = OnceLock::new();
-        TABLE.get_or_init(|| LowerCaseTable {
+    fn get() -> &'static CharTable {
+        static TABLE: OnceLock<CharTable> = OnceLock::new();
+        TABLE.get_or_init(|| CharTable {
             entries: (0..Self::END).map(Self::entry).collect(),
         })
     }
@@ -327,7 +336,9 @@ impl LowerCaseTable {
                     CharClass::Space => 2,
                     CharClass::Other => 3,
                 };
-                u32::from(one) << 2 | class
+                let stable = is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
+                    && canonical_combining_class(c) == 0;
+                (u32::from(one) << 3) | (u32::from(stable) * Self::STABLE) | class
             }
             _ => 0,
         }
@@ -343,7 +354,19 @@ impl LowerCaseTable {
             3 => CharClass::Other,
             _ => return None,
         };
-        Some((char::from_u32(entry >> 2)?, class))
+        Some((char::from_u32(entry >> 3)?, class))
+    }
+
+    /// Whether NFKC leaves `text` as it is because the table says so of each of its
+    /// characters (false says nothing: ask `is_nfkc_quick`).
+    fn nfkc_stable(&self, text: &str) -> bool {
+        text.chars().all(|c| {
+            c.is_ascii()
+                || self
+                    .entries
+                    .get(c as usize)
+                    .is_some_and(|entry| entry & Self::STABLE != 0)
+        })
     }
 }
 
@@ -689,18 +712,21 @@ mod tests {
     }
 
     #[test]
-    fn the_lower_case_table_is_char_to_lowercase_and_classify() {
-        let table = LowerCaseTable::get();
+    fn the_char_table_is_lowercase_class_and_nfkc_stability() {
+        let table = CharTable::get();
         let mut covered = 0;
-        for c in (0..LowerCaseTable::END + 16).filter_map(char::from_u32) {
+        for c in (0..CharTable::END + 16).filter_map(char::from_u32) {
             let lower: Vec<char> = c.to_lowercase().collect();
             match table.lookup(c) {
                 Some((one, class)) => {
                     assert_eq!(lower, [one], "{c:?}");
                     assert_eq!(class, classify(one, WordChars::Unicode), "{c:?}");
+                    let stable = is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
+                        && canonical_combining_class(c) == 0;
+                    assert_eq!(table.nfkc_stable(&c.to_string()), stable, "{c:?}");
                     covered += 1;
                 }
-                None => assert!(lower.len() > 1 || c as u32 >= LowerCaseTable::END, "{c:?}"),
+                None => assert!(lower.len() > 1 || c as u32 >= CharTable::END, "{c:?}"),
             }
         }
         assert!(covered > 10_000, "{covered}");
