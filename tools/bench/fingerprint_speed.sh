@@ -44,7 +44,9 @@ new=target/release/neardup
 
 bytes=$(stat -c %s "$corpus")
 echo "corpus: $corpus ($(wc -l < "$corpus") documents, $((bytes / 1000000)) MB), $(nproc) cores"
-echo "old: $base_ref ($(git rev-parse --short "$base_ref")), new: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + changes')"
+if [ -n "${NEARDUP_OLD_BIN:-}" ]; then old_name=$NEARDUP_OLD_BIN; else
+  old_name="$base_ref ($(git rev-parse --short "$base_ref"))"; fi
+echo "old: $old_name, new: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + changes')"
 
 "$old" fingerprint --format jsonl "$corpus" > "$data/old.out"
 "$new" fingerprint --format jsonl "$corpus" > "$data/new.out"
