@@ -11,6 +11,10 @@
 #   RUNS     timed runs per build and thread count (default 5; the median is reported).
 #   THREADS  worker thread counts to measure (default: "1 2"); the old build is given the
 #            count through RAYON_NUM_THREADS, since it may predate `--threads`.
+# NEARDUP_OLD_BIN=PATH uses that binary as the old build instead of building BASE_REF (which
+# then only names it); a release build from scratch takes many minutes on a small machine.
+# Reported per thread count: the median wall time, the median CPU time (user + system) and
+# the rates from both, MB of input per wall second and per CPU second.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 data=${NEARDUP_BENCH_DATA:-/tmp/neardup-bench}
@@ -25,19 +29,24 @@ if [ ! -f "$corpus" ]; then
   python3 tools/bench/make_text_corpus.py --target-mb 1000 "$data/rustdoc.jsonl" "$corpus" >&2
 fi
 
-export CARGO_PROFILE_RELEASE_DEBUG=0
-base_tree=$(mktemp -d "${TMPDIR:-/tmp}/neardup-base.XXXXXX")
-cleanup() { git worktree remove --force "$base_tree" 2>/dev/null || rm -rf "$base_tree"; }
-trap cleanup EXIT
-git worktree add --detach -q "$base_tree" "$base_ref"
-(cd "$base_tree" && cargo build --release -q -p neardup)
+if [ -n "${NEARDUP_OLD_BIN:-}" ]; then
+  old=$NEARDUP_OLD_BIN
+else
+  base_tree=$(mktemp -d "${TMPDIR:-/tmp}/neardup-base.XXXXXX")
+  cleanup() { git worktree remove --force "$base_tree" 2>/dev/null || rm -rf "$base_tree"; }
+  trap cleanup EXIT
+  git worktree add --detach -q "$base_tree" "$base_ref"
+  (cd "$base_tree" && cargo build --release -q -p neardup)
+  old="$base_tree/target/release/neardup"
+fi
 cargo build --release -q -p neardup
-old="$base_tree/target/release/neardup"
 new=target/release/neardup
 
 bytes=$(stat -c %s "$corpus")
 echo "corpus: $corpus ($(wc -l < "$corpus") documents, $((bytes / 1000000)) MB), $(nproc) cores"
-echo "old: $base_ref ($(git rev-parse --short "$base_ref")), new: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + changes')"
+if [ -n "${NEARDUP_OLD_BIN:-}" ]; then old_name=$NEARDUP_OLD_BIN; else
+  old_name="$base_ref ($(git rev-parse --short "$base_ref"))"; fi
+echo "old: $old_name, new: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' + changes')"
 
 "$old" fingerprint --format jsonl "$corpus" > "$data/old.out"
 "$new" fingerprint --format jsonl "$corpus" > "$data/new.out"
@@ -49,25 +58,30 @@ else
 fi
 rm -f "$data/old.out" "$data/new.out"
 
+# "WALL CPU" seconds of one run (CPU = user + system), its output thrown away.
 seconds() {
-  local start end
-  start=$(date +%s.%N)
-  "$@" > /dev/null
-  end=$(date +%s.%N)
-  python3 -c "print($end - $start)"
+  local times
+  times=$(mktemp)
+  /usr/bin/time -f "%e %U %S" -o "$times" "$@" > /dev/null
+  awk '{ print $1, $2 + $3 }' "$times"
+  rm -f "$times"
 }
 median() { python3 -c "import statistics, sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
 rate() { python3 -c "import sys; print(f'{float(sys.argv[1]) / float(sys.argv[2]) / 1e6:.0f}')" "$@"; }
 
-printf '%-8s %12s %12s %10s %10s %7s\n' threads "old s" "new s" "old MB/s" "new MB/s" ratio
+printf '%-8s %8s %8s %8s %8s %10s %10s %10s %10s %7s\n' threads "old s" "new s" "old cpu" \
+  "new cpu" "old MB/s" "new MB/s" "old MB/cs" "new MB/cs" ratio
 for n in "${threads[@]}"; do
-  old_s=() new_s=()
+  old_s=() new_s=() old_c=() new_c=()
   for _ in $(seq "$runs"); do
-    old_s+=("$(RAYON_NUM_THREADS=$n seconds "$old" fingerprint "$corpus")")
-    new_s+=("$(seconds "$new" --threads "$n" fingerprint "$corpus")")
+    read -r w c < <(RAYON_NUM_THREADS=$n seconds "$old" fingerprint "$corpus")
+    old_s+=("$w") old_c+=("$c")
+    read -r w c < <(seconds "$new" --threads "$n" fingerprint "$corpus")
+    new_s+=("$w") new_c+=("$c")
   done
-  o=$(median "${old_s[@]}")
-  w=$(median "${new_s[@]}")
-  printf '%-8s %12.2f %12.2f %10s %10s %7.2f\n' "$n" "$o" "$w" "$(rate "$bytes" "$o")" \
-    "$(rate "$bytes" "$w")" "$(python3 -c "print($o / $w)")"
+  o=$(median "${old_s[@]}") w=$(median "${new_s[@]}")
+  oc=$(median "${old_c[@]}") wc=$(median "${new_c[@]}")
+  printf '%-8s %8.2f %8.2f %8.2f %8.2f %10s %10s %10s %10s %7.2f\n' "$n" "$o" "$w" "$oc" "$wc" \
+    "$(rate "$bytes" "$o")" "$(rate "$bytes" "$w")" "$(rate "$bytes" "$oc")" \
+    "$(rate "$bytes" "$wc")" "$(python3 -c "print($o / $w)")"
 done

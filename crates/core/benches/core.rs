@@ -8,13 +8,14 @@
 #![allow(missing_docs)]
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use neardup_core::bit_columns::{self, ColumnCounter, Path};
 use neardup_core::features::{FeatureExtractor, FeatureKind, FeatureScratch};
 use neardup_core::hash::{FeatureHasher, Xxh3};
 use neardup_core::measure::{jaccard_at_least, FeatureSet};
 use neardup_core::minhash::{MinHashOptions, MinHasher};
 use neardup_core::simhash::{BitCounter, Bits, WeightedSums};
 use neardup_core::tokenize::Tokenizer;
-use neardup_core::{bit_columns, xxh3_short};
+use neardup_core::xxh3_short;
 use neardup_core::{Fingerprinter, Profile};
 
 /// About 1 MB of English prose with some punctuation, digits and the odd non-ASCII character,
@@ -195,12 +196,23 @@ fn xxh3_windows(c: &mut Criterion) {
             black_box(out[0])
         })
     });
+    #[cfg(target_arch = "x86_64")]
+    if xxh3_short::avx2::available() {
+        group.bench_function("closed form, AVX2", |b| {
+            b.iter(|| {
+                // SAFETY: the feature was checked above.
+                let done = unsafe { xxh3_short::avx2::windows(bytes, 5, &mut out) };
+                xxh3_short::scalar_windows(&bytes[done..], 5, &mut out[done..]);
+                black_box(out[0])
+            })
+        });
+    }
     group.finish();
 }
 
 /// Bit-column counts of 64-bit hashes: the carry-save [`BitCounter`] one hash at a time (the
-/// reference), one bit at a time, and the SIMD byte counters (the path this processor
-/// dispatches to), through `BitCounter::add_many` and alone.
+/// portable scheme), one bit at a time (the reference), and every path of [`ColumnCounter`]
+/// this processor runs, through `BitCounter::add_many` and alone.
 fn bit_columns(c: &mut Criterion) {
     let hashes: Vec<u64> = (0..100_000u64)
         .map(|i| Xxh3.hash64(&i.to_le_bytes()))
@@ -228,13 +240,18 @@ fn bit_columns(c: &mut Criterion) {
             black_box(counts)
         })
     });
-    group.bench_function("SIMD, dispatched", |b| {
-        b.iter(|| {
-            let mut counts = [0u64; 64];
-            bit_columns::add_columns(&hashes, &mut counts);
-            black_box(counts)
-        })
-    });
+    for path in [Path::Avx512, Path::Avx2, Path::Portable] {
+        if ColumnCounter::with_path(path).is_none() {
+            continue;
+        }
+        group.bench_function(format!("ColumnCounter, {path:?}"), |b| {
+            b.iter(|| {
+                let mut counter = ColumnCounter::with_path(path).unwrap();
+                hashes.chunks(256).for_each(|chunk| counter.add(chunk));
+                black_box(counter.counts())
+            })
+        });
+    }
     group.finish();
 }
 

@@ -54,9 +54,22 @@ impl Digest {
 impl fmt::Display for Digest {
     /// Lower-case hexadecimal.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.as_bytes()
-            .iter()
-            .try_for_each(|b| write!(f, "{b:02x}"))
+        f.write_str(self.hex(&mut [0; 64]))
+    }
+}
+
+impl Digest {
+    /// The digest in lower-case hexadecimal, written into `buffer`: one string for the
+    /// formatter or serialiser, not a formatting call per byte (every output line has one).
+    fn hex<'b>(&self, buffer: &'b mut [u8; 64]) -> &'b str {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let bytes = self.as_bytes();
+        for (pair, byte) in buffer.chunks_exact_mut(2).zip(bytes) {
+            pair[0] = DIGITS[usize::from(byte >> 4)];
+            pair[1] = DIGITS[usize::from(byte & 0xf)];
+        }
+        // Always ASCII digits and letters.
+        std::str::from_utf8(&buffer[..2 * bytes.len()]).unwrap_or_default()
     }
 }
 
@@ -68,7 +81,7 @@ impl fmt::Debug for Digest {
 
 impl Serialize for Digest {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        serializer.serialize_str(self.hex(&mut [0; 64]))
     }
 }
 
@@ -94,5 +107,26 @@ mod tests {
             Digest::of(DigestAlgorithm::Blake3, b"a"),
             Digest::of(DigestAlgorithm::Blake3, b"b")
         );
+    }
+
+    #[test]
+    fn hexadecimal_is_two_digits_a_byte_everywhere() {
+        for algorithm in [
+            DigestAlgorithm::Sha256,
+            DigestAlgorithm::Blake3,
+            DigestAlgorithm::Xxh3_128,
+        ] {
+            let digest = Digest::of(algorithm, b"the quick brown fox");
+            let per_byte: String = digest
+                .as_bytes()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(digest.to_string(), per_byte);
+            assert_eq!(
+                serde_json::to_string(&digest).unwrap(),
+                format!("\"{per_byte}\"")
+            );
+        }
     }
 }

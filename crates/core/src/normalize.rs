@@ -6,9 +6,12 @@
 //! Unicode normalisation and full lower-casing (including the Greek final sigma).
 
 use std::borrow::Cow;
+use std::mem::MaybeUninit;
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 use unicode_general_category::{get_general_category, GeneralCategory};
+use unicode_normalization::char::canonical_combining_class;
 use unicode_normalization::{is_nfc_quick, is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
 use crate::stretch::for_each_stretch;
@@ -238,7 +241,10 @@ impl Normalizer {
     /// Unicode form, full-width folding, lower case, then the character policies.
     fn unicode_pass(&self, text: &str, sink: &mut Sink) {
         let composed: Cow<'_, str> = match self.options.unicode {
-            UnicodeForm::Nfkc if is_nfkc_quick(text.chars()) != IsNormalized::Yes => {
+            UnicodeForm::Nfkc
+                if !CharTable::get().nfkc_stable(text)
+                    && is_nfkc_quick(text.chars()) != IsNormalized::Yes =>
+            {
                 text.nfkc().collect::<String>().into()
             }
             UnicodeForm::Nfc if is_nfc_quick(text.chars()) != IsNormalized::Yes => {
@@ -259,6 +265,17 @@ impl Normalizer {
         // Python mode also keeps to Python 3.11's (older) Unicode tables.
         let lowered: Cow<'_, str> = match (self.options.lowercase, self.options.word_chars) {
             (false, _) => folded,
+            // Without a capital sigma, `str::to_lowercase` is `char::to_lowercase` of each
+            // character: lowered on the way to the sink, no string built.
+            (true, WordChars::Unicode) if !folded.contains('Σ') => {
+                for c in folded.chars() {
+                    match CharTable::get().lookup(c) {
+                        Some((lower, class)) => sink.push(lower, class, self.options.punctuation),
+                        None => c.to_lowercase().for_each(|c| self.push_char(c, sink)),
+                    }
+                }
+                return;
+            }
             (true, WordChars::Unicode) => folded.to_lowercase().into(),
             (true, WordChars::PythonRe) => {
                 let mut lowered = String::with_capacity(folded.len());
@@ -266,13 +283,90 @@ impl Normalizer {
                 lowered.into()
             }
         };
-        for c in lowered.chars() {
-            sink.push(
-                c,
-                classify(c, self.options.word_chars),
-                self.options.punctuation,
-            );
+        lowered.chars().for_each(|c| self.push_char(c, sink));
+    }
+
+    /// Pushes `c` to `sink` under the character policies.
+    #[inline]
+    fn push_char(&self, c: char, sink: &mut Sink) {
+        sink.push(
+            c,
+            classify(c, self.options.word_chars),
+            self.options.punctuation,
+        );
+    }
+}
+
+/// Facts about the characters below [`CharTable::END`] that lower-case to one character,
+/// worked out once per process: `char::to_lowercase`, the class (under [`WordChars::Unicode`])
+/// of its result, and whether NFKC leaves the character alone wherever it stands (its NFKC
+/// quick check is Yes and its combining class 0). The Unicode pass looks them up instead of
+/// searching Unicode's tables at every occurrence (`§`, `·` and `’` are most of the non-ASCII
+/// characters of prose).
+struct CharTable {
+    /// Per character: 0 when not covered, else the lower case `<< 3`, [`CharTable::STABLE`]
+    /// when NFKC leaves it alone, and the class + 1 in the low two bits.
+    entries: Box<[u32]>,
+}
+
+impl CharTable {
+    /// The first character not covered (the BMP up to the CJK symbols: 48 KB).
+    const END: u32 = 0x3000;
+    /// The entry bit of a character NFKC leaves alone.
+    const STABLE: u32 = 4;
+
+    /// The process's table, built on first use.
+    fn get() -> &'static CharTable {
+        static TABLE: OnceLock<CharTable> = OnceLock::new();
+        TABLE.get_or_init(|| CharTable {
+            entries: (0..Self::END).map(Self::entry).collect(),
+        })
+    }
+
+    /// The entry of the character numbered `code`.
+    fn entry(code: u32) -> u32 {
+        let Some(c) = char::from_u32(code) else {
+            return 0;
+        };
+        let mut lower = c.to_lowercase();
+        match (lower.next(), lower.next()) {
+            (Some(one), None) => {
+                let class = match classify(one, WordChars::Unicode) {
+                    CharClass::Word => 1,
+                    CharClass::Space => 2,
+                    CharClass::Other => 3,
+                };
+                let stable = is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
+                    && canonical_combining_class(c) == 0;
+                (u32::from(one) << 3) | (u32::from(stable) * Self::STABLE) | class
+            }
+            _ => 0,
         }
+    }
+
+    /// The lower case of `c` and its class, if the table covers `c`.
+    #[inline]
+    fn lookup(&self, c: char) -> Option<(char, CharClass)> {
+        let entry = *self.entries.get(c as usize)?;
+        let class = match entry & 3 {
+            1 => CharClass::Word,
+            2 => CharClass::Space,
+            3 => CharClass::Other,
+            _ => return None,
+        };
+        Some((char::from_u32(entry >> 3)?, class))
+    }
+
+    /// Whether NFKC leaves `text` as it is because the table says so of each of its
+    /// characters (false says nothing: ask `is_nfkc_quick`).
+    fn nfkc_stable(&self, text: &str) -> bool {
+        text.chars().all(|c| {
+            c.is_ascii()
+                || self
+                    .entries
+                    .get(c as usize)
+                    .is_some_and(|entry| entry & Self::STABLE != 0)
+        })
     }
 }
 
@@ -320,60 +414,196 @@ impl Sink {
     }
 
     /// Appends ASCII `bytes` under the collapse or remove white-space policy, lower-cased when
-    /// asked. Eight bytes at a time (SWAR) while a word of eight holds no white space but
-    /// single spaces that the policy keeps as they are (the common case in prose); byte by
-    /// byte around anything else.
+    /// asked. A 64-byte block at a time with AVX-512 ([`avx512::copy_block`]), else eight bytes
+    /// at a time (SWAR), while a block holds no white space but single spaces that the policy
+    /// keeps as they are (the common case in prose); byte by byte around anything else. The
+    /// bytes are written straight into the buffer's spare capacity (no zero-filling first).
     fn append_ascii_words(&mut self, bytes: &[u8], lowercase: bool) {
-        let collapse = self.whitespace == WhitespacePolicy::Collapse;
+        let words = AsciiWords {
+            collapse: self.whitespace == WhitespacePolicy::Collapse,
+            lowercase,
+        };
         let start = self.out.len();
         // Room for every byte, plus the slack of one whole-word store.
-        self.out.resize(start + bytes.len() + 8, 0);
-        let mut end = start;
+        self.out.reserve(bytes.len() + 8);
+        let out = &mut self.out.spare_capacity_mut()[..bytes.len() + 8];
+        let mut end = 0;
         // Under collapse, white space at the very start of the output is dropped: as if a
         // space had just been written.
         let mut last_space = self.last_space || start == 0;
+        let wide = avx512::available();
+        let mut blocks = bytes.chunks_exact(avx512::BLOCK);
+        for block in &mut blocks {
+            if wide {
+                // SAFETY: the processor has the features (checked above).
+                let copied =
+                    unsafe { avx512::copy_block(block, &mut out[end..], words, &mut last_space) };
+                if copied {
+                    end += block.len();
+                    continue;
+                }
+            }
+            words.append(block, out, &mut end, &mut last_space);
+        }
+        words.append(blocks.remainder(), out, &mut end, &mut last_space);
+        // SAFETY: `out[..end]`, the `end` bytes after `start`, were all written above
+        // (`AsciiWords::append` and `avx512::copy_block` write every byte they count), and
+        // `reserve` made room for them.
+        unsafe { self.out.set_len(start + end) };
+        self.last_space = last_space && !self.out.is_empty();
+    }
+}
+
+/// How [`Sink::append_ascii_words`] treats ASCII bytes.
+#[derive(Debug, Clone, Copy)]
+struct AsciiWords {
+    /// Collapse white space (else remove it).
+    collapse: bool,
+    /// Lower-case letters.
+    lowercase: bool,
+}
+
+impl AsciiWords {
+    /// Writes `bytes` as the policy says at `out[*end..]` (which has room for all of them plus
+    /// eight), eight bytes at a time while a word needs no change but lower-casing.
+    fn append(
+        self,
+        bytes: &[u8],
+        out: &mut [MaybeUninit<u8>],
+        end: &mut usize,
+        last_space: &mut bool,
+    ) {
         let mut chunks = bytes.chunks_exact(8);
         for chunk in &mut chunks {
             let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
             let spaceish = ascii_at_most_space(word);
             let spaces = ascii_spaces(word);
-            let untouched = if collapse {
-                spaceish == spaces && spaces & (spaces << 8 | u64::from(last_space) << 7) == 0
+            let untouched = if self.collapse {
+                spaceish == spaces && spaces & (spaces << 8 | u64::from(*last_space) << 7) == 0
             } else {
                 spaceish == 0
             };
             if untouched {
-                let word = if lowercase { ascii_lower(word) } else { word };
-                self.out[end..end + 8].copy_from_slice(&word.to_le_bytes());
-                end += 8;
-                last_space = spaces >> 63 != 0;
+                let word = if self.lowercase {
+                    ascii_lower(word)
+                } else {
+                    word
+                };
+                for (slot, byte) in out[*end..*end + 8].iter_mut().zip(word.to_le_bytes()) {
+                    slot.write(byte);
+                }
+                *end += 8;
+                *last_space = spaces >> 63 != 0;
                 continue;
             }
             for &b in chunk {
-                self.push_ascii(b, lowercase, &mut end, &mut last_space);
+                self.push(b, out, end, last_space);
             }
         }
         for &b in chunks.remainder() {
-            self.push_ascii(b, lowercase, &mut end, &mut last_space);
+            self.push(b, out, end, last_space);
         }
-        self.out.truncate(end);
-        self.last_space = last_space && end > 0;
     }
 
-    /// One byte of [`Sink::append_ascii_words`]'s slow path, written at `out[*end]`.
+    /// One byte of the slow path, written at `out[*end]`.
     #[inline]
-    fn push_ascii(&mut self, b: u8, lowercase: bool, end: &mut usize, last_space: &mut bool) {
+    fn push(self, b: u8, out: &mut [MaybeUninit<u8>], end: &mut usize, last_space: &mut bool) {
         if is_ascii_space(b) {
-            if self.whitespace == WhitespacePolicy::Collapse && !*last_space {
-                self.out[*end] = b' ';
+            if self.collapse && !*last_space {
+                out[*end].write(b' ');
                 *end += 1;
                 *last_space = true;
             }
         } else {
-            self.out[*end] = if lowercase { b.to_ascii_lowercase() } else { b };
+            out[*end].write(if self.lowercase {
+                b.to_ascii_lowercase()
+            } else {
+                b
+            });
             *end += 1;
             *last_space = false;
         }
+    }
+}
+
+mod avx512 {
+    //! A 64-byte block of ASCII prose copied, lower-cased, in four instructions when it needs
+    //! nothing else: no white space but single spaces (collapse) or none at all (remove).
+
+    #[cfg(target_arch = "x86_64")]
+    use std::arch::x86_64::*;
+    use std::mem::MaybeUninit;
+
+    use super::AsciiWords;
+
+    /// Bytes per block.
+    pub(super) const BLOCK: usize = 64;
+
+    /// Whether this processor runs [`copy_block`].
+    pub(super) fn available() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    }
+
+    /// Copies the 64 ASCII bytes of `block` into `out[..64]` (lower-cased when asked) if the
+    /// policy keeps every one of them as it is, and says whether it did; `last_space` tells
+    /// and is told whether the output ends with a space.
+    ///
+    /// # Safety
+    /// The processor must have AVX-512 F and BW ([`available`]).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn copy_block(
+        block: &[u8],
+        out: &mut [MaybeUninit<u8>],
+        words: AsciiWords,
+        last_space: &mut bool,
+    ) -> bool {
+        if block.len() < BLOCK || out.len() < BLOCK {
+            return false;
+        }
+        // SAFETY: the caller guarantees the features; the load reads `block[..64]` and the
+        // store writes `out[..64]`, both checked long enough above (unaligned accesses).
+        unsafe {
+            let bytes = _mm512_loadu_si512(block.as_ptr().cast());
+            let spaceish = _mm512_cmple_epu8_mask(bytes, _mm512_set1_epi8(0x20));
+            let spaces = _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(0x20));
+            let untouched = if words.collapse {
+                spaceish == spaces && spaces & (spaces << 1 | u64::from(*last_space)) == 0
+            } else {
+                spaceish == 0
+            };
+            if !untouched {
+                return false;
+            }
+            let upper = _mm512_cmplt_epu8_mask(
+                _mm512_sub_epi8(bytes, _mm512_set1_epi8(b'A' as i8)),
+                _mm512_set1_epi8(26),
+            );
+            let lowered = if words.lowercase {
+                _mm512_mask_add_epi8(bytes, upper, bytes, _mm512_set1_epi8(0x20))
+            } else {
+                bytes
+            };
+            _mm512_storeu_si512(out.as_mut_ptr().cast(), lowered);
+            *last_space = spaces >> 63 != 0;
+            true
+        }
+    }
+
+    /// Without x86-64 there is no wide path ([`available`] is false).
+    #[cfg(not(target_arch = "x86_64"))]
+    pub(super) unsafe fn copy_block(
+        _block: &[u8],
+        _out: &mut [MaybeUninit<u8>],
+        _words: AsciiWords,
+        _last_space: &mut bool,
+    ) -> bool {
+        false
     }
 }
 
@@ -482,6 +712,27 @@ mod tests {
     }
 
     #[test]
+    fn the_char_table_is_lowercase_class_and_nfkc_stability() {
+        let table = CharTable::get();
+        let mut covered = 0;
+        for c in (0..CharTable::END + 16).filter_map(char::from_u32) {
+            let lower: Vec<char> = c.to_lowercase().collect();
+            match table.lookup(c) {
+                Some((one, class)) => {
+                    assert_eq!(lower, [one], "{c:?}");
+                    assert_eq!(class, classify(one, WordChars::Unicode), "{c:?}");
+                    let stable = is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
+                        && canonical_combining_class(c) == 0;
+                    assert_eq!(table.nfkc_stable(&c.to_string()), stable, "{c:?}");
+                    covered += 1;
+                }
+                None => assert!(lower.len() > 1 || c as u32 >= CharTable::END, "{c:?}"),
+            }
+        }
+        assert!(covered > 10_000, "{covered}");
+    }
+
+    #[test]
     fn final_sigma_is_lowercased_in_context() {
         assert_eq!(norm(NormalizeOptions::web(), "ΟΔΟΣ ΣΑΣ"), "οδος σας");
     }
@@ -535,6 +786,56 @@ mod tests {
             let reference: String = text.nfkc().collect::<String>().to_lowercase();
             let reference = reference.split_whitespace().collect::<Vec<_>>().join(" ");
             proptest::prop_assert_eq!(norm(NormalizeOptions::web(), &text), reference);
+        }
+
+        /// Long prose-like text (the 64-byte blocks of the wide path, single and double white
+        /// space, the odd non-ASCII word) normalises as the whole-text reference does, under
+        /// collapse and under removal of white space.
+        #[test]
+        fn prose_blocks_equal_whole_text_normalisation(
+            text in "(([a-zA-Z0-9,.]{1,9}|Éé|ΣΑ|ﬁ|İx|ẞ)[ \n\t]{1,2}){0,90}",
+            remove in proptest::bool::ANY,
+        ) {
+            let options = NormalizeOptions {
+                whitespace: if remove { WhitespacePolicy::Remove } else { WhitespacePolicy::Collapse },
+                ..NormalizeOptions::web()
+            };
+            let lowered: String = text.nfkc().collect::<String>().to_lowercase();
+            let words: Vec<&str> = lowered.split_whitespace().collect();
+            let reference = words.join(if remove { "" } else { " " });
+            proptest::prop_assert_eq!(norm(options, &text), reference);
+        }
+
+        /// The wide path copies a block exactly as the eight-byte path writes it, or declines.
+        #[test]
+        fn wide_blocks_equal_the_word_path(
+            prose in "([a-zA-Z@\\[`{~.]{1,7} ){8,16}",
+            noise in proptest::option::of((0..avx512::BLOCK, proptest::sample::select(b" \n\t\x01".to_vec()))),
+            collapse in proptest::bool::ANY,
+            lowercase in proptest::bool::ANY,
+            last_space in proptest::bool::ANY,
+        ) {
+            proptest::prop_assume!(avx512::available());
+            // Single spaces throughout (the string ends with one and starts with none), maybe
+            // one byte that needs the slow path.
+            let mut block: Vec<u8> = prose.bytes().cycle().take(avx512::BLOCK).collect();
+            if let Some((at, byte)) = noise {
+                block[at] = byte;
+            }
+            let words = AsciiWords { collapse, lowercase };
+            let mut narrow = vec![MaybeUninit::new(0u8); avx512::BLOCK + 8];
+            let (mut end, mut narrow_space) = (0, last_space);
+            words.append(&block, &mut narrow, &mut end, &mut narrow_space);
+            let mut wide = vec![MaybeUninit::new(0u8); avx512::BLOCK];
+            let mut wide_space = last_space;
+            // SAFETY: the features were checked above.
+            if unsafe { avx512::copy_block(&block, &mut wide, words, &mut wide_space) } {
+                // SAFETY: every byte of both buffers was initialised when they were made.
+                let bytes = |v: &[MaybeUninit<u8>]| v.iter().map(|b| unsafe { b.assume_init() }).collect::<Vec<u8>>();
+                proptest::prop_assert_eq!(end, avx512::BLOCK);
+                proptest::prop_assert_eq!(bytes(&wide), bytes(&narrow[..end]));
+                proptest::prop_assert_eq!(wide_space, narrow_space);
+            }
         }
 
         /// The same without lower-casing and with white space removed.

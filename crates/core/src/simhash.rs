@@ -10,7 +10,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bit_columns;
+use crate::bit_columns::{ColumnCounter, Path};
 use crate::error::{Error, Result};
 
 /// The width of a fingerprint.
@@ -201,10 +201,9 @@ pub struct BitCounter<const WORDS: usize> {
     sixteens: [[u64; 64]; WORDS],
     /// Hashes folded into the bit-sliced counts.
     folded: u64,
-    /// Plain per-bit counts of the hashes added by [`BitCounter::add_many`] with a SIMD
-    /// kernel (64-bit hashes: the low word only), `columns_total` of them.
-    columns: [u64; 64],
-    columns_total: u64,
+    /// The hashes added by [`BitCounter::add_many`] when the processor has a SIMD column
+    /// counter (64-bit hashes: the low word only).
+    columns: ColumnCounter,
 }
 
 impl<const WORDS: usize> Default for BitCounter<WORDS> {
@@ -220,8 +219,7 @@ impl<const WORDS: usize> Default for BitCounter<WORDS> {
             pending: 0,
             sixteens: [[0; 64]; WORDS],
             folded: 0,
-            columns: [0; 64],
-            columns_total: 0,
+            columns: ColumnCounter::new(),
         }
     }
 }
@@ -241,13 +239,12 @@ impl<const WORDS: usize> BitCounter<WORDS> {
     }
 
     /// Adds 64-bit hashes with weight 1 each (their upper words zero): what [`BitCounter::add`]
-    /// does for each, with the processor's SIMD column counters when it has them
+    /// does for each, with the processor's SIMD column counter when it has one
     /// ([`crate::bit_columns`]).
     #[inline]
     pub fn add_many(&mut self, hashes: &[u64]) {
-        if bit_columns::simd_available() {
-            bit_columns::add_columns(hashes, &mut self.columns);
-            self.columns_total += hashes.len() as u64;
+        if self.columns.path() != Path::Portable {
+            self.columns.add(hashes);
         } else {
             hashes.iter().for_each(|&hash| self.add(u128::from(hash)));
         }
@@ -303,7 +300,7 @@ impl<const WORDS: usize> BitCounter<WORDS> {
 
     /// How many hashes were added.
     pub fn total(&self) -> u64 {
-        self.folded + self.filled as u64 + self.columns_total
+        self.folded + self.filled as u64 + self.columns.total()
     }
 
     /// The fingerprint: bit *i* set when more than half of the hashes have bit *i* set (the
@@ -311,9 +308,11 @@ impl<const WORDS: usize> BitCounter<WORDS> {
     pub fn finish(mut self) -> u128 {
         self.flush_lanes();
         let total = self.total();
+        // The column counter holds 64-bit hashes: the low word's counts only.
+        let columns = [self.columns.counts(), [0; 64]];
         let mut bits = 0u128;
-        for w in 0..WORDS {
-            for i in 0..64 {
+        for (w, columns) in columns.iter().enumerate().take(WORDS) {
+            for (i, column) in columns.iter().enumerate() {
                 let bit = |word: u64| (word >> i) & 1;
                 let buffered: u64 = self.block[..self.filled]
                     .iter()
@@ -325,7 +324,7 @@ impl<const WORDS: usize> BitCounter<WORDS> {
                     + 2 * bit(self.twos[w])
                     + bit(self.ones[w])
                     + buffered
-                    + if w == 0 { self.columns[i] } else { 0 };
+                    + column;
                 if 2 * count > total {
                     bits |= 1u128 << (64 * w + i);
                 }

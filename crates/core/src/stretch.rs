@@ -39,8 +39,22 @@ pub(crate) fn for_each_stretch<'t>(text: &'t str, mut visit: impl FnMut(&'t str,
     }
 }
 
-/// Position of the first byte at or after `from` with the high bit set, eight bytes at a time.
+/// Position of the first byte at or after `from` with the high bit set: 64 bytes at a time
+/// with AVX-512 BW when the processor has it (chosen at run time), eight at a time otherwise.
 pub(crate) fn find_non_ascii(bytes: &[u8], from: usize) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if avx512::available() {
+        // SAFETY: the processor has the features (checked just above).
+        return match unsafe { avx512::find_non_ascii(bytes, from) } {
+            Ok(found) => Some(found),
+            Err(rest) => find_non_ascii_words(bytes, rest),
+        };
+    }
+    find_non_ascii_words(bytes, from)
+}
+
+/// [`find_non_ascii`] eight bytes at a time: the portable path.
+fn find_non_ascii_words(bytes: &[u8], from: usize) -> Option<usize> {
     let mut i = from;
     while i + 8 <= bytes.len() {
         let word = u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
@@ -50,7 +64,44 @@ pub(crate) fn find_non_ascii(bytes: &[u8], from: usize) -> Option<usize> {
         }
         i += 8;
     }
-    bytes[i..].iter().position(|&b| b >= 0x80).map(|p| i + p)
+    bytes
+        .get(i..)?
+        .iter()
+        .position(|&b| b >= 0x80)
+        .map(|p| i + p)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    //! One load and one mask move (the bytes' high bits) per 64 bytes.
+
+    use std::arch::x86_64::*;
+
+    /// Whether this processor runs [`find_non_ascii`].
+    pub(super) fn available() -> bool {
+        is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw")
+    }
+
+    /// The first byte at or after `from` with the high bit set among the whole 64-byte
+    /// blocks from `from` on, or where the bytes left (fewer than 64) start.
+    ///
+    /// # Safety
+    /// The processor must have AVX-512 F and BW ([`available`]).
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn find_non_ascii(bytes: &[u8], from: usize) -> Result<usize, usize> {
+        let mut i = from;
+        while i + 64 <= bytes.len() {
+            // SAFETY: the caller guarantees the features; the load reads `bytes[i..i + 64]`,
+            // inside `bytes` (checked by the loop condition), unaligned.
+            let high =
+                unsafe { _mm512_movepi8_mask(_mm512_loadu_si512(bytes.as_ptr().add(i).cast())) };
+            if high != 0 {
+                return Ok(i + high.trailing_zeros() as usize);
+            }
+            i += 64;
+        }
+        Err(i)
+    }
 }
 
 #[cfg(test)]
@@ -61,6 +112,22 @@ mod tests {
         let mut out = Vec::new();
         for_each_stretch(text, |s, ascii| out.push((s, ascii)));
         out
+    }
+
+    proptest::proptest! {
+        /// Every path finds the first non-ASCII byte from any start, past blocks of 64 and 8.
+        #[test]
+        fn non_ascii_bytes_are_found_on_every_path(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![20 => 0u8..0x80, 1 => 0x80u8..], 0..300),
+            from in 0usize..310,
+        ) {
+            let expected = bytes.get(from..).and_then(|rest| {
+                rest.iter().position(|&b| b >= 0x80).map(|p| from + p)
+            });
+            proptest::prop_assert_eq!(find_non_ascii_words(&bytes, from), expected);
+            proptest::prop_assert_eq!(find_non_ascii(&bytes, from), expected);
+        }
     }
 
     #[test]
