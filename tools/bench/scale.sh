@@ -23,7 +23,8 @@
 # usage: tools/bench/scale.sh [--make] [OLD [NEW]]
 #   OLD, NEW    neardup binaries (or env OLD=..., NEW=...); OLD=none runs NEW alone
 # env:
-#   NEW_FLAGS   flags given to NEW only, after the subcommand's (e.g. "--memory 2G --tmp-dir /big")
+#   NEW_FLAGS   flags given to NEW only, after the subcommand's, on dedup runs (e.g. "--memory 2G
+#               --tmp-dir /big"; pairs takes no --memory yet)
 #   OLD_FLAGS   the same for OLD (default: none)
 #   DATA        inputs, and the runs' summaries, logs and time reports under DATA/runs
 #               (default /tmp/neardup-scale; never the repository)
@@ -115,6 +116,8 @@ measure() {
   shift 4
   local flags=("${old_flags[@]}")
   [ "$which" = new ] && flags=("${new_flags[@]}")
+  # Only `dedup` takes --memory and --tmp-dir so far (issue 17): `pairs` runs without them.
+  [ "$1" = dedup ] || flags=()
   local status=0 cap=()
   [ -z "${MEMORY_CAP:-}" ] || cap=(prlimit --as="$(numfmt --from=iec "$MEMORY_CAP")")
   /usr/bin/time -v -o "$run.time" timeout "$limit" ${cap[@]+"${cap[@]}"} "$binary" "$@" \
