@@ -7,8 +7,14 @@
 //! kept member and m verifications, however many of its pairs are within `k` (a family of m
 //! distinct near values has about m²/2; the 4 GB test corpus has hundreds of millions).
 //!
-//! Only units with another unit within `k` need shingle sets: [`has_neighbour`] finds them with
-//! the batch search without listing a pair.
+//! Units are taken component by component: [`near_components`] links every two units within `k`
+//! (the batch search, merging each pair found without listing it), and a unit can only ever
+//! join a unit of its own component, so components are decided independently, each in keep
+//! order, with the same result as one walk over the whole corpus in keep order. That keeps the
+//! shingle sets a walk reads together: a component's sets are read from the spill file once and
+//! stay in the cache while it is decided (the 4 GB test corpus read its sets hundreds of times
+//! over in plain keep order, its families being spread over the whole file). Only units in a
+//! component of two or more need shingle sets.
 //!
 //! The decision is the one [`crate::clusters::centred_clusters`] makes from every candidate
 //! pair (the property tests compare the two on generated families, chains and exact copies).
@@ -20,7 +26,9 @@
 use std::collections::HashMap;
 
 use neardup_core::Simhash;
-use neardup_index::{has_neighbour, Cluster, Design, Fingerprint, HammingIndex, ProbedBlocks};
+use neardup_index::{
+    near_components, Cluster, Design, Fingerprint, HammingIndex, ProbedBlocks, UnionFind,
+};
 
 use crate::candidates::Verifier;
 use crate::clusters::{gather, Joined, Units};
@@ -118,9 +126,9 @@ impl Run<'_> {
         let representatives = self.exact.representatives;
         let fps: Vec<F> = representatives.iter().map(|&r| fp_of(r)).collect();
         let design = Design::for_expected_len(fps.len(), policy.k, F::BITS);
-        let near = has_neighbour(&fps, policy.k, design)?;
+        let mut components = near_components(&fps, policy.k, design)?;
         drop(fps);
-        phases.end("candidate search");
+        let near = in_groups_of_two_or_more(&mut components);
         let verifier = if policy.verifies() {
             let involved: Vec<u32> = representatives
                 .iter()
@@ -154,8 +162,13 @@ impl Run<'_> {
             self.exact.first_of,
             self.options.keep,
         );
-        let mut order = representatives.to_vec();
-        order.sort_by_cached_key(|&u| units.rank(units.best(u)));
+        let component = self.components_with_links(components, &units);
+        let mut order: Vec<u32> = representatives.to_vec();
+        order.sort_by_cached_key(|&u| {
+            let at = representatives.partition_point(|&r| r < u);
+            (component[at], units.rank(units.best(u)))
+        });
+        drop(component);
         let mut state = Walk::new(
             self.items.len(),
             representatives.len(),
@@ -227,6 +240,24 @@ impl Run<'_> {
             }
         }
         Ok(None)
+    }
+
+    /// Each unit's component (by its index among the representatives), named by its first
+    /// unit: the near components, merged further by the accepted pairs between units (URL
+    /// duplicates), since a unit may join a kept unit by those too.
+    fn components_with_links(&self, mut components: UnionFind, units: &Units<'_>) -> Vec<u32> {
+        let representatives = self.exact.representatives;
+        let at = |doc: u32| representatives.partition_point(|&r| r < units.first_of(doc)) as u32;
+        for p in self.accepted.iter().filter(|p| p.kind != Kind::Exact) {
+            components.union(at(p.a), at(p.b));
+        }
+        let n = representatives.len() as u32;
+        let mut first = vec![u32::MAX; representatives.len()];
+        let roots: Vec<u32> = (0..n).map(|i| components.find(i)).collect();
+        for (i, &root) in roots.iter().enumerate() {
+            first[root as usize] = first[root as usize].min(i as u32);
+        }
+        roots.iter().map(|&root| first[root as usize]).collect()
     }
 
     /// Bytes held besides the shingle sets: the items and the walk's state (an estimate that
@@ -331,4 +362,15 @@ impl<'a, F: Fingerprint> Walk<'a, F> {
         }
         Ok(())
     }
+}
+
+/// For each element of `components`, whether its component has another element.
+fn in_groups_of_two_or_more(components: &mut UnionFind) -> Vec<bool> {
+    let n = components.len() as u32;
+    let roots: Vec<u32> = (0..n).map(|i| components.find(i)).collect();
+    let mut size = vec![0u32; roots.len()];
+    for &root in &roots {
+        size[root as usize] += 1;
+    }
+    roots.iter().map(|&root| size[root as usize] > 1).collect()
 }

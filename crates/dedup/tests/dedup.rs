@@ -295,6 +295,32 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// URL duplicates link documents whatever their SimHash: the decision that searches kept
+    /// documents component by component gives what the decision from every pair gives.
+    #[test]
+    fn url_links_decide_the_same_either_way(
+        fps in prop_oneof![families(), corpus()],
+        urls in 1u64..12,
+        keep in prop_oneof![Just(KeepPolicy::First), Just(KeepPolicy::Longest), Just(KeepPolicy::Newest)],
+    ) {
+        let mut items = with_features(&fps);
+        for (i, item) in items.iter_mut().enumerate() {
+            item.bytes = (fps[i].0 % 7) * 10;
+            item.fetched_at = Some((fps[i].0 % 5) as i64);
+            item.url_key = (i % 3 == 0).then(|| format!("https://example.com/{}", fps[i].1 % urls));
+        }
+        let every = DedupOptions { keep, url_dedup: true, ..policy(|p| p.k = 3) };
+        let deciding = DedupOptions { list_pairs: false, ..every.clone() };
+        let all = dedup(&items, &every).unwrap();
+        let lazy = dedup(&items, &deciding).unwrap();
+        prop_assert_eq!(&lazy.removals, &all.removals);
+        prop_assert_eq!(&lazy.clusters, &all.clusters);
+    }
+}
+
 /// A family of m near copies of one text: every candidate pair passes, and deciding costs one
 /// verification a copy (against the kept original), not one a pair.
 #[test]

@@ -19,6 +19,9 @@
 
 use rayon::prelude::*;
 
+use std::sync::{Mutex, PoisonError};
+
+use crate::cluster::UnionFind;
 use crate::design::{choose_blocks, split, Design, Table};
 use crate::error::{checked_len, Result};
 use crate::fingerprint::Fingerprint;
@@ -80,44 +83,54 @@ pub fn all_pairs<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<Ve
     Ok(pairs)
 }
 
-/// For each position of `fps`, whether another position is within `k` (identical values
-/// included): what [`all_pairs`] would pair it in, without listing the pairs. The search is the
-/// same, but nothing is held beyond the grouping and one flag a value, so memory stays linear
-/// however many pairs there are (a family of m distinct near values has about m²/2).
+/// The connected components of "within `k`" over the positions of `fps` (identical values
+/// included), as a [`UnionFind`]: what [`all_pairs`] would link, without listing the pairs. The
+/// search is the same; each pair found is merged at once (in batches, under a lock shared by the
+/// tables' tasks), so memory stays linear however many pairs there are (a family of m distinct
+/// near values has about m²/2). A caller may merge more (other links) before reading it.
 ///
 /// ```
-/// use neardup_index::{has_neighbour, Design};
-/// let fps: Vec<u64> = vec![0b0000, 0b0111, 0xFF00, 0xFF00, 0x0F0F_0000];
-/// let found = has_neighbour(&fps, 3, Design::Tables4x16).unwrap();
-/// assert_eq!(found, [true, true, true, true, false]);
+/// use neardup_index::{near_components, Design};
+/// let fps: Vec<u64> = vec![0b0000, 0b0111, 0xFF00, 0xFF00, 0x0F0F_0000, 0b11_1111];
+/// let mut components = near_components(&fps, 3, Design::Tables4x16).unwrap();
+/// let label: Vec<u32> = (0..6).map(|i| components.find(i)).collect();
+/// assert_eq!(label[0], label[1]); // 3 bits apart
+/// assert_eq!(label[1], label[5]); // a chain: 0 and 5 are 6 bits apart, both near 1
+/// assert_eq!(label[2], label[3]); // identical
+/// assert_ne!(label[0], label[2]);
+/// assert_ne!(label[4], label[0]);
 /// ```
-pub fn has_neighbour<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<Vec<bool>> {
-    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+pub fn near_components<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<UnionFind> {
+    /// Pairs merged under the lock at a time.
+    const BATCH: usize = 1 << 14;
     checked_len(fps.len())?;
     let groups = Groups::new(fps);
-    let near: Vec<AtomicBool> = (0..groups.values.len())
-        .map(|_| AtomicBool::new(false))
-        .collect();
-    for_each_value_pair(
-        &groups.values,
-        k,
-        design,
-        || (),
-        |_, u, v, _| {
-            near[u as usize].store(true, Relaxed);
-            near[v as usize].store(true, Relaxed);
-        },
-    )?;
-    let mut found = vec![false; fps.len()];
-    for (u, flag) in near.iter().enumerate() {
-        let members = groups.members(u as u32);
-        if members.len() > 1 || flag.load(Relaxed) {
-            for &position in members {
-                found[position as usize] = true;
-            }
+    let shared = Mutex::new(UnionFind::new(groups.values.len())?);
+    let merge = |pairs: &mut Vec<(u32, u32)>| {
+        let mut values = shared.lock().unwrap_or_else(PoisonError::into_inner);
+        for &(u, v) in pairs.iter() {
+            values.union(u, v);
+        }
+        pairs.clear();
+    };
+    let leftovers = for_each_value_pair(&groups.values, k, design, Vec::new, |pairs, u, v, _| {
+        pairs.push((u, v));
+        if pairs.len() == BATCH {
+            merge(pairs);
+        }
+    })?;
+    for mut pairs in leftovers {
+        merge(&mut pairs);
+    }
+    let mut values = shared.into_inner().unwrap_or_else(PoisonError::into_inner);
+    let mut positions = UnionFind::new(fps.len())?;
+    for u in 0..groups.values.len() as u32 {
+        let root = groups.members(values.find(u))[0];
+        for &position in groups.members(u) {
+            positions.union(root, position);
         }
     }
-    Ok(found)
+    Ok(positions)
 }
 
 /// Runs the search over the distinct `values` (ascending), one table of `design` a task in

@@ -24,6 +24,16 @@ impl UnionFind {
         })
     }
 
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// True if there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.parent.is_empty()
+    }
+
     /// The root of `x`'s set (`x < n`).
     pub fn find(&mut self, mut x: u32) -> u32 {
         while self.parent[x as usize] != x {

@@ -33,7 +33,7 @@ mod rotate;
 mod slots;
 pub mod synth;
 
-pub use allpairs::{all_pairs, has_neighbour, Pair};
+pub use allpairs::{all_pairs, near_components, Pair};
 pub use bitwise::BitInvertedIndex;
 pub use brute::BruteForce;
 pub use cluster::{clusters, Cluster, Representative, UnionFind};

@@ -2,9 +2,9 @@
 
 use neardup_index::synth::{self, Rng};
 use neardup_index::{
-    all_pairs, candidate_pairs, clusters, estimated_jaccard, exact_groups, has_neighbour,
+    all_pairs, candidate_pairs, clusters, estimated_jaccard, exact_groups, near_components,
     rotate_pairs, Cluster, Design, ExactIndex, IndexError, LshParams, MinHashLsh, Representative,
-    RotateParams,
+    RotateParams, UnionFind,
 };
 use proptest::prelude::*;
 
@@ -219,11 +219,11 @@ fn rotate_finds_a_subset_and_errors() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
-    /// `has_neighbour` flags exactly the positions that brute force finds another position
-    /// within `k` of: identical values, families of near values and loners alike, under every
-    /// preset design.
+    /// `near_components` links exactly what brute force links (every pair within `k`,
+    /// transitively): identical values, families of near values, chains and loners alike,
+    /// under every preset design.
     #[test]
-    fn has_neighbour_equals_brute_force(
+    fn near_components_equal_brute_force(
         base in prop::collection::vec(any::<u64>(), 1..40),
         copies in prop::collection::vec((0usize..40, any::<u64>(), 0u32..6), 0..80),
         k in 0u32..=3,
@@ -236,11 +236,25 @@ proptest! {
             }
             fps.push(fp);
         }
-        let expected: Vec<bool> = (0..fps.len())
-            .map(|i| (0..fps.len()).any(|j| j != i && (fps[i] ^ fps[j]).count_ones() <= k))
-            .collect();
+        let n = fps.len() as u32;
+        let mut reference = UnionFind::new(fps.len()).unwrap();
+        for i in 0..n {
+            for j in i + 1..n {
+                if (fps[i as usize] ^ fps[j as usize]).count_ones() <= k {
+                    reference.union(i, j);
+                }
+            }
+        }
         for design in Design::PRESETS {
-            prop_assert_eq!(&has_neighbour(&fps, k, design).unwrap(), &expected);
+            let mut found = near_components(&fps, k, design).unwrap();
+            for i in 0..n {
+                for j in i + 1..n {
+                    prop_assert_eq!(
+                        found.find(i) == found.find(j),
+                        reference.find(i) == reference.find(j)
+                    );
+                }
+            }
         }
     }
 }
