@@ -50,12 +50,12 @@ impl Budget {
     }
 
     /// What the budget keeps free for what the engine does not count itself: the program and
-    /// the allocator's own overhead (an eighth), and the reader's batch in flight during the
+    /// the allocator's own overhead (a sixth), and the reader's batch in flight during the
     /// second read (up to 32 MB of text handed to the workers at a time, whose shingle sets
     /// take 8 bytes a character: 256 MiB). Measured on the 1 GB corpus at the default budget:
-    /// a slack of an eighth alone left the peak 100 MB above the budget.
+    /// an eighth alone left the peak 100 MB above the budget, an eighth and the batch 2.6 MB.
     fn slack(&self) -> u64 {
-        ((self.memory / 8).max(64 << 20) + (256 << 20)).min(self.memory / 2)
+        ((self.memory / 6).max(64 << 20) + (256 << 20)).min(self.memory / 2)
     }
 }
 

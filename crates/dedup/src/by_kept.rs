@@ -129,6 +129,7 @@ impl Run<'_> {
         let mut components = near_components(&fps, policy.k, design)?;
         drop(fps);
         let near = in_groups_of_two_or_more(&mut components);
+        phases.end("candidate search");
         let verifier = if policy.verifies() {
             let involved: Vec<u32> = representatives
                 .iter()

@@ -123,11 +123,7 @@ impl SetStore {
                     .writer
                     .as_mut()
                     .expect("the writer lives until finish");
-                for shingle in shingles {
-                    writer
-                        .write_all(&shingle.to_le_bytes())
-                        .map_err(write_error)?;
-                }
+                write_shingles(writer, shingles).map_err(write_error)?;
                 spill.written += shingles.len() as u64;
                 Span {
                     offset,
@@ -198,14 +194,14 @@ impl SetStore {
     fn read(&self, span: Span, position: u32) -> Result<FeatureSet, DedupError> {
         let shingles = if span.on_disk {
             let spill = self.spill.as_ref().expect("a span on disk has a file");
-            let mut bytes = vec![0u8; span.len as usize * 8];
-            read_at(spill.file.as_file(), &mut bytes, span.offset * 8).map_err(|e| {
+            let mut shingles = vec![0u64; span.len as usize];
+            let bytes = bytemuck::cast_slice_mut::<u64, u8>(&mut shingles);
+            read_at(spill.file.as_file(), bytes, span.offset * 8).map_err(|e| {
                 DedupError::Spill(format!("reading {} back: {e}", spill.file.path().display()))
             })?;
-            bytes
-                .chunks_exact(8)
-                .map(|b| u64::from_le_bytes(b.try_into().expect("chunks of 8")))
-                .collect()
+            // Written little-endian (`write_shingles`).
+            shingles.iter_mut().for_each(|s| *s = u64::from_le(*s));
+            shingles
         } else {
             let start = span.offset as usize;
             self.memory[start..start + span.len as usize].to_vec()
@@ -229,6 +225,18 @@ impl SetStore {
             });
         }
         Ok(self.spill.as_mut().expect("just made"))
+    }
+}
+
+/// Writes `shingles` little-endian: as they are in memory on a little-endian machine (one copy
+/// of the whole slice), byte-swapped elsewhere.
+fn write_shingles(writer: &mut impl Write, shingles: &[u64]) -> std::io::Result<()> {
+    if cfg!(target_endian = "little") {
+        writer.write_all(bytemuck::cast_slice(shingles))
+    } else {
+        shingles
+            .iter()
+            .try_for_each(|s| writer.write_all(&s.to_le_bytes()))
     }
 }
 
