@@ -181,6 +181,11 @@ impl Run<'_> {
             let choices = state.choices(&units, unit, fp)?;
             let found =
                 self.first_passing(unit, choices, verifier.as_ref(), &mut state.verified)?;
+            if let (Some(_), Some(verifier)) = (&found, &verifier) {
+                // A unit that joins another is never a candidate again: its set leaves the
+                // cache, which so holds the kept units' sets that later units are verified on.
+                verifier.forget(unit);
+            }
             state.settle(unit, fp, found)?;
         }
         let spilled_bytes = verifier.as_ref().map_or(0, Verifier::spilled_bytes);

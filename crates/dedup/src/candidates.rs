@@ -67,6 +67,12 @@ impl Verifier {
         self.sets.spilled_bytes()
     }
 
+    /// Drops the set of the document at `position` from the cache: it will not be asked for
+    /// again.
+    pub(crate) fn forget(&self, position: u32) {
+        self.sets.forget(position);
+    }
+
     /// The pair `(a, b)` if the policy's verification accepts it. Bucket counts rule out most
     /// failing pairs without a merge (exactly: the bound is never below the true intersection).
     pub(crate) fn verify(
