@@ -137,7 +137,11 @@ impl Run<'_> {
                 .filter(|(_, &near)| near)
                 .map(|(&r, _)| r)
                 .collect();
-            let held = self.held_bytes();
+            // What the process holds already, as the kernel measured it (the caller's ids and
+            // buffers included), or the engine's own estimate if that is larger.
+            let held = self
+                .held_bytes()
+                .max(crate::budget::peak_resident_bytes().unwrap_or(0));
             let memory = budget.left_after(held);
             tracing::info!(
                 units = representatives.len(),

@@ -148,57 +148,8 @@ fn run_incremental(
     for (index, ..) in &removals {
         kept[*index] = false;
     }
-    let removed = || {
-        removals.iter().map(|(index, duplicate)| DocumentVerdict {
-            id: ids[*index].as_str(),
-            verdict: Verdict::Duplicate(DuplicateOf {
-                duplicate_of: duplicate.duplicate_of.as_str(),
-                kind: duplicate.kind,
-                distance: duplicate.distance,
-                evidence: duplicate.evidence,
-            }),
-        })
-    };
     let mut outputs = Outputs::default();
-    if let Some(path) = &args.removed {
-        write_lines(&mut outputs, path, removed())?;
-    }
-    if let Some(path) = &args.pairs {
-        write_lines(
-            &mut outputs,
-            path,
-            removals.iter().map(|(index, duplicate)| AcceptedPair {
-                a: duplicate.duplicate_of.as_str(),
-                b: ids[*index].as_str(),
-                kind: duplicate.kind,
-                distance: duplicate.distance,
-                evidence: duplicate.evidence,
-            }),
-        )?;
-    }
-    // A cluster: a document of the index and the documents of this run that duplicate it.
-    let mut clusters: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
-    for (index, duplicate) in &removals {
-        clusters
-            .entry(duplicate.duplicate_of.as_str())
-            .or_default()
-            .push(ids[*index].as_str());
-    }
-    if let Some(path) = &args.clusters {
-        write_lines(
-            &mut outputs,
-            path,
-            clusters.iter().enumerate().map(|(i, (kept, members))| {
-                let mut all = vec![*kept];
-                all.extend(members);
-                ClusterOf {
-                    cluster: i,
-                    members: all,
-                    representative: *kept,
-                }
-            }),
-        )?;
-    }
+    let clusters = write_index_outputs(&mut outputs, args, &ids, &removals)?;
     if let Some(path) = &args.kept {
         write_kept(&mut outputs, path, corpus, &kept)?;
     }
@@ -218,7 +169,7 @@ fn run_incremental(
             "exact_duplicates": count(Kind::Exact),
             "near_duplicates": count(Kind::Near),
             "kept": kept.iter().filter(|k| **k).count(),
-            "clusters": clusters.len(),
+            "clusters": clusters,
             "skipped_records": stats.errors,
             "seconds": seconds,
             "index": spec,
@@ -228,6 +179,140 @@ fn run_incremental(
         outputs.write(path, |out| write_json(out, &summary))?;
     }
     outputs.commit()
+}
+
+/// The per-document state of a corpus read once: ids, items, and what was read.
+struct Fingerprinted {
+    ids: Vec<String>,
+    items: Vec<Item>,
+    input_bytes: u64,
+    text_bytes: u64,
+    stats: neardup_ingest::StatsSnapshot,
+}
+
+/// Reads `corpus` once, fingerprinting every document (and its canonical URL with
+/// `url_dedup`).
+fn fingerprint_corpus(
+    corpus: &Corpus,
+    fingerprinter: &Fingerprinter,
+    url_dedup: bool,
+) -> anyhow::Result<Fingerprinted> {
+    let mut ids: Vec<String> = Vec::new();
+    let mut items: Vec<Item> = Vec::new();
+    let (mut input_bytes, mut text_bytes) = (0u64, 0u64);
+    let stats = corpus.for_each_document(
+        "fingerprinting",
+        false,
+        |_, doc, text| {
+            let mut item = Item::new(fingerprinter.fingerprint(text), text.len() as u64);
+            item.fetched_at = doc.fetched_at.as_deref().and_then(unix_seconds);
+            item.url_key = url_dedup
+                .then(|| doc.url.as_deref().and_then(|u| canonicalize(u).ok()))
+                .flatten();
+            item
+        },
+        |doc, item| {
+            input_bytes += doc.body.as_str().len() as u64;
+            text_bytes += item.bytes;
+            ids.push(doc.id);
+            items.push(item);
+            Ok::<_, anyhow::Error>(())
+        },
+    )?;
+    Ok(Fingerprinted {
+        ids,
+        items,
+        input_bytes,
+        text_bytes,
+        stats,
+    })
+}
+
+/// Writes the outputs asked for (all but the summary), to be committed when the run succeeds.
+fn write_outputs(
+    args: &DedupArgs,
+    corpus: &Corpus,
+    outcome: &Outcome,
+    ids: &[&str],
+) -> anyhow::Result<Outputs> {
+    let mut outputs = Outputs::default();
+    if let Some(path) = &args.removed {
+        write_removed(&mut outputs, path, outcome, ids)?;
+    }
+    if let Some(path) = &args.pairs {
+        write_pairs(&mut outputs, path, outcome, ids)?;
+    }
+    if let Some(path) = &args.clusters {
+        write_clusters(&mut outputs, path, outcome, ids)?;
+    }
+    if let Some(path) = &args.components {
+        write_components(&mut outputs, path, outcome, ids)?;
+    }
+    if let Some(path) = &args.kept {
+        write_kept(&mut outputs, path, corpus, &outcome.kept)?;
+    }
+    Ok(outputs)
+}
+
+/// Writes `dedup --index`'s removals, pairs and clusters (a document of the index with the
+/// documents of this run that duplicate it); returns the number of clusters.
+fn write_index_outputs(
+    outputs: &mut Outputs,
+    args: &DedupArgs,
+    ids: &[String],
+    removals: &[(usize, DuplicateOf<String>)],
+) -> anyhow::Result<usize> {
+    let removed = || {
+        removals.iter().map(|(index, duplicate)| DocumentVerdict {
+            id: ids[*index].as_str(),
+            verdict: Verdict::Duplicate(DuplicateOf {
+                duplicate_of: duplicate.duplicate_of.as_str(),
+                kind: duplicate.kind,
+                distance: duplicate.distance,
+                evidence: duplicate.evidence,
+            }),
+        })
+    };
+    if let Some(path) = &args.removed {
+        write_lines(outputs, path, removed())?;
+    }
+    if let Some(path) = &args.pairs {
+        write_lines(
+            outputs,
+            path,
+            removals.iter().map(|(index, duplicate)| AcceptedPair {
+                a: duplicate.duplicate_of.as_str(),
+                b: ids[*index].as_str(),
+                kind: duplicate.kind,
+                distance: duplicate.distance,
+                evidence: duplicate.evidence,
+            }),
+        )?;
+    }
+    // A cluster: a document of the index and the documents of this run that duplicate it.
+    let mut clusters: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for (index, duplicate) in removals {
+        clusters
+            .entry(duplicate.duplicate_of.as_str())
+            .or_default()
+            .push(ids[*index].as_str());
+    }
+    if let Some(path) = &args.clusters {
+        write_lines(
+            outputs,
+            path,
+            clusters.iter().enumerate().map(|(i, (kept, members))| {
+                let mut all = vec![*kept];
+                all.extend(members);
+                ClusterOf {
+                    cluster: i,
+                    members: all,
+                    representative: *kept,
+                }
+            }),
+        )?;
+    }
+    Ok(clusters.len())
 }
 
 /// Runs `neardup dedup`.
@@ -262,29 +347,14 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let (budget, _spill_dir) = args.budget.budget()?;
     let options = DedupOptions { budget, ..options };
     let fingerprinter = Fingerprinter::new(options.policy.profile.clone())?;
-    let url_dedup = options.url_dedup;
-    let mut ids: Vec<String> = Vec::new();
-    let mut items: Vec<Item> = Vec::new();
-    let (mut input_bytes, mut text_bytes) = (0u64, 0u64);
-    let stats = corpus.for_each_document(
-        "fingerprinting",
-        false,
-        |_, doc, text| {
-            let mut item = Item::new(fingerprinter.fingerprint(text), text.len() as u64);
-            item.fetched_at = doc.fetched_at.as_deref().and_then(unix_seconds);
-            item.url_key = url_dedup
-                .then(|| doc.url.as_deref().and_then(|u| canonicalize(u).ok()))
-                .flatten();
-            item
-        },
-        |doc, item| {
-            input_bytes += doc.body.as_str().len() as u64;
-            text_bytes += item.bytes;
-            ids.push(doc.id);
-            items.push(item);
-            Ok::<_, anyhow::Error>(())
-        },
-    )?;
+    let read = fingerprint_corpus(&corpus, &fingerprinter, options.url_dedup)?;
+    let Fingerprinted {
+        ids,
+        items,
+        input_bytes,
+        text_bytes,
+        stats,
+    } = read;
     // The engine's phase: the search for candidates, then, after a read of the shingle sets,
     // their verification.
     let mut phase = progress::spinner("finding duplicates");
@@ -298,22 +368,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let outcome = outcome?;
     let written = Instant::now();
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-    let mut outputs = Outputs::default();
-    if let Some(path) = &args.removed {
-        write_removed(&mut outputs, path, &outcome, &ids)?;
-    }
-    if let Some(path) = &args.pairs {
-        write_pairs(&mut outputs, path, &outcome, &ids)?;
-    }
-    if let Some(path) = &args.clusters {
-        write_clusters(&mut outputs, path, &outcome, &ids)?;
-    }
-    if let Some(path) = &args.components {
-        write_components(&mut outputs, path, &outcome, &ids)?;
-    }
-    if let Some(path) = &args.kept {
-        write_kept(&mut outputs, path, &corpus, &outcome.kept)?;
-    }
+    let mut outputs = write_outputs(&args, &corpus, &outcome, &ids)?;
     let seconds = started.elapsed().as_secs_f64();
     let count = |kind| outcome.removals.iter().filter(|r| r.kind == kind).count();
     let accounting = corpus.accounting();
