@@ -137,16 +137,10 @@ impl Run<'_> {
                 .filter(|(_, &near)| near)
                 .map(|(&r, _)| r)
                 .collect();
-            // What the process holds already, as the kernel measured it (the caller's ids and
-            // buffers included), or the engine's own estimate if that is larger.
-            let held = self
-                .held_bytes()
-                .max(crate::budget::peak_resident_bytes().unwrap_or(0));
-            let memory = budget.left_after(held);
+            let memory = budget.for_sets(self.held_bytes());
             tracing::info!(
                 units = representatives.len(),
                 with_sets = involved.len(),
-                held_bytes = held,
                 set_bytes = memory,
                 "units with a neighbour found"
             );
@@ -270,13 +264,11 @@ impl Run<'_> {
         roots.iter().map(|&root| first[root as usize]).collect()
     }
 
-    /// Bytes held besides the shingle sets: the items and the walk's state (an estimate that
-    /// sets the sets' share of the budget; the summary reports the measured peak).
+    /// Bytes held besides the shingle sets: the items and the walk's state (an estimate;
+    /// [`crate::Budget`] takes the measured peak when that is larger).
     fn held_bytes(&self) -> u64 {
-        let documents = self.items.len() as u64;
-        let items = documents * (std::mem::size_of::<Item>() as u64 + 16);
-        let walk = documents * 2 + self.exact.representatives.len() as u64 * (4 + 70);
-        items + walk
+        let walk = self.items.len() as u64 * 2 + self.exact.representatives.len() as u64 * (4 + 70);
+        Item::held_bytes(self.items) + walk
     }
 }
 

@@ -132,7 +132,7 @@ pub(crate) fn near_candidates(
             verifier: None,
         });
     }
-    let memory = budget.left_after(held_bytes(items, candidates.len()));
+    let memory = budget.for_sets(held_bytes(items, candidates.len()));
     let spill_dir = budget.spill_dir();
     let verifier = match held {
         // The overlap search held every set already: they are stored as they are.
@@ -154,10 +154,9 @@ pub(crate) fn near_candidates(
 }
 
 /// Bytes the engine holds before shingle sets: the items and the candidate pairs (an
-/// estimate that decides the sets' share of the budget; the summary reports the measured peak).
+/// estimate; [`Budget::for_sets`] takes the measured peak when that is larger).
 fn held_bytes(items: &[Item], candidates: usize) -> u64 {
-    let per_item = std::mem::size_of::<Item>() as u64 + 16;
-    items.len() as u64 * per_item + candidates as u64 * 40
+    Item::held_bytes(items) + candidates as u64 * 40
 }
 
 /// Sets already in memory, handed over in order.

@@ -31,6 +31,12 @@ pub struct Item {
 }
 
 impl Item {
+    /// Bytes `items` hold, estimated (a minimum: heap parts other than a few bytes are not
+    /// counted); the engine sizes its budget shares from it and the measured peak.
+    pub(crate) fn held_bytes(items: &[Item]) -> u64 {
+        items.len() as u64 * (std::mem::size_of::<Item>() as u64 + 16)
+    }
+
     /// An item with fingerprints and length only.
     pub fn new(fingerprints: Fingerprints, bytes: u64) -> Self {
         Item {
