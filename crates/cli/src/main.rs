@@ -13,6 +13,7 @@ mod documents;
 mod input;
 mod interrupt;
 mod kept;
+mod message;
 mod output;
 mod plot;
 mod policy_args;
@@ -79,7 +80,7 @@ fn main() -> ExitCode {
     // `serve` drains its connections on SIGINT and SIGTERM itself.
     if !matches!(cli.command, Command::Serve(_)) {
         if let Err(error) = interrupt::install() {
-            eprintln!("neardup: {error:#}");
+            eprintln!("neardup: {}", message::one_line(&error));
             return ExitCode::from(1);
         }
     }
@@ -104,7 +105,7 @@ fn main() -> ExitCode {
         (Err(error), None) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         (Err(error), None) => {
             // One readable line: the error and its causes, joined.
-            eprintln!("neardup: {error:#}");
+            eprintln!("neardup: {}", message::one_line(&error));
             ExitCode::from(if usage::is_usage_error(&error) { 2 } else { 1 })
         }
     }

@@ -10,7 +10,7 @@ pub struct UsageError(pub anyhow::Error);
 
 impl fmt::Display for UsageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:#}", self.0)
+        f.write_str(&crate::message::one_line(&self.0))
     }
 }
 

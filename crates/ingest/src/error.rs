@@ -41,7 +41,7 @@ impl IngestError {
                 | ErrorKind::Read(_)
                 | ErrorKind::Walk(_)
                 | ErrorKind::UnknownFormat
-                | ErrorKind::Parquet(_)
+                | ErrorKind::Parquet { .. }
                 | ErrorKind::CorruptStream { .. }
         )
     }
@@ -205,15 +205,76 @@ pub enum ErrorKind {
         available: u64,
     },
     /// The HTTP response inside a WARC `response` record is malformed.
-    #[error("malformed HTTP response: {0}")]
-    Http(String),
+    #[error("malformed HTTP response: {what}")]
+    Http {
+        /// What is wrong (with the parser's or decoder's message, where one failed).
+        what: String,
+        /// The error of the HTTP parser or of the content decoder, where one failed.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
     /// A Parquet input cannot be read: not a file, not Parquet, or a page that does not
     /// decode. The rows before it were read; the rest of the input is not.
-    #[error("cannot read Parquet: {0}")]
-    Parquet(String),
+    #[error("cannot read Parquet: {what}")]
+    Parquet {
+        /// What cannot be read (with the decoder's message, where it failed).
+        what: String,
+        /// The decoder's failure, where it failed.
+        #[source]
+        source: Option<ParquetFailure>,
+    },
+}
+
+/// Why the Parquet decoder failed: its error, or its panic caught at this crate's boundary.
+#[derive(Debug, thiserror::Error)]
+pub enum ParquetFailure {
+    /// The Parquet reader returned an error.
+    #[error(transparent)]
+    Parquet(#[from] parquet::errors::ParquetError),
+    /// The Arrow record batch reader returned an error.
+    #[error(transparent)]
+    Arrow(#[from] arrow_schema::ArrowError),
+    /// The decoder panicked (a corrupt file): the panic's message.
+    #[error("corrupt file (the decoder failed: {0})")]
+    Panicked(String),
 }
 
 impl ErrorKind {
+    /// A malformed HTTP response, for `what` alone (no parser error beneath it).
+    pub(crate) fn http(what: impl Into<String>) -> ErrorKind {
+        ErrorKind::Http {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    /// A malformed HTTP response: `doing` failed with `source`.
+    pub(crate) fn http_failed(
+        doing: &str,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> ErrorKind {
+        ErrorKind::Http {
+            what: format!("{doing}: {source}"),
+            source: Some(Box::new(source)),
+        }
+    }
+
+    /// A Parquet input that cannot be read, for `what` alone (no decoder error beneath it).
+    pub(crate) fn parquet(what: impl Into<String>) -> ErrorKind {
+        ErrorKind::Parquet {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    /// A Parquet input that cannot be read: reading `part` (the footer, a row group) failed.
+    pub(crate) fn parquet_failed(part: &str, failure: ParquetFailure) -> ErrorKind {
+        ErrorKind::Parquet {
+            what: format!("{part}: {failure}"),
+            source: Some(failure),
+        }
+    }
+
     /// A short fixed label of the kind of problem, the reason a record is
     /// counted as skipped in [`crate::Accounting`]: `truncated record`,
     /// `corrupt gzip stream`, `malformed JSON`, ...
@@ -243,8 +304,8 @@ impl ErrorKind {
             ErrorKind::BadRecord(_) => "malformed WARC record",
             ErrorKind::BadLength { .. } => "wrong Content-Length",
             ErrorKind::Truncated { .. } => "truncated record",
-            ErrorKind::Parquet(_) => "invalid Parquet",
-            ErrorKind::Http(_) => "malformed HTTP response",
+            ErrorKind::Parquet { .. } => "invalid Parquet",
+            ErrorKind::Http { .. } => "malformed HTTP response",
         }
     }
 }

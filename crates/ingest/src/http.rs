@@ -40,10 +40,10 @@ pub(crate) fn parse_response(block: &[u8], limit: u64) -> Result<Option<Response
         .allow_multiple_spaces_in_response_status_delimiters(true)
         .ignore_invalid_headers_in_responses(true)
         .parse_response(&mut response, block)
-        .map_err(|err| ErrorKind::Http(err.to_string()))?;
+        .map_err(|err| ErrorKind::http_failed("the header", err))?;
     let header_len = match status {
         httparse::Status::Complete(len) => len,
-        httparse::Status::Partial => return Err(ErrorKind::Http("incomplete header".into())),
+        httparse::Status::Partial => return Err(ErrorKind::http("incomplete header")),
     };
     let header = |name: &str| {
         response
@@ -97,7 +97,7 @@ fn dechunk(mut data: &[u8]) -> Result<Cow<'_, [u8]>, ErrorKind> {
             // A missing last chunk: keep what arrived.
             Ok(httparse::Status::Partial) if data.trim_ascii().is_empty() => break,
             Ok(httparse::Status::Partial) | Err(_) => {
-                return Err(ErrorKind::Http("invalid chunked encoding".into()))
+                return Err(ErrorKind::http("invalid chunked encoding"))
             }
         };
         data = &data[skip..];
@@ -106,7 +106,7 @@ fn dechunk(mut data: &[u8]) -> Result<Cow<'_, [u8]>, ErrorKind> {
         }
         let size = usize::try_from(size).unwrap_or(usize::MAX);
         if size > data.len() {
-            return Err(ErrorKind::Http(format!(
+            return Err(ErrorKind::http(format!(
                 "chunk of {size} bytes but only {} bytes left",
                 data.len()
             )));
@@ -116,7 +116,7 @@ fn dechunk(mut data: &[u8]) -> Result<Cow<'_, [u8]>, ErrorKind> {
         data = data
             .strip_prefix(b"\r\n")
             .or_else(|| data.strip_prefix(b"\n"))
-            .ok_or_else(|| ErrorKind::Http("missing CRLF after a chunk".into()))?;
+            .ok_or_else(|| ErrorKind::http("missing CRLF after a chunk"))?;
     }
     Ok(Cow::Owned(out))
 }
@@ -127,7 +127,7 @@ fn inflate(decoder: impl Read, limit: u64) -> Result<Vec<u8>, ErrorKind> {
     decoder
         .take(limit.saturating_add(1))
         .read_to_end(&mut out)
-        .map_err(|err| ErrorKind::Http(format!("cannot decode the content: {err}")))?;
+        .map_err(|err| ErrorKind::http_failed("cannot decode the content", err))?;
     if out.len() as u64 > limit {
         return Err(ErrorKind::TooLarge {
             size: out.len() as u64,
@@ -170,7 +170,7 @@ mod tests {
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nff\r\nshort",
             100,
         );
-        assert!(matches!(bad, Err(ErrorKind::Http(_))));
+        assert!(matches!(bad, Err(ErrorKind::Http { .. })));
     }
 
     #[test]
@@ -188,7 +188,32 @@ mod tests {
         assert!(parse_response(br, 100).unwrap().is_none());
         assert!(matches!(
             parse_response(b"garbage", 100),
-            Err(ErrorKind::Http(_))
+            Err(ErrorKind::Http { .. })
         ));
+    }
+
+    #[test]
+    fn the_parser_s_and_the_decoder_s_errors_are_kept_as_sources() {
+        let Err(ErrorKind::Http { what, source }) = parse_response(b"HTTP/1.1 2x0 OK\r\n\r\n", 100)
+        else {
+            panic!("a bad status code is a malformed response");
+        };
+        let source = source.expect("httparse's error is kept");
+        assert!(
+            source.downcast_ref::<httparse::Error>().is_some(),
+            "{source:?}"
+        );
+        assert_eq!(what, format!("the header: {source}"));
+
+        let block = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\nnot gzip at all";
+        let Err(ErrorKind::Http { what, source }) = parse_response(block, 100) else {
+            panic!("content that does not decode is a malformed response");
+        };
+        let source = source.expect("the decoder's error is kept");
+        assert!(
+            source.downcast_ref::<std::io::Error>().is_some(),
+            "{source:?}"
+        );
+        assert!(what.starts_with("cannot decode the content: "), "{what}");
     }
 }

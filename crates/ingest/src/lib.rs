@@ -77,7 +77,7 @@ pub use corpus::{
     ReadProgress, Stop,
 };
 pub use document::{Body, Document, Place};
-pub use error::{ErrorKind, IngestError};
+pub use error::{ErrorKind, IngestError, ParquetFailure};
 pub use folder::FolderReader;
 pub use format::{Compression, Format, ParseFormatError};
 pub use input::{open_path, open_reader, DocumentIter, OpenedInput};

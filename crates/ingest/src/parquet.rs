@@ -45,7 +45,7 @@ use parquet::errors::ParquetError;
 use parquet::file::metadata::ColumnChunkMetaData;
 
 use crate::document::{Document, Place};
-use crate::error::{ErrorKind, IngestError};
+use crate::error::{ErrorKind, IngestError, ParquetFailure};
 use crate::jsonl::{InputRecord, InputRecordBody};
 use crate::options::ReadOptions;
 
@@ -145,7 +145,7 @@ impl Reading {
             return Err(not_seekable());
         }
         let metadata = guarded(|| ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()))
-            .map_err(|message| ErrorKind::Parquet(format!("the footer: {message}")))?;
+            .map_err(|failure| ErrorKind::parquet_failed("the footer", failure))?;
         let fields = &opts.fields;
         let names = [
             Some(&fields.text),
@@ -170,7 +170,7 @@ impl Reading {
                 text: fields.text.clone(),
                 html: fields.html.clone(),
             };
-            return Err(ErrorKind::Parquet(format!("no row can be read: {missing}")));
+            return Err(ErrorKind::parquet(format!("no row can be read: {missing}")));
         }
         let mask = guarded(|| {
             Ok::<_, ParquetError>(ProjectionMask::roots(
@@ -178,7 +178,7 @@ impl Reading {
                 wanted,
             ))
         })
-        .map_err(ErrorKind::Parquet)?;
+        .map_err(|failure| ErrorKind::parquet_failed("the columns to read", failure))?;
         Ok(Reading {
             file,
             len: file_metadata.len(),
@@ -196,7 +196,7 @@ impl Reading {
         let row_group = self.metadata.metadata().row_group(index);
         let first = place.at_line(self.before + 1);
         let failed = |detail: String| {
-            let kind = ErrorKind::Parquet(format!("row group {index}: {detail}"));
+            let kind = ErrorKind::parquet(format!("row group {index}: {detail}"));
             Refused::Failed(IngestError::new(first.clone(), kind))
         };
         let rows = u64::try_from(row_group.num_rows())
@@ -223,7 +223,10 @@ impl Reading {
                 .with_batch_size(BATCH_ROWS)
                 .build()
         })
-        .map_err(failed)?;
+        .map_err(|failure| {
+            let kind = ErrorKind::parquet_failed(&format!("row group {index}"), failure);
+            Refused::Failed(IngestError::new(first.clone(), kind))
+        })?;
         Ok(Group {
             index,
             batches,
@@ -319,11 +322,13 @@ fn page_allowance(limit: u64) -> u64 {
 
 /// Runs a call into the `parquet` and `arrow` crates, which panic on some corrupt files: their
 /// error or their panic as a message.
-fn guarded<T, E: std::fmt::Display>(f: impl FnOnce() -> Result<T, E>) -> Result<T, String> {
+fn guarded<T, E: Into<ParquetFailure>>(
+    f: impl FnOnce() -> Result<T, E>,
+) -> Result<T, ParquetFailure> {
     match neardup_guard::catch(f) {
         Ok(Ok(value)) => Ok(value),
-        Ok(Err(error)) => Err(error.to_string()),
-        Err(panic) => Err(format!("corrupt file (the decoder failed: {panic})")),
+        Ok(Err(error)) => Err(error.into()),
+        Err(panic) => Err(ParquetFailure::Panicked(panic)),
     }
 }
 
@@ -374,8 +379,9 @@ impl Iterator for ParquetReader {
                     continue;
                 }
                 Ok(Some(next)) => next,
-                Err(message) => {
-                    let kind = ErrorKind::Parquet(format!("row group {}: {message}", group.index));
+                Err(failure) => {
+                    let part = format!("row group {}", group.index);
+                    let kind = ErrorKind::parquet_failed(&part, failure);
                     let error = IngestError::new(place.at_line(reading.before + 1), kind);
                     *state = State::Done;
                     return Some(Err(error));
@@ -388,7 +394,7 @@ impl Iterator for ParquetReader {
                 }
                 Err(kind) => {
                     // The whole file is unusable as asked, not one record: it stops the run.
-                    let kind = ErrorKind::Parquet(kind.to_string());
+                    let kind = ErrorKind::parquet(kind.to_string());
                     *state = State::Failed(Some(IngestError::new(place.clone(), kind)));
                 }
             }
@@ -468,9 +474,7 @@ fn columns_of(opts: &ReadOptions, batch: &RecordBatch) -> Result<Columns, ErrorK
 
 /// The error for a Parquet input that is not a regular file.
 pub(crate) fn not_seekable() -> ErrorKind {
-    ErrorKind::Parquet(
-        "Parquet is read from a file (it is not a stream): save it to a file first".into(),
-    )
+    ErrorKind::parquet("Parquet is read from a file (it is not a stream): save it to a file first")
 }
 
 /// True for the string types a text column may have.

@@ -303,3 +303,30 @@ fn a_page_header_that_does_not_parse_is_an_error_naming_its_place() {
     );
     assert_eq!(errors, [want]);
 }
+
+#[test]
+fn a_file_that_is_not_parquet_keeps_the_decoder_s_error_as_its_source() {
+    use neardup_ingest::{ErrorKind, ParquetFailure};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.parquet");
+    let bytes = small_file();
+    std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+    let stats = Arc::new(ReadStats::default());
+    let error = open_path(&path, &Arc::new(ReadOptions::default()), &stats)
+        .find_map(Result::err)
+        .expect("a cut footer is an error");
+    let ErrorKind::Parquet { what, source } = &error.kind else {
+        panic!("not a Parquet error: {error}");
+    };
+    assert!(what.starts_with("the footer: "), "{what}");
+    let Some(ParquetFailure::Parquet(decoder)) = source else {
+        panic!("the decoder's error is lost: {source:?}");
+    };
+    assert!(what.ends_with(&decoder.to_string()), "{what}");
+    let chain = std::iter::successors(Some(&error as &dyn std::error::Error), |e| e.source());
+    assert_eq!(
+        chain.count(),
+        3,
+        "place, Parquet error, the decoder's own error"
+    );
+}

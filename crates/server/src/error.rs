@@ -120,7 +120,7 @@ mod tests {
             StoreError::Redis(refused().into()),
             StoreError::Io(refused()),
             StoreError::Timeout("the commit".into()),
-            StoreError::Unavailable("redb: No space left on device".into()),
+            StoreError::unavailable("redb: No space left on device"),
         ] {
             let response = ApiError::from(error).into_response();
             assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);

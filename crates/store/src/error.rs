@@ -1,5 +1,10 @@
 //! The store crate's error type.
 
+use std::sync::Arc;
+
+/// The error beneath a [`StoreError`] that one failure can hand to several callers.
+pub type Cause = Arc<dyn std::error::Error + Send + Sync>;
+
 /// Why a database operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -78,8 +83,15 @@ pub enum StoreError {
     /// The store cannot serve now, but may later: an I/O error of the embedded store (a full
     /// disk, or the error redb keeps reporting until the database is reopened), or a store
     /// closed until it answers a probe again (see [`crate::NearDupDb::health`]).
-    #[error("the store is unavailable: {0}")]
-    Unavailable(String),
+    #[error("the store is unavailable: {reason}")]
+    Unavailable {
+        /// Why, in words.
+        reason: String,
+        /// The error that made it so, where one did (redb's I/O error, the failure that closed
+        /// the gate); shared, as one failure can reach every caller of a group commit.
+        #[source]
+        source: Option<Cause>,
+    },
     /// The store did not answer within the store timeout; what was asked may still be done.
     #[error("the store did not answer in time: {0}")]
     Timeout(String),
@@ -101,8 +113,14 @@ pub enum StoreError {
     #[error("strict durability refused: {0}")]
     NotDurable(String),
     /// The embedded store failed.
-    #[error("redb: {0}")]
-    Redb(String),
+    #[error("redb: {detail}")]
+    Redb {
+        /// What failed, with redb's message (and the file, where known).
+        detail: String,
+        /// redb's error; shared, as one failure can reach every caller of a group commit.
+        #[source]
+        source: Cause,
+    },
     /// Redis failed. Shown with the password of any URL in the client's message hidden
     /// ([`crate::redact`]), in one line: the client's error already says its cause, so it is
     /// not given again as this error's source.
@@ -123,19 +141,39 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The store cannot serve now, for `reason`, with no error beneath it (a gate closed, a
+    /// file that could not be reopened).
+    pub fn unavailable(reason: impl Into<String>) -> StoreError {
+        StoreError::Unavailable {
+            reason: reason.into(),
+            source: None,
+        }
+    }
+
     /// Whether the error means "cannot be served now, retry later" rather than "failed": a
     /// connection refused, dropped or timed out, a Redis loading its data or a cluster without
     /// a master, an I/O error (a full disk), a store timeout, a committer that stopped.
     pub fn is_unavailable(&self) -> bool {
         match self {
             StoreError::Redis(error) => redis_unavailable(error),
-            StoreError::Unavailable(_)
+            StoreError::Unavailable { .. }
             | StoreError::Eviction(_)
             | StoreError::Timeout(_)
             | StoreError::Unreplicated(_)
             | StoreError::Io(_)
             | StoreError::CommitterGone => true,
             _ => false,
+        }
+    }
+
+    /// What went wrong without the variant's own words ("the store is unavailable: ",
+    /// "redb: "): the text that a copy of this error for another caller carries, and the reason
+    /// a closed gate gives.
+    pub(crate) fn detail(&self) -> String {
+        match self {
+            StoreError::Unavailable { reason, .. } => reason.clone(),
+            StoreError::Redb { detail, .. } => detail.clone(),
+            other => other.to_string(),
         }
     }
 
@@ -156,7 +194,10 @@ impl StoreError {
     pub(crate) fn naming(self, path: &std::path::Path, doing: &str) -> StoreError {
         let file = path.display();
         match self {
-            StoreError::Redb(detail) => StoreError::Redb(format!("{doing} {file}: {detail}")),
+            StoreError::Redb { detail, source } => StoreError::Redb {
+                detail: format!("{doing} {file}: {detail}"),
+                source,
+            },
             StoreError::Corrupt(detail) => StoreError::Corrupt(format!("{file}: {detail}")),
             StoreError::Unparsable { what, source } => StoreError::Unparsable {
                 what: format!("{what} in {file}"),
@@ -193,7 +234,7 @@ pub(crate) fn redis_unavailable(error: &redis::RedisError) -> bool {
 
 /// Every redb error type converts through [`redb::Error`]: an I/O error (a full disk) or the
 /// "previous I/O error" redb reports after one is [`StoreError::Unavailable`] (the store reopens
-/// the database), anything else [`StoreError::Redb`] with its message.
+/// the database), anything else [`StoreError::Redb`]; either keeps redb's error as its source.
 macro_rules! from_redb {
     ($($t:ty),*) => {$(
         impl From<$t> for StoreError {
@@ -206,11 +247,16 @@ macro_rules! from_redb {
 
 impl From<redb::Error> for StoreError {
     fn from(error: redb::Error) -> Self {
-        match error {
-            redb::Error::Io(_) | redb::Error::PreviousIo => {
-                StoreError::Unavailable(format!("redb: {error}"))
+        let unavailable = matches!(error, redb::Error::Io(_) | redb::Error::PreviousIo);
+        let detail = error.to_string();
+        let source: Cause = Arc::new(error);
+        if unavailable {
+            StoreError::Unavailable {
+                reason: format!("redb: {detail}"),
+                source: Some(source),
             }
-            other => StoreError::Redb(other.to_string()),
+        } else {
+            StoreError::Redb { detail, source }
         }
     }
 }
@@ -234,3 +280,47 @@ impl From<serde_json::Error> for StoreError {
 
 /// Results of this crate.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::{Cause, StoreError};
+    use std::error::Error;
+
+    /// redb's error beneath `error`, if it is there.
+    fn redb_source(error: &StoreError) -> Option<&redb::Error> {
+        let cause = error.source()?.downcast_ref::<Cause>()?;
+        cause.downcast_ref::<redb::Error>()
+    }
+
+    #[test]
+    fn a_redb_failure_keeps_redb_s_error_as_its_source() {
+        let error = StoreError::from(redb::Error::DatabaseAlreadyOpen);
+        assert!(matches!(error, StoreError::Redb { .. }), "{error:?}");
+        assert!(matches!(
+            redb_source(&error),
+            Some(redb::Error::DatabaseAlreadyOpen)
+        ));
+        let named = error.naming(std::path::Path::new("db/neardup.redb"), "cannot open");
+        assert!(named
+            .to_string()
+            .starts_with("redb: cannot open db/neardup.redb: "));
+        assert!(
+            redb_source(&named).is_some(),
+            "naming the file keeps the source"
+        );
+    }
+
+    #[test]
+    fn a_redb_io_error_is_unavailable_and_keeps_its_source() {
+        let full = std::io::Error::other("No space left on device");
+        let error = StoreError::from(redb::Error::Io(full));
+        assert!(error.is_unavailable());
+        assert_eq!(
+            error.to_string(),
+            "the store is unavailable: redb: I/O error: No space left on device"
+        );
+        assert!(matches!(redb_source(&error), Some(redb::Error::Io(_))));
+        assert_eq!(error.detail(), "redb: I/O error: No space left on device");
+        assert!(StoreError::unavailable("closed").source().is_none());
+    }
+}

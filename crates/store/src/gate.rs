@@ -18,7 +18,7 @@
 //! once the policy is fixed.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::durability::Durability;
@@ -115,7 +115,7 @@ impl Gated {
     }
 
     fn close(&self, error: &StoreError) {
-        let reason = reason_of(error);
+        let reason = error.detail();
         let mut state = self.state();
         if matches!(*state, State::Open) {
             tracing::warn!(location = %self.inner.location(), %reason, "store unavailable: answering 503 until a probe succeeds");
@@ -135,7 +135,7 @@ impl Gated {
         };
         let now = Instant::now();
         if now < *next_probe {
-            return Err(StoreError::Unavailable(reason.clone()));
+            return Err(StoreError::unavailable(reason.clone()));
         }
         // This caller probes; the others fail at once meanwhile.
         *next_probe = now + PROBE_INTERVAL;
@@ -152,17 +152,12 @@ impl Gated {
             }
             Err(error) => {
                 self.close(&error);
-                Err(StoreError::Unavailable(reason_of(&error)))
+                Err(StoreError::Unavailable {
+                    reason: error.detail(),
+                    source: Some(Arc::new(error)),
+                })
             }
         }
-    }
-}
-
-/// Why `error` makes the store unavailable, in words, without repeating "unavailable".
-fn reason_of(error: &StoreError) -> String {
-    match error {
-        StoreError::Unavailable(reason) => reason.clone(),
-        other => other.to_string(),
     }
 }
 
@@ -324,7 +319,10 @@ mod tests {
         assert!(matches!(gated.len(), Err(StoreError::Timeout(_))));
         let before = calls.load(Ordering::Relaxed);
         for _ in 0..100 {
-            assert!(matches!(gated.health(), Err(StoreError::Unavailable(_))));
+            assert!(matches!(
+                gated.health(),
+                Err(StoreError::Unavailable { .. })
+            ));
         }
         assert_eq!(
             calls.load(Ordering::Relaxed),
@@ -346,7 +344,7 @@ mod tests {
                 store: MemoryStore::new("gate"),
                 down: Arc::clone(&down),
                 calls: Arc::default(),
-                error: || StoreError::Unavailable("redb: No space left on device".into()),
+                error: || StoreError::unavailable("redb: No space left on device"),
             }),
             false,
         );

@@ -67,7 +67,7 @@ mod verdict;
 pub use corpus::DocumentError;
 pub use db::{NearDupDb, NewDocument, OpenOptions, Stats, DEFAULT_STORE_TIMEOUT, MAX_MATCHES};
 pub use durability::Durability;
-pub use error::{Result, StoreError};
+pub use error::{Cause, Result, StoreError};
 pub use eviction::EVICTION_CHECK_INTERVAL;
 pub use gate::PROBE_INTERVAL;
 pub use memory_store::MemoryStore;

@@ -31,7 +31,7 @@ use std::time::Duration;
 use redb::{Database, ReadableTable, ReadableTableMetadata, TableDefinition, TableHandle};
 
 use crate::durability::Durability;
-use crate::error::{Result, StoreError};
+use crate::error::{Cause, Result, StoreError};
 use crate::meta::{Meta, FORMAT_VERSION};
 use crate::record::{Entry, Record};
 use crate::store::{reply_within, Change, Cursor, Durable, Insert, Store};
@@ -84,7 +84,13 @@ impl Handle {
     /// integrity (see [`open_file`]).
     fn open(path: PathBuf) -> Result<Handle> {
         let db = open_file(&path).map_err(|error| match error {
-            StoreError::Unavailable(detail) => StoreError::Redb(detail),
+            StoreError::Unavailable {
+                source: Some(source),
+                ..
+            } => StoreError::Redb {
+                detail: source.to_string(),
+                source,
+            },
             other => other,
         });
         let db = db.map_err(|error| error.naming(&path, "cannot open"))?;
@@ -103,7 +109,7 @@ impl Handle {
         }
         let db = self.db.read().unwrap_or_else(|e| e.into_inner());
         let db = db.as_ref().ok_or_else(|| {
-            StoreError::Unavailable(format!("{} could not be reopened", self.path.display()))
+            StoreError::unavailable(format!("{} could not be reopened", self.path.display()))
         })?;
         let result = neardup_guard::catch(|| f(db)).unwrap_or_else(|panic| {
             Err(StoreError::CorruptFile {
@@ -111,7 +117,7 @@ impl Handle {
                 detail: format!("redb failed reading it: {panic}"),
             })
         });
-        if let Err(StoreError::Unavailable(_)) = &result {
+        if let Err(StoreError::Unavailable { .. }) = &result {
             self.broken.store(true, Ordering::Release);
         }
         result.map_err(|error| error.naming(&self.path, "reading"))
@@ -126,9 +132,14 @@ impl Handle {
         }
         *db = None; // closes the file: redb refuses a second handle on it
         let reopened = open_file(&self.path).map_err(|error| match error {
-            StoreError::Unavailable(detail) | StoreError::Redb(detail) => {
-                StoreError::Unavailable(format!("cannot reopen {}: {detail}", self.path.display()))
-            }
+            StoreError::Unavailable { reason, source } => StoreError::Unavailable {
+                reason: format!("cannot reopen {}: {reason}", self.path.display()),
+                source,
+            },
+            StoreError::Redb { detail, source } => StoreError::Unavailable {
+                reason: format!("cannot reopen {}: {detail}", self.path.display()),
+                source: Some(source),
+            },
             other => other,
         })?;
         *db = Some(reopened);
@@ -383,13 +394,22 @@ fn run_committer(handle: &Handle, pending: &Mutex<Pending>, jobs: &Receiver<Job>
             }
             Err(error) => {
                 tracing::error!("group commit failed: {error}");
-                let unavailable = matches!(error, StoreError::Unavailable(_));
-                let message = error.to_string();
+                // Every write of the batch failed with it: each caller gets a copy whose
+                // source is the one failure.
+                let unavailable = matches!(error, StoreError::Unavailable { .. });
+                let detail = error.detail();
+                let source: Cause = Arc::new(error);
                 for job in batch {
                     let error = if unavailable {
-                        StoreError::Unavailable(message.clone())
+                        StoreError::Unavailable {
+                            reason: detail.clone(),
+                            source: Some(source.clone()),
+                        }
                     } else {
-                        StoreError::Redb(message.clone())
+                        StoreError::Redb {
+                            detail: detail.clone(),
+                            source: source.clone(),
+                        }
                     };
                     match job {
                         Job::Insert(_, reply) | Job::Probe(reply) => drop(reply.send(Err(error))),
