@@ -237,14 +237,18 @@ pub fn containment_needed(len: usize, threshold: f64) -> usize {
 }
 
 /// The number of elements of a [`FeatureSet`] in each of 2^b buckets (a bucket is the top b
-/// bits of the hash): a summary about one eighth of the set's size that bounds the size of an
-/// intersection from above, exactly, without a merge.
+/// bits of the hash): a summary of about a quarter of a byte an element that bounds the size of
+/// an intersection from above, exactly, without a merge.
 ///
 /// |A ∩ B| ≤ Σ_k min(|A_k|, |B_k|), since shared elements fall in the same bucket. With about
 /// four elements per bucket, two sets that differ in a tenth or more of their elements are
 /// told apart by the bound alone: the unshared elements rarely meet in a bucket. Verification
 /// of template pages (close in SimHash, under the Jaccard threshold) is mostly such pairs;
-/// the bound costs one pass over the buckets instead of a merge over the elements.
+/// the bound costs one pass over the buckets instead of a merge over the elements, and the
+/// counts are small enough to stay in memory while the sets themselves are on disk.
+///
+/// A count is one byte. A set whose bucket would hold 255 elements or more (60 times its
+/// expected size, which only hashes chosen to collide make) has no counts, and bounds nothing.
 ///
 /// ```
 /// use neardup_core::measure::{BucketCounts, FeatureSet};
@@ -255,9 +259,8 @@ pub fn containment_needed(len: usize, threshold: f64) -> usize {
 /// ```
 #[derive(Debug, Clone)]
 pub struct BucketCounts {
-    /// b: the buckets are the top `bits` bits of the hashes.
-    bits: u32,
-    counts: Box<[u32]>,
+    /// A byte a bucket (2^b of them); empty when a bucket overflowed.
+    counts: Box<[u8]>,
 }
 
 impl BucketCounts {
@@ -265,38 +268,58 @@ impl BucketCounts {
     /// most 2^20).
     pub fn of(set: &FeatureSet) -> Self {
         let bits = bucket_bits(set.len());
-        let mut counts = vec![0u32; 1 << bits].into_boxed_slice();
+        let mut counts = vec![0u8; 1 << bits].into_boxed_slice();
         for &hash in set.as_slice() {
-            counts[(hash >> (64 - bits)) as usize] += 1;
+            let count = &mut counts[(hash >> (64 - bits)) as usize];
+            match count.checked_add(1) {
+                Some(more) => *count = more,
+                None => {
+                    return BucketCounts {
+                        counts: Box::new([]),
+                    }
+                }
+            }
         }
-        BucketCounts { bits, counts }
+        BucketCounts { counts }
+    }
+
+    /// The counts, a byte a bucket, for a caller that keeps many sets' counts in one place
+    /// (see [`intersection_bound`]); empty when a bucket overflowed a byte.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.counts
     }
 
     /// An upper bound on |A ∩ B|, where `self` and `other` are the counts of A and B. Exact
     /// as a bound: never below the true size.
     pub fn intersection_bound(&self, other: &BucketCounts) -> usize {
-        let (fine, coarse) = if self.bits >= other.bits {
-            (self, other)
-        } else {
-            (other, self)
-        };
-        let bound: u64 = if fine.bits == coarse.bits {
-            fine.counts
-                .iter()
-                .zip(coarse.counts.iter())
-                .map(|(&x, &y)| u64::from(x.min(y)))
-                .sum()
-        } else {
-            // A coarse bucket is 2^(difference) consecutive fine ones.
-            let group = 1 << (fine.bits - coarse.bits);
-            fine.counts
-                .chunks_exact(group)
-                .zip(coarse.counts.iter())
-                .map(|(chunk, &y)| u64::from(chunk.iter().sum::<u32>().min(y)))
-                .sum()
-        };
-        bound as usize
+        intersection_bound(&self.counts, &other.counts)
     }
+}
+
+/// An upper bound on |A ∩ B| from the counts of A and B as [`BucketCounts::as_bytes`] gives
+/// them: exact as a bound, `usize::MAX` (no bound) when either has none.
+pub fn intersection_bound(a: &[u8], b: &[u8]) -> usize {
+    if a.is_empty() || b.is_empty() {
+        return usize::MAX;
+    }
+    let (fine, coarse) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    // A coarse bucket is consecutive fine ones (the counts of both are powers of two).
+    let group = fine.len() / coarse.len();
+    let bound: u64 = if group == 1 {
+        fine.iter()
+            .zip(coarse)
+            .map(|(&x, &y)| u64::from(x.min(y)))
+            .sum()
+    } else {
+        fine.chunks_exact(group)
+            .zip(coarse)
+            .map(|(chunk, &y)| {
+                let x: u32 = chunk.iter().map(|&c| u32::from(c)).sum();
+                u64::from(x.min(u32::from(y)))
+            })
+            .sum()
+    };
+    bound as usize
 }
 
 /// Containment of `a` in `b`: |A ∩ B| / |A| (Broder); 1 when `a` is empty.
@@ -375,6 +398,32 @@ mod tests {
             proptest::prop_assert!(bound >= a.intersection_len(&b));
             proptest::prop_assert_eq!(bound, cb.intersection_bound(&ca));
             proptest::prop_assert!(bound <= a.len().min(b.len()));
+        }
+
+        /// The bound stays an upper bound where buckets overflow a byte: hashes crowded into a
+        /// few buckets (their top bits drawn from a handful of values), shared or not.
+        #[test]
+        fn bucket_bound_is_an_upper_bound_with_full_buckets(
+            a_low in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..1500),
+            b_low in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..1500),
+            shared_low in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..1500),
+            tops in proptest::collection::vec(0u64..3, 1..4),
+        ) {
+            let crowd = |low: &[u64]| -> Vec<u64> {
+                low.iter()
+                    .enumerate()
+                    .map(|(i, &l)| (tops[i % tops.len()] << 60) | (l >> 4))
+                    .collect()
+            };
+            let shared = crowd(&shared_low);
+            let (a, b) = (
+                FeatureSet::new(crowd(&a_low).into_iter().chain(shared.iter().copied()).collect()),
+                FeatureSet::new(crowd(&b_low).into_iter().chain(shared).collect()),
+            );
+            let (ca, cb) = (BucketCounts::of(&a), BucketCounts::of(&b));
+            let bound = ca.intersection_bound(&cb);
+            proptest::prop_assert!(bound >= a.intersection_len(&b));
+            proptest::prop_assert_eq!(bound, cb.intersection_bound(&ca));
         }
 
         /// The bucket sort gives what a comparison sort gives, on uniform and on skewed input.

@@ -120,8 +120,13 @@ impl IdfModel {
         let mut input = std::io::BufReader::new(std::fs::File::open(path)?);
         let malformed =
             |what: &str| Error::MalformedIdfModel(format!("{}: {what}", path.display()));
-        let mut read =
-            |buf: &mut [u8], what: &str| input.read_exact(buf).map_err(|_| malformed(what));
+        // A file that ends early is malformed; any other read error is the I/O error itself.
+        let mut read = |buf: &mut [u8], what: &str| {
+            input.read_exact(buf).map_err(|e| match e.kind() {
+                std::io::ErrorKind::UnexpectedEof => malformed(what),
+                _ => Error::Io(e),
+            })
+        };
         let mut magic = [0u8; 8];
         read(&mut magic, "too short")?;
         if &magic != MAGIC {

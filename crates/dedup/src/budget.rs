@@ -75,7 +75,7 @@ pub(crate) fn spill_file(dir: &Path) -> Result<tempfile::NamedTempFile, DedupErr
     tempfile::Builder::new()
         .prefix("neardup-spill-")
         .tempfile_in(dir)
-        .map_err(|e| DedupError::Spill(format!("cannot create a file in {}: {e}", dir.display())))
+        .map_err(|e| DedupError::spill(&format!("cannot create a file in {}", dir.display()), e))
 }
 
 /// The peak resident memory of this process so far, in bytes, as the kernel counts it

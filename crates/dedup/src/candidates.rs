@@ -73,8 +73,9 @@ impl Verifier {
         self.sets.forget(position);
     }
 
-    /// The pair `(a, b)` if the policy's verification accepts it. Bucket counts rule out most
-    /// failing pairs without a merge (exactly: the bound is never below the true intersection).
+    /// The pair `(a, b)` if the policy's verification accepts it. The sets' sizes and bucket
+    /// counts, held in memory, rule out most failing pairs before a set is read (exactly: the
+    /// bound is never below the true intersection).
     pub(crate) fn verify(
         &self,
         items: &[Item],
@@ -82,12 +83,17 @@ impl Verifier {
         a: u32,
         b: u32,
     ) -> Result<Option<FoundPair>, DedupError> {
+        let (Some(x), Some(y)) = (self.sets.summary(a), self.sets.summary(b)) else {
+            return Ok(None);
+        };
+        if !policy.could_pass(x.len, y.len, Some(x.intersection_bound(&y))) {
+            return Ok(None);
+        }
         let (Some(x), Some(y)) = (self.sets.get(a)?, self.sets.get(b)?) else {
             return Ok(None);
         };
-        let bounds = Some((&x.counts, &y.counts));
         Ok(policy
-            .verify(&x.set, &y.set, bounds)
+            .verify(&x, &y, None)
             .map(|evidence| pair(items, a, b, Kind::Near, evidence)))
     }
 }

@@ -9,10 +9,27 @@ pub enum DedupError {
     /// The items lack what the method needs (MinHash signatures, shingle sets).
     #[error("{0}")]
     MissingData(String),
-    /// Spilling to disk failed (the temporary directory is missing, full or unwritable).
-    #[error("spilling to disk: {0}")]
-    Spill(String),
+    /// Spilling to disk failed (the temporary directory is missing, full or unwritable), or
+    /// what was spilled came back damaged.
+    #[error("spilling to disk: {what}")]
+    Spill {
+        /// What failed (with the I/O error's message, where one failed).
+        what: String,
+        /// The I/O error, where one failed.
+        #[source]
+        source: Option<std::io::Error>,
+    },
     /// The search layer refused the request.
     #[error(transparent)]
     Index(#[from] neardup_index::IndexError),
+}
+
+impl DedupError {
+    /// Spilling failed: `doing` met the I/O error `source`.
+    pub(crate) fn spill(doing: &str, source: std::io::Error) -> DedupError {
+        DedupError::Spill {
+            what: format!("{doing}: {source}"),
+            source: Some(source),
+        }
+    }
 }

@@ -495,19 +495,9 @@ impl Policy {
                 threshold: 0.0,
             });
         };
-        if !self.length_ratio_passes(a.len(), b.len()) {
+        let bound = bounds.map(|(x, y)| x.intersection_bound(y));
+        if !self.could_pass(a.len(), b.len(), bound) {
             return None;
-        }
-        if let Some((x, y)) = bounds {
-            let needed = match measure {
-                VerifyMeasure::Jaccard => jaccard_needed(a.len(), b.len(), self.threshold),
-                VerifyMeasure::Containment => {
-                    containment_needed(a.len().min(b.len()), self.threshold)
-                }
-            };
-            if x.intersection_bound(y) < needed {
-                return None;
-            }
         }
         let value = match measure {
             VerifyMeasure::Jaccard => jaccard_at_least(a, b, self.threshold)?,
@@ -518,6 +508,30 @@ impl Policy {
             value,
             threshold: self.threshold,
         })
+    }
+
+    /// Whether two sets of `len_a` and `len_b` elements, whose intersection has at most
+    /// `intersection_bound` elements when that is known, could pass verification: the length
+    /// guard and the bound, the early exits of [`Policy::verify`], without the sets themselves
+    /// (a caller that holds only their sizes and [`BucketCounts`] rules pairs out before it
+    /// reads the sets).
+    pub fn could_pass(
+        &self,
+        len_a: usize,
+        len_b: usize,
+        intersection_bound: Option<usize>,
+    ) -> bool {
+        let Some(measure) = self.verify else {
+            return true;
+        };
+        if !self.length_ratio_passes(len_a, len_b) {
+            return false;
+        }
+        let needed = match measure {
+            VerifyMeasure::Jaccard => jaccard_needed(len_a, len_b, self.threshold),
+            VerifyMeasure::Containment => containment_needed(len_a.min(len_b), self.threshold),
+        };
+        intersection_bound.is_none_or(|bound| bound >= needed)
     }
 
     /// The verification's evidence for a pair, passing or not, with the full value (the

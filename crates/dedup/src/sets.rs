@@ -2,6 +2,10 @@
 //! of the [`Budget`](crate::Budget) and written to a temporary file beyond it, read back
 //! through a cache of bounded size.
 //!
+//! Each set's size and [`BucketCounts`] (a quarter of a byte a shingle) stay in memory
+//! whatever is spilled: most pairs verification sees fail on them alone (template pages close
+//! in SimHash, under the threshold), so a set is read back only for a pair that may pass.
+//!
 //! Shingle hashes are uniform 64-bit values: sorted, their gaps still take about 64 − log2(n)
 //! bits each, so neither delta coding nor zstd makes them much smaller. They are stored as they
 //! are, 8 bytes a shingle, and the file is read at the offsets of the sets a verification needs.
@@ -12,30 +16,32 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use lru::LruCache;
-use neardup_core::measure::{BucketCounts, FeatureSet};
+use neardup_core::measure::{intersection_bound, BucketCounts, FeatureSet};
 use tempfile::NamedTempFile;
 
 use crate::budget::spill_file;
 use crate::error::DedupError;
 
-/// A set ready for verification: its shingles and their bucket counts.
-#[derive(Debug)]
-pub(crate) struct HeldSet {
-    pub(crate) set: FeatureSet,
-    pub(crate) counts: BucketCounts,
+/// Bytes a set read back holds in the cache, counted high: 8 a shingle, and the allocator's
+/// share of sets freed and made all the time (on the 1 GB corpus at a 700 MiB budget, counting
+/// 8 left the peak 7% above the budget).
+fn cached_bytes(set: &FeatureSet) -> usize {
+    set.len() * 9 + 128
 }
 
-impl HeldSet {
-    fn new(set: FeatureSet) -> Self {
-        let counts = BucketCounts::of(&set);
-        HeldSet { set, counts }
-    }
+/// What is known of a stored set without reading it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Summary<'a> {
+    /// Shingles in the set.
+    pub(crate) len: usize,
+    /// Its bucket counts ([`BucketCounts::as_bytes`]).
+    pub(crate) counts: &'a [u8],
+}
 
-    /// Bytes held, counted high: 8 a shingle, up to 2 of bucket counts (a bucket a 2 to 4
-    /// shingles), and the allocator's share of sets freed and made all the time (on the 1 GB
-    /// corpus at a 700 MiB budget, counting 9 left the peak 7% above the budget).
-    fn bytes(&self) -> usize {
-        self.set.len() * 12 + 128
+impl Summary<'_> {
+    /// An upper bound on the shingles this set shares with `other`'s (exact as a bound).
+    pub(crate) fn intersection_bound(&self, other: &Summary<'_>) -> usize {
+        intersection_bound(self.counts, other.counts)
     }
 }
 
@@ -46,6 +52,9 @@ struct Span {
     offset: u64,
     len: u32,
     on_disk: bool,
+    /// Where its bucket counts start in the store's counts, and how many there are.
+    counts_at: u64,
+    counts_len: u32,
 }
 
 /// The spill file and its writer.
@@ -63,6 +72,10 @@ pub(crate) struct SetStore {
     memory: Vec<u64>,
     /// Shingles `memory` may hold before sets go to the file.
     memory_limit: usize,
+    /// Every set's bucket counts, one after the other (see [`Span::counts_at`]).
+    counts: Vec<u8>,
+    /// The bytes of sets the store may hold (`memory`, the counts and the cache together).
+    share: usize,
     spill_dir: std::path::PathBuf,
     spill: Option<Spill>,
     cache: Mutex<Cache>,
@@ -70,14 +83,15 @@ pub(crate) struct SetStore {
 
 /// The most recently used sets, up to a number of bytes.
 struct Cache {
-    sets: LruCache<u32, Arc<HeldSet>>,
+    sets: LruCache<u32, Arc<FeatureSet>>,
     bytes: usize,
     limit: usize,
 }
 
 impl SetStore {
-    /// A store that holds up to `bytes` of sets in memory (a quarter as written sets, three as
-    /// the cache of sets read back) and spills the rest to a file in `spill_dir`. The cache is
+    /// A store that holds up to `bytes` of sets in memory (a quarter as written sets, the rest
+    /// as their bucket counts and the cache of sets read back) and spills the rest to a file in
+    /// `spill_dir`. The cache is
     /// the larger share: the decision reads every set through it, and on the 1 GB corpus with a
     /// budget a third of its sets' size, verification took 90 s with the shares the other way
     /// round.
@@ -91,6 +105,8 @@ impl SetStore {
             // times while it moves. Pages never written are never resident.
             memory: Vec::with_capacity(memory_limit),
             memory_limit,
+            counts: Vec::new(),
+            share: usize::try_from(bytes).unwrap_or(usize::MAX),
             spill_dir: spill_dir.to_path_buf(),
             spill: None,
             cache: Mutex::new(Cache {
@@ -120,6 +136,8 @@ impl SetStore {
                     offset,
                     len,
                     on_disk: false,
+                    counts_at: 0,
+                    counts_len: 0,
                 }
             } else {
                 let spill = self.spill_mut()?;
@@ -134,8 +152,17 @@ impl SetStore {
                     offset,
                     len,
                     on_disk: true,
+                    counts_at: 0,
+                    counts_len: 0,
                 }
             };
+        let counts = BucketCounts::of(set);
+        let span = Span {
+            counts_at: self.counts.len() as u64,
+            counts_len: counts.as_bytes().len() as u32,
+            ..span
+        };
+        self.counts.extend_from_slice(counts.as_bytes());
         self.positions.push(position);
         self.spans.push(span);
         Ok(())
@@ -150,6 +177,16 @@ impl SetStore {
         }
         // No shrink_to_fit: it would copy the sets (twice the memory for a moment), and the
         // reserved pages never written were never resident.
+        // The cache has what the written sets and the counts leave of the share, and at least
+        // an eighth of it.
+        let held = self.memory.len() * 8 + self.counts.capacity() + self.spans.capacity() * 36;
+        let cache = self.share.saturating_sub(held).max(self.share / 8);
+        self.lock().limit = cache;
+        tracing::info!(
+            count_bytes = self.counts.len(),
+            cache_bytes = cache,
+            "shingle sets stored"
+        );
         Ok(())
     }
 
@@ -168,23 +205,35 @@ impl SetStore {
         self.memory.len() as u64 + self.spill.as_ref().map_or(0, |s| s.written)
     }
 
+    /// The size and bucket counts of the set of the document at `position`, or `None` if it
+    /// was not stored: held in memory, whatever is spilled.
+    pub(crate) fn summary(&self, position: u32) -> Option<Summary<'_>> {
+        let at = self.positions.binary_search(&position).ok()?;
+        let span = self.spans[at];
+        let start = span.counts_at as usize;
+        Some(Summary {
+            len: span.len as usize,
+            counts: &self.counts[start..start + span.counts_len as usize],
+        })
+    }
+
     /// The set of the document at `position`, or `None` if it was not stored.
-    pub(crate) fn get(&self, position: u32) -> Result<Option<Arc<HeldSet>>, DedupError> {
+    pub(crate) fn get(&self, position: u32) -> Result<Option<Arc<FeatureSet>>, DedupError> {
         let Ok(at) = self.positions.binary_search(&position) else {
             return Ok(None);
         };
         if let Some(held) = self.lock().sets.get(&position) {
             return Ok(Some(Arc::clone(held)));
         }
-        let held = Arc::new(HeldSet::new(self.read(self.spans[at], position)?));
+        let held = Arc::new(self.read(self.spans[at], position)?);
         let mut cache = self.lock();
-        cache.bytes += held.bytes();
+        cache.bytes += cached_bytes(&held);
         if let Some(old) = cache.sets.put(position, Arc::clone(&held)) {
-            cache.bytes -= old.bytes();
+            cache.bytes -= cached_bytes(&old);
         }
         while cache.bytes > cache.limit && cache.sets.len() > 1 {
             if let Some((_, old)) = cache.sets.pop_lru() {
-                cache.bytes -= old.bytes();
+                cache.bytes -= cached_bytes(&old);
             }
         }
         Ok(Some(held))
@@ -194,7 +243,7 @@ impl SetStore {
     pub(crate) fn forget(&self, position: u32) {
         let mut cache = self.lock();
         if let Some(held) = cache.sets.pop(&position) {
-            cache.bytes -= held.bytes();
+            cache.bytes -= cached_bytes(&held);
         }
     }
 
@@ -210,7 +259,7 @@ impl SetStore {
             let mut shingles = vec![0u64; span.len as usize];
             let bytes = bytemuck::cast_slice_mut::<u64, u8>(&mut shingles);
             read_at(spill.file.as_file(), bytes, span.offset * 8).map_err(|e| {
-                DedupError::Spill(format!("reading {} back: {e}", spill.file.path().display()))
+                DedupError::spill(&format!("reading {} back", spill.file.path().display()), e)
             })?;
             // Written little-endian (`write_shingles`).
             shingles.iter_mut().for_each(|s| *s = u64::from_le(*s));
@@ -219,10 +268,9 @@ impl SetStore {
             let start = span.offset as usize;
             self.memory[start..start + span.len as usize].to_vec()
         };
-        FeatureSet::from_sorted(shingles).ok_or_else(|| {
-            DedupError::Spill(format!(
-                "the spilled shingle set of document {position} came back damaged"
-            ))
+        FeatureSet::from_sorted(shingles).ok_or_else(|| DedupError::Spill {
+            what: format!("the spilled shingle set of document {position} came back damaged"),
+            source: None,
         })
     }
 
@@ -254,7 +302,7 @@ fn write_shingles(writer: &mut impl Write, shingles: &[u64]) -> std::io::Result<
 }
 
 fn write_error(e: std::io::Error) -> DedupError {
-    DedupError::Spill(format!("writing shingle sets: {e}"))
+    DedupError::spill("writing shingle sets", e)
 }
 
 #[cfg(unix)]
@@ -304,7 +352,10 @@ mod tests {
         for _round in 0..2 {
             for (i, s) in sets.iter().enumerate() {
                 let held = store.get(i as u32 * 3).unwrap().unwrap();
-                assert_eq!(&held.set, s);
+                assert_eq!(&*held, s);
+                let summary = store.summary(i as u32 * 3).unwrap();
+                assert_eq!(summary.len, s.len());
+                assert_eq!(summary.counts, BucketCounts::of(s).as_bytes());
             }
         }
         assert!(store.get(1).unwrap().is_none());
