@@ -53,9 +53,7 @@ impl<F: FnMut(bool)> FeatureSource for CorpusFeatures<'_, F> {
             )
             .map_err(|e: ReadError| match e {
                 ReadError::Engine(e) => e,
-                ReadError::Corpus(e) => DedupError::MissingData(format!(
-                    "reading the inputs again for verification: {e}"
-                )),
+                ReadError::Corpus(e) => DedupError::Reread(e),
             })?;
         if handed != positions.len() {
             return Err(DedupError::MissingData(

@@ -19,6 +19,9 @@ pub enum DedupError {
         #[source]
         source: Option<std::io::Error>,
     },
+    /// Reading the inputs again for the shingle sets failed.
+    #[error("reading the inputs again for verification: {0}")]
+    Reread(#[source] neardup_ingest::CorpusError),
     /// The search layer refused the request.
     #[error(transparent)]
     Index(#[from] neardup_index::IndexError),
