@@ -51,10 +51,7 @@ impl<F: Fingerprint> BlockKeys<F> {
             )));
         }
         let radius = k / blocks;
-        let masks = tables
-            .iter()
-            .map(|t| flips(t.key_bits(), radius))
-            .collect();
+        let masks = tables.iter().map(|t| flips(t.key_bits(), radius)).collect();
         Ok(BlockKeys { k, tables, masks })
     }
 
@@ -179,9 +176,15 @@ mod tests {
             .collect();
         agrees_with_brute_force(&BlockKeys::<u64>::new(4, 7).unwrap(), &fps);
         agrees_with_brute_force(&BlockKeys::<u64>::planned(6).unwrap(), &fps);
-        let wide: Vec<u128> = fps.iter().map(|&f| u128::from(f) << 64 | u128::from(!f)).collect();
+        let wide: Vec<u128> = fps
+            .iter()
+            .map(|&f| u128::from(f) << 64 | u128::from(!f))
+            .collect();
         agrees_with_brute_force(&BlockKeys::<u128>::planned(6).unwrap(), &wide);
         assert!(BlockKeys::<u128>::new(1, 3).is_err(), "a 128-bit key");
-        assert_eq!(BlockKeys::<u64>::planned(6).unwrap().accepts(0, 0, 0, 9), None);
+        assert_eq!(
+            BlockKeys::<u64>::planned(6).unwrap().accepts(0, 0, 0, 9),
+            None
+        );
     }
 }

@@ -84,7 +84,11 @@ pub(crate) fn flips(w: u32, r: u32) -> Vec<u64> {
 /// if `blocks` is 0 or more than the bits, or if a query at `k` would probe more than 2^16 keys
 /// of `min(block, widest)` bits per table. The one home of the block split, for the index held
 /// in memory ([`ProbedBlocks`]) and for the one held in a store ([`BlockKeys`]).
-pub(crate) fn block_tables<F: Fingerprint>(blocks: u32, k: u32, widest: u32) -> Result<Vec<Table<F>>> {
+pub(crate) fn block_tables<F: Fingerprint>(
+    blocks: u32,
+    k: u32,
+    widest: u32,
+) -> Result<Vec<Table<F>>> {
     if blocks == 0 || blocks > F::BITS {
         return Err(IndexError::InvalidDesign(format!(
             "{blocks} blocks on {}-bit fingerprints (needs 1 to {})",
@@ -111,7 +115,12 @@ pub(crate) fn block_tables<F: Fingerprint>(blocks: u32, k: u32, widest: u32) -> 
 /// block is within `radius` bits, and no earlier table's is (that one reports it instead), so
 /// each match comes once.
 #[inline]
-pub(crate) fn reported_by<F: Fingerprint>(table: &Table<F>, earlier: &[Table<F>], diff: F, radius: u32) -> bool {
+pub(crate) fn reported_by<F: Fingerprint>(
+    table: &Table<F>,
+    earlier: &[Table<F>],
+    diff: F,
+    radius: u32,
+) -> bool {
     diff.and(table.mask()).ones() <= radius
         && !earlier.iter().any(|e| diff.and(e.mask()).ones() <= radius)
 }

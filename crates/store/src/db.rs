@@ -268,7 +268,9 @@ impl NearDupDb {
             }
         };
         let sets = match options.memory {
-            Some(memory) => SetCache::with_bytes(memory.saturating_sub(index.memory_bytes() as u64)),
+            Some(memory) => {
+                SetCache::with_bytes(memory.saturating_sub(index.memory_bytes() as u64))
+            }
             None => SetCache::default(),
         };
         Ok(NearDupDb {
@@ -544,7 +546,10 @@ impl NearDupDb {
         own: Option<u64>,
     ) -> Result<(Found, Cursor)> {
         let mut changes = Vec::new();
-        match self.store.changes(seen, &mut |_, change| changes.push(change)) {
+        match self
+            .store
+            .changes(seen, &mut |_, change| changes.push(change))
+        {
             Ok(at) => {
                 Plan::merge(&mut found, changes, query, self.meta.policy.k, own);
                 Ok((found, at))

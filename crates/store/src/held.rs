@@ -198,11 +198,9 @@ pub(crate) fn build(store: &dyn Store, plan: &Plan) -> Result<()> {
     let described = plan.describe();
     match store.blocks_plan()? {
         Some(stored) if stored == described => return Ok(()),
-        Some(stored) => {
-            return Err(StoreError::Corrupt(format!(
-                "the store's block keys were written for {stored:?}, this version plans {described:?}"
-            )))
-        }
+        Some(stored) => return Err(StoreError::Corrupt(format!(
+            "the store's block keys were written for {stored:?}, this version plans {described:?}"
+        ))),
         None => {}
     }
     let mut entries = Vec::new();
@@ -239,7 +237,9 @@ impl neardup_core::Choice for IndexIn {
 
     fn help(self) -> &'static str {
         match self {
-            IndexIn::Local => "an index of every document in this process's memory (fastest checks)",
+            IndexIn::Local => {
+                "an index of every document in this process's memory (fastest checks)"
+            }
             IndexIn::Store => {
                 "the index the store holds (Redis block keys): memory bounded by --memory"
             }

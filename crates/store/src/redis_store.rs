@@ -812,7 +812,10 @@ impl Store for RedisStore {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let names: Vec<String> = keys.iter().map(|&(t, key)| self.keys.block(t, key)).collect();
+        let names: Vec<String> = keys
+            .iter()
+            .map(|&(t, key)| self.keys.block(t, key))
+            .collect();
         let lists: Vec<Option<Vec<u8>>> =
             self.run(|conn| redis::cmd("MGET").arg(&names).query(conn))?;
         Ok(lists.into_iter().map(Option::unwrap_or_default).collect())
@@ -826,7 +829,10 @@ impl Store for RedisStore {
     /// `APPEND` to each key (pipelined on one server); under strict durability each key's node
     /// then waits for a replica, as every write does.
     fn add_blocks(&self, keys: &[(u32, u64)], entry: &[u8]) -> Result<()> {
-        let names: Vec<String> = keys.iter().map(|&(t, key)| self.keys.block(t, key)).collect();
+        let names: Vec<String> = keys
+            .iter()
+            .map(|&(t, key)| self.keys.block(t, key))
+            .collect();
         self.run(|conn| {
             if let Conn::Single(single) = conn {
                 let mut pipe = redis::pipe();
