@@ -39,7 +39,7 @@ impl BudgetArgs {
 }
 
 /// Parses a size such as `512M`, `2G`, `2GiB` or `1500000000`.
-fn parse_memory(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_memory(text: &str) -> Result<u64, String> {
     let bytes = parse_size::Config::new()
         .with_binary()
         .parse_size(text)

@@ -5,9 +5,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use neardup_store::{
-    open_db, redact, DbSpec, NearDupDb, OpenOptions, StoreError, DEFAULT_STORE_TIMEOUT,
+    open_db, redact, DbSpec, IndexIn, NearDupDb, OpenOptions, StoreError, DEFAULT_STORE_TIMEOUT,
 };
 
+use crate::budget_args::parse_memory;
+use crate::choice::choice;
 use crate::policy_args::PolicyArgs;
 
 /// Which database to open, and how to create it if new.
@@ -47,6 +49,17 @@ pub struct DbArgs {
     /// on stderr what an acknowledgement then means.
     #[arg(long, value_enum, default_value_t = DurabilityMode::Any)]
     pub durability: DurabilityMode,
+    /// Where checks find their candidates: `local`, an index of every document in this
+    /// process (fastest; it grows with the database), or `store`, the index a Redis database
+    /// holds (block keys spread over the cluster: this process holds no index, whatever the
+    /// database's size).
+    #[arg(long, value_parser = choice::<IndexIn>(), default_value = "local")]
+    pub index_in: IndexIn,
+    /// The most this process may hold for the database (e.g. 512M, 2G): a local index over it
+    /// is refused at start; the verification cache gets what the index leaves [default: no
+    /// limit on the index, a cache of about 150 MB].
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory)]
+    pub memory: Option<u64>,
     /// The policy of a new database (the default one if none is given). An existing database
     /// keeps the policy it was made with: leave these out, or name that same policy.
     #[command(flatten)]
@@ -109,6 +122,8 @@ impl DbArgs {
             allow_eviction: self.allow_eviction,
             redis_ca_file: self.redis_ca_file.clone(),
             must_exist,
+            index_in: self.index_in,
+            memory: self.memory,
         };
         open_db(&self.db, options).map_err(|error| opening(&self.db, error))
     }

@@ -6,6 +6,8 @@
 //! ([`PermutedTables`], [`Design`]), plus the lecture slides' approximate rotate-sort-compare
 //! ([`rotate_pairs`]).
 //!
+//! * An index held in a store (seed 004's block keys): [`BlockKeys`] says which keys a
+//!   fingerprint is stored under and which a query reads.
 //! * Online Hamming search: the [`HammingIndex`] trait (insert, remove, query within `k`), for
 //!   64- and 128-bit fingerprints ([`Fingerprint`] is `u64` or `u128`).
 //! * Batch: [`all_pairs`] — every pair within `k`, once, identical values included, in parallel.
@@ -18,6 +20,7 @@
 
 mod allpairs;
 mod bitwise;
+mod block_keys;
 mod brute;
 mod cluster;
 mod design;
@@ -35,6 +38,7 @@ pub mod synth;
 
 pub use allpairs::{all_pairs, near_components, Pair};
 pub use bitwise::BitInvertedIndex;
+pub use block_keys::{BlockKeys, KEY_COST, PLANNED_LEN};
 pub use brute::BruteForce;
 pub use cluster::{clusters, Cluster, Representative, UnionFind};
 pub use design::{Design, Table, MAX_TABLES};

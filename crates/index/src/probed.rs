@@ -57,14 +57,14 @@ fn dir_bits_for(n: usize) -> u32 {
 }
 
 /// Number of keys within `r` bits of a `w`-bit key: `Σ_{i ≤ r} C(w, i)`.
-fn ball(w: u32, r: u32) -> u64 {
+pub(crate) fn ball(w: u32, r: u32) -> u64 {
     (0..=r.min(w)).fold(0u64, |sum, i| {
         sum.saturating_add(binomial(u64::from(w), u64::from(i)))
     })
 }
 
 /// Every `w`-bit mask with at most `r` bits set, fewest bits first.
-fn flips(w: u32, r: u32) -> Vec<u64> {
+pub(crate) fn flips(w: u32, r: u32) -> Vec<u64> {
     let mut out = vec![0u64];
     let mut frontier = vec![(0u64, 0u32)];
     for _ in 0..r.min(w) {
@@ -78,6 +78,51 @@ fn flips(w: u32, r: u32) -> Vec<u64> {
         frontier = next;
     }
     out
+}
+
+/// One table per block of `blocks` equal blocks of `F`'s bits (most significant first); fails
+/// if `blocks` is 0 or more than the bits, or if a query at `k` would probe more than 2^16 keys
+/// of `min(block, widest)` bits per table. The one home of the block split, for the index held
+/// in memory ([`ProbedBlocks`]) and for the one held in a store ([`BlockKeys`]).
+pub(crate) fn block_tables<F: Fingerprint>(
+    blocks: u32,
+    k: u32,
+    widest: u32,
+) -> Result<Vec<Table<F>>> {
+    if blocks == 0 || blocks > F::BITS {
+        return Err(IndexError::InvalidDesign(format!(
+            "{blocks} blocks on {}-bit fingerprints (needs 1 to {})",
+            F::BITS,
+            F::BITS
+        )));
+    }
+    let all: Vec<u32> = (0..F::BITS).rev().collect();
+    let tables: Vec<Table<F>> = split(&all, blocks).iter().map(|b| Table::new(b)).collect();
+    let widest_probe = tables
+        .iter()
+        .map(|t| ball(t.key_bits().min(widest), k / blocks))
+        .max()
+        .unwrap_or(0);
+    if widest_probe > 1 << 16 {
+        return Err(IndexError::InvalidDesign(format!(
+            "{blocks} blocks at k = {k} probe {widest_probe} buckets per table; use more blocks"
+        )));
+    }
+    Ok(tables)
+}
+
+/// Whether `table` reports a stored fingerprint that differs from the query by `diff`: its
+/// block is within `radius` bits, and no earlier table's is (that one reports it instead), so
+/// each match comes once.
+#[inline]
+pub(crate) fn reported_by<F: Fingerprint>(
+    table: &Table<F>,
+    earlier: &[Table<F>],
+    diff: F,
+    radius: u32,
+) -> bool {
+    diff.and(table.mask()).ones() <= radius
+        && !earlier.iter().any(|e| diff.and(e.mask()).ones() <= radius)
 }
 
 /// The fingerprints of one bucket, with their slots beside them.
@@ -135,25 +180,7 @@ impl<F: Fingerprint> ProbedBlocks<F> {
 
     /// An empty index sized for about `n` fingerprints (the directory still grows past that).
     pub fn with_capacity(blocks: u32, k: u32, n: usize) -> Result<Self> {
-        if blocks == 0 || blocks > F::BITS {
-            return Err(IndexError::InvalidDesign(format!(
-                "{blocks} blocks on {}-bit fingerprints (needs 1 to {})",
-                F::BITS,
-                F::BITS
-            )));
-        }
-        let all: Vec<u32> = (0..F::BITS).rev().collect();
-        let tables: Vec<Table<F>> = split(&all, blocks).iter().map(|b| Table::new(b)).collect();
-        let widest_probe = tables
-            .iter()
-            .map(|t| ball(t.key_bits().min(MAX_DIR_BITS), k / blocks))
-            .max()
-            .unwrap_or(0);
-        if widest_probe > 1 << 16 {
-            return Err(IndexError::InvalidDesign(format!(
-                "{blocks} blocks at k = {k} probe {widest_probe} buckets per table; use more blocks"
-            )));
-        }
+        let tables = block_tables::<F>(blocks, k, MAX_DIR_BITS)?;
         let mut index = ProbedBlocks {
             k,
             tables,
@@ -360,10 +387,7 @@ impl<F: Fingerprint> HammingIndex<F> for ProbedBlocks<F> {
                 for (at, &stored) in bucket.fps.iter().enumerate() {
                     let diff = stored.xor(fp);
                     let distance = diff.ones();
-                    if distance > k || diff.and(table.mask()).ones() > radius {
-                        continue;
-                    }
-                    if earlier.iter().any(|e| diff.and(e.mask()).ones() <= radius) {
+                    if distance > k || !reported_by(table, earlier, diff, radius) {
                         continue;
                     }
                     out.push(Match {

@@ -1,6 +1,8 @@
-//! Creates (or extends) a redb database with N synthetic records, then times a fresh open.
+//! Creates (or extends) a database with N synthetic records, then times a fresh open.
 //!
-//! `cargo run --release -p neardup-store --example synth -- DIR N`
+//! `cargo run --release -p neardup-store --example synth -- DIR|URL N` (a directory: redb; a
+//! Redis URL: records written one by one, and the block keys of the index the store holds
+//! built by the open that follows).
 //!
 //! Records have random 64-bit SimHash fingerprints and digests (a fixed-seed generator), ids
 //! `s00000000`, ...: what the open path reads is the same as for real documents.
@@ -9,9 +11,7 @@ use std::time::Instant;
 
 use neardup_core::Simhash;
 use neardup_dedup::Policy;
-use neardup_store::{
-    open_db, Cursor, Insert, Meta, OpenOptions, Record, RedbStore, Store, StoredText,
-};
+use neardup_store::{open_db, open_store, Cursor, Insert, Meta, OpenOptions, Record, StoredText};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -21,7 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n: u64 = n.parse()?;
     let started = Instant::now();
     {
-        let store = RedbStore::open(dir.as_ref(), neardup_store::DEFAULT_STORE_TIMEOUT)?;
+        let store = open_store(&dir, &OpenOptions::default())?;
         store.init_meta(&Meta::new(Policy::default()))?;
         let first = store.len()?;
         let mut state = 0x853C_49E6_748F_EA9B_u64 ^ first;
@@ -33,6 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             z ^ (z >> 31)
         };
         let mut waiting = Vec::new();
+        let mut seen = Cursor::default();
         for i in first..first + n {
             let record = Record {
                 id: format!("s{i:08}"),
@@ -54,7 +55,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .expect("a short text compresses"),
                 ),
             };
-            if let Insert::Accepted { durable, .. } = store.insert(record, Cursor::default())? {
+            // One writer: the position it was given is the store's (Redis refuses another).
+            if let Insert::Accepted {
+                durable, cursor, ..
+            } = store.insert(record, seen)?
+            {
+                seen = cursor;
                 waiting.push(durable);
             }
             if waiting.len() >= 100_000 {

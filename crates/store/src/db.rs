@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::durability::Durability;
 use crate::error::{Result, StoreError};
 use crate::gate::Gated;
+use crate::held::{IndexIn, Plan};
 use crate::memory::{Found, MemIndex};
 use crate::meta::Meta;
 use crate::record::{digest_key, Entry, Record, StoredText};
@@ -73,6 +74,14 @@ pub struct OpenOptions {
     /// Open only a database that exists, creating nothing (no directory, no file, no key):
     /// else fail with [`StoreError::NoDatabase`]. For the doors that only read or delete.
     pub must_exist: bool,
+    /// Where checks find their candidates: an index in this process (the default) or the one
+    /// the store holds (Redis only; else [`StoreError::IndexPlacement`]).
+    pub index_in: IndexIn,
+    /// The most this process may hold for the database's data, in bytes: the in-memory index
+    /// (a local index over it is refused at open, [`StoreError::IndexPlacement`]) plus the
+    /// verification cache, which gets what the index leaves. `None`: no limit on the index,
+    /// the cache's default share.
+    pub memory: Option<u64>,
 }
 
 impl Default for OpenOptions {
@@ -84,6 +93,8 @@ impl Default for OpenOptions {
             allow_eviction: false,
             redis_ca_file: None,
             must_exist: false,
+            index_in: IndexIn::Local,
+            memory: None,
         }
     }
 }
@@ -112,9 +123,11 @@ pub struct Stats {
     pub location: String,
     /// Documents in the store.
     pub documents: u64,
-    /// Documents in this process's in-memory index.
+    /// Documents the index answers for (this process's in-memory index; with the index in the
+    /// store, every stored document).
     pub indexed: u64,
-    /// Heap bytes of the in-memory index (Hamming tables and digest keys).
+    /// Heap bytes of the in-memory index (Hamming tables and digest keys; 0 with the index in
+    /// the store).
     pub index_bytes: u64,
     /// The profile's name.
     pub profile: String,
@@ -182,6 +195,10 @@ struct State {
 /// racing on near-identical documents cannot both insert as unique.
 pub struct NearDupDb {
     store: Gated,
+    /// The block keys of the store-held index, when the store holds one (every insert writes
+    /// them, whichever index this process reads).
+    plan: Option<Plan>,
+    index_in: IndexIn,
     fingerprinter: Fingerprinter,
     meta: Meta,
     durability: Durability,
@@ -230,28 +247,43 @@ impl NearDupDb {
         meta.check(&location, options.policy.as_ref())?;
         check_online(&meta.policy)?;
         let fingerprinter = Fingerprinter::new(meta.policy.profile.clone())?;
-        let started = std::time::Instant::now();
-        let mut entries = Vec::new();
-        let cursor = store.load(&mut |entry| entries.push(entry))?;
-        let loaded = started.elapsed();
-        let index = MemIndex::build(&entries, meta.policy.profile.bits, meta.policy.k)?;
-        drop(entries);
-        tracing::info!(
-            %location,
-            documents = index.len(),
-            ?loaded,
-            built = ?(started.elapsed() - loaded),
-            "database open"
-        );
+        let plan = store
+            .holds_blocks()
+            .then(|| Plan::new(meta.policy.profile.bits, meta.policy.k))
+            .transpose()?;
+        if let Some(plan) = &plan {
+            crate::held::build(&store, plan)?;
+        }
+        let (index, cursor) = match options.index_in {
+            IndexIn::Local => load_index(&store, &meta, options.memory)?,
+            IndexIn::Store if plan.is_some() => (
+                MemIndex::build(&[], meta.policy.profile.bits, meta.policy.k)?,
+                Cursor::default(),
+            ),
+            IndexIn::Store => {
+                return Err(StoreError::IndexPlacement(format!(
+                    "{location} holds no index: --index-in store needs a Redis database (one \
+                     process owns a redb file, so its index lives in that process)"
+                )))
+            }
+        };
+        let sets = match options.memory {
+            Some(memory) => {
+                SetCache::with_bytes(memory.saturating_sub(index.memory_bytes() as u64))
+            }
+            None => SetCache::default(),
+        };
         Ok(NearDupDb {
             store,
+            plan,
+            index_in: options.index_in,
             fingerprinter,
             meta,
             durability,
             state: RwLock::new(State { index, cursor }),
             writer: Mutex::new(()),
             generated: AtomicU64::new(0),
-            sets: SetCache::default(),
+            sets,
         })
     }
 
@@ -374,29 +406,79 @@ impl NearDupDb {
 
     /// Judges a document against the database without inserting it.
     fn check_only(&self, doc: &NewDocument, prepared: &Prepared) -> Result<Judged> {
-        self.catch_up()?;
-        let found = self
-            .read()
-            .index
-            .query(prepared.query.0, prepared.query.1)?;
+        let found = match (&self.plan, self.index_in) {
+            (Some(plan), IndexIn::Store) => self.held_query(plan, prepared.query)?,
+            _ => {
+                self.catch_up()?;
+                self.read()
+                    .index
+                    .query(prepared.query.0, prepared.query.1)?
+            }
+        };
         self.judge(&found, prepared.query, &doc.text)
     }
 
+    /// The candidates of `query` in the store-held index.
+    fn held_query(&self, plan: &Plan, query: (u128, u128)) -> Result<Found> {
+        plan.query(&self.store, query.0, query.1, self.meta.policy.k)
+    }
+
     /// Check and insert, with the writer lock held: retried while another process wrote
-    /// since this one caught up.
+    /// since this one caught up. Block entries written for an insert that was not made are
+    /// removed again (left behind, they would only be skipped: they name no stored slot).
     fn locked_check_insert(
         &self,
         doc: &NewDocument,
         prepared: &Prepared,
         mode: InsertMode,
     ) -> Result<Step> {
-        let query = prepared.query;
-        for _ in 0..MAX_CONFLICTS {
-            self.catch_up()?;
-            let (found, cursor) = {
+        let mut reserved = None;
+        let step = self.check_insert_attempts(doc, prepared, mode, &mut reserved);
+        let made = match &step {
+            Ok(step) => step.inserted.is_some(),
+            Err(error) => error.may_be_stored(),
+        };
+        if let (Some(slot), Some(plan), false) = (reserved, &self.plan, made) {
+            let simhash = prepared.query.0;
+            if let Err(error) = self
+                .store
+                .remove_blocks(&plan.homes(simhash), &plan.entry(slot, simhash))
+            {
+                tracing::warn!(%error, slot, "block entries of an insert not made are left");
+            }
+        }
+        step
+    }
+
+    /// The candidates and the store's position they reflect: the in-memory index caught up,
+    /// or the store-held index read after the position.
+    fn candidates(&self, query: (u128, u128)) -> Result<(Found, Cursor)> {
+        match (&self.plan, self.index_in) {
+            (Some(plan), IndexIn::Store) => {
+                let seen = self.store.position()?;
+                Ok((self.held_query(plan, query)?, seen))
+            }
+            _ => {
+                self.catch_up()?;
                 let state = self.read();
-                (state.index.query(query.0, query.1)?, state.cursor)
-            };
+                Ok((state.index.query(query.0, query.1)?, state.cursor))
+            }
+        }
+    }
+
+    /// The attempts of [`NearDupDb::locked_check_insert`]; `reserved` is the slot whose block
+    /// entries it wrote.
+    fn check_insert_attempts(
+        &self,
+        doc: &NewDocument,
+        prepared: &Prepared,
+        mode: InsertMode,
+        reserved: &mut Option<u64>,
+    ) -> Result<Step> {
+        let query = prepared.query;
+        let held = self.index_in == IndexIn::Store;
+        let (mut found, mut seen) = self.candidates(query)?;
+        for _ in 0..MAX_CONFLICTS {
             let judged = self.judge(&found, query, &doc.text)?;
             if !mode.inserts(&judged.verdict) {
                 return Ok(Step {
@@ -404,9 +486,24 @@ impl NearDupDb {
                     inserted: None,
                 });
             }
-            let record = self.record(doc, prepared);
-            match self.store.insert(record, cursor)? {
-                Insert::Conflict => continue,
+            let mut record = self.record(doc, prepared);
+            if let Some(plan) = &self.plan {
+                record.slot = match *reserved {
+                    Some(slot) => slot,
+                    None => {
+                        let slot = self.store.reserve_slot()?;
+                        *reserved = Some(slot);
+                        self.store
+                            .add_blocks(&plan.homes(query.0), &plan.entry(slot, query.0))?;
+                        slot
+                    }
+                };
+            }
+            match self.store.insert(record, seen)? {
+                Insert::Conflict if held => {
+                    (found, seen) = self.changed_since(found, seen, query, *reserved)?;
+                }
+                Insert::Conflict => (found, seen) = self.candidates(query)?,
                 Insert::IdExists => return Err(StoreError::IdExists(prepared.id.clone())),
                 Insert::Accepted {
                     slot,
@@ -417,13 +514,15 @@ impl NearDupDb {
                     if let Some(own) = judged.own.take() {
                         self.sets.insert(slot, Arc::new(own));
                     }
-                    let mut state = self.write();
-                    state.index.insert(Entry {
-                        slot,
-                        simhash: query.0,
-                        digest: query.1,
-                    })?;
-                    state.cursor = state.cursor.max(cursor);
+                    if !held {
+                        let mut state = self.write();
+                        state.index.insert(Entry {
+                            slot,
+                            simhash: query.0,
+                            digest: query.1,
+                        })?;
+                        state.cursor = state.cursor.max(cursor);
+                    }
                     return Ok(Step {
                         judged,
                         inserted: Some((slot, durable)),
@@ -434,6 +533,30 @@ impl NearDupDb {
         Err(StoreError::Busy(format!(
             "{MAX_CONFLICTS} inserts in a row were overtaken by other writers"
         )))
+    }
+
+    /// The store-held candidates `found` (at position `seen`) with the changes other writers
+    /// made since, and the position reached; read again from the keys if the store went back
+    /// in time.
+    fn changed_since(
+        &self,
+        mut found: Found,
+        seen: Cursor,
+        query: (u128, u128),
+        own: Option<u64>,
+    ) -> Result<(Found, Cursor)> {
+        let mut changes = Vec::new();
+        match self
+            .store
+            .changes(seen, &mut |_, change| changes.push(change))
+        {
+            Ok(at) => {
+                Plan::merge(&mut found, changes, query, self.meta.policy.k, own);
+                Ok((found, at))
+            }
+            Err(StoreError::Reset(_)) => self.candidates(query),
+            Err(error) => Err(error),
+        }
     }
 
     /// Waits for durability (outside the lock) and gives the outcome.
@@ -471,6 +594,13 @@ impl NearDupDb {
         let deleted = self.store.delete(id)?;
         if let Some(record) = &deleted {
             self.write().index.remove(record.slot);
+            if let Some(plan) = &self.plan {
+                let simhash = record.simhash.as_u128();
+                let entry = plan.entry(record.slot, simhash);
+                if let Err(error) = self.store.remove_blocks(&plan.homes(simhash), &entry) {
+                    tracing::warn!(%error, id, "block entries of a deleted document are left");
+                }
+            }
         }
         Ok(deleted)
     }
@@ -478,13 +608,18 @@ impl NearDupDb {
     /// Figures about the database, after catching up with other writers (so `indexed` counts
     /// what the store holds, unless a writer is inserting meanwhile).
     pub fn stats(&self) -> Result<Stats> {
-        self.catch_up()?;
+        if self.index_in == IndexIn::Local {
+            self.catch_up()?;
+        }
         let documents = self.store.len()?;
         let state = self.read();
         Ok(Stats {
             location: self.store.location(),
             documents,
-            indexed: state.index.len() as u64,
+            indexed: match self.index_in {
+                IndexIn::Local => state.index.len() as u64,
+                IndexIn::Store => documents,
+            },
             index_bytes: state.index.memory_bytes() as u64,
             profile: self.meta.policy.profile.name.clone(),
             k: self.meta.policy.k,
@@ -524,9 +659,17 @@ impl NearDupDb {
         &self.durability
     }
 
-    /// Documents in this process's in-memory index (cheap: no store access).
+    /// Documents the index answers for: those in this process's in-memory index (cheap: no
+    /// store access), or with the index in the store, the store's count (one call; 0 if it
+    /// fails).
     pub fn indexed(&self) -> usize {
-        self.read().index.len()
+        match self.index_in {
+            IndexIn::Local => self.read().index.len(),
+            IndexIn::Store => self
+                .store
+                .len()
+                .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+        }
     }
 
     fn read(&self) -> RwLockReadGuard<'_, State> {
@@ -726,6 +869,36 @@ impl NearDupDb {
             own: query,
         })
     }
+}
+
+/// The in-memory index of every live document the store holds, and the position it reflects;
+/// refused if it takes more than `memory` bytes.
+fn load_index(store: &Gated, meta: &Meta, memory: Option<u64>) -> Result<(MemIndex, Cursor)> {
+    let location = store.location();
+    let started = std::time::Instant::now();
+    let mut entries = Vec::new();
+    let cursor = store.load(&mut |entry| entries.push(entry))?;
+    let loaded = started.elapsed();
+    let index = MemIndex::build(&entries, meta.policy.profile.bits, meta.policy.k)?;
+    drop(entries);
+    tracing::info!(
+        %location,
+        documents = index.len(),
+        ?loaded,
+        built = ?(started.elapsed() - loaded),
+        "database open"
+    );
+    let bytes = index.memory_bytes() as u64;
+    if let Some(memory) = memory.filter(|&memory| bytes > memory) {
+        return Err(StoreError::IndexPlacement(format!(
+            "the index of {} documents takes {} MiB, over the memory budget of {} MiB: give more, \
+             or serve from the index the store holds (--index-in store, on Redis)",
+            index.len(),
+            bytes >> 20,
+            memory >> 20
+        )));
+    }
+    Ok((index, cursor))
 }
 
 /// A match from a stored record.

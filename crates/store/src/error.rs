@@ -51,6 +51,10 @@ pub enum StoreError {
     /// ([`crate::OpenOptions::must_exist`]).
     #[error("no neardup database at {0}")]
     NoDatabase(String),
+    /// The index cannot be where it was asked to be: `--index-in store` on a store that holds
+    /// no index (redb, process memory), or a local index over the memory budget.
+    #[error("{0}")]
+    IndexPlacement(String),
     /// The stored data is not what this version writes.
     #[error("corrupt database: {0}")]
     Corrupt(String),

@@ -217,6 +217,38 @@ impl Store for Gated {
     fn eviction(&self) -> Result<Option<String>> {
         self.call(|store| store.eviction())
     }
+
+    fn holds_blocks(&self) -> bool {
+        self.inner.holds_blocks()
+    }
+
+    fn blocks_plan(&self) -> Result<Option<String>> {
+        self.call(|store| store.blocks_plan())
+    }
+
+    fn set_blocks_plan(&self, plan: &str) -> Result<String> {
+        self.call(|store| store.set_blocks_plan(plan))
+    }
+
+    fn position(&self) -> Result<Cursor> {
+        self.call(|store| store.position())
+    }
+
+    fn read_blocks(&self, keys: &[(u32, u64)]) -> Result<Vec<Vec<u8>>> {
+        self.call(|store| store.read_blocks(keys))
+    }
+
+    fn reserve_slot(&self) -> Result<u64> {
+        self.call(|store| store.reserve_slot())
+    }
+
+    fn add_blocks(&self, keys: &[(u32, u64)], entry: &[u8]) -> Result<()> {
+        self.call(|store| store.add_blocks(keys, entry))
+    }
+
+    fn remove_blocks(&self, keys: &[(u32, u64)], entry: &[u8]) -> Result<()> {
+        self.call(|store| store.remove_blocks(keys, entry))
+    }
 }
 
 #[cfg(test)]

@@ -34,7 +34,8 @@ use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The conflict-checked insert, on the ordering node. KEYS: last, log, seq, slots, ids. ARGV:
-/// the caller's position, id, nonce, SimHash (hex), digest key (hex).
+/// the caller's position, id, nonce, SimHash (hex), digest key (hex), and the slot reserved for
+/// it (`INCR seq` before its block entries were written), else one is taken.
 ///
 /// Replies `mine` first if this very attempt is recorded already (the client re-sent the
 /// script after losing the answer to its first run), `conflict` if the log moved since the
@@ -47,7 +48,7 @@ if held then
 end
 local last = redis.call('GET', KEYS[1]) or '0-0'
 if last ~= ARGV[1] then return {'conflict'} end
-local slot = redis.call('INCR', KEYS[3])
+local slot = ARGV[6] or redis.call('INCR', KEYS[3])
 redis.call('HSET', KEYS[4], slot, ARGV[2])
 redis.call('HSET', KEYS[5], ARGV[2], slot .. ':' .. ARGV[3])
 local xid = redis.call('XADD', KEYS[2], '*', 'op', 'i', 'slot', slot, 'sim', ARGV[4], 'dig', ARGV[5])
@@ -84,6 +85,22 @@ for _, slot in ipairs(ARGV) do
   end
 end
 return found
+";
+
+/// Removes one entry from a block key (the only key it touches, so it runs on the key's own
+/// node). KEYS: the block key. ARGV: the entry (its bytes). Replies 1 if it was there.
+pub(crate) const REMOVE_ENTRY: &str = r"
+local list = redis.call('GET', KEYS[1])
+if not list then return 0 end
+local len = string.len(ARGV[1])
+for at = 1, string.len(list), len do
+  if string.sub(list, at, at + len - 1) == ARGV[1] then
+    local rest = string.sub(list, 1, at - 1) .. string.sub(list, at + len)
+    if rest == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], rest) end
+    return 1
+  end
+end
+return 0
 ";
 
 /// Moves one document of the layout before spreading, its body already written under its own
@@ -127,6 +144,11 @@ impl Keys {
         Some((self.body(id, nonce), slot.parse().ok()?))
     }
 
+    /// The block key of `table` and block value `key`, tagged by itself so keys spread.
+    pub(crate) fn block(&self, table: u32, key: u64) -> String {
+        format!("neardup:{{{}/b{table}:{key:x}}}", self.name)
+    }
+
     /// The record hash of document `id` in the layout before spreading.
     pub(crate) fn unspread(&self, id: &str) -> String {
         self.ordered(&format!("doc:{id}"))
@@ -155,6 +177,7 @@ mod tests {
             Some(("neardup:{news:a:b}:ff".to_string(), 7))
         );
         assert_eq!(keys.held_body("a", "x"), None);
+        assert_eq!(keys.block(2, 0xab), "neardup:{news/b2:ab}");
         assert_ne!(nonce(), nonce());
     }
 }

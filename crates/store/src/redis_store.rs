@@ -58,7 +58,7 @@ use crate::meta::Meta;
 use crate::record::{Entry, Record};
 use crate::redact::redact;
 use crate::redis_conn::Conn;
-use crate::redis_layout::{nonce, Keys, DELETE, INSERT, LOCATE, MIGRATE};
+use crate::redis_layout::{nonce, Keys, DELETE, INSERT, LOCATE, MIGRATE, REMOVE_ENTRY};
 use crate::store::{Change, Cursor, Durable, Insert, Store};
 
 /// Stream entries read per round trip.
@@ -96,6 +96,7 @@ pub struct RedisStore {
     delete: Script,
     locate: Script,
     migrate: Script,
+    remove_entry: Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -174,6 +175,7 @@ impl RedisStore {
             delete: Script::new(DELETE),
             locate: Script::new(LOCATE),
             migrate: Script::new(MIGRATE),
+            remove_entry: Script::new(REMOVE_ENTRY),
         };
         store.probe()?;
         store.spread_unspread()?;
@@ -650,6 +652,9 @@ impl Store for RedisStore {
             .arg(&nonce)
             .arg(format!("{:x}", entry.simhash))
             .arg(format!("{:x}", entry.digest));
+        if record.slot != 0 {
+            invocation.arg(record.slot);
+        }
         let (reply, unreplicated) = self.run(|conn| {
             redis::cmd("SET").arg(&body).arg(&json).exec(conn)?;
             if let Some(error) = self.unreplicated(conn, &body) {
@@ -775,6 +780,86 @@ impl Store for RedisStore {
         Ok(match self.replica_wait {
             Some(_) => weakest.with_replica(),
             None => weakest,
+        })
+    }
+
+    fn holds_blocks(&self) -> bool {
+        true
+    }
+
+    fn blocks_plan(&self) -> Result<Option<String>> {
+        let key = self.key("blocks");
+        self.run(|conn| redis::cmd("GET").arg(&key).query(conn))
+    }
+
+    fn set_blocks_plan(&self, plan: &str) -> Result<String> {
+        let key = self.key("blocks");
+        self.run(|conn| {
+            redis::cmd("SET").arg(&key).arg(plan).arg("NX").exec(conn)?;
+            redis::cmd("GET").arg(&key).query(conn)
+        })
+    }
+
+    fn position(&self) -> Result<Cursor> {
+        let key = self.key("last");
+        let last: Option<String> = self.run(|conn| redis::cmd("GET").arg(&key).query(conn))?;
+        last.as_deref()
+            .map_or(Ok(Cursor::default()), parse_stream_id)
+    }
+
+    /// One `MGET` (a round trip per node holding some of the keys).
+    fn read_blocks(&self, keys: &[(u32, u64)]) -> Result<Vec<Vec<u8>>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let names: Vec<String> = keys
+            .iter()
+            .map(|&(t, key)| self.keys.block(t, key))
+            .collect();
+        let lists: Vec<Option<Vec<u8>>> =
+            self.run(|conn| redis::cmd("MGET").arg(&names).query(conn))?;
+        Ok(lists.into_iter().map(Option::unwrap_or_default).collect())
+    }
+
+    fn reserve_slot(&self) -> Result<u64> {
+        let key = self.key("seq");
+        self.run(|conn| redis::cmd("INCR").arg(&key).query(conn))
+    }
+
+    /// `APPEND` to each key (pipelined on one server); under strict durability each key's node
+    /// then waits for a replica, as every write does.
+    fn add_blocks(&self, keys: &[(u32, u64)], entry: &[u8]) -> Result<()> {
+        let names: Vec<String> = keys
+            .iter()
+            .map(|&(t, key)| self.keys.block(t, key))
+            .collect();
+        self.run(|conn| {
+            if let Conn::Single(single) = conn {
+                let mut pipe = redis::pipe();
+                for name in &names {
+                    pipe.cmd("APPEND").arg(name).arg(entry).ignore();
+                }
+                pipe.exec(single)?;
+            } else {
+                for name in &names {
+                    redis::cmd("APPEND").arg(name).arg(entry).exec(conn)?;
+                }
+            }
+            Ok(names.iter().find_map(|name| self.unreplicated(conn, name)))
+        })?
+        .map_or(Ok(()), Err)
+    }
+
+    fn remove_blocks(&self, keys: &[(u32, u64)], entry: &[u8]) -> Result<()> {
+        self.run(|conn| {
+            for &(t, key) in keys {
+                let _: i64 = self
+                    .remove_entry
+                    .key(self.keys.block(t, key))
+                    .arg(entry)
+                    .invoke(conn)?;
+            }
+            Ok(())
         })
     }
 

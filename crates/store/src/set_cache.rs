@@ -30,10 +30,24 @@ impl Verifiable {
     }
 }
 
+/// Heap bytes one held shingle takes with its share of the bucket counts and the map.
+const BYTES_PER_SHINGLE: u64 = 9;
+
 /// Slot → verification data, within a budget of shingles.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct SetCache {
     inner: Mutex<Inner>,
+    /// Shingles held at most.
+    budget: usize,
+}
+
+impl Default for SetCache {
+    fn default() -> Self {
+        SetCache {
+            inner: Mutex::default(),
+            budget: BUDGET_SHINGLES,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -43,6 +57,15 @@ struct Inner {
 }
 
 impl SetCache {
+    /// A cache holding at most about `bytes` (and at most the default budget).
+    pub fn with_bytes(bytes: u64) -> SetCache {
+        let shingles = usize::try_from(bytes / BYTES_PER_SHINGLE).unwrap_or(usize::MAX);
+        SetCache {
+            inner: Mutex::default(),
+            budget: shingles.min(BUDGET_SHINGLES),
+        }
+    }
+
     /// The held entries for `slots`, in order (`None` where not held).
     pub fn get_many(&self, slots: &[u64]) -> Vec<Option<Arc<Verifiable>>> {
         let inner = self.lock();
@@ -53,11 +76,11 @@ impl SetCache {
     pub fn insert(&self, slot: u64, entry: Arc<Verifiable>) {
         let mut inner = self.lock();
         let size = entry.set.len();
-        if inner.shingles + size > BUDGET_SHINGLES {
+        if inner.shingles + size > self.budget {
             inner.sets.clear();
             inner.shingles = 0;
         }
-        if size <= BUDGET_SHINGLES {
+        if size <= self.budget {
             inner.shingles += size;
             if let Some(old) = inner.sets.insert(slot, entry) {
                 inner.shingles -= old.set.len();

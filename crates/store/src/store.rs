@@ -105,7 +105,8 @@ pub trait Store: Send + Sync {
     /// `after` (it lost changes this process has seen).
     fn changes(&self, after: Cursor, sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor>;
 
-    /// Inserts `record` (its `slot` is ignored: the store assigns one) if the store is still at
+    /// Inserts `record` (its `slot` is ignored, unless a store holding blocks reserved it with
+    /// [`Store::reserve_slot`]: the store assigns one otherwise) if the store is still at
     /// position `seen`.
     fn insert(&self, record: Record, seen: Cursor) -> Result<Insert>;
 
@@ -133,6 +134,57 @@ pub trait Store: Send + Sync {
     /// What an acknowledged write survives, as the store is configured now.
     fn durability(&self) -> Result<Durability>;
 
+    /// Whether the store holds the SimHash index itself as block keys (Redis: every insert
+    /// writes them, whatever index its process reads), so a process may check against it
+    /// instead of an index of its own ([`crate::IndexIn::Store`]). redb and process memory do
+    /// not: one process owns a redb file, so the index it reads lives in that process.
+    fn holds_blocks(&self) -> bool {
+        false
+    }
+
+    /// The block plan the store's keys were written for (`None` before any were: then they
+    /// are built), or an error for a store that holds no index.
+    fn blocks_plan(&self) -> Result<Option<String>> {
+        Err(no_blocks(self))
+    }
+
+    /// Records that block keys of `plan` exist for every stored document; returns the plan
+    /// recorded (another process's, if it recorded one first).
+    fn set_blocks_plan(&self, plan: &str) -> Result<String> {
+        let _ = plan;
+        Err(no_blocks(self))
+    }
+
+    /// The store's position now, without reading its changes.
+    fn position(&self) -> Result<Cursor> {
+        Err(no_blocks(self))
+    }
+
+    /// The raw lists held under these block keys `(table, key)`, in order (empty for a key
+    /// never written); each a run of fixed-size entries (see [`crate::held`]).
+    fn read_blocks(&self, keys: &[(u32, u64)]) -> Result<Vec<Vec<u8>>> {
+        let _ = keys;
+        Err(no_blocks(self))
+    }
+
+    /// A slot for an insert to come: its block entries are written under it before the insert
+    /// names it, and [`Store::insert`] of a record with this slot uses it.
+    fn reserve_slot(&self) -> Result<u64> {
+        Err(no_blocks(self))
+    }
+
+    /// Appends `entry` to the list of each block key.
+    fn add_blocks(&self, keys: &[(u32, u64)], entry: &[u8]) -> Result<()> {
+        let _ = (keys, entry);
+        Err(no_blocks(self))
+    }
+
+    /// Removes `entry` from the list of each block key (absent: nothing to do).
+    fn remove_blocks(&self, keys: &[(u32, u64)], entry: &[u8]) -> Result<()> {
+        let _ = (keys, entry);
+        Err(no_blocks(self))
+    }
+
     /// The key-eviction policy of the store if it may evict this database's keys by itself
     /// (Redis with a `maxmemory` and a `maxmemory-policy` of `allkeys-*`), `None` if it never
     /// does (redb, process memory, Redis with `noeviction` or `volatile-*`: no key of a database
@@ -140,4 +192,12 @@ pub trait Store: Send + Sync {
     fn eviction(&self) -> Result<Option<String>> {
         Ok(None)
     }
+}
+
+/// The error of a block-index call on a store that holds no index.
+fn no_blocks(store: &(impl Store + ?Sized)) -> StoreError {
+    StoreError::IndexPlacement(format!(
+        "{} holds no index: the index is in the serving process (--index-in local)",
+        store.location()
+    ))
 }

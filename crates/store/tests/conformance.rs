@@ -1,5 +1,6 @@
 //! One suite of behaviours every [`Store`] must have, run over each: process memory
-//! ([`MemoryStore`]), redb (a temporary directory) and Redis (a real `redis-server`). Only the
+//! ([`MemoryStore`]), redb (a temporary directory) and Redis (a real `redis-server`), the last
+//! twice: with the index in each process and with the index the store holds. Only the
 //! public API is used: a database is opened, written and read through [`NearDupDb`].
 //!
 //! Behaviours: check, insert, get, delete; changes made through one handle reach another;
@@ -14,7 +15,8 @@ use std::sync::Arc;
 
 use neardup_dedup::Kind;
 use neardup_store::{
-    open_db, InsertMode, MemoryStore, NearDupDb, NewDocument, OpenOptions, StoreError, Verdict,
+    open_db, IndexIn, InsertMode, MemoryStore, NearDupDb, NewDocument, OpenOptions, StoreError,
+    Verdict,
 };
 use neardup_testkit::{text, Redis};
 
@@ -55,6 +57,26 @@ impl Subject {
         let location = format!("{}?name=conformance", redis.url());
         Some(Subject {
             open: Box::new(move |options| open_db(&location, options)),
+            shared: true,
+            _keep: Box::new(redis),
+        })
+    }
+
+    /// Redis, every handle checking against the index the store holds (block keys), none
+    /// holding one of its own.
+    fn redis_held(test: &str) -> Option<Subject> {
+        let redis = Redis::temporary(&format!("held_{test}"))?;
+        let location = format!("{}?name=conformance", redis.url());
+        Some(Subject {
+            open: Box::new(move |options| {
+                open_db(
+                    &location,
+                    OpenOptions {
+                        index_in: IndexIn::Store,
+                        ..options
+                    },
+                )
+            }),
             shared: true,
             _keep: Box::new(redis),
         })
@@ -259,6 +281,14 @@ macro_rules! conformance {
                 }
             })*
         }
+        mod redis_index_in_store {
+            $(#[test]
+            fn $behaviour() {
+                if let Some(subject) = super::Subject::redis_held(stringify!($behaviour)) {
+                    super::$behaviour(&subject);
+                }
+            })*
+        }
     };
 }
 
@@ -271,3 +301,29 @@ conformance!(
     stats,
     opening_an_existing_database_only_creates_none
 );
+
+/// `--index-in store` on a store that holds no index is refused, saying why; a local index
+/// over the memory budget is refused, naming the way out.
+#[test]
+fn the_index_is_where_it_can_be() {
+    for subject in [Subject::memory(), Subject::redb()] {
+        let refused = (subject.open)(OpenOptions {
+            index_in: IndexIn::Store,
+            ..OpenOptions::default()
+        });
+        let Err(StoreError::IndexPlacement(why)) = refused else {
+            panic!("{refused:?}");
+        };
+        assert!(why.contains("holds no index"), "{why}");
+    }
+    let subject = Subject::memory();
+    subject.open().insert(&doc("one", &long_text(3))).unwrap();
+    let over = (subject.open)(OpenOptions {
+        memory: Some(1),
+        ..OpenOptions::default()
+    });
+    let Err(StoreError::IndexPlacement(why)) = over else {
+        panic!("{over:?}");
+    };
+    assert!(why.contains("--index-in store"), "{why}");
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A serving process with the index in its own memory (`--index-in local`) against one that
+# reads the index the store holds (`--index-in store`, Redis block keys), side by side over the
+# same Redis database of N synthetic records (crates/store/examples/synth.rs: random 64-bit
+# SimHash fingerprints, short stored texts): the serving process's RSS after start and after
+# the load, POST /v1/check and durable POST /v1/documents?insert=always from 32 keep-alive
+# connections for DURATION each (tools/bench/service.lua texts, 2-5 KB), requests/s and p99.
+# One local redis-server without persistence (the store's own speed is not what is compared).
+#
+# Usage: tools/bench/index_in.sh [N] [DURATION]    (default 1000000, 15s)
+# Needs wrk, redis-server, redis-cli (apt-get install wrk redis-server).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+N=${1:-1000000}
+DURATION=${2:-15s}
+WORK=$(mktemp -d)
+PORT=${PORT:-7481}
+REDIS_PORT=$((PORT + 1))
+cargo build --release -p neardup
+cargo build --release -p neardup-store --example synth
+BIN=target/release/neardup
+PIDS=()
+trap 'kill "${PIDS[@]}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK" >/dev/null &
+PIDS+=($!)
+until [ "$(redis-cli -p "$REDIS_PORT" ping 2>/dev/null)" = PONG ]; do sleep 0.2; done
+DB="redis://127.0.0.1:$REDIS_PORT?name=bench"
+used() { redis-cli -p "$REDIS_PORT" info memory | awk -F: '/^used_memory:/ {print $2+0}'; }
+before=$(used)
+# Writes the records, then opens once: the open builds the block keys.
+target/release/examples/synth "$DB" "$N"
+after=$(used)
+echo "redis used_memory: $(( (after - before) / N )) bytes/document over $N documents (records + order + block keys)"
+for kind in log slots ids; do
+    echo "  $kind: $(redis-cli -p "$REDIS_PORT" memory usage "neardup:{bench}:$kind" samples 0) bytes"
+done
+blocks=$(redis-cli -p "$REDIS_PORT" eval "
+local cursor, total = '0', 0
+repeat
+  local page = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 1000)
+  cursor = page[1]
+  for _, key in ipairs(page[2]) do total = total + redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0') end
+until cursor == '0'
+return total" 0 'neardup:{bench/b*')
+echo "  block keys: $blocks bytes, $(( blocks / N )) bytes/document"
+
+rss() { awk '/VmRSS/ {print $2 " KB"}' "/proc/$1/status"; }
+for mode in local store; do
+    started=$(date +%s.%N)
+    "$BIN" serve --db "$DB" --index-in "$mode" --listen "127.0.0.1:$PORT" 2>"$WORK/serve-$mode.log" &
+    SERVER=$!
+    PIDS+=("$SERVER")
+    until curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null; do
+        kill -0 "$SERVER" 2>/dev/null || { cat "$WORK/serve-$mode.log"; exit 1; }
+        sleep 0.1
+    done
+    echo "== --index-in $mode: ready in $(python3 -c "import time; print(round(time.time() - $started, 2))") s, RSS $(rss "$SERVER")"
+    for phase in "/v1/check 11" "/v1/documents?insert=always 12"; do
+        set -- $phase
+        echo "-- $1"
+        NEARDUP_PATH=$1 NEARDUP_SEED=$2 wrk -t2 -c32 -d"$DURATION" --latency -s tools/bench/service.lua \
+            "http://127.0.0.1:$PORT" | grep -E "Requests/sec|  50%|  99%|Non-2xx|Socket errors" || true
+    done
+    echo "   RSS after the load: $(rss "$SERVER")"
+    kill "$SERVER"
+    wait "$SERVER" || true
+done
