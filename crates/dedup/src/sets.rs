@@ -45,6 +45,9 @@ impl Summary<'_> {
     }
 }
 
+/// [`SetStore::slot_of`] of a document whose set is not stored.
+const NOT_STORED: u32 = u32::MAX;
+
 /// Where one stored set lies.
 #[derive(Debug, Clone, Copy)]
 struct Span {
@@ -67,7 +70,10 @@ struct Spill {
 
 /// Shingle sets by document position, appended in ascending order of position.
 pub(crate) struct SetStore {
-    positions: Vec<u32>,
+    /// For each document position up to the last stored, the index of its set in `spans`
+    /// (`NOT_STORED` if none): one read a look-up, where a binary search over the stored
+    /// positions missed the cache a dozen times (verification looks up two sets a pair).
+    slot_of: Vec<u32>,
     spans: Vec<Span>,
     memory: Vec<u64>,
     /// Shingles `memory` may hold before sets go to the file.
@@ -99,7 +105,7 @@ impl SetStore {
         let quarter = usize::try_from(bytes / 4).unwrap_or(usize::MAX);
         let memory_limit = quarter / 8;
         SetStore {
-            positions: Vec::new(),
+            slot_of: Vec::new(),
             spans: Vec::new(),
             // Reserved once: growing by doubling would hold up to twice the share, and three
             // times while it moves. Pages never written are never resident.
@@ -119,7 +125,7 @@ impl SetStore {
 
     /// Stores the set of the document at `position` (greater than any stored before).
     pub(crate) fn push(&mut self, position: u32, set: &FeatureSet) -> Result<(), DedupError> {
-        if self.positions.last().is_some_and(|&last| last >= position) {
+        if self.slot_of.len() > position as usize {
             return Err(DedupError::MissingData(format!(
                 "shingle sets came out of order (document {position})"
             )));
@@ -163,7 +169,8 @@ impl SetStore {
             ..span
         };
         self.counts.extend_from_slice(counts.as_bytes());
-        self.positions.push(position);
+        self.slot_of.resize(position as usize, NOT_STORED);
+        self.slot_of.push(self.spans.len() as u32);
         self.spans.push(span);
         Ok(())
     }
@@ -179,7 +186,10 @@ impl SetStore {
         // reserved pages never written were never resident.
         // The cache has what the written sets and the counts leave of the share, and at least
         // an eighth of it.
-        let held = self.memory.len() * 8 + self.counts.capacity() + self.spans.capacity() * 36;
+        let held = self.memory.len() * 8
+            + self.counts.capacity()
+            + self.spans.capacity() * std::mem::size_of::<Span>()
+            + self.slot_of.capacity() * 4;
         let cache = self.share.saturating_sub(held).max(self.share / 8);
         self.lock().limit = cache;
         tracing::info!(
@@ -197,7 +207,7 @@ impl SetStore {
 
     /// Number of sets stored.
     pub(crate) fn len(&self) -> usize {
-        self.positions.len()
+        self.spans.len()
     }
 
     /// Shingles stored, in memory and on disk.
@@ -205,11 +215,18 @@ impl SetStore {
         self.memory.len() as u64 + self.spill.as_ref().map_or(0, |s| s.written)
     }
 
+    /// The index in `spans` of the set of the document at `position`, if it was stored.
+    fn slot(&self, position: u32) -> Option<usize> {
+        match self.slot_of.get(position as usize) {
+            Some(&slot) if slot != NOT_STORED => Some(slot as usize),
+            _ => None,
+        }
+    }
+
     /// The size and bucket counts of the set of the document at `position`, or `None` if it
     /// was not stored: held in memory, whatever is spilled.
     pub(crate) fn summary(&self, position: u32) -> Option<Summary<'_>> {
-        let at = self.positions.binary_search(&position).ok()?;
-        let span = self.spans[at];
+        let span = self.spans[self.slot(position)?];
         let start = span.counts_at as usize;
         Some(Summary {
             len: span.len as usize,
@@ -219,7 +236,7 @@ impl SetStore {
 
     /// The set of the document at `position`, or `None` if it was not stored.
     pub(crate) fn get(&self, position: u32) -> Result<Option<Arc<FeatureSet>>, DedupError> {
-        let Ok(at) = self.positions.binary_search(&position) else {
+        let Some(at) = self.slot(position) else {
             return Ok(None);
         };
         if let Some(held) = self.lock().sets.get(&position) {

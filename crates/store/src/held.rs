@@ -198,9 +198,11 @@ pub(crate) fn build(store: &dyn Store, plan: &Plan) -> Result<()> {
     let described = plan.describe();
     match store.blocks_plan()? {
         Some(stored) if stored == described => return Ok(()),
-        Some(stored) => return Err(StoreError::Corrupt(format!(
+        Some(stored) => {
+            return Err(StoreError::Corrupt(format!(
             "the store's block keys were written for {stored:?}, this version plans {described:?}"
-        ))),
+        )))
+        }
         None => {}
     }
     let mut entries = Vec::new();
