@@ -31,6 +31,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dedup::dedup, m)?)?;
     m.add_class::<spark::SearchKeys>()?;
     m.add_class::<spark_parts::PartEngine>()?;
+    m.add_function(wrap_pyfunction!(spark::link_components, m)?)?;
     m.add_class::<lsh::MinHashLsh>()?;
     m.add_function(wrap_pyfunction!(lsh::minhash_candidate_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(compat::python_simhash, m)?)?;

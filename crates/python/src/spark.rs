@@ -245,3 +245,49 @@ fn group_links(rows: &[i64], labels: &[u32]) -> Vec<(i64, i64)> {
         })
         .collect()
 }
+
+/// Connected components of the links `(a[i], b[i])` (row numbers), for a set of links small
+/// enough for one process (the Spark job's driver): `(node, root)` for every node of a link,
+/// `root` the smallest node of its component. Union-find ([`UnionFind`]) over the nodes
+/// numbered densely.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn link_components<'py>(
+    py: Python<'py>,
+    a: PyReadonlyArray1<'py, i64>,
+    b: PyReadonlyArray1<'py, i64>,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+    let (a, b) = (a.as_slice()?, b.as_slice()?);
+    if a.len() != b.len() {
+        return Err(invalid(format!(
+            "{} link ends to pair with {}",
+            a.len(),
+            b.len()
+        )));
+    }
+    let found = py.detach(|| {
+        let mut nodes: Vec<i64> = a.iter().chain(b).copied().collect();
+        nodes.par_sort_unstable();
+        nodes.dedup();
+        let at = |row: &i64| nodes.binary_search(row).map_or(0, |i| i as u32);
+        let mut components = UnionFind::new(nodes.len())?;
+        for (x, y) in a.iter().zip(b) {
+            components.union(at(x), at(y));
+        }
+        let roots: Vec<u32> = (0..nodes.len() as u32)
+            .map(|i| components.find(i))
+            .collect();
+        // Nodes ascend, so the first node met of each component is its smallest.
+        let mut smallest = vec![u32::MAX; nodes.len()];
+        for (i, &root) in roots.iter().enumerate() {
+            smallest[root as usize] = smallest[root as usize].min(i as u32);
+        }
+        let root_rows = roots
+            .iter()
+            .map(|&r| nodes[smallest[r as usize] as usize])
+            .collect();
+        Ok::<_, neardup_dedup::DedupError>((nodes, root_rows))
+    });
+    let (nodes, roots) = found.map_err(to_py)?;
+    Ok((PyArray1::from_vec(py, nodes), PyArray1::from_vec(py, roots)))
+}

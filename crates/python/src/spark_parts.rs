@@ -26,7 +26,7 @@ use crate::convert;
 use crate::error::{invalid, to_py};
 use crate::policy::policy_arg;
 
-/// Bytes of a part's texts held in memory; the rest go to a temporary file.
+/// Bytes of a part's texts held in memory by default; the rest go to a temporary file.
 const TEXTS_IN_MEMORY: usize = 64 << 20;
 
 /// Texts whose shingle sets are made at a time when the engine asks for them.
@@ -46,6 +46,8 @@ type Answers<'py> = (
 pub struct PartEngine {
     options: DedupOptions,
     fingerprinter: Fingerprinter,
+    /// Bytes of a part's texts held in memory.
+    texts_in_memory: usize,
     part: Option<Part>,
     done: Done,
 }
@@ -68,9 +70,15 @@ struct Part {
 
 #[pymethods]
 impl PartEngine {
+    /// The engine under `policy` and `keep` (`first`, `longest` or `newest`), holding up to
+    /// `texts_in_memory` bytes of a part's texts in memory (the rest in a temporary file).
     #[new]
-    #[pyo3(signature = (policy = None, keep = "first"))]
-    fn new(policy: Option<&Bound<'_, PyAny>>, keep: &str) -> PyResult<Self> {
+    #[pyo3(signature = (policy = None, keep = "first", texts_in_memory = TEXTS_IN_MEMORY))]
+    fn new(
+        policy: Option<&Bound<'_, PyAny>>,
+        keep: &str,
+        texts_in_memory: usize,
+    ) -> PyResult<Self> {
         let policy = policy_arg(policy)?;
         Ok(PartEngine {
             fingerprinter: Fingerprinter::new(policy.profile.clone()).map_err(to_py)?,
@@ -82,6 +90,7 @@ impl PartEngine {
                 list_pairs: false,
                 budget: neardup_dedup::Budget::default(),
             },
+            texts_in_memory,
             part: None,
             done: Done::default(),
         })
@@ -161,7 +170,7 @@ impl PartEngine {
             id,
             rows: Vec::new(),
             items: Vec::new(),
-            texts: Texts::default(),
+            texts: Texts::new(self.texts_in_memory),
         });
         if part.rows.last().is_some_and(|&last| last >= row) {
             return Err(DedupError::InvalidOption(format!(
@@ -215,10 +224,11 @@ impl PartEngine {
     }
 }
 
-/// A part's texts: in memory up to [`TEXTS_IN_MEMORY`], the older ones in a temporary file
+/// A part's texts: the newest in memory up to a limit, the older ones in a temporary file
 /// (removed when dropped).
-#[derive(Default)]
 struct Texts {
+    /// Bytes held in memory at most (beyond, they go to the file).
+    limit: usize,
     /// Per text, its start in the stream of all texts and its length.
     spans: Vec<(u64, usize)>,
     /// The texts after the first `in_file` bytes of the stream.
@@ -228,11 +238,21 @@ struct Texts {
 }
 
 impl Texts {
+    fn new(limit: usize) -> Self {
+        Texts {
+            limit,
+            spans: Vec::new(),
+            memory: Vec::new(),
+            file: None,
+            in_file: 0,
+        }
+    }
+
     fn push(&mut self, text: &str) -> Result<(), DedupError> {
         let start = self.in_file + self.memory.len() as u64;
         self.spans.push((start, text.len()));
         self.memory.extend_from_slice(text.as_bytes());
-        if self.memory.len() > TEXTS_IN_MEMORY {
+        if self.memory.len() > self.limit {
             let spill = |e: std::io::Error| DedupError::Spill(format!("a part's texts: {e}"));
             if self.file.is_none() {
                 self.file = Some(tempfile::tempfile().map_err(spill)?);

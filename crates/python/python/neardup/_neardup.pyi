@@ -132,11 +132,17 @@ class SearchKeys:
         """Links ``(a, b)`` within groups (``offsets``) joining the members as every candidate
         pair of the group would: at most one a member."""
 
+def link_components(
+    a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]
+) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """``(node, root)`` for every node of the links ``(a[i], b[i])``, ``root`` the smallest node
+    of its component (union-find in one process)."""
+
 class PartEngine:
     """The engine over parts of rows sorted by part and row (the last step of
     ``neardup.spark.dedup``): ``feed`` Arrow batches, then ``finish``."""
 
-    def __init__(self, policy: PolicyArg = None, keep: str = "first") -> None: ...
+    def __init__(self, policy: PolicyArg = None, keep: str = "first", texts_in_memory: int = 64 << 20) -> None: ...
     def feed(
         self,
         parts: npt.NDArray[np.int64],
