@@ -11,6 +11,7 @@ The Python running it needs `neardup` (release build: `MATURIN_PEP517_ARGS=--rel
 install ./crates/python`), pyspark and Java 17. For each size: the first N documents of the
 corpus (`all`: every one) are written as JSON Lines under `--data`; `neardup dedup` runs on the
 file (`--removed`, `--clusters`), then a fresh Spark application (a subprocess, `--master`,
+the schema given: `id string, text string`,
 adaptive execution on, shuffle partitions left to the job) reads the file, runs the job and
 writes every row's `duplicate_of` and `cluster`. Timed: the CLI's whole run; the job from
 reading the file to the result counted (the JVM's start apart, printed too). Every document's
@@ -69,7 +70,7 @@ def child(args):
     started = time.perf_counter()
     spark = spark_session(args.master, events, args.bounded)
     ready = time.perf_counter()
-    df = spark.read.json(args.input)
+    df = spark.read.schema("id string, text string").json(args.input)
     result = neardup.spark.dedup(df, text_col="text", id_col="id")
     seconds = time.perf_counter() - ready
     answers = os.path.join(args.data, "answers.parquet")

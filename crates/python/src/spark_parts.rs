@@ -29,6 +29,9 @@ use crate::policy::policy_arg;
 /// Bytes of a part's texts held in memory by default; the rest go to a temporary file.
 const TEXTS_IN_MEMORY: usize = 64 << 20;
 
+/// Rows of whole parts gathered for one run of the engine, at least (a part is never split).
+const ROWS_AT_A_TIME: usize = 50_000;
+
 /// Texts whose shingle sets are made at a time when the engine asks for them.
 const SETS_AT_A_TIME: usize = 1024;
 
@@ -60,8 +63,9 @@ struct Done {
     duplicate_of: Vec<i64>,
 }
 
-/// The rows of the part being read.
+/// The rows of the parts gathered for the next run of the engine (whole parts, in order).
 struct Part {
+    /// The part of the last row.
     id: i64,
     rows: Vec<i64>,
     items: Vec<Item>,
@@ -154,7 +158,10 @@ impl PartEngine {
 }
 
 impl PartEngine {
-    /// Adds one row to its part, deciding the part before when this row starts another.
+    /// Adds one row to its part. Parts are gathered whole into one run of the engine up to
+    /// [`ROWS_AT_A_TIME`] rows or the texts' memory limit: no decision crosses a part, so the
+    /// engine's answer on several parts is its answer on each (and one run saves its setup per
+    /// part: the parts of a corpus are mostly of two or three documents).
     fn push(&mut self, id: i64, row: i64, item: Item, text: &str) -> Result<(), DedupError> {
         if let Some(part) = self.part.as_ref().filter(|p| p.id != id) {
             if id < part.id {
@@ -163,8 +170,10 @@ impl PartEngine {
                     part.id
                 )));
             }
-            let part = self.part.take().expect("a part is open");
-            self.decide(part)?;
+            if part.rows.len() >= ROWS_AT_A_TIME || part.texts.spilled() {
+                let part = self.part.take().expect("a part is open");
+                self.decide(part)?;
+            }
         }
         let part = self.part.get_or_insert_with(|| Part {
             id,
@@ -172,17 +181,18 @@ impl PartEngine {
             items: Vec::new(),
             texts: Texts::new(self.texts_in_memory),
         });
-        if part.rows.last().is_some_and(|&last| last >= row) {
+        if part.id == id && part.rows.last().is_some_and(|&last| last >= row) {
             return Err(DedupError::InvalidOption(format!(
                 "the rows of part {id} must come in ascending row order"
             )));
         }
+        part.id = id;
         part.rows.push(row);
         part.items.push(item);
         part.texts.push(text)
     }
 
-    /// Runs the engine on a whole part and records its answer.
+    /// Runs the engine on whole parts and records its answer.
     fn decide(&mut self, mut part: Part) -> Result<(), DedupError> {
         let outcome = neardup_dedup::dedup_with(
             &part.items,
@@ -263,6 +273,11 @@ impl Texts {
             self.memory.clear();
         }
         Ok(())
+    }
+
+    /// Whether some texts went to the file (the memory limit was reached).
+    fn spilled(&self) -> bool {
+        self.file.is_some()
     }
 
     /// Text `i`.

@@ -275,16 +275,18 @@ def test_the_part_engine_is_the_engine_with_texts_on_disk():
         assert sum(d is not None for d in expected.duplicate_of) >= 100
 
 
-def test_the_part_engine_decides_each_part_alone_and_wants_sorted_rows():
+def test_the_part_engine_gathers_small_parts_and_wants_sorted_rows():
     import numpy as np
 
-    same = "the same words in the same order, one text copied"
+    copied = "the same words in the same order, one text copied"
     engine = neardup.PartEngine()
     parts, rows = np.array([1, 1, 5, 5], np.int64), np.array([1, 2, 3, 4], np.int64)
-    row, cluster, duplicate_of = engine.feed(parts, rows, *_arrow_texts([same, "other", same, same]))
-    assert row.tolist() == [1, 2] and duplicate_of.tolist() == [-1, -1]  # part 1: no copy inside
+    texts = ["a text of part one", "another text of part one", copied, copied]
+    row, cluster, duplicate_of = engine.feed(parts, rows, *_arrow_texts(texts))
+    assert len(row) == 0, "small parts are gathered for one run of the engine"
     row, cluster, duplicate_of = engine.finish()
-    assert row.tolist() == [3, 4] and duplicate_of.tolist() == [-1, 3] and cluster.tolist() == [3, 3]
+    assert row.tolist() == [1, 2, 3, 4]
+    assert duplicate_of.tolist() == [-1, -1, -1, 3] and cluster.tolist() == [-1, -1, 3, 3]
     with pytest.raises(neardup.NeardupError, match="sorted by part"):
         neardup.PartEngine().feed(np.array([2, 1], np.int64), np.array([1, 2], np.int64), *_arrow_texts(["a", "b"]))
     with pytest.raises(neardup.NeardupError, match="ascending row"):

@@ -50,6 +50,9 @@ ROW_ID = "row_id"
 _ROW = "__neardup_row"
 #: Bytes of text a shuffle partition gets (:func:`_partitions`).
 _PARTITION_BYTES = 128 << 20
+#: Most rows for which the per-row tables (16 to 24 bytes a row) are broadcast to the joins
+#: with the input, which then does not move; beyond, the joins shuffle it.
+_BROADCAST_ROWS = 1 << 22
 #: Most links whose components are found on the driver (16 bytes each: 64 MB); beyond, by
 #: rounds over the cluster (:func:`_components`).
 _LINKS_ON_DRIVER = 1 << 22
@@ -112,11 +115,12 @@ def dedup(
         )
         parts = _parts(fingerprints, _components(stages.links(fingerprints)))
         fetched_at = F.col(fetched_at_col).cast("long") if fetched_at_col else F.lit(None).cast("long")
-        members = parts.join(
+        small = F.broadcast if rows <= _BROADCAST_ROWS else (lambda frame: frame)
+        members = small(parts).join(
             base.select(_ROW, F.col(text_col).alias("text"), fetched_at.alias("fetched_at")), _ROW
         )
         decided = stages.decide(members, keep, fetched_at_col is not None)
-        result = _result(base, decided, df.columns, id_col).persist(StorageLevel.MEMORY_AND_DISK)
+        result = _result(base, decided, df.columns, id_col, small).persist(StorageLevel.MEMORY_AND_DISK)
         result.count()
     finally:
         spark.conf.set(shuffle, before)
@@ -134,9 +138,10 @@ def _partitions(text_bytes: int, cores: int) -> int:
     return -(-wanted // cores) * cores
 
 
-def _result(base: Any, decided: Any, columns: List[str], id_col: Optional[str]) -> Any:
+def _result(base: Any, decided: Any, columns: List[str], id_col: Optional[str], small: Any) -> Any:
     """The input rows with ``cluster``, ``duplicate_of`` and ``is_duplicate``: ``decided``
-    names rows by number (-1: none); with an ``id_col`` they are named by it."""
+    names rows by number (-1: none); with an ``id_col`` they are named by it. ``small``: how
+    the per-row answers are joined to the input (broadcast when few enough)."""
     from pyspark.sql import functions as F
 
     named = lambda c: F.when(F.col(c) >= 0, F.col(c))  # noqa: E731
@@ -150,7 +155,7 @@ def _result(base: Any, decided: Any, columns: List[str], id_col: Optional[str]) 
     outputs = [F.col(c) for c in columns]
     if not id_col:
         outputs.append(F.col(_ROW).alias(ROW_ID))
-    return base.join(decided, _ROW, "left").select(
+    return base.join(small(decided), _ROW, "left").select(
         *outputs,
         F.coalesce(F.col("cluster"), id_expr).alias("cluster"),
         F.col("duplicate_of"),
