@@ -40,28 +40,33 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from online_eval import metrics  # noqa: E402  (precision, recall, F1 as the project scores CopyCat)
 
 
-def spark_session(master, partitions, events=None):
+def spark_session(master, partitions, events=None, settings=None):
+    """A Spark application on `master` running this interpreter's Python, its event log in
+    `events` (when given); `partitions` (None: left to the job) and further `settings`."""
     import pyspark
 
     os.environ.setdefault("SPARK_HOME", os.path.dirname(pyspark.__file__))
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
-    spark = (
+    builder = (
         SparkSession.builder.master(master)
         .appName("spark-peers")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", "2g")
-        .config("spark.sql.shuffle.partitions", str(partitions))
-        .config("spark.default.parallelism", str(partitions))
         .config("spark.eventLog.enabled", "true" if events else "false")
         .config("spark.eventLog.dir", f"file://{events}" if events else "")
         .config("spark.eventLog.compress", "false")
         .config("spark.eventLog.rolling.enabled", "false")
-        .getOrCreate()
     )
+    if partitions:
+        builder = builder.config("spark.sql.shuffle.partitions", str(partitions))
+        builder = builder.config("spark.default.parallelism", str(partitions))
+    for key, value in (settings or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
