@@ -19,7 +19,7 @@ reading the file to the result counted (the JVM's start apart, printed too). Eve
 
 `--giant N`: a corpus of N near copies of one template (a page of the corpus of 2 KB or more,
 1 to 4 of its words replaced in each copy) behind 10,000 documents of the corpus, run the same
-way with the executors' memory bounded (`spark.driver.memory` 1g: the local executor is the
+way with the executors' memory bounded (`spark.driver.memory` 2g: the local executor is the
 driver's JVM; `spark.executor.pyspark.memory` 1g: each Python worker's address space); the
 peak resident memory of the largest Python worker is sampled from /proc.
 """
@@ -34,31 +34,16 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import spark_peers  # noqa: E402  (one Spark session and event-log reading for both benchmarks)
+
 
 def spark_session(master, events, bounded):
-    import pyspark
-
-    os.environ.setdefault("SPARK_HOME", os.path.dirname(pyspark.__file__))
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    builder = (
-        SparkSession.builder.master(master)
-        .appName("spark-scale")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "1g" if bounded else "4g")
-        .config("spark.eventLog.enabled", "true")
-        .config("spark.eventLog.dir", f"file://{events}")
-        .config("spark.eventLog.compress", "false")
-        .config("spark.eventLog.rolling.enabled", "false")
-    )
+    """The application: shuffle partitions left to the job, its event log kept."""
+    settings = {"spark.driver.memory": "2g" if bounded else "4g"}
     if bounded:
-        builder = builder.config("spark.executor.pyspark.memory", "1g")
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+        settings["spark.executor.pyspark.memory"] = "1g"
+    return spark_peers.spark_session(master, None, events, settings)
 
 
 def child(args):
@@ -79,49 +64,9 @@ def child(args):
     result.unpersist()
     spark.stop()
     out = {"seconds": seconds, "jvm_start": ready - started, "removed": removed, "answers": answers}
-    out["stages"] = stages(events)
+    out["stages"] = spark_peers.stages(events)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(out, f)
-
-
-def stages(events):
-    """Per stage of the application: name, tasks, task-seconds (executor run time), shuffle
-    bytes written and read, from the event log."""
-    table = {}
-    logs = [os.path.join(top, name) for top, _, names in os.walk(events) for name in names]
-    for log in logs:
-        with open(log, encoding="utf-8") as f:
-            for line in f:
-                event = json.loads(line)
-                kind = event.get("Event")
-                if kind == "SparkListenerStageCompleted":
-                    info = event["Stage Info"]
-                    row = table.setdefault(info["Stage ID"], {"tasks": 0, "ms": 0, "written": 0, "read": 0})
-                    row["name"] = info["Stage Name"].split(" at ")[0]
-                    row["ops"] = _operations(info.get("RDD Info", []))
-                elif kind == "SparkListenerTaskEnd":
-                    metrics = event.get("Task Metrics") or {}
-                    row = table.setdefault(event["Stage ID"], {"tasks": 0, "ms": 0, "written": 0, "read": 0})
-                    row["tasks"] += 1
-                    row["ms"] += metrics.get("Executor Run Time", 0)
-                    row["written"] += (metrics.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written", 0)
-                    read = metrics.get("Shuffle Read Metrics") or {}
-                    row["read"] += read.get("Remote Bytes Read", 0) + read.get("Local Bytes Read", 0)
-    return [dict(stage=k, **v) for k, v in sorted(table.items())]
-
-
-def _operations(rdds):
-    """The SQL operators a stage runs (its RDDs' scopes), in order, each once."""
-    names = []
-    for rdd in sorted(rdds, key=lambda r: r["RDD ID"]):
-        try:
-            name = json.loads(rdd.get("Scope", "{}")).get("name", "")
-        except ValueError:
-            name = ""
-        name = name.split(" (")[0]
-        if name and name not in names and not name.startswith(("WholeStageCodegen", "mapPartitions")):
-            names.append(name)
-    return ", ".join(names)
 
 
 class PeakWorker(threading.Thread):
