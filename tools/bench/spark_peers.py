@@ -40,28 +40,33 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from online_eval import metrics  # noqa: E402  (precision, recall, F1 as the project scores CopyCat)
 
 
-def spark_session(master, partitions, events=None):
+def spark_session(master, partitions, events=None, settings=None):
+    """A Spark application on `master` running this interpreter's Python, its event log in
+    `events` (when given); `partitions` (None: left to the job) and further `settings`."""
     import pyspark
 
     os.environ.setdefault("SPARK_HOME", os.path.dirname(pyspark.__file__))
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
-    spark = (
+    builder = (
         SparkSession.builder.master(master)
         .appName("spark-peers")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", "2g")
-        .config("spark.sql.shuffle.partitions", str(partitions))
-        .config("spark.default.parallelism", str(partitions))
         .config("spark.eventLog.enabled", "true" if events else "false")
         .config("spark.eventLog.dir", f"file://{events}" if events else "")
         .config("spark.eventLog.compress", "false")
         .config("spark.eventLog.rolling.enabled", "false")
-        .getOrCreate()
     )
+    if partitions:
+        builder = builder.config("spark.sql.shuffle.partitions", str(partitions))
+        builder = builder.config("spark.default.parallelism", str(partitions))
+    for key, value in (settings or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -152,7 +157,15 @@ def child(args):
 
 def shuffled(events):
     """Shuffle bytes written and stages completed, from the application's event log."""
-    written, stages = 0, 0
+    table = stages(events)
+    return {"shuffle_bytes": sum(s["written"] for s in table), "stages": len(table)}
+
+
+def stages(events):
+    """Per stage of the application: name, SQL operators, tasks, task milliseconds (executor
+    run time), shuffle bytes written and read, from the event log."""
+    table = {}
+    blank = lambda: {"tasks": 0, "ms": 0, "written": 0, "read": 0}  # noqa: E731
     logs = [os.path.join(top, name) for top, _, names in os.walk(events) for name in names]
     for log in logs:
         with open(log, encoding="utf-8") as f:
@@ -160,11 +173,33 @@ def shuffled(events):
                 event = json.loads(line)
                 kind = event.get("Event")
                 if kind == "SparkListenerStageCompleted":
-                    stages += 1
+                    info = event["Stage Info"]
+                    row = table.setdefault(info["Stage ID"], blank())
+                    row["name"] = info["Stage Name"].split(" at ")[0]
+                    row["ops"] = _operations(info.get("RDD Info", []))
                 elif kind == "SparkListenerTaskEnd":
                     metrics = event.get("Task Metrics") or {}
-                    written += (metrics.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written", 0)
-    return {"shuffle_bytes": written, "stages": stages}
+                    row = table.setdefault(event["Stage ID"], blank())
+                    row["tasks"] += 1
+                    row["ms"] += metrics.get("Executor Run Time", 0)
+                    row["written"] += (metrics.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written", 0)
+                    read = metrics.get("Shuffle Read Metrics") or {}
+                    row["read"] += read.get("Remote Bytes Read", 0) + read.get("Local Bytes Read", 0)
+    return [dict(stage=k, **v) for k, v in sorted(table.items()) if "name" in v]
+
+
+def _operations(rdds):
+    """The SQL operators a stage runs (its RDDs' scopes), in order, each once."""
+    names = []
+    for rdd in sorted(rdds, key=lambda r: r["RDD ID"]):
+        try:
+            name = json.loads(rdd.get("Scope", "{}")).get("name", "")
+        except ValueError:
+            name = ""
+        name = name.split(" (")[0]
+        if name and name not in names and not name.startswith(("WholeStageCodegen", "mapPartitions")):
+            names.append(name)
+    return ", ".join(names)
 
 
 def launch(python, tool, path, args, tmp, collect, policy="{}"):

@@ -159,6 +159,12 @@ impl SearchKeys {
         }
     }
 
+    /// Whether a pair that shares a key must pass the SimHash test too
+    /// ([`SearchKeys::simhash_candidate`] is not always true): the SimHash methods' tables.
+    pub fn tests_simhash(&self) -> bool {
+        matches!(self.kind, KeyKind::Tables64(_) | KeyKind::Tables128(_))
+    }
+
     /// Whether two documents that share a key can be a candidate pair by their SimHash
     /// fingerprints alone: under a SimHash method the policy's own candidate test (within
     /// `k`, [`Policy::simhash_evidence`]); under MinHash always (the estimate needs the

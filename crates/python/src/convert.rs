@@ -109,3 +109,29 @@ pub fn profile(obj: &Bound<'_, PyAny>) -> PyResult<Profile> {
     profile.validate().map_err(to_py)?;
     Ok(profile)
 }
+
+/// The texts of an Arrow string column given as its buffers: `offsets` (`len + 1` positions,
+/// ascending, as Arrow's offsets buffer sliced to the column) into `data` (UTF-8, end to end).
+/// Borrowed, one `&str` a row, without a Python object a value. Fails on offsets that do not
+/// ascend within `data` or on a row that is not UTF-8.
+pub fn arrow_texts<'a>(offsets: &[i64], data: &'a [u8]) -> PyResult<Vec<&'a str>> {
+    offsets
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| {
+            let (start, end) = (usize::try_from(w[0]), usize::try_from(w[1]));
+            let bytes = match (start, end) {
+                (Ok(start), Ok(end)) if start <= end && end <= data.len() => &data[start..end],
+                _ => {
+                    return Err(invalid(format!(
+                        "text {i}: offsets {}..{} outside {} bytes of text",
+                        w[0],
+                        w[1],
+                        data.len()
+                    )))
+                }
+            };
+            std::str::from_utf8(bytes).map_err(|e| invalid(format!("text {i} is not UTF-8: {e}")))
+        })
+        .collect()
+}

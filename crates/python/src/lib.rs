@@ -17,6 +17,7 @@ mod fingerprint;
 mod lsh;
 mod policy;
 mod spark;
+mod spark_parts;
 
 /// The module `neardup._neardup`.
 #[pymodule]
@@ -29,6 +30,8 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policy::compare, m)?)?;
     m.add_function(wrap_pyfunction!(dedup::dedup, m)?)?;
     m.add_class::<spark::SearchKeys>()?;
+    m.add_class::<spark_parts::PartEngine>()?;
+    m.add_function(wrap_pyfunction!(spark::link_components, m)?)?;
     m.add_class::<lsh::MinHashLsh>()?;
     m.add_function(wrap_pyfunction!(lsh::minhash_candidate_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(compat::python_simhash, m)?)?;

@@ -1,12 +1,14 @@
 //! `SearchKeys`: what the Spark job (`neardup.spark`) runs in its executors, over Arrow
-//! batches: the fingerprints and search keys of each row ([`neardup_dedup::SearchKeys`], the
-//! engine's own tables or bands), the candidate pairs of the documents that share a key, and
-//! the policy's decision on each pair ([`neardup_dedup::Policy::decide`]). Buffers go in and
-//! out as bytes and NumPy arrays, so that the Python side builds Arrow arrays without a Python
-//! object per value.
+//! batches, before the engine decides ([`crate::spark_parts`]): the fingerprints and search
+//! keys of each row ([`neardup_dedup::SearchKeys`], the engine's own tables or bands), and the
+//! links that join the documents sharing a key into the components the engine decides
+//! independently. Buffers go in and out as bytes and NumPy arrays, so that the Python side
+//! builds Arrow arrays without a Python object per value.
+
+use std::collections::HashMap;
 
 use neardup_core::{Fingerprinter, Simhash};
-use neardup_dedup::Side;
+use neardup_index::{near_components, Design, Fingerprint, UnionFind};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -14,10 +16,10 @@ use rayon::prelude::*;
 
 use crate::convert;
 use crate::error::{invalid, to_py};
-use crate::policy::{policy_arg, side};
+use crate::policy::policy_arg;
 
 /// The search keys of a policy over a corpus of about `expected_len` documents, and the
-/// executors' steps of the Spark job: `fingerprint`, `pairs`, `decide`.
+/// executors' first steps of the Spark job: `fingerprint`, `links`.
 #[pyclass(module = "neardup", frozen)]
 pub struct SearchKeys {
     keys: neardup_dedup::SearchKeys,
@@ -50,17 +52,19 @@ impl SearchKeys {
         self.policy.profile.bits.count() as usize / 8
     }
 
-    /// The fingerprints and keys of `texts`, in parallel with the GIL released: a dict of
-    /// `digest` (the digests end to end, `digest_width` bytes each), `simhash` (the SimHash
-    /// fingerprints end to end, big-endian), `keys` (every key end to end, `key_width` bytes
-    /// each) and `key_offsets` (NumPy int32, `len(texts) + 1`: the keys of text `i` are keys
+    /// The fingerprints and keys of the texts of an Arrow string column (`offsets`, NumPy
+    /// int64, `len + 1`, into `data`: see `neardup.spark`), in parallel with the GIL released:
+    /// a dict of `digest` (the digests end to end, `digest_width` bytes each), `simhash` (the
+    /// SimHash fingerprints end to end, big-endian), `keys` (every key end to end, `key_width`
+    /// bytes each) and `key_offsets` (NumPy int32, `len + 1`: the keys of text `i` are keys
     /// `key_offsets[i]` to `key_offsets[i + 1]`).
     fn fingerprint<'py>(
         &self,
         py: Python<'py>,
-        texts: &Bound<'py, PyAny>,
+        offsets: PyReadonlyArray1<'py, i64>,
+        data: &[u8],
     ) -> PyResult<Bound<'py, PyDict>> {
-        let texts = convert::texts(texts)?;
+        let texts = convert::arrow_texts(offsets.as_slice()?, data)?;
         let simhash_width = self.simhash_width();
         let per_text = py.detach(|| {
             texts
@@ -97,29 +101,21 @@ impl SearchKeys {
         Ok(out)
     }
 
-    /// Candidate pairs within groups of documents that share a key: group `g` is members
-    /// `offsets[g]` to `offsets[g + 1]` of `rows` (NumPy int64 row numbers) and `simhashes`
-    /// (their SimHash fingerprints end to end). Every pair of a group that passes the SimHash
-    /// test (`k`, under a SimHash method) is returned as `(smaller row, larger row)`.
-    ///
-    /// Bounded: it stops after the member whose pairs take the count past `budget` and returns
-    /// `(a, b, cursor)`, where `cursor` (group, member) is where the next call starts, or
-    /// `None` when every group is done.
-    #[pyo3(signature = (rows, simhashes, offsets, cursor = (0, 0), budget = 1 << 20))]
+    /// Links within groups of documents that share a key: group `g` is members `offsets[g]` to
+    /// `offsets[g + 1]` of `rows` (NumPy int64 row numbers) and `simhashes` (their SimHash
+    /// fingerprints end to end). Returns `(a, b)`, `a < b`: at most one link a member, which
+    /// join the members exactly as every candidate pair of the group would (under a SimHash
+    /// method the pairs within `k`, found by the engine's own [`near_components`]; under
+    /// MinHash every pair of the group, each member linked to the group's first). So a group
+    /// of m near-identical documents gives m − 1 links, never m(m − 1)/2 pairs.
     #[allow(clippy::type_complexity)]
-    fn pairs<'py>(
+    fn links<'py>(
         &self,
         py: Python<'py>,
         rows: PyReadonlyArray1<'py, i64>,
         simhashes: &[u8],
         offsets: PyReadonlyArray1<'py, i64>,
-        cursor: (usize, usize),
-        budget: usize,
-    ) -> PyResult<(
-        Bound<'py, PyArray1<i64>>,
-        Bound<'py, PyArray1<i64>>,
-        Option<(usize, usize)>,
-    )> {
+    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
         let (rows, offsets) = (rows.as_slice()?, offsets.as_slice()?);
         let width = self.simhash_width();
         if simhashes.len() != rows.len() * width {
@@ -135,80 +131,45 @@ impl SearchKeys {
             return Err(invalid("group offsets must ascend within the rows"));
         }
         let simhash = |i: usize| {
-            let bytes = &simhashes[i * width..(i + 1) * width];
             let mut value = [0u8; 16];
-            value[16 - width..].copy_from_slice(bytes);
-            let value = u128::from_be_bytes(value);
-            if width == 8 {
-                Simhash::B64(value as u64)
-            } else {
-                Simhash::B128(value)
-            }
+            value[16 - width..].copy_from_slice(&simhashes[i * width..(i + 1) * width]);
+            u128::from_be_bytes(value)
         };
         let found = py.detach(|| {
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            let (mut group, mut member) = cursor;
-            while group + 1 < offsets.len() {
-                let (start, end) = (offsets[group] as usize, offsets[group + 1] as usize);
-                let mut i = start + member;
-                while i < end {
-                    for j in i + 1..end {
-                        if self.keys.simhash_candidate(simhash(i), simhash(j))? {
-                            a.push(rows[i].min(rows[j]));
-                            b.push(rows[i].max(rows[j]));
-                        }
-                    }
-                    i += 1;
-                    if a.len() >= budget {
-                        let next = if i < end {
-                            (group, i - start)
-                        } else {
-                            (group + 1, 0)
-                        };
-                        return Ok((a, b, Some(next)));
-                    }
-                }
-                group += 1;
-                member = 0;
-            }
-            Ok::<_, neardup_dedup::DedupError>((a, b, None))
-        });
-        let (a, b, next) = found.map_err(to_py)?;
-        Ok((PyArray1::from_vec(py, a), PyArray1::from_vec(py, b), next))
-    }
-
-    /// The policy's decision on pairs of texts (`texts_a[i]` with `texts_b[i]`):
-    /// [`neardup_dedup::Policy::decide`], as `neardup.compare` gives it, in parallel with the
-    /// GIL released. A NumPy bool array: whether each pair is a duplicate.
-    fn decide<'py>(
-        &self,
-        py: Python<'py>,
-        texts_a: &Bound<'py, PyAny>,
-        texts_b: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyArray1<bool>>> {
-        let (texts_a, texts_b) = (convert::texts(texts_a)?, convert::texts(texts_b)?);
-        if texts_a.len() != texts_b.len() {
-            return Err(invalid(format!(
-                "{} texts to pair with {} texts",
-                texts_a.len(),
-                texts_b.len()
-            )));
-        }
-        let side = |text: &str| side(&self.policy, &self.fingerprinter, text);
-        let verdicts = py.detach(|| {
-            texts_a
+            let groups: Vec<(usize, usize)> = offsets
+                .windows(2)
+                .map(|w| (w[0] as usize, w[1] as usize))
+                .filter(|(start, end)| end - start > 1)
+                .collect();
+            let per_group = groups
                 .par_iter()
-                .zip(texts_b.par_iter())
-                .map(|(a, b)| {
-                    let ((fa, sa), (fb, sb)) = (side(a), side(b));
-                    let decision = self
-                        .policy
-                        .decide(&Side::new(&fa, sa.as_ref()), &Side::new(&fb, sb.as_ref()))?;
-                    Ok(decision.is_duplicate())
+                .map(|&(start, end)| {
+                    let labels = if self.keys.tests_simhash() && end - start > SMALL_GROUP {
+                        let bits = self.policy.profile.bits.count();
+                        if width == 8 {
+                            let fps: Vec<u64> = (start..end).map(|i| simhash(i) as u64).collect();
+                            labels(&fps, self.policy.k, bits)?
+                        } else {
+                            let fps: Vec<u128> = (start..end).map(simhash).collect();
+                            labels(&fps, self.policy.k, bits)?
+                        }
+                    } else {
+                        self.small_labels(&rows[start..end], start, &simhash)?
+                    };
+                    Ok(group_links(&rows[start..end], &labels))
                 })
-                .collect::<Result<Vec<bool>, neardup_dedup::DedupError>>()
+                .collect::<Result<Vec<_>, neardup_dedup::DedupError>>()?;
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for links in per_group {
+                for (x, y) in links {
+                    a.push(x);
+                    b.push(y);
+                }
+            }
+            Ok::<_, neardup_dedup::DedupError>((a, b))
         });
-        Ok(PyArray1::from_vec(py, verdicts.map_err(to_py)?))
+        let (a, b) = found.map_err(to_py)?;
+        Ok((PyArray1::from_vec(py, a), PyArray1::from_vec(py, b)))
     }
 
     fn __repr__(&self) -> String {
@@ -218,4 +179,115 @@ impl SearchKeys {
             self.keys.width()
         )
     }
+}
+
+/// Groups up to this size are linked by testing every pair (the policy's own test); larger
+/// ones by the engine's search, whose tables cost more to build than a few pairs to test.
+const SMALL_GROUP: usize = 48;
+
+impl SearchKeys {
+    /// Labels of a small group (`rows`, the group's first member at `start`): under a SimHash
+    /// method the components of the pairs passing [`neardup_dedup::SearchKeys::simhash_candidate`],
+    /// under MinHash one component (every pair sharing a band is a candidate).
+    fn small_labels(
+        &self,
+        rows: &[i64],
+        start: usize,
+        simhash: &dyn Fn(usize) -> u128,
+    ) -> Result<Vec<u32>, neardup_dedup::DedupError> {
+        if !self.keys.tests_simhash() {
+            return Ok(vec![0; rows.len()]);
+        }
+        let value = |i: usize| {
+            if self.simhash_width() == 8 {
+                Simhash::B64(simhash(start + i) as u64)
+            } else {
+                Simhash::B128(simhash(start + i))
+            }
+        };
+        let mut components = UnionFind::new(rows.len())?;
+        for i in 0..rows.len() {
+            for j in i + 1..rows.len() {
+                if self.keys.simhash_candidate(value(i), value(j))? {
+                    components.union(i as u32, j as u32);
+                }
+            }
+        }
+        Ok((0..rows.len() as u32).map(|i| components.find(i)).collect())
+    }
+}
+
+/// The label of each of `fps` (the index of a member of its component): its component among
+/// them of pairs within `k`, by the engine's own search ([`near_components`]).
+fn labels<F: Fingerprint>(
+    fps: &[F],
+    k: u32,
+    bits: u32,
+) -> Result<Vec<u32>, neardup_dedup::DedupError> {
+    let design = Design::for_expected_len(fps.len(), k, bits);
+    let mut components = near_components(fps, k, design)?;
+    Ok((0..fps.len() as u32).map(|i| components.find(i)).collect())
+}
+
+/// Links `(a, b)`, `a < b`, from the smallest row of each label's component to each other row
+/// of it: a spanning star of each component.
+fn group_links(rows: &[i64], labels: &[u32]) -> Vec<(i64, i64)> {
+    let mut first: HashMap<u32, i64> = HashMap::new();
+    for (&row, &label) in rows.iter().zip(labels) {
+        let head = first.entry(label).or_insert(row);
+        *head = (*head).min(row);
+    }
+    rows.iter()
+        .zip(labels)
+        .filter_map(|(&row, label)| {
+            let head = first[label];
+            (head != row).then_some((head, row))
+        })
+        .collect()
+}
+
+/// Connected components of the links `(a[i], b[i])` (row numbers), for a set of links small
+/// enough for one process (the Spark job's driver): `(node, root)` for every node of a link,
+/// `root` the smallest node of its component. Union-find ([`UnionFind`]) over the nodes
+/// numbered densely.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn link_components<'py>(
+    py: Python<'py>,
+    a: PyReadonlyArray1<'py, i64>,
+    b: PyReadonlyArray1<'py, i64>,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+    let (a, b) = (a.as_slice()?, b.as_slice()?);
+    if a.len() != b.len() {
+        return Err(invalid(format!(
+            "{} link ends to pair with {}",
+            a.len(),
+            b.len()
+        )));
+    }
+    let found = py.detach(|| {
+        let mut nodes: Vec<i64> = a.iter().chain(b).copied().collect();
+        nodes.par_sort_unstable();
+        nodes.dedup();
+        let at = |row: &i64| nodes.binary_search(row).map_or(0, |i| i as u32);
+        let mut components = UnionFind::new(nodes.len())?;
+        for (x, y) in a.iter().zip(b) {
+            components.union(at(x), at(y));
+        }
+        let roots: Vec<u32> = (0..nodes.len() as u32)
+            .map(|i| components.find(i))
+            .collect();
+        // Nodes ascend, so the first node met of each component is its smallest.
+        let mut smallest = vec![u32::MAX; nodes.len()];
+        for (i, &root) in roots.iter().enumerate() {
+            smallest[root as usize] = smallest[root as usize].min(i as u32);
+        }
+        let root_rows = roots
+            .iter()
+            .map(|&r| nodes[smallest[r as usize] as usize])
+            .collect();
+        Ok::<_, neardup_dedup::DedupError>((nodes, root_rows))
+    });
+    let (nodes, roots) = found.map_err(to_py)?;
+    Ok((PyArray1::from_vec(py, nodes), PyArray1::from_vec(py, roots)))
 }

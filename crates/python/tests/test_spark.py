@@ -110,18 +110,21 @@ def _write(tmp_path, docs):
     return path
 
 
-# (policy options, keep, whether rows are named by an id column or by number); the corpus is
-# the bundled examples and the generated one, in one file.
+# (policy options, keep, whether rows are named by an id column or by number, whether the
+# components of the links are found by rounds on the cluster instead of on the driver); the
+# corpus is the bundled examples and the generated one, in one file.
 CASES = [
-    ({}, "first", True),
-    ({}, "longest", True),
-    ({"method": "simhash", "k": 3}, "first", True),
-    ({"method": "minhash", "threshold": 0.7}, "first", False),
+    ({}, "first", True, False),
+    ({}, "longest", True, False),
+    ({"method": "simhash", "k": 3}, "first", True, True),
+    ({"method": "minhash", "threshold": 0.7}, "first", False, False),
 ]
 
 
-@pytest.mark.parametrize("options,keep,named", CASES)
-def test_spark_equals_cli_dedup(spark, neardup_bin, tmp_path, options, keep, named):
+@pytest.mark.parametrize("options,keep,named,rounds", CASES)
+def test_spark_equals_cli_dedup(spark, neardup_bin, tmp_path, monkeypatch, options, keep, named, rounds):
+    if rounds:
+        monkeypatch.setattr(neardup.spark, "_LINKS_ON_DRIVER", 0)
     docs = _news() + _corpus()
     policy = neardup.Policy(**options)
     path = _write(tmp_path, docs)
@@ -240,3 +243,71 @@ def test_executors_without_the_package_fail_in_one_clear_line(tmp_path):
     assert last.startswith("neardup.spark: the Spark executors cannot import neardup ("), last
     assert "PYSPARK_PYTHON" in last and "neardup[spark]" in last, last
     assert "Traceback" not in run.stderr, run.stderr[-3000:]
+
+
+def _arrow_texts(texts):
+    import pyarrow as pa
+
+    return neardup.spark._text_buffers(pa.array(texts, pa.string()))
+
+
+def test_the_part_engine_is_the_engine_with_texts_on_disk():
+    """One part of every document of the generated corpus (chains, exact and near copies), its
+    texts held 4 KB at a time (the rest in a temporary file, read back for the shingle sets):
+    the engine's own answer, as `neardup.dedup` gives it, under each keep order."""
+    import numpy as np
+
+    texts = [d["text"] for d in _corpus()]
+    rows = np.arange(0, 3 * len(texts), 3, dtype=np.int64)  # row numbers need not be dense
+    for keep in ("first", "longest"):
+        engine = neardup.PartEngine(None, keep, texts_in_memory=4096)
+        half = len(texts) // 2
+        got = [engine.feed(np.zeros(half, np.int64), rows[:half], *_arrow_texts(texts[:half]))]
+        got.append(engine.feed(np.zeros(len(texts) - half, np.int64), rows[half:], *_arrow_texts(texts[half:])))
+        got.append(engine.finish())
+        assert len(got[0][0]) == 0 and len(got[1][0]) == 0, "a part is decided only once whole"
+        row, cluster, duplicate_of = (np.concatenate([g[i] for g in got]) for i in range(3))
+        expected = neardup.dedup(texts, keep=keep)
+        assert row.tolist() == rows.tolist()
+        assert duplicate_of.tolist() == [-1 if d is None else int(rows[d]) for d in expected.duplicate_of]
+        clusters = expected.cluster_ids()
+        assert cluster.tolist() == [-1 if c is None else int(rows[c]) for c in clusters]
+        assert sum(d is not None for d in expected.duplicate_of) >= 100
+
+
+def test_the_part_engine_gathers_small_parts_and_wants_sorted_rows():
+    import numpy as np
+
+    copied = "the same words in the same order, one text copied"
+    engine = neardup.PartEngine()
+    parts, rows = np.array([1, 1, 5, 5], np.int64), np.array([1, 2, 3, 4], np.int64)
+    texts = ["a text of part one", "another text of part one", copied, copied]
+    row, cluster, duplicate_of = engine.feed(parts, rows, *_arrow_texts(texts))
+    assert len(row) == 0, "small parts are gathered for one run of the engine"
+    row, cluster, duplicate_of = engine.finish()
+    assert row.tolist() == [1, 2, 3, 4]
+    assert duplicate_of.tolist() == [-1, -1, -1, 3] and cluster.tolist() == [-1, -1, 3, 3]
+    with pytest.raises(neardup.NeardupError, match="sorted by part"):
+        neardup.PartEngine().feed(np.array([2, 1], np.int64), np.array([1, 2], np.int64), *_arrow_texts(["a", "b"]))
+    with pytest.raises(neardup.NeardupError, match="ascending row"):
+        neardup.PartEngine().feed(np.array([1, 1], np.int64), np.array([2, 1], np.int64), *_arrow_texts(["a", "b"]))
+    with pytest.raises(neardup.NeardupError, match="UTF-8"):
+        neardup.PartEngine().feed(np.array([1], np.int64), np.array([1], np.int64), np.array([0, 2], np.int64), b"\xff\xfe")
+
+
+def test_links_join_a_key_group_as_its_candidate_pairs_do():
+    """A group of 300 members (the engine's search) and one of 3 (every pair tested): one link
+    a member at most, the components of the pairs within k, never the pairs themselves."""
+    import numpy as np
+
+    rng = random.Random(5)
+    base = rng.getrandbits(64)
+    near = [base ^ (1 << rng.randrange(64)) for _ in range(299)]  # all within 2 bits of each other
+    far = base ^ ((1 << 40) - 1)  # 40 bits away
+    values = near + [far]
+    keys = neardup.SearchKeys(neardup.Policy(method="simhash", k=3), 1000)
+    for group in (values, [near[0], near[1], far]):
+        rows = np.arange(10, 10 + len(group), dtype=np.int64)
+        simhashes = b"".join(v.to_bytes(8, "big") for v in group)
+        a, b = keys.links(rows, simhashes, np.array([0, len(group)], np.int64))
+        assert sorted(b.tolist()) == rows[1:-1].tolist() and set(a.tolist()) == {10}

@@ -119,21 +119,44 @@ class SearchKeys:
     @property
     def simhash_width(self) -> int:
         """Bytes of one SimHash fingerprint (8 or 16, big-endian)."""
-    def fingerprint(self, texts: Texts) -> Dict[str, Any]:
-        """``digest``, ``digest_width``, ``simhash`` (bytes end to end), ``keys`` (bytes end to
-        end) and ``key_offsets`` (int32, ``len(texts) + 1``); parallel, GIL released."""
-    def pairs(
+    def fingerprint(self, offsets: npt.NDArray[np.int64], data: bytes) -> Dict[str, Any]:
+        """Of the texts of an Arrow string column (``offsets``, ``len + 1``, into ``data``):
+        ``digest``, ``digest_width``, ``simhash`` (bytes end to end), ``keys`` (bytes end to
+        end) and ``key_offsets`` (int32, ``len + 1``); parallel, GIL released."""
+    def links(
         self,
         rows: npt.NDArray[np.int64],
         simhashes: bytes,
         offsets: npt.NDArray[np.int64],
-        cursor: Tuple[int, int] = (0, 0),
-        budget: int = 1 << 20,
-    ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], Optional[Tuple[int, int]]]:
-        """Candidate pairs ``(a, b)`` within groups (``offsets``) passing the SimHash test, at
-        most about ``budget`` a call; the cursor to resume from, or None when done."""
-    def decide(self, texts_a: Texts, texts_b: Texts) -> npt.NDArray[np.bool_]:
-        """``Policy.decide`` on each pair of texts: whether it is a duplicate."""
+    ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Links ``(a, b)`` within groups (``offsets``) joining the members as every candidate
+        pair of the group would: at most one a member."""
+
+def link_components(
+    a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]
+) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """``(node, root)`` for every node of the links ``(a[i], b[i])``, ``root`` the smallest node
+    of its component (union-find in one process)."""
+
+class PartEngine:
+    """The engine over parts of rows sorted by part and row (the last step of
+    ``neardup.spark.dedup``): ``feed`` Arrow batches, then ``finish``."""
+
+    def __init__(self, policy: PolicyArg = None, keep: str = "first", texts_in_memory: int = 64 << 20) -> None: ...
+    def feed(
+        self,
+        parts: npt.NDArray[np.int64],
+        rows: npt.NDArray[np.int64],
+        offsets: npt.NDArray[np.int64],
+        data: bytes,
+        fetched_at: Optional[npt.NDArray[np.int64]] = None,
+        dated: Optional[npt.NDArray[np.bool_]] = None,
+    ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The answers (row, cluster row or -1, duplicate_of row or -1) of the parts completed."""
+    def finish(
+        self,
+    ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The answers of the last part."""
 
 class MinHashLsh:
     """MinHash LSH under int ids, banded as datasketch bands."""

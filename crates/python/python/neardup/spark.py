@@ -4,23 +4,30 @@ The same answer as ``neardup dedup`` (the CLI) and :func:`neardup.dedup`, docume
 document, on a corpus spread over a cluster. Nothing here decides: every fingerprint, search
 key, pair decision and cluster comes from the Rust library, run in the executors.
 
-The job, stage by stage (BENCHMARKS.md, "On Spark", says what each shuffles):
+The job, stage by stage (BENCHMARKS.md, "On Spark", says what each shuffles); every step on
+the data is Rust over Arrow batches (``mapInArrow``: the Python around it only hands buffers
+over), and what is read twice is persisted once:
 
 1. Each row gets a number in the DataFrame's order (``monotonically_increasing_id``, after
-   sorting by ``order_col`` when one is given): ``keep="first"`` keeps the earliest.
-2. Executors fingerprint every text and cut its search keys (``mapInArrow``): the permuted
-   tables of the SimHash search, or the MinHash LSH bands, that the engine itself uses.
-3. Exact groups: rows with the same digest; the first of each group stands for it.
-4. Candidates: the keys are exploded and shuffled; within each key's group every pair passing
-   the SimHash test (``k``) is a candidate; pairs are made distinct.
-5. Each candidate pair is decided with both texts by ``Policy.decide`` (verification
-   included), as ``neardup.compare`` decides it.
-6. Connected components of the accepted pairs (alternating large-star and small-star rounds,
-   Kiveris et al. 2014, checkpointed each round): nothing is collected on the driver.
-7. Each component of two or more rows (exact copies included) is deduplicated by the Rust
-   engine itself (``neardup.dedup``, ``groupBy().applyInPandas``), its rows in global order:
-   the engine's clusters are representative-centred, and no accepted pair crosses a component,
-   so its answer on a component is its answer on the whole corpus.
+   sorting by ``order_col`` when one is given): ``keep="first"`` keeps the earliest. The rows
+   are persisted and counted, with their text's bytes: the shuffles' partitions are sized from
+   them (:func:`_partitions`), not from Spark's default.
+2. Executors fingerprint every text and cut its search keys (``SearchKeys.fingerprint``): the
+   permuted tables of the SimHash search, or the MinHash LSH bands, that the engine itself
+   uses. Exact groups: rows with the same digest; the first of each group stands for it.
+3. Links: the keys are exploded and shuffled (row number and SimHash, 16 bytes a member);
+   within each key's group the members are linked as every candidate pair of the group would
+   link them (``SearchKeys.links``: within ``k`` under a SimHash method, by the engine's own
+   search), at most one link a member, so a family of m near copies makes m − 1 links, not
+   m²/2 pairs.
+4. Parts: connected components of the links and exact groups (alternating large-star and
+   small-star rounds, Kiveris et al. 2014, checkpointed each round): nothing is collected on
+   the driver. A document can only be a duplicate of a document of its part, so the engine's
+   answer on a part is its answer on the whole corpus.
+5. The rows of parts of two or more, with their texts (the one shuffle of the text column),
+   sorted by part and row, go through the Rust engine itself (``PartEngine``: the linear
+   decision of ``neardup dedup``, representative-centred clusters in keep order), one part
+   at a time in bounded memory: a part's texts beyond 64 MB wait in a temporary file.
 
 The ``overlap`` method is not available: its exact search holds every shingle set in one place.
 
@@ -32,7 +39,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, List, Optional, Union
 
-from ._neardup import NeardupError, Policy, SearchKeys
+from ._neardup import NeardupError, PartEngine, Policy, SearchKeys, link_components
 
 __all__ = ["dedup", "main"]
 
@@ -41,8 +48,14 @@ RESULT_COLUMNS = ("cluster", "duplicate_of", "is_duplicate")
 #: The row number column of the result when no ``id_col`` is given.
 ROW_ID = "row_id"
 _ROW = "__neardup_row"
-#: Most candidate pairs one call of the pair step makes before handing them on.
-_PAIR_BUDGET = 1 << 18
+#: Bytes of text a shuffle partition gets (:func:`_partitions`).
+_PARTITION_BYTES = 128 << 20
+#: Most rows for which the per-row tables (16 to 24 bytes a row) are broadcast to the joins
+#: with the input, which then does not move; beyond, the joins shuffle it.
+_BROADCAST_ROWS = 1 << 22
+#: Most links whose components are found on the driver (16 bytes each: 64 MB); beyond, by
+#: rounds over the cluster (:func:`_components`).
+_LINKS_ON_DRIVER = 1 << 22
 
 
 def dedup(
@@ -78,57 +91,76 @@ def dedup(
     policy_json = _policy_json(policy)
     SearchKeys(policy_json, 0)  # the policy is valid and has search keys (not overlap)
     _check_columns(df, text_col, id_col, order_col, fetched_at_col, keep)
-    _check_executors(df.sparkSession)
+    spark = df.sparkSession
+    _check_executors(spark)
 
     ordered = df.orderBy(order_col) if order_col else df
     base = ordered.withColumn(_ROW, F.monotonically_increasing_id()).persist(
         StorageLevel.MEMORY_AND_DISK
     )
-    rows, texts = base.agg(F.count(F.lit(1)), F.count(text_col)).first()
+    rows, texts, text_bytes = base.agg(
+        F.count(F.lit(1)), F.count(text_col), F.sum(F.octet_length(text_col))
+    ).first()
     if texts != rows:
         base.unpersist()
         raise NeardupError(f"column {text_col!r} has nulls: drop or fill them first")
-    large = df.sparkSession.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
+    large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
     stages = _Stages(policy_json, rows, large)
+    shuffle = "spark.sql.shuffle.partitions"
+    before = spark.conf.get(shuffle)
+    spark.conf.set(shuffle, str(_partitions(text_bytes or 0, spark.sparkContext.defaultParallelism)))
+    try:
+        fingerprints = stages.fingerprints(base.select(_ROW, text_col)).persist(
+            StorageLevel.MEMORY_AND_DISK
+        )
+        parts = _parts(fingerprints, _components(stages.links(fingerprints)))
+        fetched_at = F.col(fetched_at_col).cast("long") if fetched_at_col else F.lit(None).cast("long")
+        small = F.broadcast if rows <= _BROADCAST_ROWS else (lambda frame: frame)
+        members = small(parts).join(
+            base.select(_ROW, F.col(text_col).alias("text"), fetched_at.alias("fetched_at")), _ROW
+        )
+        decided = stages.decide(members, keep, fetched_at_col is not None)
+        result = _result(base, decided, df.columns, id_col, small).persist(StorageLevel.MEMORY_AND_DISK)
+        result.count()
+    finally:
+        spark.conf.set(shuffle, before)
+    fingerprints.unpersist()
+    base.unpersist()
+    return result
 
-    fingerprints = stages.fingerprints(base.select(_ROW, text_col)).persist(
-        StorageLevel.MEMORY_AND_DISK
-    )
-    edges = stages.accepted(stages.candidates(fingerprints), base.select(_ROW, text_col))
-    parts = _parts(fingerprints, _components(edges))
 
+def _partitions(text_bytes: int, cores: int) -> int:
+    """Shuffle partitions for a corpus of ``text_bytes``: about :data:`_PARTITION_BYTES` of
+    text each (the text shuffle is the largest), a whole number of rounds of the cluster's
+    cores, one round at least."""
+    wanted = max(1, -(-text_bytes // _PARTITION_BYTES))
+    cores = max(1, cores)
+    return -(-wanted // cores) * cores
+
+
+def _result(base: Any, decided: Any, columns: List[str], id_col: Optional[str], small: Any) -> Any:
+    """The input rows with ``cluster``, ``duplicate_of`` and ``is_duplicate``: ``decided``
+    names rows by number (-1: none); with an ``id_col`` they are named by it. ``small``: how
+    the per-row answers are joined to the input (broadcast when few enough)."""
+    from pyspark.sql import functions as F
+
+    named = lambda c: F.when(F.col(c) >= 0, F.col(c))  # noqa: E731
+    decided = decided.select(_ROW, named("cluster").alias("cluster"), named("duplicate_of").alias("duplicate_of"))
+    if id_col:
+        ids = base.select(_ROW, F.col(id_col).alias("id"))
+        for column in ("cluster", "duplicate_of"):
+            by = ids.select(F.col(_ROW).alias(column), F.col("id").alias(f"{column}_id"))
+            decided = decided.join(by, column, "left").drop(column).withColumnRenamed(f"{column}_id", column)
     id_expr = F.col(id_col) if id_col else F.col(_ROW)
-    members = parts.join(
-        base.select(
-            _ROW,
-            F.col(text_col).alias("text"),
-            id_expr.alias("id"),
-            (F.col(fetched_at_col).cast("long") if fetched_at_col else F.lit(None).cast("long")).alias(
-                "fetched_at"
-            ),
-        ),
-        _ROW,
-    )
-    id_type = base.select(id_expr).schema.fields[0].dataType.simpleString()
-    decided = members.groupBy("part").applyInPandas(
-        _engine(policy_json, keep, fetched_at_col is not None),
-        schema=f"{_ROW} long, cluster {id_type}, duplicate_of {id_type}",
-    )
-
-    joined = base.join(decided, _ROW, "left")
-    outputs = [F.col(c) for c in df.columns]
+    outputs = [F.col(c) for c in columns]
     if not id_col:
         outputs.append(F.col(_ROW).alias(ROW_ID))
-    result = joined.select(
+    return base.join(small(decided), _ROW, "left").select(
         *outputs,
         F.coalesce(F.col("cluster"), id_expr).alias("cluster"),
         F.col("duplicate_of"),
         F.col("duplicate_of").isNotNull().alias("is_duplicate"),
-    ).persist(StorageLevel.MEMORY_AND_DISK)
-    result.count()
-    fingerprints.unpersist()
-    base.unpersist()
-    return result
+    )
 
 
 #: Run in the executors by :func:`_check_executors`. Compiled from source outside any module,
@@ -202,7 +234,7 @@ def _check_columns(
 
 
 class _Stages:
-    """Stages 2 to 5: the functions the executors run, with what they need (the policy as
+    """Stages 2, 3 and 5: the functions the executors run, with what they need (the policy as
     JSON, the corpus size that chooses the table design, Arrow's string and binary types)."""
 
     def __init__(self, policy_json: str, rows: int, large_types: bool) -> None:
@@ -230,9 +262,8 @@ class _Stages:
 
             keys = SearchKeys(policy_json, rows)
             for batch in batches:
-                texts = batch.column(1)
-                out = keys.fingerprint(texts.to_pylist())
-                n = len(texts)
+                n = batch.num_rows
+                out = keys.fingerprint(*_text_buffers(batch.column(1)))
                 offsets = out["key_offsets"]
                 flat = _fixed(out["keys"], keys.key_width, int(offsets[-1]))
                 columns = [
@@ -247,8 +278,9 @@ class _Stages:
         first = F.min(_ROW).over(Window.partitionBy("digest"))
         return fingerprinted.withColumn("unit", first).drop("digest")
 
-    def candidates(self, fingerprints: Any) -> Any:
-        """Candidate pairs ``(a, b)``, ``a < b``, among the first rows of exact groups."""
+    def links(self, fingerprints: Any) -> Any:
+        """Links ``(a, b)``, ``a < b``, among the first rows of exact groups, that join them as
+        every candidate pair of the engine's search would."""
         from pyspark.sql import functions as F
 
         if self.key_width == 0:
@@ -263,7 +295,7 @@ class _Stages:
             .select("members")
         )
 
-        def pairs(batches: Iterator[Any]) -> Iterator[Any]:
+        def links(batches: Iterator[Any]) -> Iterator[Any]:
             import numpy as np
             import pyarrow as pa
 
@@ -275,42 +307,73 @@ class _Stages:
                 offsets = np.asarray(members.offsets, dtype=np.int64)
                 values = members.values
                 ids = np.asarray(values.field(0), dtype=np.int64)
-                simhashes = b"".join(values.field(1).to_pylist())
-                cursor: Optional[tuple] = (0, 0)
-                while cursor is not None:
-                    a, b, cursor = keys.pairs(ids, simhashes, offsets, cursor, _PAIR_BUDGET)
-                    if len(a):
-                        yield _batch([pa.array(a), pa.array(b)], schema)
+                simhashes = _binary_bytes(values.field(1))
+                a, b = keys.links(ids, simhashes, offsets)
+                if len(a):
+                    yield _batch([pa.array(a), pa.array(b)], schema)
 
-        return groups.mapInArrow(pairs, "a long, b long").distinct()
+        return groups.mapInArrow(links, "a long, b long")
 
-    def accepted(self, candidates: Any, texts: Any) -> Any:
-        """The candidate pairs the policy decides are duplicates, ``(a, b)``."""
-        from pyspark.sql import functions as F
-
-        schema, policy_json, rows = self._schema("a long, b long"), self.policy_json, self.rows
-        text_col = texts.columns[1]
-        involved = (
-            candidates.select(F.col("a").alias(_ROW))
-            .union(candidates.select(F.col("b").alias(_ROW)))
-            .distinct()
-        )
-        needed = texts.join(involved, _ROW, "left_semi")
-        side = lambda name: needed.select(  # noqa: E731
-            F.col(_ROW).alias(name), F.col(text_col).alias(f"text_{name}")
-        )
-        pairs = candidates.join(side("a"), "a").join(side("b"), "b").select("a", "b", "text_a", "text_b")
+    def decide(self, members: Any, keep: str, dated: bool) -> Any:
+        """The engine on each part: ``members`` (``part``, row, ``text``, ``fetched_at``) in,
+        per row ``cluster`` and ``duplicate_of`` as row numbers (-1: none) out."""
+        ddl = f"{_ROW} long, cluster long, duplicate_of long"
+        schema, policy_json = self._schema(ddl), self.policy_json
+        columns = ["part", _ROW, "text", "fetched_at"]
 
         def decide(batches: Iterator[Any]) -> Iterator[Any]:
-            keys = SearchKeys(policy_json, rows)
+            import numpy as np
+            import pyarrow as pa
+
+            engine = PartEngine(policy_json, keep)
             for batch in batches:
                 if batch.num_rows == 0:
                     continue
-                duplicate = keys.decide(batch.column(2).to_pylist(), batch.column(3).to_pylist())
-                kept = batch.filter(duplicate)
-                yield _batch([kept.column(0), kept.column(1)], schema)
+                times: Dict[str, Any] = {}
+                if dated:
+                    fetched = batch.column(3)
+                    times["fetched_at"] = np.asarray(fetched.fill_null(0), dtype=np.int64)
+                    times["dated"] = np.asarray(fetched.is_valid(), dtype=np.bool_)
+                answers = engine.feed(
+                    np.asarray(batch.column(0), dtype=np.int64),
+                    np.asarray(batch.column(1), dtype=np.int64),
+                    *_text_buffers(batch.column(2)),
+                    **times,
+                )
+                if len(answers[0]):
+                    yield _batch([pa.array(a) for a in answers], schema)
+            answers = engine.finish()
+            if len(answers[0]):
+                yield _batch([pa.array(a) for a in answers], schema)
 
-        return pairs.mapInArrow(decide, "a long, b long")
+        ordered = members.select(*columns).repartition("part").sortWithinPartitions("part", _ROW)
+        return ordered.mapInArrow(decide, ddl)
+
+
+def _text_buffers(texts: Any) -> Any:
+    """An Arrow string column as ``(offsets, data)``: its offsets (NumPy int64, ``len + 1``)
+    into its UTF-8 bytes, what the Rust side reads without a Python object a text."""
+    import numpy as np
+
+    if texts.null_count:
+        raise NeardupError("a null text")
+    buffers = texts.buffers()
+    offsets_type = np.int64 if str(texts.type) in ("large_string", "large_utf8") else np.int32
+    offsets = np.frombuffer(buffers[1], dtype=offsets_type)[texts.offset : texts.offset + len(texts) + 1]
+    data = buffers[2].to_pybytes() if buffers[2] is not None else b""
+    return offsets.astype(np.int64), data
+
+
+def _binary_bytes(values: Any) -> bytes:
+    """The values of an Arrow binary column end to end."""
+    import numpy as np
+
+    buffers = values.buffers()
+    offsets_type = np.int64 if str(values.type) == "large_binary" else np.int32
+    offsets = np.frombuffer(buffers[1], dtype=offsets_type)[values.offset : values.offset + len(values) + 1]
+    if len(offsets) == 0 or buffers[2] is None:
+        return b""
+    return buffers[2].to_pybytes()[int(offsets[0]) : int(offsets[-1])]
 
 
 def _fixed(data: bytes, width: int, count: int) -> Any:
@@ -342,11 +405,14 @@ def _components(edges: Any) -> Any:
     """Connected components of the undirected ``edges`` (``a``, ``b``): ``(node, root)`` for
     every node of an edge, ``root`` the smallest node of its component.
 
-    Alternating large-star and small-star rounds (Kiveris, Lattanzi, Mirrokni, Rastogi and
-    Vassilvitskii, "Connected Components in MapReduce and Beyond", SoCC 2014): edges are kept
-    as ``(u, v)`` with ``u > v``; the rounds end when every component is a star around its
-    smallest node (no parent is a child, no child has two parents). O(log² n) rounds; each is
-    checkpointed, so the plan does not grow.
+    Up to :data:`_LINKS_ON_DRIVER` distinct edges, in one process: the driver collects them
+    (Arrow) and finds the components by union-find in Rust (``link_components``), one job
+    instead of a dozen rounds of several stages each. Beyond, on the cluster: alternating
+    large-star and small-star rounds (Kiveris, Lattanzi, Mirrokni, Rastogi and Vassilvitskii,
+    "Connected Components in MapReduce and Beyond", SoCC 2014): edges are kept as ``(u, v)``
+    with ``u > v``; the rounds end when every component is a star around its smallest node (no
+    parent is a child, no child has two parents). O(log² n) rounds; each is checkpointed, so
+    the plan does not grow. Both give the same components.
     """
     from pyspark.sql import functions as F
 
@@ -355,6 +421,16 @@ def _components(edges: Any) -> Any:
         .where(F.col("u") != F.col("v"))
         .distinct()
     )
+    if e.count() <= _LINKS_ON_DRIVER:
+        import numpy as np
+        import pyarrow as pa
+
+        table = e.toArrow()
+        node, root = link_components(
+            np.asarray(table.column("u"), dtype=np.int64), np.asarray(table.column("v"), dtype=np.int64)
+        )
+        found = pa.table({"node": pa.array(node, pa.int64()), "root": pa.array(root, pa.int64())})
+        return e.sparkSession.createDataFrame(found)
     while not e.isEmpty():
         e = _checkpoint(_small_star(_large_star(e)))
         parent_is_child = e.select(F.col("v").alias("u")).join(e, "u", "left_semi")
@@ -392,7 +468,7 @@ def _small_star(e: Any) -> Any:
 
 def _parts(fingerprints: Any, components: Any) -> Any:
     """``(row, part)`` for every row in a part of two or more rows: its exact group's first row,
-    or the root of that row's component of accepted pairs."""
+    or the root of that row's component of links."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -401,37 +477,6 @@ def _parts(fingerprints: Any, components: Any) -> Any:
     parts = parts.select(_ROW, F.coalesce(F.col("root"), F.col("unit")).alias("part"))
     size = F.count(F.lit(1)).over(Window.partitionBy("part"))
     return parts.withColumn("size", size).where(F.col("size") > 1).drop("size")
-
-
-def _engine(policy_json: str, keep: str, dated: bool) -> Any:
-    """The function each part's rows go through: the Rust engine (``neardup.dedup``) on the
-    part's texts in row order, its answer as ids."""
-
-    def run(frame: Any) -> Any:
-        import pandas as pd
-
-        from . import dedup as engine_dedup
-
-        frame = frame.sort_values(_ROW, kind="stable")
-        ids = frame["id"].tolist()
-        fetched_at = (
-            [None if pd.isna(t) else int(t) for t in frame["fetched_at"]] if dated else None
-        )
-        result = engine_dedup(frame["text"].tolist(), policy_json, keep, fetched_at=fetched_at)
-        clusters = result.cluster_ids()
-        return pd.DataFrame(
-            {
-                _ROW: frame[_ROW].to_numpy(),
-                "cluster": pd.Series(
-                    [ids[c if c is not None else i] for i, c in enumerate(clusters)], dtype=object
-                ),
-                "duplicate_of": pd.Series(
-                    [ids[d] if d is not None else None for d in result.duplicate_of], dtype=object
-                ),
-            }
-        )
-
-    return run
 
 
 def main(argv: Optional[List[str]] = None) -> None:

@@ -1,0 +1,334 @@
+//! `PartEngine`: the last step of the Spark job (`neardup.spark`), in its executors. Rows come
+//! in Arrow batches sorted by part (a component of exact copies and links between documents
+//! that share a search key: no decision crosses a part) and by row number within a part; each
+//! part, once whole, is decided by the engine itself ([`neardup_dedup::dedup_with`], the
+//! linear decision of `neardup dedup`) and its answer goes out as row numbers.
+//!
+//! Memory is bounded whatever the size of a part: a part holds its rows' fingerprints (about
+//! 200 bytes a row); its texts stay in memory up to [`TEXTS_IN_MEMORY`] and go to a temporary
+//! file beyond, from which the engine reads the shingle sets it verifies with (within its own
+//! budget, spilling as `neardup dedup` does). A family of 200,000 near copies of one template
+//! so never needs its texts in memory at once.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+
+use neardup_core::measure::FeatureSet;
+use neardup_core::Fingerprinter;
+use neardup_dedup::{DedupError, DedupOptions, FeatureSource, Item, KeepPolicy, Outcome};
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::prelude::*;
+use rayon::prelude::*;
+
+use crate::convert;
+use crate::error::{invalid, to_py};
+use crate::policy::policy_arg;
+
+/// Bytes of a part's texts held in memory by default; the rest go to a temporary file.
+const TEXTS_IN_MEMORY: usize = 64 << 20;
+
+/// Rows of whole parts gathered for one run of the engine, at least (a part is never split).
+const ROWS_AT_A_TIME: usize = 50_000;
+
+/// Texts whose shingle sets are made at a time when the engine asks for them.
+const SETS_AT_A_TIME: usize = 1024;
+
+/// Per row: its row number, the row number of its cluster's kept row (-1: its own) and of the
+/// kept row it duplicates (-1: kept).
+type Answers<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+);
+
+/// The engine over the parts of one task's rows (see the module doc): `feed` each Arrow batch
+/// in order, then `finish`; each returns the answers of the parts completed so far.
+#[pyclass(module = "neardup")]
+pub struct PartEngine {
+    options: DedupOptions,
+    fingerprinter: Fingerprinter,
+    /// Bytes of a part's texts held in memory.
+    texts_in_memory: usize,
+    part: Option<Part>,
+    done: Done,
+}
+
+/// The answers of the parts decided, not yet handed out.
+#[derive(Default)]
+struct Done {
+    rows: Vec<i64>,
+    cluster: Vec<i64>,
+    duplicate_of: Vec<i64>,
+}
+
+/// The rows of the parts gathered for the next run of the engine (whole parts, in order).
+struct Part {
+    /// The part of the last row.
+    id: i64,
+    rows: Vec<i64>,
+    items: Vec<Item>,
+    texts: Texts,
+}
+
+#[pymethods]
+impl PartEngine {
+    /// The engine under `policy` and `keep` (`first`, `longest` or `newest`), holding up to
+    /// `texts_in_memory` bytes of a part's texts in memory (the rest in a temporary file).
+    #[new]
+    #[pyo3(signature = (policy = None, keep = "first", texts_in_memory = TEXTS_IN_MEMORY))]
+    fn new(
+        policy: Option<&Bound<'_, PyAny>>,
+        keep: &str,
+        texts_in_memory: usize,
+    ) -> PyResult<Self> {
+        let policy = policy_arg(policy)?;
+        Ok(PartEngine {
+            fingerprinter: Fingerprinter::new(policy.profile.clone()).map_err(to_py)?,
+            options: DedupOptions {
+                policy,
+                keep: convert::named::<KeepPolicy>(keep, "keep")?,
+                url_dedup: false,
+                // The linear decision (`neardup dedup`'s): no list of every accepted pair.
+                list_pairs: false,
+                budget: neardup_dedup::Budget::default(),
+            },
+            texts_in_memory,
+            part: None,
+            done: Done::default(),
+        })
+    }
+
+    /// Reads one batch: per row its `parts` id, its `rows` number, its text (an Arrow string
+    /// column's `offsets` into `data`) and, when `fetched_at` is given, its time (Unix seconds;
+    /// `dated[i]` false for a null). Rows must come sorted by part, then by row number. Returns
+    /// the answers of the parts this batch completed (`rows`, `cluster`, `duplicate_of`).
+    #[pyo3(signature = (parts, rows, offsets, data, fetched_at = None, dated = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn feed<'py>(
+        &mut self,
+        py: Python<'py>,
+        parts: PyReadonlyArray1<'py, i64>,
+        rows: PyReadonlyArray1<'py, i64>,
+        offsets: PyReadonlyArray1<'py, i64>,
+        data: &[u8],
+        fetched_at: Option<PyReadonlyArray1<'py, i64>>,
+        dated: Option<PyReadonlyArray1<'py, bool>>,
+    ) -> PyResult<Answers<'py>> {
+        let (parts, rows) = (parts.as_slice()?, rows.as_slice()?);
+        let texts = convert::arrow_texts(offsets.as_slice()?, data)?;
+        let times = match (&fetched_at, &dated) {
+            (Some(t), Some(d)) => Some((t.as_slice()?, d.as_slice()?)),
+            _ => None,
+        };
+        let lengths_agree = parts.len() == rows.len()
+            && texts.len() == rows.len()
+            && times.is_none_or(|(t, d)| t.len() == rows.len() && d.len() == rows.len());
+        if !lengths_agree {
+            return Err(invalid(
+                "parts, rows, texts and times of one batch differ in length",
+            ));
+        }
+        py.detach(|| {
+            let fingerprints: Vec<_> = texts
+                .par_iter()
+                .map(|t| self.fingerprinter.fingerprint(t))
+                .collect();
+            for (i, fingerprints) in fingerprints.into_iter().enumerate() {
+                let mut item = Item::new(fingerprints, texts[i].len() as u64);
+                item.fetched_at = times.and_then(|(t, d)| d[i].then_some(t[i]));
+                self.push(parts[i], rows[i], item, texts[i])?;
+            }
+            Ok::<_, DedupError>(())
+        })
+        .map_err(to_py)?;
+        Ok(self.take(py))
+    }
+
+    /// Decides the last part; returns the answers not handed out yet.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Answers<'py>> {
+        py.detach(|| match self.part.take() {
+            Some(part) => self.decide(part),
+            None => Ok(()),
+        })
+        .map_err(to_py)?;
+        Ok(self.take(py))
+    }
+}
+
+impl PartEngine {
+    /// Adds one row to its part. Parts are gathered whole into one run of the engine up to
+    /// [`ROWS_AT_A_TIME`] rows or the texts' memory limit: no decision crosses a part, so the
+    /// engine's answer on several parts is its answer on each (and one run saves its setup per
+    /// part: the parts of a corpus are mostly of two or three documents).
+    fn push(&mut self, id: i64, row: i64, item: Item, text: &str) -> Result<(), DedupError> {
+        if let Some(part) = self.part.as_ref().filter(|p| p.id != id) {
+            if id < part.id {
+                return Err(DedupError::InvalidOption(format!(
+                    "the rows must come sorted by part: part {id} after part {}",
+                    part.id
+                )));
+            }
+            if part.rows.len() >= ROWS_AT_A_TIME || part.texts.spilled() {
+                let part = self.part.take().expect("a part is open");
+                self.decide(part)?;
+            }
+        }
+        let part = self.part.get_or_insert_with(|| Part {
+            id,
+            rows: Vec::new(),
+            items: Vec::new(),
+            texts: Texts::new(self.texts_in_memory),
+        });
+        if part.id == id && part.rows.last().is_some_and(|&last| last >= row) {
+            return Err(DedupError::InvalidOption(format!(
+                "the rows of part {id} must come in ascending row order"
+            )));
+        }
+        part.id = id;
+        part.rows.push(row);
+        part.items.push(item);
+        part.texts.push(text)
+    }
+
+    /// Runs the engine on whole parts and records its answer.
+    fn decide(&mut self, mut part: Part) -> Result<(), DedupError> {
+        let outcome = neardup_dedup::dedup_with(
+            &part.items,
+            &self.options,
+            &mut PartSets {
+                texts: &mut part.texts,
+                fingerprinter: &self.fingerprinter,
+            },
+        )?;
+        self.record(&part.rows, &outcome);
+        Ok(())
+    }
+
+    /// The engine's `outcome` on a part of `rows`, as row numbers.
+    fn record(&mut self, rows: &[i64], outcome: &Outcome) {
+        let mut cluster = vec![-1; rows.len()];
+        for c in &outcome.clusters {
+            for &m in &c.members {
+                cluster[m as usize] = rows[c.representative as usize];
+            }
+        }
+        let mut duplicate_of = vec![-1; rows.len()];
+        for r in &outcome.removals {
+            duplicate_of[r.index as usize] = rows[r.of as usize];
+        }
+        self.done.rows.extend_from_slice(rows);
+        self.done.cluster.extend(cluster);
+        self.done.duplicate_of.extend(duplicate_of);
+    }
+
+    /// The answers recorded so far, handed out.
+    fn take<'py>(&mut self, py: Python<'py>) -> Answers<'py> {
+        let done = std::mem::take(&mut self.done);
+        (
+            PyArray1::from_vec(py, done.rows),
+            PyArray1::from_vec(py, done.cluster),
+            PyArray1::from_vec(py, done.duplicate_of),
+        )
+    }
+}
+
+/// A part's texts: the newest in memory up to a limit, the older ones in a temporary file
+/// (removed when dropped).
+struct Texts {
+    /// Bytes held in memory at most (beyond, they go to the file).
+    limit: usize,
+    /// Per text, its start in the stream of all texts and its length.
+    spans: Vec<(u64, usize)>,
+    /// The texts after the first `in_file` bytes of the stream.
+    memory: Vec<u8>,
+    file: Option<File>,
+    in_file: u64,
+}
+
+impl Texts {
+    fn new(limit: usize) -> Self {
+        Texts {
+            limit,
+            spans: Vec::new(),
+            memory: Vec::new(),
+            file: None,
+            in_file: 0,
+        }
+    }
+
+    fn push(&mut self, text: &str) -> Result<(), DedupError> {
+        let start = self.in_file + self.memory.len() as u64;
+        self.spans.push((start, text.len()));
+        self.memory.extend_from_slice(text.as_bytes());
+        if self.memory.len() > self.limit {
+            let spill = |e: std::io::Error| DedupError::Spill(format!("a part's texts: {e}"));
+            if self.file.is_none() {
+                self.file = Some(tempfile::tempfile().map_err(spill)?);
+            }
+            let file = self.file.as_mut().expect("just made");
+            file.write_all(&self.memory).map_err(spill)?;
+            self.in_file += self.memory.len() as u64;
+            self.memory.clear();
+        }
+        Ok(())
+    }
+
+    /// Whether some texts went to the file (the memory limit was reached).
+    fn spilled(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// Text `i`.
+    fn get(&self, i: u32) -> Result<Cow<'_, str>, DedupError> {
+        let (start, len) = self.spans[i as usize];
+        if start >= self.in_file {
+            let at = (start - self.in_file) as usize;
+            let bytes = &self.memory[at..at + len];
+            return Ok(Cow::Borrowed(std::str::from_utf8(bytes).map_err(corrupt)?));
+        }
+        let mut bytes = vec![0; len];
+        let file = self
+            .file
+            .as_ref()
+            .expect("texts before in_file are in the file");
+        file.read_exact_at(&mut bytes, start)
+            .map_err(|e| DedupError::Spill(format!("reading a part's texts back: {e}")))?;
+        Ok(Cow::Owned(String::from_utf8(bytes).map_err(corrupt)?))
+    }
+}
+
+/// A text read back is not the UTF-8 written.
+fn corrupt(e: impl std::fmt::Display) -> DedupError {
+    DedupError::Spill(format!("a part's text read back is not UTF-8: {e}"))
+}
+
+/// The shingle sets of a part's texts, made when the engine asks for them.
+struct PartSets<'a> {
+    texts: &'a mut Texts,
+    fingerprinter: &'a Fingerprinter,
+}
+
+impl FeatureSource for PartSets<'_> {
+    fn feature_sets(
+        &mut self,
+        positions: &[u32],
+        sink: &mut dyn FnMut(FeatureSet) -> Result<(), DedupError>,
+    ) -> Result<(), DedupError> {
+        for chunk in positions.chunks(SETS_AT_A_TIME) {
+            let texts = chunk
+                .iter()
+                .map(|&i| self.texts.get(i))
+                .collect::<Result<Vec<_>, _>>()?;
+            let sets: Vec<FeatureSet> = texts
+                .par_iter()
+                .map(|t| self.fingerprinter.feature_set(t))
+                .collect();
+            for set in sets {
+                sink(set)?;
+            }
+        }
+        Ok(())
+    }
+}

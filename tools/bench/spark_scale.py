@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""neardup.spark.dedup against `neardup dedup` (the CLI) on the same data and machine, one run:
+wall times side by side, the same answer document by document, and the Spark job's stages from
+its event log (BENCHMARKS.md, "On Spark"). Issue 23 and issue 17 item 5.
+
+    python3 tools/bench/spark_scale.py [--corpus /tmp/spark-data/text-1gb.jsonl]
+        [--docs 10000,100000,all] [--giant 200000] [--master local[2]]
+        [--cli target/release/neardup] [--data /tmp/spark-data] [--stages]
+
+The Python running it needs `neardup` (release build: `MATURIN_PEP517_ARGS=--release pip
+install ./crates/python`), pyspark and Java 17. For each size: the first N documents of the
+corpus (`all`: every one) are written as JSON Lines under `--data`; `neardup dedup` runs on the
+file (`--removed`, `--clusters`), then a fresh Spark application (a subprocess, `--master`,
+the schema given: `id string, text string`,
+adaptive execution on, shuffle partitions left to the job) reads the file, runs the job and
+writes every row's `duplicate_of` and `cluster`. Timed: the CLI's whole run; the job from
+reading the file to the result counted (the JVM's start apart, printed too). Every document's
+`duplicate_of` and cluster must be the CLI's, else the run fails.
+
+`--giant N`: a corpus of N near copies of one template (a page of the corpus of 2 KB or more,
+1 to 4 of its words replaced in each copy) behind 10,000 documents of the corpus, run the same
+way with the executors' memory bounded (`spark.driver.memory` 2g: the local executor is the
+driver's JVM; `spark.executor.pyspark.memory` 1g: each Python worker's address space); the
+peak resident memory of the largest Python worker is sampled from /proc.
+"""
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import spark_peers  # noqa: E402  (one Spark session and event-log reading for both benchmarks)
+
+
+def spark_session(master, events, bounded):
+    """The application: shuffle partitions left to the job, its event log kept."""
+    settings = {"spark.driver.memory": "2g" if bounded else "4g"}
+    if bounded:
+        settings["spark.executor.pyspark.memory"] = "1g"
+    return spark_peers.spark_session(master, None, events, settings)
+
+
+def child(args):
+    """One timed run of the job in this process; writes the answers and the timings."""
+    import neardup.spark
+    from pyspark.sql import functions as F
+
+    events = tempfile.mkdtemp(prefix="spark-events-", dir=args.data)
+    started = time.perf_counter()
+    spark = spark_session(args.master, events, args.bounded)
+    ready = time.perf_counter()
+    df = spark.read.schema("id string, text string").json(args.input)
+    result = neardup.spark.dedup(df, text_col="text", id_col="id")
+    seconds = time.perf_counter() - ready
+    answers = os.path.join(args.data, "answers.parquet")
+    result.select("id", "duplicate_of", "cluster").write.mode("overwrite").parquet(answers)
+    removed = result.where(F.col("is_duplicate")).count()
+    result.unpersist()
+    spark.stop()
+    out = {"seconds": seconds, "jvm_start": ready - started, "removed": removed, "answers": answers}
+    out["stages"] = spark_peers.stages(events)
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(out, f)
+
+
+class PeakWorker(threading.Thread):
+    """Samples the resident memory of the Python workers under a process (pyspark's daemon
+    and its forks) every 0.2 s; `peak` is the largest seen."""
+
+    def __init__(self, root):
+        super().__init__(daemon=True)
+        self.root, self.peak, self.done = root, 0, False
+
+    def run(self):
+        while not self.done:
+            for pid, cmdline, rss in _processes():
+                if "pyspark" in cmdline and ("daemon" in cmdline or "worker" in cmdline):
+                    self.peak = max(self.peak, rss)
+            time.sleep(0.2)
+
+
+def _processes():
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{pid}/statm") as f:
+                rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except OSError:
+            continue
+        yield pid, cmdline, rss
+
+
+def run_job(args, path, bounded):
+    out = os.path.join(args.data, "job.json")
+    command = [sys.executable, os.path.abspath(__file__), "--run", "--input", path, "--out", out,
+               "--master", args.master, "--data", args.data]
+    if bounded:
+        command.append("--bounded")
+    sampler = PeakWorker(os.getpid())
+    sampler.start()
+    subprocess.run(command, check=True, stderr=None if args.verbose else subprocess.DEVNULL)
+    sampler.done = True
+    with open(out, encoding="utf-8") as f:
+        job = json.load(f)
+    job["worker_peak"] = sampler.peak
+    return job
+
+
+def run_cli(args, path):
+    removed_file, clusters_file = path + ".removed", path + ".clusters"
+    start = time.perf_counter()
+    subprocess.run([args.cli, "dedup", path, "--removed", removed_file, "--clusters", clusters_file],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    duplicate_of = {}
+    with open(removed_file, encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            duplicate_of[r["id"]] = r["duplicate_of"]
+    cluster = {}
+    with open(clusters_file, encoding="utf-8") as f:
+        for line in f:
+            c = json.loads(line)
+            for m in c["members"]:
+                cluster[m] = c["representative"]
+    return seconds, duplicate_of, cluster
+
+
+def compare(answers, duplicate_of, cluster):
+    """Documents whose answer differs from the CLI's."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(answers).to_pydict()
+    differ = 0
+    for doc, of, c in zip(table["id"], table["duplicate_of"], table["cluster"]):
+        if of != duplicate_of.get(doc) or c != cluster.get(doc, doc):
+            differ += 1
+    return len(table["id"]), differ
+
+
+def write_first(corpus, path, docs):
+    size, n = 0, 0
+    with open(corpus, encoding="utf-8") as src, open(path, "w", encoding="utf-8") as dst:
+        for line in src:
+            if docs is not None and n >= docs:
+                break
+            doc = json.loads(line)
+            size += len(doc["text"].encode("utf-8"))
+            dst.write(json.dumps({"id": doc["id"], "text": doc["text"]}) + "\n")
+            n += 1
+    return n, size
+
+
+def write_giant(corpus, path, copies):
+    """10,000 documents of the corpus, then `copies` near copies of one of its pages of 2 KB or
+    more (1 to 4 words replaced by words of the page)."""
+    rng = random.Random(23)
+    n, size = write_first(corpus, path, 10_000)
+    with open(corpus, encoding="utf-8") as src:
+        template = next(d["text"] for d in map(json.loads, src) if len(d["text"]) >= 2048)
+    words = template.split(" ")
+    with open(path, "a", encoding="utf-8") as dst:
+        for i in range(copies):
+            edited = list(words)
+            for _ in range(rng.randint(1, 4)):
+                edited[rng.randrange(len(edited))] = rng.choice(words)
+            text = " ".join(edited)
+            size += len(text.encode("utf-8"))
+            dst.write(json.dumps({"id": f"giant-{i}", "text": text}) + "\n")
+    return n + copies, size
+
+
+def report(name, docs, size, cli_seconds, job, rows, differ):
+    seconds = job["seconds"]
+    shuffled = sum(s["written"] for s in job["stages"])
+    print(f"| {name} | {docs:,} | {size / 1e6:,.0f} | {cli_seconds:.1f} | {seconds:.1f} | {seconds / cli_seconds:.1f}x "
+          f"| {job['jvm_start']:.1f} | {len(job['stages'])} | {sum(s['tasks'] for s in job['stages']):,} "
+          f"| {sum(s['ms'] for s in job['stages']) / 1e3:,.0f} | {shuffled / docs:,.0f} ({shuffled / size:.2f}x text) "
+          f"| {job['worker_peak'] / 2**20:,.0f} | {'same' if differ == 0 and rows == docs else f'{differ} DIFFER'} |",
+          flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", default="/tmp/spark-data/text-1gb.jsonl")
+    parser.add_argument("--docs", default="10000,100000,all")
+    parser.add_argument("--giant", type=int, default=0)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--cli", default="target/release/neardup")
+    parser.add_argument("--data", default="/tmp/spark-data")
+    parser.add_argument("--stages", action="store_true", help="print each run's stages")
+    parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--run", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--bounded", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--input", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.run:
+        return child(args)
+
+    runs = []
+    for docs in filter(None, args.docs.split(",")):
+        count = None if docs == "all" else int(docs)
+        path = os.path.join(args.data, f"first-{docs}.jsonl")
+        runs.append((f"first {docs}", path, lambda p=path, c=count: write_first(args.corpus, p, c), False))
+    if args.giant:
+        path = os.path.join(args.data, f"giant-{args.giant}.jsonl")
+        runs.append((f"giant family of {args.giant:,}", path,
+                     lambda p=path: write_giant(args.corpus, p, args.giant), True))
+    print(f"master {args.master}; CLI {args.cli}; corpus {args.corpus}")
+    print("| corpus | documents | MB | `neardup dedup` s | Spark job s | job / CLI | JVM start s | stages | tasks "
+          "| task-seconds | shuffle bytes/doc | largest Python worker MB | answer vs CLI |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    failed = False
+    for name, path, make, bounded in runs:
+        docs, size = make()
+        cli_seconds, duplicate_of, cluster = run_cli(args, path)
+        job = run_job(args, path, bounded)
+        rows, differ = compare(job["answers"], duplicate_of, cluster)
+        report(name, docs, size, cli_seconds, job, rows, differ)
+        failed |= differ > 0 or rows != docs
+        if args.stages:
+            print()
+            print("| stage | what | tasks | task-seconds | shuffle written MB | shuffle read MB |")
+            print("|---:|---|---:|---:|---:|---:|")
+            for s in job["stages"]:
+                print(f"| {s['stage']} | {s.get('name', '?')}: {s.get('ops', '')} | {s['tasks']} | {s['ms'] / 1e3:.1f} "
+                      f"| {s['written'] / 1e6:.1f} | {s['read'] / 1e6:.1f} |")
+            print()
+    if failed:
+        sys.exit("spark_scale.py: the job's answer differs from the CLI's")
+
+
+if __name__ == "__main__":
+    main()
