@@ -29,7 +29,7 @@ pub enum DedupError {
 
 impl DedupError {
     /// Spilling failed: `doing` met the I/O error `source`.
-    pub(crate) fn spill(doing: &str, source: std::io::Error) -> DedupError {
+    pub fn spill(doing: &str, source: std::io::Error) -> DedupError {
         DedupError::Spill {
             what: format!("{doing}: {source}"),
             source: Some(source),

@@ -263,7 +263,7 @@ impl Texts {
         self.spans.push((start, text.len()));
         self.memory.extend_from_slice(text.as_bytes());
         if self.memory.len() > self.limit {
-            let spill = |e: std::io::Error| DedupError::Spill(format!("a part's texts: {e}"));
+            let spill = |e: std::io::Error| DedupError::spill("a part's texts", e);
             if self.file.is_none() {
                 self.file = Some(tempfile::tempfile().map_err(spill)?);
             }
@@ -294,14 +294,17 @@ impl Texts {
             .as_ref()
             .expect("texts before in_file are in the file");
         file.read_exact_at(&mut bytes, start)
-            .map_err(|e| DedupError::Spill(format!("reading a part's texts back: {e}")))?;
+            .map_err(|e| DedupError::spill("reading a part's texts back", e))?;
         Ok(Cow::Owned(String::from_utf8(bytes).map_err(corrupt)?))
     }
 }
 
 /// A text read back is not the UTF-8 written.
 fn corrupt(e: impl std::fmt::Display) -> DedupError {
-    DedupError::Spill(format!("a part's text read back is not UTF-8: {e}"))
+    DedupError::Spill {
+        what: format!("a part's text read back is not UTF-8: {e}"),
+        source: None,
+    }
 }
 
 /// The shingle sets of a part's texts, made when the engine asks for them.

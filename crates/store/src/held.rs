@@ -94,7 +94,7 @@ impl Plan {
     /// The (slot, SimHash) entries of one list.
     fn entries<'a>(&self, list: &'a [u8]) -> Result<impl Iterator<Item = (u64, u128)> + 'a> {
         let len = self.entry_len();
-        if list.len() % len != 0 {
+        if !list.len().is_multiple_of(len) {
             return Err(StoreError::Corrupt(format!(
                 "a block list of {} bytes is not made of {len}-byte entries",
                 list.len()
