@@ -135,11 +135,13 @@ impl<F: Fingerprint> ExternalPairs<F> {
             let held = std::mem::take(&mut self.held);
             let out = self.file.insert(file);
             for &held_fp in &held {
-                write_fp(out, held_fp).map_err(|e| self.spill.io("cannot write fingerprints", e))?;
+                write_fp(out, held_fp)
+                    .map_err(|e| self.spill.io("cannot write fingerprints", e))?;
             }
         }
         let out = self.file.as_mut().ok_or_else(|| {
-            self.spill.io("no fingerprint file", std::io::ErrorKind::NotFound.into())
+            self.spill
+                .io("no fingerprint file", std::io::ErrorKind::NotFound.into())
         })?;
         write_fp(out, fp).map_err(|e| self.spill.io("cannot write fingerprints", e))
     }
@@ -216,9 +218,15 @@ fn search_in_memory<F: Fingerprint>(
     let mut identical = Sink::new(runs);
     groups.for_each_identical_pair(|pair| identical.push(pair));
     identical.finish()?;
-    let sinks = for_each_value_pair(&groups.values, k, design, || Sink::new(runs), |sink, u, v, d| {
-        groups.for_each_member_pair(u, v, d, |pair| sink.push(pair));
-    })?;
+    let sinks = for_each_value_pair(
+        &groups.values,
+        k,
+        design,
+        || Sink::new(runs),
+        |sink, u, v, d| {
+            groups.for_each_member_pair(u, v, d, |pair| sink.push(pair));
+        },
+    )?;
     sinks.into_iter().try_for_each(Sink::finish)
 }
 
@@ -290,13 +298,20 @@ impl<F: Fingerprint> Spilled<'_, F> {
     }
 
     /// Searches one bucket whose records agree on the first `used` key bits of `table`.
-    fn bucket(&self, bucket: Bucket, used: u32, t: usize, table: &Table<F>) -> Result<(), SpillError> {
+    fn bucket(
+        &self,
+        bucket: Bucket,
+        used: u32,
+        t: usize,
+        table: &Table<F>,
+    ) -> Result<(), SpillError> {
         if bucket.len <= self.bucket_cap {
             let records = self.read_all(&bucket)?;
             return self.solve(records, t, table);
         }
         if used < key_width(table) {
-            let (buckets, deeper) = self.partition(Source::Bucket(&bucket), bucket.len, table, used)?;
+            let (buckets, deeper) =
+                self.partition(Source::Bucket(&bucket), bucket.len, table, used)?;
             drop(bucket);
             return buckets
                 .into_iter()
@@ -322,7 +337,12 @@ impl<F: Fingerprint> Spilled<'_, F> {
         let shift = width - used - bits;
         let mask = (1u64 << bits) - 1;
         let mut outs = (0..1usize << bits)
-            .map(|_| Ok((BufWriter::with_capacity(IO_BUFFER, self.spill.file()?), 0usize)))
+            .map(|_| {
+                Ok((
+                    BufWriter::with_capacity(IO_BUFFER, self.spill.file()?),
+                    0usize,
+                ))
+            })
             .collect::<Result<Vec<_>, SpillError>>()?;
         let write_error = |e| self.spill.io("cannot write a bucket", e);
         self.for_each_record(source, |fp, position| {
@@ -415,10 +435,14 @@ impl<F: Fingerprint> Spilled<'_, F> {
         let mut start = 0;
         while start < bucket.len {
             let end = (start + block).min(bucket.len);
-            let mut input = reader_at(&bucket.file, start as u64 * record_bytes).map_err(read_error)?;
+            let mut input =
+                reader_at(&bucket.file, start as u64 * record_bytes).map_err(read_error)?;
             let mut records = Vec::with_capacity(end - start);
             for _ in start..end {
-                records.push((read_fp(&mut input).map_err(read_error)?, read_u32(&mut input).map_err(read_error)?));
+                records.push((
+                    read_fp(&mut input).map_err(read_error)?,
+                    read_u32(&mut input).map_err(read_error)?,
+                ));
             }
             let mut sink = Sink::new(self.runs);
             for _ in end..bucket.len {

@@ -167,8 +167,10 @@ impl PairRuns {
     /// Every pair added, ascending: the pairs in memory if no run was written, else the runs
     /// merged (in passes of at most [`FAN_IN`] until that many are left).
     pub(crate) fn into_sorted(self) -> Result<SortedPairs, SpillError> {
-        let Gathered { mut pairs, runs } =
-            self.state.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let Gathered { mut pairs, runs } = self
+            .state
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
         let mut runs: Vec<File> = runs.into_iter().map(|(_, run)| run).collect();
         pairs.sort_unstable();
         if runs.is_empty() {
@@ -251,7 +253,9 @@ impl Merge {
         let mut record = [0u8; PAIR_BYTES];
         match self.readers[i].read_exact(&mut record) {
             Ok(()) => {
-                let word = |at: usize| u32::from_le_bytes(record[at..at + 4].try_into().unwrap_or_default());
+                let word = |at: usize| {
+                    u32::from_le_bytes(record[at..at + 4].try_into().unwrap_or_default())
+                };
                 let pair = Pair {
                     a: word(0),
                     b: word(4),

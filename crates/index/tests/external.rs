@@ -20,7 +20,11 @@ fn external<F: Fingerprint>(fps: &[F], k: u32, design: Design, memory: u64) -> (
     let pairs = found.by_ref().map(Result::unwrap).collect();
     let spilled = found.spilled_bytes();
     drop(found);
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no file left");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no file left"
+    );
     (pairs, spilled)
 }
 
@@ -58,7 +62,11 @@ fn check<F: Fingerprint>(fps: &[F], k: u32, design: Design) {
 #[test]
 fn random_with_planted_copies() {
     let fps: Vec<u64> = planted_with(1500, 17, 300, 3, 60);
-    for design in [Design::Tables4x16, Design::Tables10, Design::Blocks { blocks: 5, k: 3 }] {
+    for design in [
+        Design::Tables4x16,
+        Design::Tables10,
+        Design::Blocks { blocks: 5, k: 3 },
+    ] {
         check(&fps, 3, design);
     }
 }
@@ -98,7 +106,10 @@ fn empty_input_and_bad_k() {
     let dir = tempfile::tempdir().unwrap();
     let mut search = ExternalPairs::<u64>::new(1 << 10, dir.path());
     search.push(1).unwrap();
-    assert!(search.finish(4, Design::Tables4x16).is_err(), "k above the design's");
+    assert!(
+        search.finish(4, Design::Tables4x16).is_err(),
+        "k above the design's"
+    );
 }
 
 proptest! {
