@@ -199,7 +199,10 @@ fn search<F: Fingerprint>(
 fn name(names: Option<&NameReader>, position: u32, line: &mut Vec<u8>) -> anyhow::Result<()> {
     match names {
         Some(names) => names.write(position, line),
-        None => Ok(line.extend_from_slice(position.to_string().as_bytes())),
+        None => {
+            line.extend_from_slice(position.to_string().as_bytes());
+            Ok(())
+        }
     }
 }
 
@@ -222,7 +225,7 @@ fn write_pairs(
         line.extend_from_slice(format!(",\"distance\":{}}}\n", pair.distance).as_bytes());
         out.write_all(&line)?;
         written += 1;
-        if written % 65536 == 0 {
+        if written.is_multiple_of(65536) {
             interrupt::check()?;
         }
     }

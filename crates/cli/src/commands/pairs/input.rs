@@ -57,7 +57,7 @@ impl Source {
         let mut input = BufReader::with_capacity(1 << 20, file);
         let mut line = Vec::new();
         let mut empty = None;
-        for i in 0.. {
+        for i in 0usize.. {
             line.clear();
             if input
                 .read_until(b'\n', &mut line)
@@ -69,7 +69,7 @@ impl Source {
             if let Some((at, _)) = empty {
                 bail!("line {}: empty line, expected a fingerprint", at + 1);
             }
-            if i % 4096 == 0 {
+            if i.is_multiple_of(4096) {
                 interrupt::check()?;
             }
             match line.trim_ascii() {
