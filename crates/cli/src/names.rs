@@ -28,7 +28,8 @@ struct Spilled {
 }
 
 impl Names {
-    /// No names yet; up to `share` bytes in memory, then files in `dir`.
+    /// No names yet; up to `share` bytes in memory, then files (in the folder [`Names::push`]
+    /// is given).
     pub fn new(share: u64) -> Self {
         Names {
             share,
@@ -38,7 +39,7 @@ impl Names {
         }
     }
 
-    /// Adds the name of the next position.
+    /// Adds the name of the next position (spilling to new files in `dir` beyond the share).
     pub fn push(&mut self, name: &[u8], dir: &Path) -> anyhow::Result<()> {
         let held = (self.bytes.len() + 8 * self.ends.len() + name.len() + 8) as u64;
         if self.files.is_none() && held <= self.share {
