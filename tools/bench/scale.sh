@@ -23,8 +23,8 @@
 # usage: tools/bench/scale.sh [--make] [OLD [NEW]]
 #   OLD, NEW    neardup binaries (or env OLD=..., NEW=...); OLD=none runs NEW alone
 # env:
-#   NEW_FLAGS   flags given to NEW only, after the subcommand's, on dedup runs (e.g. "--memory 2G
-#               --tmp-dir /big"; pairs takes no --memory yet)
+#   NEW_FLAGS   flags given to NEW only, after the subcommand's, on dedup and pairs runs (e.g.
+#               "--memory 2G --tmp-dir /big")
 #   OLD_FLAGS   the same for OLD (default: none)
 #   DATA        inputs, and the runs' summaries, logs and time reports under DATA/runs
 #               (default /tmp/neardup-scale; never the repository)
@@ -116,8 +116,16 @@ measure() {
   shift 4
   local flags=("${old_flags[@]}")
   [ "$which" = new ] && flags=("${new_flags[@]}")
-  # Only `dedup` takes --memory and --tmp-dir so far (issue 17): `pairs` runs without them.
-  [ "$1" = dedup ] || flags=()
+  # `dedup` and `pairs` take --memory and --tmp-dir; `pairs` writes a summary (peak RSS, bytes
+  # spilled) when the binary has its --summary (main before issue 17's step 3 has not).
+  case $1 in
+    dedup) ;;
+    pairs)
+      if "$binary" pairs --help 2> /dev/null | grep -q -- --summary; then
+        flags+=(--summary "$run.json")
+      fi ;;
+    *) flags=() ;;
+  esac
   local status=0 cap=()
   [ -z "${MEMORY_CAP:-}" ] || cap=(prlimit --as="$(numfmt --from=iec "$MEMORY_CAP")")
   /usr/bin/time -v -o "$run.time" timeout "$limit" ${cap[@]+"${cap[@]}"} "$binary" "$@" \
@@ -167,8 +175,7 @@ target() {
   fi
   for which in old new; do
     [ -n "${status[$which]:-}" ] || continue
-    local summary=- shown=-
-    [ "$kind" = ids ] && summary=$run.$which.json
+    local summary=$run.$which.json shown=-
     [ "$which" = new ] && shown=$verdict
     python3 "$here/scale_report.py" row "$label" "$which" "$input" "$run.$which" \
       "${status[$which]}" "$summary" "$shown"

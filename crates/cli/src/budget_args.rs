@@ -36,6 +36,24 @@ impl BudgetArgs {
         let budget = Budget::new(self.memory, Some(dir.path().to_path_buf()))?;
         Ok((budget, dir))
     }
+
+    /// The budget, in bytes.
+    pub fn memory(&self) -> u64 {
+        self.memory
+    }
+
+    /// For the commands that hold their data in memory instead of spilling it (`held` says
+    /// what they hold): warns when the peak resident memory the kernel measured went above the
+    /// budget, naming what was held, so that the budget is never exceeded silently.
+    pub fn warn_if_exceeded(&self, command: &str, held: &str) {
+        if let Some(peak) = neardup_dedup::peak_resident_bytes().filter(|&p| p > self.memory) {
+            tracing::warn!(
+                "{command}: peak resident memory {} MiB above --memory {} MiB: it holds {held} in memory",
+                peak >> 20,
+                self.memory >> 20
+            );
+        }
+    }
 }
 
 /// Parses a size such as `512M`, `2G`, `2GiB` or `1500000000`.

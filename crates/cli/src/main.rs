@@ -14,6 +14,7 @@ mod input;
 mod interrupt;
 mod kept;
 mod message;
+mod names;
 mod output;
 mod plot;
 mod policy_args;

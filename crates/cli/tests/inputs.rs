@@ -584,3 +584,57 @@ fn no_input_on_a_terminal_is_a_usage_error_not_a_silent_wait() {
         assert!(said.contains("pipe documents in"), "{said}");
     }
 }
+
+/// Every batch command takes `--memory` (one parser: too small a budget is clap's usage error) and
+/// `--tmp-dir` (left empty when the run ends).
+#[test]
+fn every_batch_command_takes_a_memory_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.jsonl");
+    std::fs::write(&good, corpus()).unwrap();
+    let labelled = dir.path().join("labelled.jsonl");
+    std::fs::write(
+        &labelled,
+        "{\"text_a\": \"a b c\", \"text_b\": \"a b c\", \"label\": 1}\n",
+    )
+    .unwrap();
+    let fingerprints = dir.path().join("fps.txt");
+    std::fs::write(&fingerprints, "1\n3\n").unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let db = dir.path().join("db");
+    let (good, labelled, fingerprints) = (
+        good.to_str().unwrap(),
+        labelled.to_str().unwrap(),
+        fingerprints.to_str().unwrap(),
+    );
+    let commands: [&[&str]; 5] = [
+        &["dedup", good],
+        &["dedup", good, "--index", db.to_str().unwrap()],
+        &["pairs", "--k", "1", fingerprints],
+        &["mirrors", good],
+        &["eval", labelled, "--positive", "1", "--negative", "0"],
+    ];
+    for command in commands {
+        let too_small = [command, &["--memory", "1K"]].concat();
+        let refused = neardup(&too_small, b"");
+        assert_eq!(refused.code, 2, "{command:?}: {}", refused.stderr);
+        assert!(
+            refused.stderr.contains("below the least a run needs"),
+            "{}",
+            refused.stderr
+        );
+        let within = [
+            command,
+            &["--memory", "16M", "--tmp-dir", tmp.to_str().unwrap()],
+        ]
+        .concat();
+        let run = neardup(&within, b"");
+        assert_eq!(run.code, 0, "{command:?}: {}", run.stderr);
+        assert_eq!(
+            std::fs::read_dir(&tmp).unwrap().count(),
+            0,
+            "{command:?} left files"
+        );
+    }
+}

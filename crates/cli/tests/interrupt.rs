@@ -235,3 +235,30 @@ fn a_run_blocked_on_standard_input_is_interrupted_and_its_spool_removed() {
         drop(stdin);
     }
 }
+
+/// `neardup pairs` within a budget, interrupted while it copies standard input into its run
+/// folder: it exits 130 and leaves no folder or file in `$TMPDIR`.
+#[test]
+fn pairs_interrupted_leaves_nothing_in_the_tmp_dir() {
+    let setup = Setup::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["pairs", "--k", "3", "--memory", "16M", "-"])
+        .env("TMPDIR", &setup.tmp)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines: String = (0..100_000u64)
+        .map(|i| format!("{:016x}\n", i * 0x9E37_79B9))
+        .collect();
+    stdin.write_all(lines.as_bytes()).unwrap();
+    wait_for("the run folder", || !names(&setup.tmp).is_empty());
+    std::thread::sleep(Duration::from_millis(300));
+    signal(child.id(), "INT");
+    let (status, stderr) = ended(child);
+    assert_eq!(status.code(), Some(130), "{status}, {stderr}");
+    assert!(names(&setup.tmp).is_empty(), "{:?}", names(&setup.tmp));
+    drop(stdin);
+}

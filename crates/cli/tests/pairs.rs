@@ -199,3 +199,73 @@ fn log_lines_in_a_pipe_have_no_colour_codes() {
     assert!(stderr.contains("pairs found"), "{stderr}");
     assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
 }
+
+/// Fingerprints of a test of the budget: random ones, near and exact copies, and a family of
+/// 700 identical values (244,650 pairs at distance 0), as hex lines and as JSON lines with
+/// long ids (so that the ids do not fit an eighth of 16 MiB either).
+fn budget_inputs(dir: &std::path::Path) -> [std::path::PathBuf; 2] {
+    let mut fps: Vec<u64> = neardup_index::synth::planted_with(80_000, 7, 8_000, 3, 800);
+    fps.extend(std::iter::repeat_n(0x0123_4567_89ab_cdef, 700));
+    let hex: String = fps.iter().map(|fp| format!("{fp:016x}\n")).collect();
+    let jsonl: String = fps
+        .iter()
+        .enumerate()
+        .map(|(i, fp)| format!("{{\"id\":\"document-{i:08}-of-a-crawl-with-long-ids\",\"simhash\":\"{fp:016x}\"}}\n"))
+        .collect();
+    let paths = [dir.join("fps.hex"), dir.join("fps.jsonl")];
+    std::fs::write(&paths[0], hex).unwrap();
+    std::fs::write(&paths[1], jsonl).unwrap();
+    paths
+}
+
+/// The summary's `spilled_bytes`.
+fn spilled(summary: &std::path::Path) -> u64 {
+    let text = std::fs::read_to_string(summary).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(value["peak_rss_bytes"].as_u64().unwrap() > 0, "{text}");
+    value["spilled_bytes"].as_u64().unwrap()
+}
+
+#[test]
+fn the_smallest_budget_spills_everything_and_writes_what_memory_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let summary = dir.path().join("summary.json");
+    for input in budget_inputs(dir.path()) {
+        let input = input.to_str().unwrap();
+        for extra in [&[][..], &["--clusters"][..]] {
+            let run = |memory: &str| {
+                let args = [
+                    &["--k", "3", "--memory", memory, "--tmp-dir"][..],
+                    &[
+                        tmp.to_str().unwrap(),
+                        "--summary",
+                        summary.to_str().unwrap(),
+                        input,
+                    ],
+                    extra,
+                ]
+                .concat();
+                let out = ok(&args, "");
+                (out, spilled(&summary))
+            };
+            let (in_memory, none) = run("2G");
+            let (within, some) = run("16M");
+            assert_eq!(none, 0, "{input} {extra:?}: 2 GiB holds it all");
+            assert!(
+                some > 5 << 20,
+                "{input} {extra:?}: 16 MiB spills ({some} bytes)"
+            );
+            assert!(in_memory == within, "{input} {extra:?}: the same output");
+            assert!(in_memory.lines().count() > 244_650 || !extra.is_empty());
+            assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "nothing left");
+        }
+    }
+}
+
+#[test]
+fn a_tmp_dir_that_cannot_be_written_is_one_line() {
+    let run = pairs(&["--k", "3", "--tmp-dir", "/nonexistent/neardup"], "1\n2\n");
+    assert_one_line_error(&run, 1, "/nonexistent/neardup");
+}

@@ -73,11 +73,7 @@ pub fn all_pairs<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<Ve
     })?;
     let mut pairs = groups.identical_pairs();
     for (u, v, distance) in found.into_iter().flatten() {
-        for &a in groups.members(u) {
-            for &b in groups.members(v) {
-                pairs.push(Pair::new(a, b, distance));
-            }
-        }
+        groups.for_each_member_pair(u, v, distance, |pair| pairs.push(pair));
     }
     pairs.par_sort_unstable();
     Ok(pairs)
@@ -136,7 +132,7 @@ pub fn near_components<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Res
 /// Runs the search over the distinct `values` (ascending), one table of `design` a task in
 /// parallel, handing every pair of value indices within `k` to `found` with the table's own
 /// state (made by `state`); returns the states. Each pair is found by exactly one table.
-fn for_each_value_pair<F: Fingerprint, S: Send>(
+pub(crate) fn for_each_value_pair<F: Fingerprint, S: Send>(
     values: &[F],
     k: u32,
     design: Design,
@@ -168,9 +164,9 @@ fn for_each_value_pair<F: Fingerprint, S: Send>(
 }
 
 /// Input positions grouped by identical fingerprint: distinct values ascending.
-struct Groups<F> {
+pub(crate) struct Groups<F> {
     /// Distinct fingerprints, ascending.
-    values: Vec<F>,
+    pub(crate) values: Vec<F>,
     /// `positions[starts[u]..starts[u + 1]]`: the positions holding `values[u]`, ascending.
     starts: Vec<u32>,
     positions: Vec<u32>,
@@ -178,18 +174,24 @@ struct Groups<F> {
 
 impl<F> Groups<F> {
     /// Positions holding distinct value `u`.
-    fn members(&self, u: u32) -> &[u32] {
+    pub(crate) fn members(&self, u: u32) -> &[u32] {
         &self.positions[self.starts[u as usize] as usize..self.starts[u as usize + 1] as usize]
     }
 }
 
 impl<F: Fingerprint> Groups<F> {
+    /// The fingerprints of `fps`, each at its index.
     fn new(fps: &[F]) -> Self {
-        let mut order: Vec<(F, u32)> = fps
-            .iter()
-            .enumerate()
-            .map(|(i, &fp)| (fp, i as u32))
-            .collect();
+        Self::from_positions(
+            fps.iter()
+                .enumerate()
+                .map(|(i, &fp)| (fp, i as u32))
+                .collect(),
+        )
+    }
+
+    /// Fingerprints at the positions given with them (positions ascending).
+    pub(crate) fn from_positions(mut order: Vec<(F, u32)>) -> Self {
         par_lsd_sort(&mut order, F::BITS, |&(fp, _), shift| {
             fp.field(shift, 8) as usize
         });
@@ -213,36 +215,58 @@ impl<F: Fingerprint> Groups<F> {
     /// Every pair of positions holding the same value (distance 0).
     fn identical_pairs(&self) -> Vec<Pair> {
         let mut pairs = Vec::new();
+        self.for_each_identical_pair(|pair| pairs.push(pair));
+        pairs
+    }
+
+    /// Hands every pair of positions holding the same value (distance 0) to `found`.
+    pub(crate) fn for_each_identical_pair(&self, mut found: impl FnMut(Pair)) {
         for u in 0..self.values.len() as u32 {
             let members = self.members(u);
             for (i, &a) in members.iter().enumerate() {
-                pairs.extend(members[i + 1..].iter().map(|&b| Pair::new(a, b, 0)));
+                for &b in &members[i + 1..] {
+                    found(Pair::new(a, b, 0));
+                }
             }
         }
-        pairs
+    }
+
+    /// Hands every pair of positions holding values `u` and `v` (at `distance`) to `found`.
+    pub(crate) fn for_each_member_pair(
+        &self,
+        u: u32,
+        v: u32,
+        distance: u32,
+        mut found: impl FnMut(Pair),
+    ) {
+        for &a in self.members(u) {
+            for &b in self.members(v) {
+                found(Pair::new(a, b, distance));
+            }
+        }
     }
 }
 
 /// Which tables' masks a reported pair must agree on (`require`) and must not (`exclude`).
 #[derive(Clone)]
-struct Filter<F> {
-    require: Vec<F>,
-    exclude: Vec<F>,
+pub(crate) struct Filter<F> {
+    pub(crate) require: Vec<F>,
+    pub(crate) exclude: Vec<F>,
 }
 
 impl<F: Fingerprint> Filter<F> {
     /// True if a pair whose xor is `diff` belongs to the table being searched.
     #[inline]
-    fn accepts(&self, diff: F) -> bool {
+    pub(crate) fn accepts(&self, diff: F) -> bool {
         self.require.iter().all(|&m| diff.and(m) == F::ZERO)
             && self.exclude.iter().all(|&m| diff.and(m) != F::ZERO)
     }
 }
 
 /// The recursive pigeonhole search over distinct values.
-struct Search<'a, F> {
-    vals: &'a [F],
-    k: u32,
+pub(crate) struct Search<'a, F> {
+    pub(crate) vals: &'a [F],
+    pub(crate) k: u32,
 }
 
 /// The members of one search, sorted by one table's key, with their values alongside.
@@ -271,7 +295,7 @@ impl<F: Fingerprint> Sorted<F> {
 impl<F: Fingerprint> Search<'_, F> {
     /// Reports (as value indices) every pair of `members` within `k` that agrees on `table`'s
     /// mask and passes `filter`. `free` lists the bits the members may still differ in.
-    fn table(
+    pub(crate) fn table(
         &self,
         members: &[u32],
         table: &Table<F>,

@@ -10,7 +10,8 @@
 //!   fingerprint is stored under and which a query reads.
 //! * Online Hamming search: the [`HammingIndex`] trait (insert, remove, query within `k`), for
 //!   64- and 128-bit fingerprints ([`Fingerprint`] is `u64` or `u128`).
-//! * Batch: [`all_pairs`] — every pair within `k`, once, identical values included, in parallel.
+//! * Batch: [`all_pairs`] — every pair within `k`, once, identical values included, in parallel;
+//!   [`ExternalPairs`] — the same answer within a memory budget, spilling to sorted files.
 //! * MinHash LSH for Jaccard thresholds ([`MinHashLsh`], [`candidate_pairs`], [`LshParams`]) and an
 //!   exact-digest index ([`ExactIndex`], [`exact_groups`]).
 //! * [`clusters`]: connected components over pairs, with a representative per cluster.
@@ -26,6 +27,7 @@ mod cluster;
 mod design;
 mod error;
 mod exact;
+mod external;
 mod fingerprint;
 mod hamming;
 mod lsh;
@@ -33,6 +35,7 @@ mod permuted;
 mod probed;
 mod radix;
 mod rotate;
+mod runs;
 mod slots;
 pub mod synth;
 
@@ -44,9 +47,11 @@ pub use cluster::{clusters, Cluster, Representative, UnionFind};
 pub use design::{Design, Table, MAX_TABLES};
 pub use error::{IndexError, Result};
 pub use exact::{exact_groups, ExactIndex};
+pub use external::{ExternalPairs, FoundPairs};
 pub use fingerprint::Fingerprint;
 pub use hamming::{HammingIndex, Match};
 pub use lsh::{candidate_pairs, estimated_jaccard, LshParams, MinHashLsh, SimilarPair};
 pub use permuted::PermutedTables;
 pub use probed::ProbedBlocks;
 pub use rotate::{rotate_pairs, RotateParams};
+pub use runs::{Merge, SortedPairs, SpillError};

@@ -70,7 +70,9 @@ pub struct DedupArgs {
     /// the index (which holds the documents kept before it, in this run and earlier ones) by
     /// the index's policy, and added to it when unique. The index keeps the policy it was
     /// made with (policy options, if given, must name the same one); the first seen is kept,
-    /// so --keep and --url-dedup are refused with it.
+    /// so --keep and --url-dedup are refused with it. With it, nothing is spilled: the run
+    /// holds each document's id and removal, the store its own cache (--memory: a warning if
+    /// the measured peak goes above it).
     #[arg(long, value_name = "DIR|URL")]
     index: Option<String>,
 }
@@ -127,6 +129,7 @@ fn run_incremental(
     policy: Option<Policy>,
     started: Instant,
 ) -> anyhow::Result<()> {
+    let (_budget, _spill_dir) = args.budget.budget()?;
     let db = open_db(
         spec,
         OpenOptions {
@@ -175,9 +178,15 @@ fn run_incremental(
             "index": spec,
             "indexed": db.indexed(),
             "policy": db.policy().describe(),
+            "memory_budget_bytes": args.budget.memory(),
+            "peak_rss_bytes": neardup_dedup::peak_resident_bytes(),
         });
         outputs.write(path, |out| write_json(out, &summary))?;
     }
+    args.budget.warn_if_exceeded(
+        "dedup --index",
+        "each document's id and removal (the index's own memory is its store's)",
+    );
     outputs.commit()
 }
 

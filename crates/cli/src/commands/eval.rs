@@ -19,6 +19,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::budget_args::BudgetArgs;
 use crate::input::read_text;
 use crate::output::Outputs;
 use crate::plot::{draw_svg, Histograms};
@@ -48,6 +49,10 @@ pub struct EvalArgs {
     /// reaches the threshold, with no candidate filter).
     #[command(flatten)]
     policy: PolicyArgs,
+    /// Nothing is spilled: the run holds every labelled pair's texts, fingerprints and shingle
+    /// sets, and warns if its measured peak goes above --memory.
+    #[command(flatten)]
+    budget: BudgetArgs,
     /// Print the metrics for k = 0..=bits/4 (simhash) or thresholds 0.00..1.00 in steps of 0.05.
     #[arg(long)]
     sweep: bool,
@@ -276,6 +281,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     if let Some(plot) = &args.plot {
         check_plot_path(plot)?;
     }
+    let (_budget, _spill_dir) = args.budget.budget()?;
     let fingerprinter = Fingerprinter::new(policy.profile.clone())?;
     let (pairs, counts) = read_pairs(&args)?;
     let side = |text: &str| {
@@ -325,6 +331,8 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     } else {
         print_report(&mut out, &report)?;
     }
+    args.budget
+        .warn_if_exceeded("eval", "every labelled pair's texts and shingle sets");
     Ok(())
 }
 

@@ -6,6 +6,7 @@ use std::io::Write;
 use neardup_core::Fingerprinter;
 use neardup_dedup::mirrors::{content_key, MirrorFinder, MirrorOptions};
 
+use crate::budget_args::BudgetArgs;
 use crate::documents::{for_each_document, InputArgs};
 use crate::profile_args::ProfileArgs;
 
@@ -16,6 +17,10 @@ pub struct MirrorsArgs {
     input: InputArgs,
     #[command(flatten)]
     profile: ProfileArgs,
+    /// Nothing is spilled: the run holds a key per URL (its host, path and content digest),
+    /// and warns if its measured peak goes above --memory.
+    #[command(flatten)]
+    budget: BudgetArgs,
     /// Fewest shared paths for a pair of hosts or prefixes to be reported.
     #[arg(long, default_value_t = 5)]
     min_shared_paths: usize,
@@ -34,6 +39,7 @@ pub fn run(args: MirrorsArgs) -> anyhow::Result<()> {
         (0.0..=1.0).contains(&args.min_ratio),
         "--min-ratio must be between 0 and 1"
     );
+    let (_budget, _spill_dir) = args.budget.budget()?;
     let fingerprinter = Fingerprinter::new(args.profile.load()?)?;
     let mut finder = MirrorFinder::new(MirrorOptions {
         min_shared_paths: args.min_shared_paths,
@@ -69,5 +75,6 @@ pub fn run(args: MirrorsArgs) -> anyhow::Result<()> {
         "neardup: {} mirror pairs; {without_url} documents without a URL and {bad_urls} with an unusable URL ignored",
         pairs.len()
     );
+    args.budget.warn_if_exceeded("mirrors", "a key per URL");
     Ok(())
 }

@@ -10,13 +10,31 @@
 //! documents by their `id`; otherwise a file is read as hexadecimal when its lines are all 16 or
 //! all 32 hex digits, as decimal otherwise, and members are named by line index (from 0).
 //! `--format` overrides the guess (a 16-digit decimal number could be either).
+//!
+//! Memory: within `--memory` whatever the input. The input is streamed; the fingerprints are
+//! searched by [`ExternalPairs`] (in memory while they fit its share, else as bucket files per
+//! table, see there); the pairs are sorted in runs on disk and merged; the ids of JSON lines are
+//! held while they fit an eighth of the budget and in a file beyond, read back by position
+//! when the pairs are written. `--clusters` holds a union-find of every position and the
+//! clusters' members (about 9 bytes a fingerprint, outside the budget's accounting).
 
-use std::io::{BufWriter, Read, Write};
+mod input;
+
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
+use std::time::Instant;
 
-use anyhow::{bail, Context};
-use neardup_index::{all_pairs, clusters, Design, Fingerprint, Pair, Representative};
+use neardup_dedup::{Budget, Phase};
+use neardup_index::{
+    clusters, Design, ExternalPairs, Fingerprint, FoundPairs, Representative, SpillError,
+};
+use serde::Serialize;
 
+use self::input::{Reading, Source, Width};
+use crate::budget_args::BudgetArgs;
+use crate::interrupt;
+use crate::names::{NameReader, Names};
+use crate::output::Outputs;
 use crate::usage::usage;
 
 /// How the fingerprints in the input are written.
@@ -52,6 +70,12 @@ pub struct PairsArgs {
     /// How fingerprints are written in the input.
     #[arg(long, value_enum, default_value_t = FingerprintFormat::Auto)]
     pub format: FingerprintFormat,
+    /// Write a summary as JSON here: counts, the peak resident memory, bytes spilled, the time
+    /// of each phase.
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Input file with one fingerprint a line; `-` or nothing reads standard input.
     pub input: Option<PathBuf>,
 }
@@ -62,246 +86,187 @@ fn parse_design(s: &str) -> Result<Design, String> {
         .map_err(|e: neardup_index::IndexError| e.to_string())
 }
 
+/// The run's figures: logged, and written with `--summary`.
+#[derive(Debug, Serialize)]
+struct Summary {
+    /// Fingerprints read.
+    documents: usize,
+    /// Bytes of input read.
+    input_bytes: u64,
+    /// Pairs (or clusters) written.
+    written: u64,
+    design: String,
+    seconds: f64,
+    /// The memory budget (--memory), in bytes.
+    memory_budget_bytes: u64,
+    /// The peak resident memory of the process, as the kernel measured it (getrusage).
+    peak_rss_bytes: Option<u64>,
+    /// Bytes written to --tmp-dir: standard input's copy, fingerprints, buckets, pair runs, ids.
+    spilled_bytes: u64,
+    /// Each phase of the run and its wall time, in order.
+    phases: Vec<Phase>,
+}
+
 /// Runs `neardup pairs`.
 pub fn run(args: PairsArgs) -> anyhow::Result<()> {
-    let data = read_input(args.input.as_deref())?;
-    let lines = split_lines(&data)?;
-    let is_jsonl = match args.format {
-        FingerprintFormat::Jsonl => true,
-        FingerprintFormat::Auto => lines.first().is_some_and(|l| l.starts_with(b"{")),
-        FingerprintFormat::Dec | FingerprintFormat::Hex => false,
-    };
-    if is_jsonl {
-        let (ids, simhashes) = parse_jsonl(&lines)?;
-        let hex: Vec<&[u8]> = simhashes.iter().map(String::as_bytes).collect();
-        return match detect(&hex, FingerprintFormat::Jsonl)? {
-            Width::W64(_) => search(parse_all::<u64>(&hex, true)?, &args, &ids),
-            Width::W128 => search(parse_all::<u128>(&hex, true)?, &args, &ids),
-        };
-    }
-    let positions: Vec<u32> = (0..u32::try_from(lines.len())?).collect();
-    match detect(&lines, args.format)? {
-        Width::W64(hex) => search(parse_all::<u64>(&lines, hex)?, &args, &positions),
-        Width::W128 => search(parse_all::<u128>(&lines, true)?, &args, &positions),
+    let started = Instant::now();
+    let (budget, _spill_dir) = args.budget.budget()?;
+    let source = Source::open(args.input.as_deref(), &budget.spill_dir())?;
+    let reading = input::decide(&source, args.format)?;
+    match reading.width {
+        Width::W64(_) => search::<u64>(&args, &budget, &source, reading, started),
+        Width::W128 => search::<u128>(&args, &budget, &source, reading, started),
     }
 }
 
-/// One line of `neardup fingerprint`'s output, as far as `pairs` reads it.
-#[derive(serde::Deserialize)]
-struct FingerprintLine {
-    id: String,
-    simhash: String,
-}
-
-/// The ids and SimHash values (hex) of fingerprint JSON lines.
-fn parse_jsonl(lines: &[&[u8]]) -> anyhow::Result<(Vec<String>, Vec<String>)> {
-    let mut ids = Vec::with_capacity(lines.len());
-    let mut simhashes = Vec::with_capacity(lines.len());
-    for (i, line) in lines.iter().enumerate() {
-        let parsed: FingerprintLine = serde_json::from_slice(line).with_context(|| {
-            format!(
-                "line {}: not a fingerprint JSON line ({{\"id\", \"simhash\"}}): {}",
-                i + 1,
-                shown(line)
-            )
-        })?;
-        ids.push(parsed.id);
-        simhashes.push(parsed.simhash);
-    }
-    Ok((ids, simhashes))
-}
-
-/// Reads the whole input: a file, or standard input for `-` or no path.
-fn read_input(path: Option<&std::path::Path>) -> anyhow::Result<Vec<u8>> {
-    match path {
-        Some(p) if p.as_os_str() != "-" => {
-            std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))
-        }
-        _ => {
-            let mut data = Vec::new();
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut data)
-                .context("cannot read standard input")?;
-            Ok(data)
-        }
-    }
-}
-
-/// The input's lines, trimmed; a missing final newline is fine, an empty line is an error.
-fn split_lines(data: &[u8]) -> anyhow::Result<Vec<&[u8]>> {
-    let body = data.strip_suffix(b"\n").unwrap_or(data);
-    if body.is_empty() {
-        return Ok(Vec::new());
-    }
-    body.split(|&b| b == b'\n')
-        .enumerate()
-        .map(|(i, line)| {
-            let line = line.trim_ascii();
-            if line.is_empty() {
-                bail!("line {}: empty line, expected a fingerprint", i + 1);
-            }
-            Ok(line)
-        })
-        .collect()
-}
-
-/// The fingerprint width of the input, and for 64 bits whether it is hexadecimal.
-enum Width {
-    W64(bool),
-    W128,
-}
-
-/// Decides how to read the lines (see the module documentation).
-fn detect(lines: &[&[u8]], format: FingerprintFormat) -> anyhow::Result<Width> {
-    let is_hex = |l: &[u8], len: usize| l.len() == len && l.iter().all(u8::is_ascii_hexdigit);
-    let Some(first) = lines.first() else {
-        return Ok(Width::W64(false));
-    };
-    let hex_width = |len: usize| -> anyhow::Result<()> {
-        match lines.iter().position(|l| !is_hex(l, len)) {
-            None => Ok(()),
-            Some(i) => bail!(
-                "line {}: expected {len} hex digits like line 1 (mixed widths or formats): {}",
-                i + 1,
-                shown(lines[i])
-            ),
-        }
-    };
-    match format {
-        FingerprintFormat::Dec => Ok(Width::W64(false)),
-        FingerprintFormat::Hex | FingerprintFormat::Jsonl if is_hex(first, 32) => {
-            hex_width(32).map(|()| Width::W128)
-        }
-        FingerprintFormat::Hex | FingerprintFormat::Jsonl => {
-            hex_width(16).map(|()| Width::W64(true))
-        }
-        FingerprintFormat::Auto if lines.iter().any(|l| is_hex(l, 32)) => {
-            hex_width(32).map(|()| Width::W128)
-        }
-        FingerprintFormat::Auto => Ok(Width::W64(lines.iter().all(|l| is_hex(l, 16)))),
-    }
-}
-
-/// A line for an error message, cut short.
-fn shown(line: &[u8]) -> String {
-    let text = String::from_utf8_lossy(&line[..line.len().min(40)]);
-    format!("{text:?}")
-}
-
-/// Parses every line as a fingerprint of type `F`, hexadecimal or decimal.
-fn parse_all<F: Fingerprint>(lines: &[&[u8]], hex: bool) -> anyhow::Result<Vec<F>> {
-    lines
-        .iter()
-        .enumerate()
-        .map(|(i, line)| {
-            let value = if hex {
-                parse_hex(line)
-            } else {
-                parse_decimal(line)
-            };
-            value.map(F::from_u128).with_context(|| {
-                let form = if hex { "hex" } else { "decimal u64" };
-                format!("line {}: not a {form} fingerprint: {}", i + 1, shown(line))
-            })
-        })
-        .collect()
-}
-
-/// Parses hexadecimal digits (already checked to be 16 or 32 of them).
-fn parse_hex(line: &[u8]) -> Option<u128> {
-    line.iter().try_fold(0u128, |acc, &c| {
-        let digit = (c as char).to_digit(16)?;
-        Some((acc << 4) | u128::from(digit))
-    })
-}
-
-/// Parses a decimal `u64`.
-fn parse_decimal(line: &[u8]) -> Option<u128> {
-    let value = line.iter().try_fold(0u64, |acc, &c| {
-        let digit = c.checked_sub(b'0').filter(|d| *d <= 9)?;
-        acc.checked_mul(10)?.checked_add(u64::from(digit))
-    })?;
-    Some(u128::from(value))
-}
-
-/// One pair of the output: the two members' names (ids or line indices) and their distance.
-#[derive(serde::Serialize)]
-struct PairLine<'a, N> {
-    a: &'a N,
-    b: &'a N,
-    distance: u32,
-}
-
-/// One cluster of the output: its number, its members' names and its representative's.
-#[derive(serde::Serialize)]
-struct ClusterLine<'a, N> {
-    cluster: usize,
-    members: Vec<&'a N>,
-    representative: &'a N,
-}
-
-/// Finds the pairs (or clusters) and writes them as JSON lines to standard output, each member
-/// named by `names[index]`.
-fn search<F: Fingerprint, N: serde::Serialize>(
-    fps: Vec<F>,
+/// Reads the fingerprints, finds the pairs (or clusters) and writes them as JSON lines to
+/// standard output, each member named by its id (JSON lines) or position.
+fn search<F: Fingerprint>(
     args: &PairsArgs,
-    names: &[N],
+    budget: &Budget,
+    source: &Source,
+    reading: Reading,
+    started: Instant,
 ) -> anyhow::Result<()> {
+    let dir = budget.spill_dir();
+    let mut names = reading.jsonl.then(|| Names::new(budget.memory / 8));
+    let mut fps = ExternalPairs::<F>::new(budget.memory - budget.memory / 4, &dir);
+    let mut json = Vec::new();
+    input::read::<F>(source, reading, |fp, id| {
+        fps.push(fp)?;
+        if let (Some(names), Some(id)) = (&mut names, id) {
+            json.clear();
+            serde_json::to_writer(&mut json, id)?;
+            names.push(&json, &dir)?;
+        }
+        Ok(())
+    })?;
+    let read = started.elapsed().as_secs_f64();
+    let n = fps.len();
     let design = match (args.blocks, args.design) {
         (Some(blocks), _) => Design::Blocks { blocks, k: args.k },
         (None, Some(design)) => design,
-        (None, None) => Design::for_expected_len(fps.len(), args.k, F::BITS),
+        (None, None) => Design::for_expected_len(n, args.k, F::BITS),
     };
-    let pairs = all_pairs(&fps, args.k, design)
-        .map_err(usage)
-        .with_context(|| format!("cannot search at k = {} with design {design}", args.k))?;
-    tracing::info!(fingerprints = fps.len(), pairs = pairs.len(), %design, "pairs found");
+    let found = fps.finish(args.k, design).map_err(|e| match e {
+        SpillError::Index(e) => anyhow::Error::new(usage(e)).context(format!(
+            "cannot search at k = {} with design {design}",
+            args.k
+        )),
+        other => other.into(),
+    })?;
+    let searched = started.elapsed().as_secs_f64();
+    let names = names.map(Names::finish).transpose()?;
+    let names_spilled = names.as_ref().map_or(0, NameReader::spilled_bytes);
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    if args.clusters {
-        write_clusters(&mut out, &pairs, names)?;
+    let (written, spilled) = if args.clusters {
+        write_clusters(&mut out, found, n, names.as_ref())?
     } else {
-        for p in &pairs {
-            let line = PairLine {
-                a: &names[p.a as usize],
-                b: &names[p.b as usize],
-                distance: p.distance,
-            };
-            serde_json::to_writer(&mut out, &line)?;
-            out.write_all(b"\n")?;
-        }
-    }
+        write_pairs(&mut out, found, names.as_ref())?
+    };
     out.flush()?;
+    let seconds = started.elapsed().as_secs_f64();
+    let phase = |name, seconds| Phase { name, seconds };
+    let summary = Summary {
+        documents: n,
+        input_bytes: source.bytes,
+        written,
+        design: design.to_string(),
+        seconds,
+        memory_budget_bytes: budget.memory,
+        peak_rss_bytes: neardup_dedup::peak_resident_bytes(),
+        spilled_bytes: source.spilled + spilled + names_spilled,
+        phases: vec![
+            phase("reading", read),
+            phase("search (and sorted runs)", searched - read),
+            phase("merging and writing", seconds - searched),
+        ],
+    };
+    tracing::info!(fingerprints = n, written, %design, peak_rss_bytes = summary.peak_rss_bytes,
+        spilled_bytes = summary.spilled_bytes, seconds, "pairs found");
+    if let Some(path) = &args.summary {
+        let mut outputs = Outputs::default();
+        outputs.write(path, |out| {
+            serde_json::to_writer_pretty(&mut *out, &summary)?;
+            Ok(writeln!(out)?)
+        })?;
+        outputs.commit()?;
+    }
     Ok(())
 }
 
-/// Writes one JSON line per cluster of two or more members; the representative is the first.
-fn write_clusters<N: serde::Serialize>(
-    out: &mut impl Write,
-    pairs: &[Pair],
-    names: &[N],
-) -> anyhow::Result<()> {
-    let found = clusters(
-        names.len(),
-        pairs.iter().map(|p| (p.a, p.b)),
-        Representative::FirstSeen,
-        false,
-    )?;
-    for (i, cluster) in found.iter().enumerate() {
-        let line = ClusterLine {
-            cluster: i,
-            members: cluster
-                .members
-                .iter()
-                .map(|&m| &names[m as usize])
-                .collect(),
-            representative: &names[cluster.representative as usize],
-        };
-        serde_json::to_writer(&mut *out, &line)?;
-        out.write_all(
-            b"
-",
-        )?;
+/// Appends the name of `position`: its id (JSON) or the position itself.
+fn name(names: Option<&NameReader>, position: u32, line: &mut Vec<u8>) -> anyhow::Result<()> {
+    match names {
+        Some(names) => names.write(position, line),
+        None => {
+            line.extend_from_slice(position.to_string().as_bytes());
+            Ok(())
+        }
     }
-    Ok(())
+}
+
+/// Writes one JSON line {"a", "b", "distance"} per pair; returns the lines written and the
+/// bytes the search spilled.
+fn write_pairs(
+    out: &mut impl Write,
+    mut found: FoundPairs,
+    names: Option<&NameReader>,
+) -> anyhow::Result<(u64, u64)> {
+    let mut line = Vec::with_capacity(256);
+    let mut written = 0u64;
+    for pair in found.by_ref() {
+        let pair = pair?;
+        line.clear();
+        line.extend_from_slice(b"{\"a\":");
+        name(names, pair.a, &mut line)?;
+        line.extend_from_slice(b",\"b\":");
+        name(names, pair.b, &mut line)?;
+        line.extend_from_slice(format!(",\"distance\":{}}}\n", pair.distance).as_bytes());
+        out.write_all(&line)?;
+        written += 1;
+        if written.is_multiple_of(65536) {
+            interrupt::check()?;
+        }
+    }
+    Ok((written, found.spilled_bytes()))
+}
+
+/// Writes one JSON line {"cluster", "members", "representative"} per cluster of two or more
+/// members (the representative is the first); returns the lines written and the bytes the
+/// search spilled.
+fn write_clusters(
+    out: &mut impl Write,
+    mut found: FoundPairs,
+    n: usize,
+    names: Option<&NameReader>,
+) -> anyhow::Result<(u64, u64)> {
+    let mut failure = None;
+    let links = found.by_ref().map_while(|pair| match pair {
+        Ok(pair) => Some((pair.a, pair.b)),
+        Err(e) => {
+            failure = Some(e);
+            None
+        }
+    });
+    let all = clusters(n, links, Representative::FirstSeen, false)?;
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+    let mut line = Vec::with_capacity(256);
+    for (i, cluster) in all.iter().enumerate() {
+        line.clear();
+        line.extend_from_slice(format!("{{\"cluster\":{i},\"members\":[").as_bytes());
+        for (j, &member) in cluster.members.iter().enumerate() {
+            if j > 0 {
+                line.push(b',');
+            }
+            name(names, member, &mut line)?;
+        }
+        line.extend_from_slice(b"],\"representative\":");
+        name(names, cluster.representative, &mut line)?;
+        line.extend_from_slice(b"}\n");
+        out.write_all(&line)?;
+    }
+    Ok((all.len() as u64, found.spilled_bytes()))
 }

@@ -1,0 +1,287 @@
+//! Sorted runs of [`Pair`]s on disk: pairs are gathered in memory up to a cap, sorted and
+//! written as a run when the cap is reached, and read back merged as one ascending stream.
+//! [`FAN_IN`] runs of one level are merged into one of the next level as soon as they are
+//! written (so at most `FAN_IN` files a level are open), and what is left at the end in passes
+//! of at most `FAN_IN`. Runs are anonymous temporary files (unlinked at
+//! once), so nothing is left behind however the process ends.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::allpairs::Pair;
+use crate::error::IndexError;
+
+/// Runs merged at once; more are merged in passes first.
+pub(crate) const FAN_IN: usize = 64;
+/// Buffer of each reader and writer of a temporary file.
+pub(crate) const IO_BUFFER: usize = 1 << 16;
+/// Bytes of one pair in a run: `a` and `b` (u32), then the distance (u8: at most 128).
+const PAIR_BYTES: usize = 9;
+
+/// Why an external (spilling) search failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SpillError {
+    /// Bad parameters or input, as in the in-memory search.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// Reading or writing a temporary file failed (the folder is missing, full or unwritable).
+    #[error("{context}")]
+    Io {
+        /// What was being done, and where.
+        context: String,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The temporary folder of a search and the bytes written to it so far.
+#[derive(Debug, Clone)]
+pub(crate) struct SpillDir {
+    dir: PathBuf,
+    written: Arc<AtomicU64>,
+}
+
+impl SpillDir {
+    /// Temporary files in `dir`.
+    pub(crate) fn new(dir: &Path) -> Self {
+        SpillDir {
+            dir: dir.to_path_buf(),
+            written: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// A new anonymous temporary file, open for writing and reading.
+    pub(crate) fn file(&self) -> Result<File, SpillError> {
+        tempfile::tempfile_in(&self.dir).map_err(|e| self.io("cannot create a file", e))
+    }
+
+    /// Counts `bytes` written to the folder.
+    pub(crate) fn count(&self, bytes: u64) {
+        self.written.fetch_add(bytes, Relaxed);
+    }
+
+    /// Bytes written to the folder so far.
+    pub(crate) fn written(&self) -> u64 {
+        self.written.load(Relaxed)
+    }
+
+    /// An error of doing `what` in the folder.
+    pub(crate) fn io(&self, what: &str, source: std::io::Error) -> SpillError {
+        SpillError::Io {
+            context: format!("{what} in {}", self.dir.display()),
+            source,
+        }
+    }
+
+    /// `file` rewound, for reading from its start.
+    pub(crate) fn rewind(&self, mut file: File) -> Result<BufReader<File>, SpillError> {
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| self.io("cannot rewind a temporary file", e))?;
+        Ok(BufReader::with_capacity(IO_BUFFER, file))
+    }
+}
+
+/// Pairs gathered from several threads, in memory up to a cap, then as sorted runs on disk.
+pub(crate) struct PairRuns {
+    spill: SpillDir,
+    /// Pairs held before a run is written.
+    cap: usize,
+    state: Mutex<Gathered>,
+}
+
+/// What [`PairRuns`] holds: the pairs not yet written, and the runs written with their level
+/// (0: written from memory; `l + 1`: merged from [`FAN_IN`] runs of level `l`), levels
+/// descending.
+#[derive(Default)]
+struct Gathered {
+    pairs: Vec<Pair>,
+    runs: Vec<(u32, File)>,
+}
+
+impl PairRuns {
+    /// Holds up to `memory` bytes of pairs (at least a few) before writing a run to `spill`.
+    pub(crate) fn new(spill: SpillDir, memory: u64) -> Self {
+        let cap = (memory / std::mem::size_of::<Pair>() as u64).max(16);
+        PairRuns {
+            spill,
+            cap: usize::try_from(cap).unwrap_or(usize::MAX),
+            state: Mutex::new(Gathered::default()),
+        }
+    }
+
+    /// How many pairs a caller should gather before calling [`PairRuns::add`].
+    pub(crate) fn batch(&self) -> usize {
+        (self.cap / 8).clamp(1, 1 << 14)
+    }
+
+    /// Adds `batch` (emptied), writing a run when the cap is reached.
+    pub(crate) fn add(&self, batch: &mut Vec<Pair>) -> Result<(), SpillError> {
+        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = &mut *guard;
+        state.pairs.append(batch);
+        if state.pairs.len() >= self.cap {
+            let mut pairs = std::mem::take(&mut state.pairs);
+            pairs.sort_unstable();
+            let run = self.write_run(pairs.into_iter().map(Ok))?;
+            state.runs.push((0, run));
+            while let Some(level) = full_level(&state.runs) {
+                let start = state.runs.len() - FAN_IN;
+                let group = state.runs.split_off(start);
+                let merge = Merge::new(&self.spill, group.into_iter().map(|(_, f)| f).collect())?;
+                let merged = self.write_run(merge)?;
+                state.runs.push((level + 1, merged));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes ascending `pairs` to a new run.
+    fn write_run(
+        &self,
+        pairs: impl Iterator<Item = Result<Pair, SpillError>>,
+    ) -> Result<File, SpillError> {
+        let file = self.spill.file()?;
+        let mut out = BufWriter::with_capacity(IO_BUFFER, file);
+        let mut bytes = 0u64;
+        for pair in pairs {
+            let pair = pair?;
+            let mut record = [0u8; PAIR_BYTES];
+            record[..4].copy_from_slice(&pair.a.to_le_bytes());
+            record[4..8].copy_from_slice(&pair.b.to_le_bytes());
+            record[8] = pair.distance as u8;
+            out.write_all(&record)
+                .map_err(|e| self.spill.io("cannot write a sorted run", e))?;
+            bytes += PAIR_BYTES as u64;
+        }
+        self.spill.count(bytes);
+        out.into_inner()
+            .map_err(|e| self.spill.io("cannot write a sorted run", e.into_error()))
+    }
+
+    /// Every pair added, ascending: the pairs in memory if no run was written, else the runs
+    /// merged (in passes of at most [`FAN_IN`] until that many are left).
+    pub(crate) fn into_sorted(self) -> Result<SortedPairs, SpillError> {
+        let Gathered { mut pairs, runs } = self
+            .state
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut runs: Vec<File> = runs.into_iter().map(|(_, run)| run).collect();
+        pairs.sort_unstable();
+        if runs.is_empty() {
+            return Ok(SortedPairs::Memory(pairs.into_iter()));
+        }
+        let last = PairRuns {
+            spill: self.spill.clone(),
+            cap: self.cap,
+            state: Mutex::new(Gathered::default()),
+        };
+        if !pairs.is_empty() {
+            runs.push(last.write_run(pairs.into_iter().map(Ok))?);
+        }
+        while runs.len() > FAN_IN {
+            let mut merged = Vec::with_capacity(runs.len().div_ceil(FAN_IN));
+            let mut rest = runs.into_iter().peekable();
+            while rest.peek().is_some() {
+                let group: Vec<File> = rest.by_ref().take(FAN_IN).collect();
+                let merge = Merge::new(&self.spill, group)?;
+                merged.push(last.write_run(merge)?);
+            }
+            runs = merged;
+        }
+        Ok(SortedPairs::Merged(Merge::new(&self.spill, runs)?))
+    }
+}
+
+/// The level of the last [`FAN_IN`] runs if they all have the same one.
+fn full_level(runs: &[(u32, File)]) -> Option<u32> {
+    let last = runs.len().checked_sub(FAN_IN).map(|start| &runs[start..])?;
+    let level = last[0].0;
+    last.iter().all(|(l, _)| *l == level).then_some(level)
+}
+
+/// Pairs in ascending `(a, b)` order, from memory or merged from runs on disk.
+pub enum SortedPairs {
+    /// Every pair fitted in memory.
+    Memory(std::vec::IntoIter<Pair>),
+    /// Merged from sorted runs.
+    Merged(Merge),
+}
+
+impl Iterator for SortedPairs {
+    type Item = Result<Pair, SpillError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            SortedPairs::Memory(pairs) => pairs.next().map(Ok),
+            SortedPairs::Merged(merge) => merge.next(),
+        }
+    }
+}
+
+/// A k-way merge of sorted runs.
+pub struct Merge {
+    spill: SpillDir,
+    readers: Vec<BufReader<File>>,
+    heap: BinaryHeap<Reverse<(Pair, usize)>>,
+    failed: bool,
+}
+
+impl Merge {
+    /// Merges `runs`, each read from its start.
+    fn new(spill: &SpillDir, runs: Vec<File>) -> Result<Self, SpillError> {
+        let mut merge = Merge {
+            spill: spill.clone(),
+            readers: Vec::with_capacity(runs.len()),
+            heap: BinaryHeap::with_capacity(runs.len()),
+            failed: false,
+        };
+        for run in runs {
+            merge.readers.push(spill.rewind(run)?);
+            merge.refill(merge.readers.len() - 1)?;
+        }
+        Ok(merge)
+    }
+
+    /// Reads the next pair of run `i` into the heap, if it has one.
+    fn refill(&mut self, i: usize) -> Result<(), SpillError> {
+        let mut record = [0u8; PAIR_BYTES];
+        match self.readers[i].read_exact(&mut record) {
+            Ok(()) => {
+                let word = |at: usize| {
+                    u32::from_le_bytes(record[at..at + 4].try_into().unwrap_or_default())
+                };
+                let pair = Pair {
+                    a: word(0),
+                    b: word(4),
+                    distance: u32::from(record[8]),
+                };
+                self.heap.push(Reverse((pair, i)));
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(()),
+            Err(e) => Err(self.spill.io("cannot read a sorted run", e)),
+        }
+    }
+}
+
+impl Iterator for Merge {
+    type Item = Result<Pair, SpillError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let Reverse((pair, i)) = self.heap.pop()?;
+        if let Err(e) = self.refill(i) {
+            self.failed = true;
+            return Some(Err(e));
+        }
+        Some(Ok(pair))
+    }
+}
