@@ -161,7 +161,7 @@ pub trait Store: Send + Sync {
     }
 
     /// The raw lists held under these block keys `(table, key)`, in order (empty for a key
-    /// never written); each a run of fixed-size entries (see [`crate::held`]).
+    /// never written); each a run of fixed-size entries (see the store crate's `held` module).
     fn read_blocks(&self, keys: &[(u32, u64)]) -> Result<Vec<Vec<u8>>> {
         let _ = keys;
         Err(no_blocks(self))
