@@ -64,8 +64,15 @@ fn a_database_spreads_over_every_master_and_reads_back() {
         );
     }
     let masters = cluster.masters();
-    let keys: Vec<u64> = masters.iter().map(|m| m.keys()).collect();
-    assert_eq!(keys.iter().sum::<u64>(), n + 6, "{keys:?}"); // + meta, log, last, seq, slots, ids
+    let keys: Vec<u64> = masters.iter().map(|m| m.keys_but_blocks()).collect();
+    // + meta, log, last, seq, slots, ids, and the plan of the block keys
+    assert_eq!(keys.iter().sum::<u64>(), n + 7, "{keys:?}");
+    // The block keys of the SimHash index, each its own hash tag, spread too.
+    let blocks: Vec<u64> = masters.iter().map(|m| m.block_keys()).collect();
+    assert!(
+        blocks.iter().all(|&b| b > 0),
+        "every master holds block keys: {blocks:?}"
+    );
     for held in &keys {
         assert!(
             *held >= n / 5,
@@ -90,8 +97,8 @@ fn a_database_spreads_over_every_master_and_reads_back() {
         db.check(&doc("x", &edited(7))).unwrap().verdict,
         Verdict::Unique
     );
-    let keys_after: u64 = cluster.masters().iter().map(|m| m.keys()).sum();
-    assert_eq!(keys_after, n + 5);
+    let keys_after: u64 = cluster.masters().iter().map(|m| m.keys_but_blocks()).sum();
+    assert_eq!(keys_after, n + 6);
 }
 
 #[test]
@@ -144,9 +151,9 @@ fn two_handles_racing_one_near_duplicate_text_insert_it_once() {
         );
     }
     assert_eq!(handles[0].stats().unwrap().documents, 30);
-    // Every refused insert deleted its body: 30 bodies and the 6 ordering keys, nothing else.
-    let keys: u64 = cluster.masters().iter().map(|m| m.keys()).sum();
-    assert_eq!(keys, 30 + 6);
+    // Every refused insert deleted its body: 30 bodies and the 7 ordering keys, nothing else.
+    let keys: u64 = cluster.masters().iter().map(|m| m.keys_but_blocks()).sum();
+    assert_eq!(keys, 30 + 7);
 }
 
 /// What the writers of the failover test saw.
@@ -357,7 +364,11 @@ fn a_database_of_the_one_tag_layout_is_moved_at_open_without_losing_a_document()
     let cluster = Cluster::start();
     let n = 120u64;
     write_unspread(&cluster, "old", n);
-    let before: Vec<u64> = cluster.masters().iter().map(|m| m.keys()).collect();
+    let before: Vec<u64> = cluster
+        .masters()
+        .iter()
+        .map(|m| m.keys_but_blocks())
+        .collect();
     assert!(
         before.contains(&(n + 5)),
         "one master holds it all: {before:?}"
@@ -371,8 +382,12 @@ fn a_database_of_the_one_tag_layout_is_moved_at_open_without_losing_a_document()
     // The stored texts moved too: a near duplicate is verified against one.
     let near = db.check(&doc("x", &edited(11))).unwrap();
     assert_eq!(near.verdict.duplicate().unwrap().duplicate_of, "old11");
-    let after: Vec<u64> = cluster.masters().iter().map(|m| m.keys()).collect();
-    assert_eq!(after.iter().sum::<u64>(), n + 6, "{after:?}"); // no old record left
+    let after: Vec<u64> = cluster
+        .masters()
+        .iter()
+        .map(|m| m.keys_but_blocks())
+        .collect();
+    assert_eq!(after.iter().sum::<u64>(), n + 7, "{after:?}"); // no old record left
     for held in &after {
         assert!(*held >= n / 5, "every master holds a share: {after:?}");
     }

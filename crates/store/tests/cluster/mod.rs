@@ -170,6 +170,20 @@ impl Node {
     pub fn keys(&self) -> u64 {
         self.cli(&["DBSIZE"]).trim().parse().unwrap_or(0)
     }
+
+    /// How many of its keys are block keys of a SimHash index held in the store
+    /// (`neardup:{NAME/b<table>:<hex>}`, each its own hash tag).
+    pub fn block_keys(&self) -> u64 {
+        self.cli(&["--scan", "--pattern", "neardup:{*/b*}"])
+            .lines()
+            .filter(|line| !line.is_empty())
+            .count() as u64
+    }
+
+    /// How many keys it holds besides block keys: record bodies and ordering keys.
+    pub fn keys_but_blocks(&self) -> u64 {
+        self.keys() - self.block_keys()
+    }
 }
 
 impl Drop for Node {
