@@ -105,15 +105,53 @@ fn a_database_removes_what_dedup_removes() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let online = neardup(&["index", "add", "--db", db, &path], b"");
+    assert!(!removed.is_empty());
+    let (answers, stderr) = not_inserted(&["--db", db]);
+    assert!(stderr.contains("creating a new database"), "{stderr}");
+    assert_eq!(answers, removed);
+    // The database recorded the policy: every door opens it with no options, and the batch
+    // run against it agrees; another policy is refused, naming both.
+    let again = neardup(&["dedup", &path, "--index", db, "--removed", "-"], b"");
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let policy = neardup(&["index", "policy", "--db", db], b"");
+    let shown: Value = serde_json::from_str(&policy.stdout).unwrap();
+    assert_eq!(shown["k"], 6);
+    assert_eq!(shown["verify"], "jaccard");
+    let refused = neardup(&["index", "check", "--db", db, "--k", "3", &path], b"");
+    assert_one_line_error(&refused, 1, "it cannot be opened with");
+}
+
+#[test]
+fn a_database_answering_from_the_index_in_redis_removes_what_dedup_removes() {
+    let Some(redis) = neardup_testkit::Redis::temporary(
+        "a_database_answering_from_the_index_in_redis_removes_what_dedup_removes",
+    ) else {
+        return;
+    };
+    let batch = neardup(&["dedup", &example_path(), "--removed", "-"], b"");
+    assert_eq!(batch.code, 0, "{}", batch.stderr);
+    let removed: Vec<Value> = batch
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!removed.is_empty());
+    let db = format!("{}?name=onepolicy", redis.url());
+    let (answers, _) = not_inserted(&["--db", &db, "--index-in", "store"]);
+    assert_eq!(answers, removed);
+}
+
+/// `index add` of the bundled example into the database `db_args` open: the answers of the
+/// documents not inserted, with what only a database says (whether it inserted, the matches)
+/// taken out, so that they compare with `dedup --removed`'s records; and what it printed on
+/// standard error.
+fn not_inserted(db_args: &[&str]) -> (Vec<Value>, String) {
+    let path = example_path();
+    let mut args = vec!["index", "add"];
+    args.extend_from_slice(db_args);
+    args.push(&path);
+    let online = neardup(&args, b"");
     assert_eq!(online.code, 0, "{}", online.stderr);
-    assert!(
-        online.stderr.contains("creating a new database"),
-        "{}",
-        online.stderr
-    );
-    // The online answers of the documents not inserted: the same records, with what only a
-    // database says (whether it inserted, the matches) besides.
     let mut not_inserted: Vec<Value> = Vec::new();
     for line in online.stdout.lines() {
         let mut v: Value = serde_json::from_str(line).unwrap();
@@ -129,18 +167,7 @@ fn a_database_removes_what_dedup_removes() {
             not_inserted.push(v);
         }
     }
-    assert!(!removed.is_empty());
-    assert_eq!(not_inserted, removed);
-    // The database recorded the policy: every door opens it with no options, and the batch
-    // run against it agrees; another policy is refused, naming both.
-    let again = neardup(&["dedup", &path, "--index", db, "--removed", "-"], b"");
-    assert_eq!(again.code, 0, "{}", again.stderr);
-    let policy = neardup(&["index", "policy", "--db", db], b"");
-    let shown: Value = serde_json::from_str(&policy.stdout).unwrap();
-    assert_eq!(shown["k"], 6);
-    assert_eq!(shown["verify"], "jaccard");
-    let refused = neardup(&["index", "check", "--db", db, "--k", "3", &path], b"");
-    assert_one_line_error(&refused, 1, "it cannot be opened with");
+    (not_inserted, online.stderr)
 }
 
 #[test]
