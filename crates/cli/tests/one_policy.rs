@@ -97,15 +97,7 @@ fn a_database_removes_what_dedup_removes() {
     let db = dir.path().join("db");
     let db = db.to_str().unwrap();
     let path = example_path();
-    let batch = neardup(&["dedup", &path, "--removed", "-"], b"");
-    assert_eq!(batch.code, 0, "{}", batch.stderr);
-    // Each removed record is the document's verdict, in the vocabulary every door writes.
-    let removed: Vec<Value> = batch
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert!(!removed.is_empty());
+    let removed = dedup_removed();
     let (answers, stderr) = not_inserted(&["--db", db]);
     assert!(stderr.contains("creating a new database"), "{stderr}");
     assert_eq!(answers, removed);
@@ -128,6 +120,15 @@ fn a_database_answering_from_the_index_in_redis_removes_what_dedup_removes() {
     ) else {
         return;
     };
+    let removed = dedup_removed();
+    let db = format!("{}?name=onepolicy", redis.url());
+    let (answers, _) = not_inserted(&["--db", &db, "--index-in", "store"]);
+    assert_eq!(answers, removed);
+}
+
+/// `dedup --removed` of the bundled example: each removed record is the document's verdict, in
+/// the vocabulary every door writes (some are removed).
+fn dedup_removed() -> Vec<Value> {
     let batch = neardup(&["dedup", &example_path(), "--removed", "-"], b"");
     assert_eq!(batch.code, 0, "{}", batch.stderr);
     let removed: Vec<Value> = batch
@@ -136,9 +137,7 @@ fn a_database_answering_from_the_index_in_redis_removes_what_dedup_removes() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert!(!removed.is_empty());
-    let db = format!("{}?name=onepolicy", redis.url());
-    let (answers, _) = not_inserted(&["--db", &db, "--index-in", "store"]);
-    assert_eq!(answers, removed);
+    removed
 }
 
 /// `index add` of the bundled example into the database `db_args` open: the answers of the
