@@ -157,7 +157,7 @@ pub(crate) fn centred_clusters(
                 .is_err()
         })
         .collect();
-    let (clusters, removals) = gather(items, &units, &order, joined);
+    let (clusters, removals) = gather(items, &units, order.iter().copied(), joined);
     Ok(Centred {
         clusters,
         removals,
@@ -224,11 +224,12 @@ fn join_in_order(
 }
 
 /// The clusters (kept units with their followers, and exact groups alone) and the removals
-/// (each member but the kept one, with the evidence that removed it).
+/// (each member but the kept one, with the evidence that removed it). `heads`: every unit that
+/// can head a cluster (each unit walked, and every exact group), each once, in any order.
 pub(crate) fn gather(
     items: &[Item],
     units: &Units<'_>,
-    order: &[u32],
+    heads: impl Iterator<Item = u32>,
     joined: Vec<Joined>,
 ) -> (Vec<Cluster>, Vec<Removal>) {
     let mut followers_of: HashMap<u32, Vec<u32>> = HashMap::new();
@@ -238,7 +239,7 @@ pub(crate) fn gather(
     let followers: std::collections::HashSet<u32> = joined.iter().map(|j| j.unit).collect();
     let mut removals = Vec::new();
     let mut clusters = Vec::new();
-    for &unit in order.iter().filter(|unit| !followers.contains(unit)) {
+    for unit in heads.filter(|unit| !followers.contains(unit)) {
         let followers = followers_of.remove(&unit).unwrap_or_default();
         if followers.is_empty() && units.members(unit).len() < 2 {
             continue;

@@ -321,6 +321,56 @@ proptest! {
     }
 }
 
+/// One component larger than the walk scans (over 4,096 units: its kept units go into a probed
+/// index sized for it): 5,000 distinct weight-3 fingerprints, each within 2 bits of 183 others,
+/// whose shingle sets pass or fail by how many elements they share, so many units are kept.
+/// The decision searching kept units equals the decision from every candidate pair.
+#[test]
+fn a_component_larger_than_a_scan_decides_as_every_pair() {
+    let mut weight_three = Vec::new();
+    for a in 0..64u64 {
+        for b in a + 1..64 {
+            for c in b + 1..64 {
+                weight_three.push(1u64 << a | 1 << b | 1 << c);
+            }
+        }
+    }
+    let m = 5000usize;
+    let fps: Vec<u64> = (0..m)
+        .map(|i| weight_three[i * 7919 % weight_three.len()])
+        .collect();
+    let items: Vec<neardup_dedup::Item> = fps
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| {
+            let mut item = item(f, i as u64);
+            let bits = (0..64).filter(|b| f >> b & 1 == 1);
+            let shared = 100..100 + (i as u64 % 4);
+            item.features = Some(FeatureSet::new(bits.chain(shared).collect()));
+            item
+        })
+        .collect();
+    let every = policy(|p| {
+        p.threshold = 0.6;
+        p.k = 3;
+    });
+    let all = dedup(&items, &every).unwrap();
+    let lazy = dedup(
+        &items,
+        &DedupOptions {
+            list_pairs: false,
+            ..every
+        },
+    )
+    .unwrap();
+    assert_eq!(lazy.clusters, all.clusters);
+    assert_eq!(lazy.removals, all.removals);
+    assert_eq!(lazy.kept, all.kept);
+    let kept = lazy.kept.iter().filter(|k| **k).count();
+    assert!(kept > 500 && kept < m - 500, "kept {kept}: both outcomes are common");
+    assert!(lazy.verified_candidates < all.verified_candidates);
+}
+
 /// A family of m near copies of one text: every candidate pair passes, and deciding costs one
 /// verification a copy (against the kept original), not one a pair.
 #[test]
