@@ -14,7 +14,6 @@ mod input;
 mod interrupt;
 mod kept;
 mod message;
-mod names;
 mod output;
 mod plot;
 mod policy_args;

@@ -168,14 +168,16 @@ fn outputs_are_identical_whatever_the_thread_count() {
     assert_eq!(one, pairs_with("2"));
 }
 
-/// Near copies of long texts, more shingles than the smallest budget holds: the shingle sets
-/// go to --tmp-dir and come back, the decisions are those made in memory, and nothing is left
-/// in --tmp-dir (after a run and after a failed one).
+/// Near copies of long texts with long ids, more shingles and ids than the smallest budget
+/// holds: the shingle sets and the ids go to --tmp-dir and come back, the decisions and the ids
+/// written are those of a run in memory, and nothing is left in --tmp-dir (after a run and
+/// after a failed one).
 #[test]
 fn a_small_budget_spills_to_tmp_dir_and_decides_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("long.jsonl");
-    // 400 texts of about 13 KB in 200 near-copy pairs: more sets than 16 MB holds beside the rest.
+    // 400 texts of about 13 KB in 200 near-copy pairs, ids of 6 KB: more sets and ids than 16 MB
+    // holds beside the rest.
     let lines: String = (0..400)
         .map(|i| {
             let family = i / 2;
@@ -188,7 +190,7 @@ fn a_small_budget_spills_to_tmp_dir_and_decides_the_same() {
                 .collect();
             format!(
                 "{}\n",
-                json!({"id": format!("d{i}"), "text": text.join(" ")})
+                json!({"id": format!("d{i}-{}", "x".repeat(6000)), "text": text.join(" ")})
             )
         })
         .collect();
@@ -225,6 +227,7 @@ fn a_small_budget_spills_to_tmp_dir_and_decides_the_same() {
         "{summary}"
     );
     assert_eq!(spilled, in_memory);
+    assert!(spilled.contains(&format!("d399-{}", "x".repeat(6000))));
     assert_eq!(std::fs::read_dir(spill.path()).unwrap().count(), 0);
 
     let missing = dir.path().join("no-such-dir");

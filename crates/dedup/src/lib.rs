@@ -56,6 +56,7 @@ mod engine;
 mod error;
 mod keys;
 pub mod mirrors;
+mod names;
 mod options;
 mod policy;
 mod sets;
@@ -66,6 +67,7 @@ pub use corpus_features::CorpusFeatures;
 pub use engine::{dedup, dedup_with, FeatureSource, Item, Outcome, Phase, Removal};
 pub use error::DedupError;
 pub use keys::SearchKeys;
+pub use names::{NameReader, Names};
 pub use neardup_index::{Cluster, Pair};
 pub use options::{DedupOptions, KeepPolicy};
 pub use policy::{

@@ -367,7 +367,10 @@ fn a_component_larger_than_a_scan_decides_as_every_pair() {
     assert_eq!(lazy.removals, all.removals);
     assert_eq!(lazy.kept, all.kept);
     let kept = lazy.kept.iter().filter(|k| **k).count();
-    assert!(kept > 500 && kept < m - 500, "kept {kept}: both outcomes are common");
+    assert!(
+        kept > 500 && kept < m - 500,
+        "kept {kept}: both outcomes are common"
+    );
     assert!(lazy.verified_candidates < all.verified_candidates);
 }
 

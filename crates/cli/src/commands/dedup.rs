@@ -9,7 +9,8 @@ use anyhow::Context;
 use neardup_core::Fingerprinter;
 use neardup_dedup::{
     dedup_with, AcceptedPair, Budget, ClusterOf, ComponentOf, CorpusFeatures, DedupOptions,
-    DocumentVerdict, DuplicateOf, Item, KeepPolicy, Kind, Outcome, Phase, Policy, Verdict,
+    DocumentVerdict, DuplicateOf, Item, KeepPolicy, Kind, NameReader, Names, Outcome, Phase,
+    Policy, Verdict,
 };
 use neardup_ingest::url::canonicalize;
 use neardup_ingest::{Accounting, Corpus};
@@ -120,8 +121,17 @@ struct Summary {
     records_total: u64,
 }
 
+/// A document of `dedup --index` found a duplicate of one in the index.
+struct IndexRemoval {
+    /// Its position in the input.
+    index: usize,
+    id: String,
+    duplicate: DuplicateOf<String>,
+}
+
 /// `neardup dedup --index`: every document checked against the saved index and added when
-/// unique (see [`neardup_store::NearDupDb::check_and_insert_many`]).
+/// unique (see [`neardup_store::NearDupDb::check_and_insert_many`]). It holds a flag a document
+/// (for --kept) and each removal, with the ids of its two documents.
 fn run_incremental(
     args: &DedupArgs,
     corpus: &Corpus,
@@ -138,29 +148,33 @@ fn run_incremental(
         },
     )
     .with_context(|| format!("cannot open index {}", neardup_store::redact(spec)))?;
-    let mut ids: Vec<String> = Vec::new();
-    let mut removals: Vec<(usize, DuplicateOf<String>)> = Vec::new();
+    let mut documents = 0;
+    let mut removals: Vec<IndexRemoval> = Vec::new();
     let stats = db.check_corpus(corpus, InsertMode::IfUnique, |index, outcome| {
         if let Verdict::Duplicate(duplicate) = outcome.verdict {
-            removals.push((index, duplicate));
+            removals.push(IndexRemoval {
+                index,
+                id: outcome.id,
+                duplicate,
+            });
         }
-        ids.push(outcome.id);
+        documents += 1;
         Ok::<_, anyhow::Error>(())
     })?;
-    let mut kept = vec![true; ids.len()];
-    for (index, ..) in &removals {
-        kept[*index] = false;
+    let mut kept = vec![true; documents];
+    for removal in &removals {
+        kept[removal.index] = false;
     }
     let mut outputs = Outputs::default();
-    let clusters = write_index_outputs(&mut outputs, args, &ids, &removals)?;
+    let clusters = write_index_outputs(&mut outputs, args, &removals)?;
     if let Some(path) = &args.kept {
         write_kept(&mut outputs, path, corpus, &kept)?;
     }
     let seconds = started.elapsed().as_secs_f64();
-    let count = |kind| removals.iter().filter(|(_, d)| d.kind == kind).count();
+    let count = |kind| removals.iter().filter(|r| r.duplicate.kind == kind).count();
     eprintln!(
         "neardup: {} documents checked against {spec} in {seconds:.2} s: {} exact and {} near duplicates, {} added; {} bad records skipped",
-        ids.len(),
+        documents,
         count(Kind::Exact),
         count(Kind::Near),
         kept.iter().filter(|k| **k).count(),
@@ -168,7 +182,7 @@ fn run_incremental(
     );
     if let Some(path) = &args.summary {
         let summary = serde_json::json!({
-            "documents": ids.len(),
+            "documents": documents,
             "exact_duplicates": count(Kind::Exact),
             "near_duplicates": count(Kind::Near),
             "kept": kept.iter().filter(|k| **k).count(),
@@ -192,7 +206,7 @@ fn run_incremental(
 
 /// The per-document state of a corpus read once: ids, items, and what was read.
 struct Fingerprinted {
-    ids: Vec<String>,
+    ids: NameReader,
     items: Vec<Item>,
     input_bytes: u64,
     text_bytes: u64,
@@ -200,13 +214,14 @@ struct Fingerprinted {
 }
 
 /// Reads `corpus` once, fingerprinting every document (and its canonical URL with
-/// `url_dedup`).
+/// `url_dedup`). The ids are held within an eighth of `budget`, spilled beyond it.
 fn fingerprint_corpus(
     corpus: &Corpus,
     fingerprinter: &Fingerprinter,
     url_dedup: bool,
+    budget: &Budget,
 ) -> anyhow::Result<Fingerprinted> {
-    let mut ids: Vec<String> = Vec::new();
+    let (mut ids, dir) = (Names::new(budget.memory / 8), budget.spill_dir());
     let mut items: Vec<Item> = Vec::new();
     let (mut input_bytes, mut text_bytes) = (0u64, 0u64);
     let stats = corpus.for_each_document(
@@ -223,13 +238,13 @@ fn fingerprint_corpus(
         |doc, item| {
             input_bytes += doc.body.as_str().len() as u64;
             text_bytes += item.bytes;
-            ids.push(doc.id);
+            ids.push(doc.id.as_bytes(), &dir)?;
             items.push(item);
             Ok::<_, anyhow::Error>(())
         },
     )?;
     Ok(Fingerprinted {
-        ids,
+        ids: ids.finish()?,
         items,
         input_bytes,
         text_bytes,
@@ -242,7 +257,7 @@ fn write_outputs(
     args: &DedupArgs,
     corpus: &Corpus,
     outcome: &Outcome,
-    ids: &[&str],
+    ids: &NameReader,
 ) -> anyhow::Result<Outputs> {
     let mut outputs = Outputs::default();
     if let Some(path) = &args.removed {
@@ -268,18 +283,20 @@ fn write_outputs(
 fn write_index_outputs(
     outputs: &mut Outputs,
     args: &DedupArgs,
-    ids: &[String],
-    removals: &[(usize, DuplicateOf<String>)],
+    removals: &[IndexRemoval],
 ) -> anyhow::Result<usize> {
     let removed = || {
-        removals.iter().map(|(index, duplicate)| DocumentVerdict {
-            id: ids[*index].as_str(),
-            verdict: Verdict::Duplicate(DuplicateOf {
-                duplicate_of: duplicate.duplicate_of.as_str(),
-                kind: duplicate.kind,
-                distance: duplicate.distance,
-                evidence: duplicate.evidence,
-            }),
+        removals.iter().map(|removal| {
+            let duplicate = &removal.duplicate;
+            Ok(DocumentVerdict {
+                id: removal.id.as_str(),
+                verdict: Verdict::Duplicate(DuplicateOf {
+                    duplicate_of: duplicate.duplicate_of.as_str(),
+                    kind: duplicate.kind,
+                    distance: duplicate.distance,
+                    evidence: duplicate.evidence,
+                }),
+            })
         })
     };
     if let Some(path) = &args.removed {
@@ -289,22 +306,25 @@ fn write_index_outputs(
         write_lines(
             outputs,
             path,
-            removals.iter().map(|(index, duplicate)| AcceptedPair {
-                a: duplicate.duplicate_of.as_str(),
-                b: ids[*index].as_str(),
-                kind: duplicate.kind,
-                distance: duplicate.distance,
-                evidence: duplicate.evidence,
+            removals.iter().map(|removal| {
+                let duplicate = &removal.duplicate;
+                Ok(AcceptedPair {
+                    a: duplicate.duplicate_of.as_str(),
+                    b: removal.id.as_str(),
+                    kind: duplicate.kind,
+                    distance: duplicate.distance,
+                    evidence: duplicate.evidence,
+                })
             }),
         )?;
     }
     // A cluster: a document of the index and the documents of this run that duplicate it.
     let mut clusters: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
-    for (index, duplicate) in removals {
+    for removal in removals {
         clusters
-            .entry(duplicate.duplicate_of.as_str())
+            .entry(removal.duplicate.duplicate_of.as_str())
             .or_default()
-            .push(ids[*index].as_str());
+            .push(removal.id.as_str());
     }
     if let Some(path) = &args.clusters {
         write_lines(
@@ -313,11 +333,11 @@ fn write_index_outputs(
             clusters.iter().enumerate().map(|(i, (kept, members))| {
                 let mut all = vec![*kept];
                 all.extend(members);
-                ClusterOf {
+                Ok(ClusterOf {
                     cluster: i,
                     members: all,
                     representative: *kept,
-                }
+                })
             }),
         )?;
     }
@@ -356,7 +376,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let (budget, _spill_dir) = args.budget.budget()?;
     let options = DedupOptions { budget, ..options };
     let fingerprinter = Fingerprinter::new(options.policy.profile.clone())?;
-    let read = fingerprint_corpus(&corpus, &fingerprinter, options.url_dedup)?;
+    let read = fingerprint_corpus(&corpus, &fingerprinter, options.url_dedup, &options.budget)?;
     let Fingerprinted {
         ids,
         items,
@@ -376,7 +396,6 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     phase.finish_and_clear();
     let outcome = outcome?;
     let written = Instant::now();
-    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let mut outputs = write_outputs(&args, &corpus, &outcome, &ids)?;
     let seconds = started.elapsed().as_secs_f64();
     let count = |kind| outcome.removals.iter().filter(|r| r.kind == kind).count();
@@ -410,7 +429,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         documents_per_second: items.len() as f64 / seconds.max(1e-9),
         memory_budget_bytes: options.budget.memory,
         peak_rss_bytes: neardup_dedup::peak_resident_bytes(),
-        spilled_bytes: outcome.spilled_bytes,
+        spilled_bytes: outcome.spilled_bytes + ids.spilled_bytes(),
         phases,
         profile: fingerprinter.profile().name.clone(),
         policy: options.policy.describe(),
@@ -436,12 +455,12 @@ fn write_json(out: &mut Output, value: &impl Serialize) -> anyhow::Result<()> {
 fn write_lines<T: Serialize>(
     outputs: &mut Outputs,
     path: &Path,
-    lines: impl Iterator<Item = T>,
+    lines: impl Iterator<Item = anyhow::Result<T>>,
 ) -> anyhow::Result<()> {
     outputs.write(path, |out| {
         for line in lines {
             interrupt::check()?;
-            serde_json::to_writer(&mut *out, &line)?;
+            serde_json::to_writer(&mut *out, &line?)?;
             out.write_all(b"\n")?;
         }
         Ok(())
@@ -452,19 +471,21 @@ fn write_removed(
     outputs: &mut Outputs,
     path: &Path,
     outcome: &Outcome,
-    ids: &[&str],
+    ids: &NameReader,
 ) -> anyhow::Result<()> {
     write_lines(
         outputs,
         path,
-        outcome.removals.iter().map(|r| DocumentVerdict {
-            id: ids[r.index as usize],
-            verdict: Verdict::Duplicate(DuplicateOf {
-                duplicate_of: ids[r.of as usize],
-                kind: r.kind,
-                distance: r.distance,
-                evidence: r.evidence,
-            }),
+        outcome.removals.iter().map(|r| {
+            Ok(DocumentVerdict {
+                id: ids.get(r.index)?,
+                verdict: Verdict::Duplicate(DuplicateOf {
+                    duplicate_of: ids.get(r.of)?,
+                    kind: r.kind,
+                    distance: r.distance,
+                    evidence: r.evidence,
+                }),
+            })
         }),
     )
 }
@@ -473,17 +494,19 @@ fn write_pairs(
     outputs: &mut Outputs,
     path: &Path,
     outcome: &Outcome,
-    ids: &[&str],
+    ids: &NameReader,
 ) -> anyhow::Result<()> {
     write_lines(
         outputs,
         path,
-        outcome.pairs.iter().map(|p| AcceptedPair {
-            a: ids[p.a as usize],
-            b: ids[p.b as usize],
-            kind: p.kind,
-            distance: p.distance,
-            evidence: p.evidence,
+        outcome.pairs.iter().map(|p| {
+            Ok(AcceptedPair {
+                a: ids.get(p.a)?,
+                b: ids.get(p.b)?,
+                kind: p.kind,
+                distance: p.distance,
+                evidence: p.evidence,
+            })
         }),
     )
 }
@@ -492,15 +515,17 @@ fn write_clusters(
     outputs: &mut Outputs,
     path: &Path,
     outcome: &Outcome,
-    ids: &[&str],
+    ids: &NameReader,
 ) -> anyhow::Result<()> {
     write_lines(
         outputs,
         path,
-        outcome.clusters.iter().enumerate().map(|(i, c)| ClusterOf {
-            cluster: i,
-            members: c.members.iter().map(|&m| ids[m as usize]).collect(),
-            representative: ids[c.representative as usize],
+        outcome.clusters.iter().enumerate().map(|(i, c)| {
+            Ok(ClusterOf {
+                cluster: i,
+                members: named(ids, &c.members)?,
+                representative: ids.get(c.representative)?,
+            })
         }),
     )
 }
@@ -509,21 +534,33 @@ fn write_components(
     outputs: &mut Outputs,
     path: &Path,
     outcome: &Outcome,
-    ids: &[&str],
+    ids: &NameReader,
 ) -> anyhow::Result<()> {
     let components = outcome.components()?;
     write_lines(
         outputs,
         path,
         components.iter().enumerate().map(|(i, members)| {
-            let kept = members.iter().filter(|&&m| outcome.kept[m as usize]);
-            ComponentOf {
+            let kept: Vec<u32> = members
+                .iter()
+                .copied()
+                .filter(|&m| outcome.kept[m as usize])
+                .collect();
+            Ok(ComponentOf {
                 component: i,
-                members: members.iter().map(|&m| ids[m as usize]).collect(),
-                kept: kept.map(|&m| ids[m as usize]).collect(),
-            }
+                members: named(ids, members)?,
+                kept: named(ids, &kept)?,
+            })
         }),
     )
+}
+
+/// The ids of the documents at `positions`.
+fn named(ids: &NameReader, positions: &[u32]) -> anyhow::Result<Vec<String>> {
+    Ok(positions
+        .iter()
+        .map(|&m| ids.get(m))
+        .collect::<Result<_, _>>()?)
 }
 
 /// Writes the input records of kept documents to `path` (see [`kept::write_kept`]).

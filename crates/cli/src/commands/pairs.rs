@@ -33,9 +33,9 @@ use serde::Serialize;
 use self::input::{Reading, Source, Width};
 use crate::budget_args::BudgetArgs;
 use crate::interrupt;
-use crate::names::{NameReader, Names};
 use crate::output::Outputs;
 use crate::usage::usage;
+use neardup_dedup::{NameReader, Names};
 
 /// How the fingerprints in the input are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -198,7 +198,7 @@ fn search<F: Fingerprint>(
 /// Appends the name of `position`: its id (JSON) or the position itself.
 fn name(names: Option<&NameReader>, position: u32, line: &mut Vec<u8>) -> anyhow::Result<()> {
     match names {
-        Some(names) => names.write(position, line),
+        Some(names) => Ok(names.write(position, line)?),
         None => {
             line.extend_from_slice(position.to_string().as_bytes());
             Ok(())
