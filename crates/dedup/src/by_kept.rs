@@ -24,7 +24,7 @@
 //! a large one): the index no longer grows with the corpus (a global index of every kept unit
 //! took 59% of the CPU on 3 million news leads, and about 70 bytes a kept unit).
 //!
-//! Memory, beyond the items: one byte a document for the flags and one for the kept marks, 4 a
+//! Memory, beyond the documents: one byte a document for the flags and one for the kept marks, 4 a
 //! unit for the keep order (8 while it is made), the largest component's index, and the
 //! shingle sets of the units with a neighbour (within the budget, spilled beyond it).
 
@@ -38,7 +38,8 @@ use neardup_index::{
 
 use crate::candidates::Verifier;
 use crate::clusters::{gather, Joined, Units};
-use crate::engine::{pair, FeatureSource, FoundPair, Item, Phases, Removal};
+use crate::documents::Documents;
+use crate::engine::{pair, FeatureSource, FoundPair, Phases, Removal};
 use crate::error::DedupError;
 use crate::options::DedupOptions;
 use crate::policy::{Evidence, Kind, Measure};
@@ -65,10 +66,10 @@ pub(crate) struct ExactGroups<'a> {
     pub(crate) representatives: &'a [u32],
 }
 
-/// Decides `items` with a SimHash method (see the module doc). `accepted`: the exact and URL
+/// Decides `documents` with a SimHash method (see the module doc). `accepted`: the exact and URL
 /// pairs, sorted by `(a, b)`.
 pub(crate) fn decide_by_kept(
-    items: &[Item],
+    documents: &Documents,
     exact: &ExactGroups<'_>,
     accepted: &[FoundPair],
     options: &DedupOptions,
@@ -76,8 +77,8 @@ pub(crate) fn decide_by_kept(
     phases: &mut Phases,
 ) -> Result<Decided, DedupError> {
     let Some(&first) = exact.representatives.first() else {
-        let units = Units::new(items, exact.groups, exact.first_of, options.keep);
-        let (clusters, removals) = gather(items, &units, std::iter::empty(), Vec::new());
+        let units = Units::new(documents, exact.groups, exact.first_of, options.keep);
+        let (clusters, removals) = gather(documents, &units, std::iter::empty(), Vec::new());
         return Ok(Decided {
             clusters,
             removals,
@@ -88,18 +89,14 @@ pub(crate) fn decide_by_kept(
         });
     };
     let run = Run {
-        items,
+        documents,
         exact,
         accepted,
         options,
     };
-    match items[first as usize].fingerprints.simhash {
-        Simhash::B64(_) => run.decide(source, phases, |i| {
-            items[i as usize].fingerprints.simhash.as_u128() as u64
-        }),
-        Simhash::B128(_) => run.decide(source, phases, |i| {
-            items[i as usize].fingerprints.simhash.as_u128()
-        }),
+    match documents.simhash(first) {
+        Simhash::B64(_) => run.decide(source, phases, |i| documents.simhash(i).as_u128() as u64),
+        Simhash::B128(_) => run.decide(source, phases, |i| documents.simhash(i).as_u128()),
     }
 }
 
@@ -114,7 +111,7 @@ struct Choice {
 
 /// The inputs of one decision.
 struct Run<'a> {
-    items: &'a [Item],
+    documents: &'a Documents,
     exact: &'a ExactGroups<'a>,
     accepted: &'a [FoundPair],
     options: &'a DedupOptions,
@@ -162,7 +159,7 @@ impl Run<'_> {
         drop(near);
         phases.end("shingle sets");
         let units = Units::new(
-            self.items,
+            self.documents,
             self.exact.groups,
             self.exact.first_of,
             self.options.keep,
@@ -170,7 +167,7 @@ impl Run<'_> {
         let component = self.components_with_links(components, &units);
         let walk = WalkOrder::new(representatives, &component, self.exact.groups, &units);
         drop(component);
-        let mut state = Walk::new(self.items.len(), policy.k, self.accepted);
+        let mut state = Walk::new(self.documents.len(), policy.k, self.accepted);
         let mut walked = walk.order.iter();
         for &len in &walk.spans {
             state.begin_component(len as usize)?;
@@ -202,7 +199,7 @@ impl Run<'_> {
             })
             .collect();
         let heads = walk.order.iter().chain(&walk.alone_groups).copied();
-        let (clusters, removals) = gather(self.items, &units, heads, state.joined);
+        let (clusters, removals) = gather(self.documents, &units, heads, state.joined);
         Ok(Decided {
             clusters,
             removals,
@@ -228,10 +225,10 @@ impl Run<'_> {
                 (Some(i), _) => Some(self.accepted[i as usize]),
                 (None, Some(verifier)) => {
                     *verified += 1;
-                    verifier.verify(self.items, policy, a, b)?
+                    verifier.verify(self.documents, policy, a, b)?
                 }
                 (None, None) => Some(pair(
-                    self.items,
+                    self.documents,
                     a,
                     b,
                     Kind::Near,
@@ -267,12 +264,12 @@ impl Run<'_> {
         roots.iter().map(|&root| first[root as usize]).collect()
     }
 
-    /// Bytes held besides the shingle sets: the items and the walk's state (an estimate;
+    /// Bytes held besides the shingle sets: the documents and the walk's state (an estimate;
     /// [`crate::Budget`] takes the measured peak when that is larger). The index of kept units
     /// holds one component at a time, not counted here.
     fn held_bytes(&self) -> u64 {
-        let walk = self.items.len() as u64 * 2 + self.exact.representatives.len() as u64 * 8;
-        Item::held_bytes(self.items) + walk
+        let walk = self.documents.len() as u64 * 2 + self.exact.representatives.len() as u64 * 8;
+        self.documents.held_bytes() + walk
     }
 }
 

@@ -10,7 +10,8 @@ use neardup_index::{all_pairs, candidate_pairs, Design, Fingerprint, LshParams};
 use rayon::prelude::*;
 
 use crate::budget::Budget;
-use crate::engine::{distance, pair, simhash_similarity, FeatureSource, FoundPair, Item};
+use crate::documents::Documents;
+use crate::engine::{distance, pair, simhash_similarity, FeatureSource, FoundPair};
 use crate::error::DedupError;
 use crate::policy::{Evidence, Kind, Measure, Method, Policy};
 use crate::sets::SetStore;
@@ -78,7 +79,7 @@ impl Verifier {
     /// bound is never below the true intersection).
     pub(crate) fn verify(
         &self,
-        items: &[Item],
+        documents: &Documents,
         policy: &Policy,
         a: u32,
         b: u32,
@@ -94,7 +95,7 @@ impl Verifier {
         };
         Ok(policy
             .verify(&x, &y, None)
-            .map(|evidence| pair(items, a, b, Kind::Near, evidence)))
+            .map(|evidence| pair(documents, a, b, Kind::Near, evidence)))
     }
 }
 
@@ -105,7 +106,7 @@ fn too_many(asked: usize) -> DedupError {
 /// Near-duplicate candidates among `positions` (ascending), with the shingle sets of the
 /// documents in them when the policy verifies.
 pub(crate) fn near_candidates(
-    items: &[Item],
+    documents: &Documents,
     positions: &[u32],
     policy: &Policy,
     source: &mut dyn FeatureSource,
@@ -116,8 +117,8 @@ pub(crate) fn near_candidates(
     let mut held: Option<Vec<FeatureSet>> = None;
     let candidates: Vec<(u32, u32, f64)> = match policy.method {
         Method::Exact => Vec::new(),
-        Method::Simhash | Method::Cascade => simhash_candidates(items, positions, policy.k)?,
-        Method::Minhash => minhash_candidates(items, positions, policy.threshold)?,
+        Method::Simhash | Method::Cascade => simhash_candidates(documents, positions, policy.k)?,
+        Method::Minhash => minhash_candidates(documents, positions, policy.threshold)?,
         Method::Overlap => {
             let sets = fetch(source, positions)?;
             let candidates = overlap_candidates(positions, &sets, policy);
@@ -138,7 +139,7 @@ pub(crate) fn near_candidates(
             verifier: None,
         });
     }
-    let memory = budget.for_sets(held_bytes(items, candidates.len()));
+    let memory = budget.for_sets(held_bytes(documents, candidates.len()));
     let spill_dir = budget.spill_dir();
     let verifier = match held {
         // The overlap search held every set already: they are stored as they are.
@@ -159,10 +160,10 @@ pub(crate) fn near_candidates(
     })
 }
 
-/// Bytes the engine holds before shingle sets: the items and the candidate pairs (an
+/// Bytes the engine holds before shingle sets: the documents and the candidate pairs (an
 /// estimate; [`Budget::for_sets`] takes the measured peak when that is larger).
-fn held_bytes(items: &[Item], candidates: usize) -> u64 {
-    Item::held_bytes(items) + candidates as u64 * 40
+fn held_bytes(documents: &Documents, candidates: usize) -> u64 {
+    documents.held_bytes() + candidates as u64 * 40
 }
 
 /// Sets already in memory, handed over in order.
@@ -181,7 +182,7 @@ impl FeatureSource for HeldSets {
 /// Every candidate the policy accepts (all verified, in parallel, when it verifies), and how
 /// many were verified.
 pub(crate) fn accept_all(
-    items: &[Item],
+    documents: &Documents,
     policy: &Policy,
     candidates: &[(u32, u32, f64)],
     verifier: Option<&Verifier>,
@@ -198,11 +199,11 @@ pub(crate) fn accept_all(
                     },
                     _ => Evidence {
                         measure: Measure::SimhashDistance,
-                        value: f64::from(distance(items, a, b)),
+                        value: f64::from(distance(documents, a, b)),
                         threshold: f64::from(policy.k),
                     },
                 };
-                pair(items, a, b, Kind::Near, evidence)
+                pair(documents, a, b, Kind::Near, evidence)
             })
             .collect();
         return Ok((pairs, 0));
@@ -210,7 +211,7 @@ pub(crate) fn accept_all(
     let started = Instant::now();
     let verified: Vec<Option<FoundPair>> = candidates
         .par_iter()
-        .map(|&(a, b, _)| verifier.verify(items, policy, a, b))
+        .map(|&(a, b, _)| verifier.verify(documents, policy, a, b))
         .collect::<Result<_, _>>()?;
     let verified: Vec<FoundPair> = verified.into_iter().flatten().collect();
     tracing::info!(
@@ -243,25 +244,25 @@ fn fetch(source: &mut dyn FeatureSource, positions: &[u32]) -> Result<Vec<Featur
 /// SimHash pairs within `k` among `positions`, mapped back to item positions, with
 /// `1 - d/f` as similarity.
 fn simhash_candidates(
-    items: &[Item],
+    documents: &Documents,
     positions: &[u32],
     k: u32,
 ) -> Result<Vec<(u32, u32, f64)>, DedupError> {
     let Some(&first) = positions.first() else {
         return Ok(Vec::new());
     };
-    let pairs = match items[first as usize].fingerprints.simhash {
+    let pairs = match documents.simhash(first) {
         Simhash::B64(_) => {
             let fps: Vec<u64> = positions
                 .iter()
-                .map(|&i| items[i as usize].fingerprints.simhash.as_u128() as u64)
+                .map(|&i| documents.simhash(i).as_u128() as u64)
                 .collect();
             pairs_of(&fps, k)?
         }
         Simhash::B128(_) => {
             let fps: Vec<u128> = positions
                 .iter()
-                .map(|&i| items[i as usize].fingerprints.simhash.as_u128())
+                .map(|&i| documents.simhash(i).as_u128())
                 .collect();
             pairs_of(&fps, k)?
         }
@@ -270,7 +271,7 @@ fn simhash_candidates(
         .into_iter()
         .map(|(a, b)| {
             let (a, b) = (positions[a as usize], positions[b as usize]);
-            (a, b, simhash_similarity(items, a, b))
+            (a, b, simhash_similarity(documents, a, b))
         })
         .collect())
 }
@@ -285,14 +286,14 @@ fn pairs_of<F: Fingerprint>(fps: &[F], k: u32) -> Result<Vec<(u32, u32)>, DedupE
 
 /// MinHash LSH candidates among `positions` whose estimated Jaccard is at least `threshold`.
 fn minhash_candidates(
-    items: &[Item],
+    documents: &Documents,
     positions: &[u32],
     threshold: f64,
 ) -> Result<Vec<(u32, u32, f64)>, DedupError> {
     let signatures: Vec<&[u32]> = positions
         .iter()
         .map(|&i| {
-            items[i as usize].fingerprints.minhash.as_deref().ok_or_else(|| {
+            documents.minhash(i).ok_or_else(|| {
                 DedupError::MissingData(
                     "the minhash method needs a profile with MinHash signatures (\"minhash\": {\"num_perm\": 128, \"seed\": 1})".into(),
                 )

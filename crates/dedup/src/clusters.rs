@@ -5,7 +5,8 @@ use std::collections::HashMap;
 
 use neardup_index::Cluster;
 
-use crate::engine::{distance, removal, FoundPair, Item, Removal};
+use crate::documents::Documents;
+use crate::engine::{distance, removal, FoundPair, Removal};
 use crate::error::DedupError;
 use crate::options::KeepPolicy;
 use crate::policy::{Evidence, Kind};
@@ -13,7 +14,7 @@ use crate::policy::{Evidence, Kind};
 /// Exact groups seen as units of clustering ("units", named by their first member): their
 /// members, which member each keeps, and the order units are taken in.
 pub(crate) struct Units<'a> {
-    items: &'a [Item],
+    documents: &'a Documents,
     members_of: HashMap<u32, &'a [u32]>,
     first_of: &'a [u32],
     keep: KeepPolicy,
@@ -21,14 +22,14 @@ pub(crate) struct Units<'a> {
 
 impl<'a> Units<'a> {
     pub(crate) fn new(
-        items: &'a [Item],
+        documents: &'a Documents,
         groups: &'a [Vec<u32>],
         first_of: &'a [u32],
         keep: KeepPolicy,
     ) -> Self {
         let members_of = groups.iter().map(|g| (g[0], g.as_slice())).collect();
         Units {
-            items,
+            documents,
             members_of,
             first_of,
             keep,
@@ -50,11 +51,11 @@ impl<'a> Units<'a> {
 
     /// The key documents are taken in, smaller first: the keep policy's order.
     pub(crate) fn rank(&self, i: u32) -> (u64, i64, u32) {
-        let item = &self.items[i as usize];
+        let documents = self.documents;
         match self.keep {
             KeepPolicy::First => (0, 0, i),
-            KeepPolicy::Longest => (u64::MAX - item.bytes, 0, i),
-            KeepPolicy::Newest => (0, -item.fetched_at.unwrap_or(i64::MIN + 1), i),
+            KeepPolicy::Longest => (u64::MAX - documents.bytes(i), 0, i),
+            KeepPolicy::Newest => (0, -documents.fetched_at(i).unwrap_or(i64::MIN + 1), i),
         }
     }
 
@@ -100,14 +101,14 @@ enum Link {
 /// Memory: one edge (16 bytes) a pair between units, kept only at the later of its two units in
 /// keep order (the earlier one decides nothing by it), in one vector sorted by that unit.
 pub(crate) fn centred_clusters(
-    items: &[Item],
+    documents: &Documents,
     groups: &[Vec<u32>],
     first_of: &[u32],
     links: Links<'_>,
     keep: KeepPolicy,
     verify: &mut dyn FnMut(u32, u32) -> Result<Option<FoundPair>, DedupError>,
 ) -> Result<Centred, DedupError> {
-    let units = Units::new(items, groups, first_of, keep);
+    let units = Units::new(documents, groups, first_of, keep);
     let unit_pair = |a: u32, b: u32| (first_of[a as usize], first_of[b as usize]);
     let accepted_pairs = links.accepted.iter().map(|p| unit_pair(p.a, p.b));
     let pending_pairs = links.pending.iter().map(|&(a, b, _)| unit_pair(a, b));
@@ -120,7 +121,7 @@ pub(crate) fn centred_clusters(
     order.sort_unstable();
     order.dedup();
     order.sort_by_cached_key(|&u| units.rank(units.best(u)));
-    let mut position = vec![u32::MAX; items.len()];
+    let mut position = vec![u32::MAX; documents.len()];
     for (at, &unit) in order.iter().enumerate() {
         position[unit as usize] = at as u32;
     }
@@ -157,7 +158,7 @@ pub(crate) fn centred_clusters(
                 .is_err()
         })
         .collect();
-    let (clusters, removals) = gather(items, &units, order.iter().copied(), joined);
+    let (clusters, removals) = gather(documents, &units, order.iter().copied(), joined);
     Ok(Centred {
         clusters,
         removals,
@@ -183,7 +184,7 @@ fn join_in_order(
     accepted: &[FoundPair],
     verify: &mut dyn FnMut(u32, u32) -> Result<Option<FoundPair>, DedupError>,
 ) -> Result<Vec<Joined>, DedupError> {
-    let mut kept = vec![false; units.items.len()];
+    let mut kept = vec![false; units.documents.len()];
     let mut joined = Vec::new();
     let mut next = 0;
     for (at, &unit) in order.iter().enumerate() {
@@ -199,7 +200,7 @@ fn join_in_order(
         let key = |&(other, link): &(u32, Link)| {
             let (distance, kind) = match link {
                 Link::Accepted(i) => (accepted[i as usize].distance, accepted[i as usize].kind),
-                Link::Pending => (distance(units.items, unit, other), Kind::Near),
+                Link::Pending => (distance(units.documents, unit, other), Kind::Near),
             };
             (distance, kind, units.rank(units.best(other)))
         };
@@ -227,7 +228,7 @@ fn join_in_order(
 /// (each member but the kept one, with the evidence that removed it). `heads`: every unit that
 /// can head a cluster (each unit walked, and every exact group), each once, in any order.
 pub(crate) fn gather(
-    items: &[Item],
+    documents: &Documents,
     units: &Units<'_>,
     heads: impl Iterator<Item = u32>,
     joined: Vec<Joined>,
@@ -248,7 +249,7 @@ pub(crate) fn gather(
         let mut cluster: Vec<u32> = units.members(unit).to_vec();
         for &m in units.members(unit).iter().filter(|&&m| m != representative) {
             removals.push(removal(
-                items,
+                documents,
                 m,
                 representative,
                 Kind::Exact,
@@ -268,7 +269,7 @@ pub(crate) fn gather(
         let representative = units.best(join.leader);
         for &m in units.members(join.unit) {
             removals.push(removal(
-                items,
+                documents,
                 m,
                 representative,
                 join.pair.kind,

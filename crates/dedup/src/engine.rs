@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::by_kept::{decide_by_kept, ExactGroups};
 use crate::candidates::{accept_all, near_candidates, NearCandidates, Verifier};
 use crate::clusters::{centred_clusters, Centred, Links};
+use crate::documents::Documents;
 use crate::error::DedupError;
 use crate::options::DedupOptions;
 use crate::policy::{Evidence, Kind, Method};
@@ -31,12 +32,6 @@ pub struct Item {
 }
 
 impl Item {
-    /// Bytes `items` hold, estimated (a minimum: heap parts other than a few bytes are not
-    /// counted); the engine sizes its budget shares from it and the measured peak.
-    pub(crate) fn held_bytes(items: &[Item]) -> u64 {
-        items.len() as u64 * (std::mem::size_of::<Item>() as u64 + 16)
-    }
-
     /// An item with fingerprints and length only.
     pub fn new(fingerprints: Fingerprints, bytes: u64) -> Self {
         Item {
@@ -157,6 +152,26 @@ pub trait FeatureSource {
 /// The shingle sets held in the items themselves ([`Item::features`]).
 struct HeldFeatures<'a>(&'a [Item]);
 
+/// No shingle sets: the source for a policy that does not verify (asking it for a set fails
+/// with [`DedupError::MissingData`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoFeatures;
+
+impl FeatureSource for NoFeatures {
+    fn feature_sets(
+        &mut self,
+        positions: &[u32],
+        _sink: &mut dyn FnMut(FeatureSet) -> Result<(), DedupError>,
+    ) -> Result<(), DedupError> {
+        match positions.first() {
+            None => Ok(()),
+            Some(i) => Err(DedupError::MissingData(format!(
+                "verification needs the shingle set of every candidate (document {i} has none)"
+            ))),
+        }
+    }
+}
+
 impl FeatureSource for HeldFeatures<'_> {
     fn feature_sets(
         &mut self,
@@ -182,7 +197,18 @@ pub fn dedup(items: &[Item], options: &DedupOptions) -> Result<Outcome, DedupErr
 }
 
 /// Runs deduplication over `items` (in input order), fetching shingle sets for verification
-/// from `features` (only for documents in candidate pairs).
+/// from `features` (only for documents in candidate pairs): [`dedup_documents`] over the
+/// items' [`Documents`].
+pub fn dedup_with(
+    items: &[Item],
+    options: &DedupOptions,
+    features: &mut dyn FeatureSource,
+) -> Result<Outcome, DedupError> {
+    dedup_documents(&Documents::from_items(items)?, options, features)
+}
+
+/// Runs deduplication over `documents` (in input order), fetching shingle sets for
+/// verification from `features` (only for documents in candidate pairs).
 ///
 /// Clusters are representative-centred: documents are taken in keep order (first seen,
 /// longest or newest); each joins the cluster of the nearest kept document it is a duplicate
@@ -190,20 +216,17 @@ pub fn dedup(items: &[Item], options: &DedupOptions) -> Result<Outcome, DedupErr
 /// removed document is a duplicate of its kept document by the policy, never only through a
 /// chain of other members; the clusters are those an online database gives when documents
 /// arrive in that order.
-pub fn dedup_with(
-    items: &[Item],
+pub fn dedup_documents(
+    documents: &Documents,
     options: &DedupOptions,
     features: &mut dyn FeatureSource,
 ) -> Result<Outcome, DedupError> {
     let policy = &options.policy;
     policy.validate()?;
-    let n = u32::try_from(items.len())
+    let n = u32::try_from(documents.len())
         .map_err(|_| DedupError::InvalidOption("more than 4,294,967,295 documents".into()))?;
     let mut phases = Phases::start();
-    let digests: Vec<&[u8]> = items
-        .iter()
-        .map(|i| i.fingerprints.digest.as_bytes())
-        .collect();
+    let digests: Vec<&[u8]> = (0..n).map(|i| documents.digest(i)).collect();
     let groups = exact_groups(&digests);
     drop(digests);
     let mut pairs: Vec<FoundPair> = Vec::new();
@@ -212,11 +235,17 @@ pub fn dedup_with(
     for group in &groups {
         for &member in &group[1..] {
             first_of[member as usize] = group[0];
-            pairs.push(pair(items, group[0], member, Kind::Exact, Evidence::EXACT));
+            pairs.push(pair(
+                documents,
+                group[0],
+                member,
+                Kind::Exact,
+                Evidence::EXACT,
+            ));
         }
     }
     if options.url_dedup {
-        pairs.extend(url_pairs(items));
+        pairs.extend(url_pairs(documents));
     }
     pairs.sort_by_key(|p| (p.a, p.b, p.kind));
     pairs.dedup_by_key(|p| (p.a, p.b));
@@ -230,7 +259,7 @@ pub fn dedup_with(
     };
     let linear = matches!(policy.method, Method::Simhash | Method::Cascade) && !options.list_pairs;
     let found = if linear {
-        let decided = decide_by_kept(items, &exact, &pairs, options, features, &mut phases)?;
+        let decided = decide_by_kept(documents, &exact, &pairs, options, features, &mut phases)?;
         pairs.extend(decided.decided);
         Found {
             clusters: decided.clusters,
@@ -240,11 +269,18 @@ pub fn dedup_with(
             spilled_bytes: decided.spilled_bytes,
         }
     } else {
-        decide_by_pairs(items, &exact, &mut pairs, options, features, &mut phases)?
+        decide_by_pairs(
+            documents,
+            &exact,
+            &mut pairs,
+            options,
+            features,
+            &mut phases,
+        )?
     };
     phases.end("verification and clusters");
     pairs.sort_by_key(|p| (p.a, p.b, p.kind));
-    let mut kept = vec![true; items.len()];
+    let mut kept = vec![true; documents.len()];
     for removal in &found.removals {
         kept[removal.index as usize] = false;
     }
@@ -273,7 +309,7 @@ struct Found {
 /// when every accepted pair is listed ([`DedupOptions::list_pairs`]). `pairs`: the exact and
 /// URL pairs, sorted; the near pairs accepted are added.
 fn decide_by_pairs(
-    items: &[Item],
+    documents: &Documents,
     exact: &ExactGroups<'_>,
     pairs: &mut Vec<FoundPair>,
     options: &DedupOptions,
@@ -285,7 +321,7 @@ fn decide_by_pairs(
         candidates: found,
         verifier,
     } = near_candidates(
-        items,
+        documents,
         exact.representatives,
         policy,
         features,
@@ -296,7 +332,7 @@ fn decide_by_pairs(
     let (pending, mut verified) = if verifier.is_some() && !options.list_pairs {
         (found, 0)
     } else {
-        let (accepted, verified) = accept_all(items, policy, &found, verifier.as_ref())?;
+        let (accepted, verified) = accept_all(documents, policy, &found, verifier.as_ref())?;
         pairs.extend(accepted);
         pairs.sort_by_key(|p| (p.a, p.b, p.kind));
         pairs.dedup_by_key(|p| (p.a, p.b));
@@ -305,7 +341,7 @@ fn decide_by_pairs(
     let mut verify = |a: u32, b: u32| {
         verified += 1;
         match &verifier {
-            Some(verifier) => verifier.verify(items, policy, a, b),
+            Some(verifier) => verifier.verify(documents, policy, a, b),
             None => Ok(None),
         }
     };
@@ -318,7 +354,7 @@ fn decide_by_pairs(
         removals,
         decided,
     } = centred_clusters(
-        items,
+        documents,
         exact.groups,
         exact.first_of,
         links,
@@ -366,32 +402,35 @@ impl Phases {
     }
 }
 
-pub(crate) fn distance(items: &[Item], a: u32, b: u32) -> u32 {
-    let (x, y) = (
-        items[a as usize].fingerprints.simhash,
-        items[b as usize].fingerprints.simhash,
-    );
-    // Widths are equal within a run; a mismatch would be a caller bug, shown as maximal distance.
+pub(crate) fn distance(documents: &Documents, a: u32, b: u32) -> u32 {
+    let (x, y) = (documents.simhash(a), documents.simhash(b));
+    // Widths are equal within a run (`Documents::push` refuses a second one).
     x.distance(y).unwrap_or(x.bits().count())
 }
 
-pub(crate) fn simhash_similarity(items: &[Item], a: u32, b: u32) -> f64 {
-    let bits = items[a as usize].fingerprints.simhash.bits().count();
-    1.0 - f64::from(distance(items, a, b)) / f64::from(bits)
+pub(crate) fn simhash_similarity(documents: &Documents, a: u32, b: u32) -> f64 {
+    let bits = documents.simhash(a).bits().count();
+    1.0 - f64::from(distance(documents, a, b)) / f64::from(bits)
 }
 
-pub(crate) fn pair(items: &[Item], a: u32, b: u32, kind: Kind, evidence: Evidence) -> FoundPair {
+pub(crate) fn pair(
+    documents: &Documents,
+    a: u32,
+    b: u32,
+    kind: Kind,
+    evidence: Evidence,
+) -> FoundPair {
     FoundPair {
         a,
         b,
         kind,
-        distance: distance(items, a, b),
+        distance: distance(documents, a, b),
         evidence,
     }
 }
 
 pub(crate) fn removal(
-    items: &[Item],
+    documents: &Documents,
     index: u32,
     of: u32,
     kind: Kind,
@@ -401,22 +440,21 @@ pub(crate) fn removal(
         index,
         of,
         kind,
-        distance: distance(items, index, of),
+        distance: distance(documents, index, of),
         evidence,
     }
 }
 
 /// Pairs of documents with the same canonical URL: each with the first of its URL.
-fn url_pairs(items: &[Item]) -> Vec<FoundPair> {
+fn url_pairs(documents: &Documents) -> Vec<FoundPair> {
     let mut first: HashMap<&str, u32> = HashMap::new();
     let mut pairs = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let Some(key) = item.url_key.as_deref() else {
+    for i in 0..documents.len() as u32 {
+        let Some(key) = documents.url_key(i) else {
             continue;
         };
-        let i = i as u32;
         match first.get(key) {
-            Some(&a) => pairs.push(pair(items, a, i, Kind::Url, Evidence::URL)),
+            Some(&a) => pairs.push(pair(documents, a, i, Kind::Url, Evidence::URL)),
             None => {
                 first.insert(key, i);
             }

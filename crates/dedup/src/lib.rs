@@ -52,6 +52,7 @@ mod by_kept;
 mod candidates;
 mod clusters;
 mod corpus_features;
+mod documents;
 mod engine;
 mod error;
 mod keys;
@@ -64,7 +65,10 @@ mod verdict;
 
 pub use budget::{peak_resident_bytes, Budget};
 pub use corpus_features::CorpusFeatures;
-pub use engine::{dedup, dedup_with, FeatureSource, Item, Outcome, Phase, Removal};
+pub use documents::Documents;
+pub use engine::{
+    dedup, dedup_documents, dedup_with, FeatureSource, Item, NoFeatures, Outcome, Phase, Removal,
+};
 pub use error::DedupError;
 pub use keys::SearchKeys;
 pub use names::{NameReader, Names};

@@ -8,9 +8,9 @@ use std::time::Instant;
 use anyhow::Context;
 use neardup_core::Fingerprinter;
 use neardup_dedup::{
-    dedup_with, AcceptedPair, Budget, ClusterOf, ComponentOf, CorpusFeatures, DedupOptions,
-    DocumentVerdict, DuplicateOf, Item, KeepPolicy, Kind, NameReader, Names, Outcome, Phase,
-    Policy, Verdict,
+    dedup_documents, AcceptedPair, Budget, ClusterOf, ComponentOf, CorpusFeatures, DedupOptions,
+    DocumentVerdict, Documents, DuplicateOf, Item, KeepPolicy, Kind, NameReader, Names, Outcome,
+    Phase, Policy, Verdict,
 };
 use neardup_ingest::url::canonicalize;
 use neardup_ingest::{Accounting, Corpus};
@@ -204,10 +204,10 @@ fn run_incremental(
     outputs.commit()
 }
 
-/// The per-document state of a corpus read once: ids, items, and what was read.
+/// The per-document state of a corpus read once: ids, documents, and what was read.
 struct Fingerprinted {
     ids: NameReader,
-    items: Vec<Item>,
+    documents: Documents,
     input_bytes: u64,
     text_bytes: u64,
     stats: neardup_ingest::StatsSnapshot,
@@ -222,7 +222,7 @@ fn fingerprint_corpus(
     budget: &Budget,
 ) -> anyhow::Result<Fingerprinted> {
     let (mut ids, dir) = (Names::new(budget.memory / 8), budget.spill_dir());
-    let mut items: Vec<Item> = Vec::new();
+    let mut documents = Documents::new();
     let (mut input_bytes, mut text_bytes) = (0u64, 0u64);
     let stats = corpus.for_each_document(
         "fingerprinting",
@@ -239,13 +239,13 @@ fn fingerprint_corpus(
             input_bytes += doc.body.as_str().len() as u64;
             text_bytes += item.bytes;
             ids.push(doc.id.as_bytes(), &dir)?;
-            items.push(item);
+            documents.push(item)?;
             Ok::<_, anyhow::Error>(())
         },
     )?;
     Ok(Fingerprinted {
         ids: ids.finish()?,
-        items,
+        documents,
         input_bytes,
         text_bytes,
         stats,
@@ -379,7 +379,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let read = fingerprint_corpus(&corpus, &fingerprinter, options.url_dedup, &options.budget)?;
     let Fingerprinted {
         ids,
-        items,
+        documents,
         input_bytes,
         text_bytes,
         stats,
@@ -392,7 +392,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         false => phase = progress::spinner("verifying candidates and forming clusters"),
     });
     let read_seconds = started.elapsed().as_secs_f64();
-    let outcome = dedup_with(&items, &options, &mut features);
+    let outcome = dedup_documents(&documents, &options, &mut features);
     phase.finish_and_clear();
     let outcome = outcome?;
     let written = Instant::now();
@@ -411,7 +411,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     }))
     .collect();
     let summary = Summary {
-        documents: items.len(),
+        documents: documents.len(),
         input_bytes,
         text_bytes,
         exact_duplicates: count(Kind::Exact),
@@ -426,7 +426,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         skipped_files: stats.skipped_files,
         seconds,
         mb_per_second: input_bytes as f64 / 1e6 / seconds.max(1e-9),
-        documents_per_second: items.len() as f64 / seconds.max(1e-9),
+        documents_per_second: documents.len() as f64 / seconds.max(1e-9),
         memory_budget_bytes: options.budget.memory,
         peak_rss_bytes: neardup_dedup::peak_resident_bytes(),
         spilled_bytes: outcome.spilled_bytes + ids.spilled_bytes(),

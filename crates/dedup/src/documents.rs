@@ -1,0 +1,256 @@
+//! [`Documents`]: what the engine holds of each document, in columns.
+//!
+//! An [`Item`] takes 192 bytes (a `Fingerprints` of 112, aligned for 128-bit SimHash values,
+//! the options and their padding) before its heap parts; the engine reads five things of it
+//! all run long. Held as columns, a document of a 64-bit profile costs 8 bytes of SimHash, its
+//! digest (32 bytes for BLAKE3 or SHA-256, 16 for XXH3-128) and 8 of length: 48 bytes, a quarter.
+//! The optional parts (MinHash signature, fetch time, canonical URL) take room only from the
+//! first document that has one.
+
+use neardup_core::Simhash;
+
+use crate::engine::Item;
+use crate::error::DedupError;
+
+/// The SimHash values of every document, at the run's one width.
+#[derive(Debug, Clone, Default)]
+enum Simhashes {
+    #[default]
+    Empty,
+    B64(Vec<u64>),
+    B128(Vec<u128>),
+}
+
+/// What the engine needs of each document, by position, in columns (see the module
+/// documentation). Built with [`Documents::push`] in input order.
+///
+/// ```
+/// use neardup_core::{Fingerprinter, Profile};
+/// use neardup_dedup::{dedup_documents, DedupOptions, Documents, Item, NoFeatures};
+/// let fingerprinter = Fingerprinter::new(Profile::web()).unwrap();
+/// let mut documents = Documents::new();
+/// for text in ["Rain is expected on Monday.", "Rain is expected on Monday!", "Sunny."] {
+///     documents.push(Item::new(fingerprinter.fingerprint(text), text.len() as u64)).unwrap();
+/// }
+/// let policy = neardup_dedup::Policy::simhash(Profile::web(), 3);
+/// let outcome = dedup_documents(&documents, &DedupOptions::new(policy), &mut NoFeatures).unwrap();
+/// assert_eq!(outcome.kept, [true, false, true]);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Documents {
+    simhashes: Simhashes,
+    /// Every digest, one after another, each `digest_len` bytes.
+    digests: Vec<u8>,
+    digest_len: usize,
+    bytes: Vec<u64>,
+    /// The optional columns: empty until a document has the value, `None` before it.
+    minhashes: Vec<Option<Box<[u32]>>>,
+    fetched_at: Vec<Option<i64>>,
+    url_keys: Vec<Option<Box<str>>>,
+}
+
+impl Documents {
+    /// No documents yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The documents of `items`, in order.
+    pub fn from_items(items: &[Item]) -> Result<Self, DedupError> {
+        let mut documents = Documents::new();
+        for item in items {
+            documents.push_parts(item)?;
+        }
+        Ok(documents)
+    }
+
+    /// Adds the next document (its shingle set, if any, is not kept: verification asks a
+    /// [`crate::FeatureSource`]). Fails if its SimHash width or digest length differs from the
+    /// first document's: one run has one profile.
+    pub fn push(&mut self, item: Item) -> Result<(), DedupError> {
+        self.push_parts(&item)
+    }
+
+    fn push_parts(&mut self, item: &Item) -> Result<(), DedupError> {
+        let at = self.len();
+        let fingerprints = &item.fingerprints;
+        let digest = fingerprints.digest.as_bytes();
+        if at == 0 {
+            self.digest_len = digest.len();
+        }
+        let mixed = |what: &str| {
+            DedupError::InvalidOption(format!(
+                "document {at} has a {what} unlike the first document's: one run takes one profile"
+            ))
+        };
+        if digest.len() != self.digest_len {
+            return Err(mixed("digest length"));
+        }
+        match (&mut self.simhashes, fingerprints.simhash) {
+            (Simhashes::Empty, Simhash::B64(v)) => self.simhashes = Simhashes::B64(vec![v]),
+            (Simhashes::Empty, Simhash::B128(v)) => self.simhashes = Simhashes::B128(vec![v]),
+            (Simhashes::B64(values), Simhash::B64(v)) => values.push(v),
+            (Simhashes::B128(values), Simhash::B128(v)) => values.push(v),
+            _ => return Err(mixed("SimHash width")),
+        }
+        self.digests.extend_from_slice(digest);
+        self.bytes.push(item.bytes);
+        set_at(
+            &mut self.minhashes,
+            at,
+            fingerprints.minhash.as_deref().map(Box::from),
+        );
+        set_at(&mut self.fetched_at, at, item.fetched_at);
+        set_at(
+            &mut self.url_keys,
+            at,
+            item.url_key.as_deref().map(Box::from),
+        );
+        Ok(())
+    }
+
+    /// How many documents there are.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Bytes the columns take (their capacity, and the heap parts of the optional ones).
+    pub fn held_bytes(&self) -> u64 {
+        let simhashes = match &self.simhashes {
+            Simhashes::Empty => 0,
+            Simhashes::B64(v) => v.capacity() * 8,
+            Simhashes::B128(v) => v.capacity() * 16,
+        };
+        let heap: usize = self
+            .minhashes
+            .iter()
+            .flatten()
+            .map(|m| m.len() * 4)
+            .chain(self.url_keys.iter().flatten().map(|u| u.len()))
+            .sum();
+        (simhashes
+            + self.digests.capacity()
+            + self.bytes.capacity() * 8
+            + self.minhashes.capacity() * 16
+            + self.fetched_at.capacity() * 16
+            + self.url_keys.capacity() * 16
+            + heap) as u64
+    }
+
+    /// The SimHash of document `i`.
+    pub(crate) fn simhash(&self, i: u32) -> Simhash {
+        match &self.simhashes {
+            Simhashes::B64(v) => Simhash::B64(v[i as usize]),
+            Simhashes::B128(v) => Simhash::B128(v[i as usize]),
+            Simhashes::Empty => unreachable!("a position of an empty set of documents"),
+        }
+    }
+
+    /// The digest of document `i`'s normalised text.
+    pub(crate) fn digest(&self, i: u32) -> &[u8] {
+        let start = i as usize * self.digest_len;
+        &self.digests[start..start + self.digest_len]
+    }
+
+    /// Document `i`'s MinHash signature, if it has one.
+    pub(crate) fn minhash(&self, i: u32) -> Option<&[u32]> {
+        self.minhashes.get(i as usize)?.as_deref()
+    }
+
+    /// The length of document `i`'s text in bytes.
+    pub(crate) fn bytes(&self, i: u32) -> u64 {
+        self.bytes[i as usize]
+    }
+
+    /// When document `i` was fetched, if known.
+    pub(crate) fn fetched_at(&self, i: u32) -> Option<i64> {
+        self.fetched_at.get(i as usize).copied().flatten()
+    }
+
+    /// Document `i`'s canonical URL, if it has one.
+    pub(crate) fn url_key(&self, i: u32) -> Option<&str> {
+        self.url_keys.get(i as usize)?.as_deref()
+    }
+}
+
+/// Sets `column[at]` (the last position so far) to `value`: a column stays empty until its
+/// first value, then holds `None` for the documents before it.
+fn set_at<T>(column: &mut Vec<Option<T>>, at: usize, value: Option<T>) {
+    match value {
+        Some(value) => {
+            column.resize_with(at, || None);
+            column.push(Some(value));
+        }
+        None if !column.is_empty() => column.push(None),
+        None => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use neardup_core::digest::{Digest, DigestAlgorithm};
+    use neardup_core::Fingerprints;
+
+    fn item(simhash: Simhash, algorithm: DigestAlgorithm, minhash: Option<Vec<u32>>) -> Item {
+        Item::new(
+            Fingerprints {
+                simhash,
+                minhash,
+                digest: Digest::of(algorithm, b"text"),
+                features: 1,
+            },
+            4,
+        )
+    }
+
+    /// Every part pushed comes back by position, optional columns included (before and after
+    /// their first value).
+    #[test]
+    fn parts_come_back_by_position() {
+        let mut documents = Documents::new();
+        for i in 0..5u64 {
+            let mut item = item(
+                Simhash::B64(i),
+                DigestAlgorithm::Blake3,
+                (i == 2).then(|| vec![i as u32; 3]),
+            );
+            item.bytes = i * 10;
+            item.fetched_at = (i >= 3).then_some(i as i64);
+            item.url_key = (i == 1).then(|| "https://a.example/".to_string());
+            documents.push(item).unwrap();
+        }
+        assert_eq!(documents.len(), 5);
+        for i in 0..5u32 {
+            assert_eq!(documents.simhash(i), Simhash::B64(u64::from(i)));
+            assert_eq!(
+                documents.digest(i),
+                Digest::of(DigestAlgorithm::Blake3, b"text").as_bytes()
+            );
+            assert_eq!(documents.bytes(i), u64::from(i) * 10);
+            assert_eq!(documents.minhash(i).is_some(), i == 2);
+            assert_eq!(documents.fetched_at(i), (i >= 3).then_some(i64::from(i)));
+            assert_eq!(documents.url_key(i).is_some(), i == 1);
+        }
+        assert!(documents.held_bytes() >= 5 * (8 + 32 + 8));
+    }
+
+    /// One run takes one profile: a second SimHash width or digest length is refused.
+    #[test]
+    fn mixed_widths_are_refused() {
+        let mut documents = Documents::new();
+        documents
+            .push(item(Simhash::B64(1), DigestAlgorithm::Blake3, None))
+            .unwrap();
+        let wide = documents.push(item(Simhash::B128(1), DigestAlgorithm::Blake3, None));
+        assert!(matches!(wide, Err(DedupError::InvalidOption(_))));
+        let short = documents.push(item(Simhash::B64(1), DigestAlgorithm::Xxh3_128, None));
+        assert!(matches!(short, Err(DedupError::InvalidOption(_))));
+        assert_eq!(documents.len(), 1, "a refused document is not added");
+    }
+}
