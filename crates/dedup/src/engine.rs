@@ -226,9 +226,7 @@ pub fn dedup_documents(
     let n = u32::try_from(documents.len())
         .map_err(|_| DedupError::InvalidOption("more than 4,294,967,295 documents".into()))?;
     let mut phases = Phases::start();
-    let digests: Vec<&[u8]> = (0..n).map(|i| documents.digest(i)).collect();
-    let groups = exact_groups(&digests);
-    drop(digests);
+    let groups = exact_groups(n, |i| documents.digest(i));
     let mut pairs: Vec<FoundPair> = Vec::new();
     // The first member of each document's exact group (itself when it has no copy).
     let mut first_of: Vec<u32> = (0..n).collect();

@@ -7,6 +7,8 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 
+use rayon::slice::ParallelSliceMut;
+
 use crate::error::{IndexError, Result};
 
 /// An online map from digest to the ids stored under it (ascending).
@@ -84,23 +86,27 @@ impl<K: Hash + Eq + Clone> ExactIndex<K> {
     }
 }
 
-/// Groups of two or more positions whose keys are equal; positions ascending within a group,
-/// groups ordered by their first position.
+/// Groups of two or more positions of `0..len` whose keys (`key(position)`) are equal;
+/// positions ascending within a group, groups ordered by their first position.
+///
+/// The positions are sorted by key (in parallel) and equal runs taken: 4 bytes a position
+/// beside the groups, where a map from key to group would hold an entry and a list for every
+/// distinct key (about 100 bytes a document of a crawl, measured as the largest per-document
+/// cost of a dedup run before this).
 ///
 /// ```
 /// use neardup_index::exact_groups;
-/// assert_eq!(exact_groups(&["a", "b", "a", "c", "b", "a"]), vec![vec![0, 2, 5], vec![1, 4]]);
+/// let keys = ["a", "b", "a", "c", "b", "a"];
+/// assert_eq!(exact_groups(6, |i| keys[i as usize]), vec![vec![0, 2, 5], vec![1, 4]]);
 /// ```
-pub fn exact_groups<K: Hash + Eq>(keys: &[K]) -> Vec<Vec<u32>> {
-    let mut first: HashMap<&K, usize> = HashMap::new();
-    let mut groups: Vec<Vec<u32>> = Vec::new();
-    for (i, key) in keys.iter().enumerate() {
-        let g = *first.entry(key).or_insert_with(|| {
-            groups.push(Vec::new());
-            groups.len() - 1
-        });
-        groups[g].push(i as u32);
-    }
-    groups.retain(|g| g.len() > 1);
+pub fn exact_groups<K: Ord>(len: u32, key: impl Fn(u32) -> K + Sync) -> Vec<Vec<u32>> {
+    let mut order: Vec<u32> = (0..len).collect();
+    order.par_sort_unstable_by(|&a, &b| key(a).cmp(&key(b)).then(a.cmp(&b)));
+    let mut groups: Vec<Vec<u32>> = order
+        .chunk_by(|&a, &b| key(a) == key(b))
+        .filter(|run| run.len() > 1)
+        .map(<[u32]>::to_vec)
+        .collect();
+    groups.sort_unstable_by_key(|group| group[0]);
     groups
 }
