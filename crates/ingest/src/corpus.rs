@@ -10,6 +10,7 @@
 //! The caller sees the run through [`ReadHooks`]: progress, skipped records, a check that stops
 //! the run (a signal), and the registration of the temporary folder streams are copied to.
 
+use std::collections::VecDeque;
 use std::error::Error as StdError;
 use std::fs::File;
 use std::io::{self, Read};
@@ -38,6 +39,11 @@ use crate::text::{document_text, HtmlText};
 const BATCH_DOCUMENTS: usize = 2048;
 /// Bytes of document bodies handed to the worker pool at a time.
 const BATCH_BYTES: usize = 32 << 20;
+/// Mapped batches that may wait for the sink while the next is parsed and mapped.
+const IN_FLIGHT: usize = 2;
+
+/// A document and what it was mapped to, or a bad record.
+type Mapped<T> = Result<(Document, T), IngestError>;
 
 /// Bytes of JSON Lines read and parsed in parallel at a time: about 2 MB a worker thread, so
 /// that a block's parsed documents are still in cache when they are worked on (on 2 cores,
@@ -298,27 +304,16 @@ impl Corpus {
                 recycled,
             };
             scope.spawn(move || reader.run());
-            let mut next_index = 0usize;
-            for (work, read_to) in receiver {
-                self.hooks.check().map_err(CorpusError::Stopped)?;
-                let records = match work {
-                    Work::Records(records) => records,
-                    Work::Lines {
-                        block,
-                        first_line,
-                        name,
-                    } => {
-                        let records = parse_lines(&block, first_line, &name, &opts);
-                        let _ = recycle.try_send(block);
-                        records
-                    }
-                };
-                for result in self.map_records(records, &mut next_index, &map) {
-                    self.hand_over(result, first, &stats, &mut sink)?;
-                }
-                progress.advance(read_to, stats.snapshot().documents);
-            }
-            Ok(())
+            self.work_through(
+                receiver,
+                &recycle,
+                first,
+                &opts,
+                &stats,
+                &map,
+                &mut sink,
+                |read_to| progress.advance(read_to, stats.snapshot().documents),
+            )
         })
         // A failed copy of a stream is the cause of the read error it makes.
         .map_err(|error| match self.spool.as_ref().and_then(Spool::failure) {
@@ -332,22 +327,85 @@ impl Corpus {
         Ok(stats.snapshot())
     }
 
-    /// Maps a batch of records in parallel, numbering the documents from `next_index` on.
+    /// The working side of [`Corpus::for_each_document`]: takes the reader's work in order,
+    /// parses each block of lines (in parallel), numbers its documents, and maps them on the
+    /// pool while the next block is parsed; up to [`IN_FLIGHT`] mapped batches wait for `sink`,
+    /// which sees them in input order. No stage waits for another to drain: a worker that ends
+    /// its share of a block takes up the next block's.
+    #[allow(clippy::too_many_arguments)]
+    fn work_through<T: Send, E: From<CorpusError>>(
+        &self,
+        receiver: Receiver<(Work, u64)>,
+        recycle: &SyncSender<Vec<u8>>,
+        first: bool,
+        opts: &ReadOptions,
+        stats: &ReadStats,
+        map: &(impl Fn(usize, &Document, &str) -> T + Sync),
+        sink: &mut impl FnMut(Document, T) -> Result<(), E>,
+        advance: impl Fn(u64),
+    ) -> Result<(), E> {
+        rayon::in_place_scope(|pool| {
+            let mut pending = VecDeque::with_capacity(IN_FLIGHT + 1);
+            let mut next_index = 0usize;
+            for (work, read_to) in receiver {
+                self.hooks.check().map_err(CorpusError::Stopped)?;
+                let records = match work {
+                    Work::Records(records) => records,
+                    Work::Lines {
+                        block,
+                        first_line,
+                        name,
+                    } => {
+                        let records = parse_lines(&block, first_line, &name, opts);
+                        let _ = recycle.try_send(block);
+                        records
+                    }
+                };
+                let numbered = number(records, &mut next_index);
+                let (done, mapped) = sync_channel(1);
+                pool.spawn(move |_| {
+                    let _ = done.send(self.map_records(numbered, map));
+                });
+                pending.push_back((mapped, read_to));
+                while pending.len() > IN_FLIGHT {
+                    self.hand_over_batch(pending.pop_front(), first, stats, sink, &advance)?;
+                }
+            }
+            while !pending.is_empty() {
+                self.hand_over_batch(pending.pop_front(), first, stats, sink, &advance)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Waits for a mapped batch and hands its results to `sink` in order, then reports the
+    /// bytes read up to its end. A batch whose mapping panicked hands nothing over: the pool's
+    /// scope raises the panic again once every batch is done.
+    fn hand_over_batch<T, E: From<CorpusError>>(
+        &self,
+        batch: Option<(Receiver<Vec<Mapped<T>>>, u64)>,
+        first: bool,
+        stats: &ReadStats,
+        sink: &mut impl FnMut(Document, T) -> Result<(), E>,
+        advance: &impl Fn(u64),
+    ) -> Result<(), E> {
+        let Some((mapped, read_to)) = batch else {
+            return Ok(());
+        };
+        for result in mapped.recv().into_iter().flatten() {
+            self.hand_over(result, first, stats, sink)?;
+        }
+        advance(read_to);
+        Ok(())
+    }
+
+    /// Maps a batch of numbered records in parallel.
     fn map_records<T: Send>(
         &self,
-        records: Vec<Result<Document, IngestError>>,
-        next_index: &mut usize,
+        numbered: Vec<(usize, Result<Document, IngestError>)>,
         map: &(impl Fn(usize, &Document, &str) -> T + Sync),
-    ) -> Vec<Result<(Document, T), IngestError>> {
-        let indexed: Vec<(usize, Result<Document, IngestError>)> = records
-            .into_iter()
-            .map(|record| {
-                let index = *next_index;
-                *next_index += usize::from(record.is_ok());
-                (index, record)
-            })
-            .collect();
-        indexed
+    ) -> Vec<Mapped<T>> {
+        numbered
             .into_par_iter()
             .map(|(index, record)| {
                 record.map(|doc| {
@@ -488,6 +546,22 @@ fn parse_lines(
                 return Err(IngestError::new(place, ErrorKind::TooLarge { size, limit }));
             }
             parse_document(line, place, opts)
+        })
+        .collect()
+}
+
+/// Numbers the documents of a batch of records from `next_index` on (bad records take no
+/// number), as [`Corpus::for_each_document`] hands them out.
+fn number(
+    records: Vec<Result<Document, IngestError>>,
+    next_index: &mut usize,
+) -> Vec<(usize, Result<Document, IngestError>)> {
+    records
+        .into_iter()
+        .map(|record| {
+            let index = *next_index;
+            *next_index += usize::from(record.is_ok());
+            (index, record)
         })
         .collect()
 }
