@@ -304,16 +304,13 @@ impl Corpus {
                 recycled,
             };
             scope.spawn(move || reader.run());
-            self.work_through(
-                receiver,
-                &recycle,
+            let pass = Pass {
                 first,
-                &opts,
-                &stats,
-                &map,
-                &mut sink,
-                |read_to| progress.advance(read_to, stats.snapshot().documents),
-            )
+                opts: &opts,
+                stats: &stats,
+                progress: progress.as_ref(),
+            };
+            self.work_through(&pass, receiver, &recycle, &map, &mut sink)
         })
         // A failed copy of a stream is the cause of the read error it makes.
         .map_err(|error| match self.spool.as_ref().and_then(Spool::failure) {
@@ -332,17 +329,13 @@ impl Corpus {
     /// pool while the next block is parsed; up to [`IN_FLIGHT`] mapped batches wait for `sink`,
     /// which sees them in input order. No stage waits for another to drain: a worker that ends
     /// its share of a block takes up the next block's.
-    #[allow(clippy::too_many_arguments)]
     fn work_through<T: Send, E: From<CorpusError>>(
         &self,
+        pass: &Pass,
         receiver: Receiver<(Work, u64)>,
         recycle: &SyncSender<Vec<u8>>,
-        first: bool,
-        opts: &ReadOptions,
-        stats: &ReadStats,
         map: &(impl Fn(usize, &Document, &str) -> T + Sync),
         sink: &mut impl FnMut(Document, T) -> Result<(), E>,
-        advance: impl Fn(u64),
     ) -> Result<(), E> {
         rayon::in_place_scope(|pool| {
             let mut pending = VecDeque::with_capacity(IN_FLIGHT + 1);
@@ -356,7 +349,7 @@ impl Corpus {
                         first_line,
                         name,
                     } => {
-                        let records = parse_lines(&block, first_line, &name, opts);
+                        let records = parse_lines(&block, first_line, &name, pass.opts);
                         let _ = recycle.try_send(block);
                         records
                     }
@@ -368,11 +361,11 @@ impl Corpus {
                 });
                 pending.push_back((mapped, read_to));
                 while pending.len() > IN_FLIGHT {
-                    self.hand_over_batch(pending.pop_front(), first, stats, sink, &advance)?;
+                    self.hand_over_batch(pass, pending.pop_front(), sink)?;
                 }
             }
             while !pending.is_empty() {
-                self.hand_over_batch(pending.pop_front(), first, stats, sink, &advance)?;
+                self.hand_over_batch(pass, pending.pop_front(), sink)?;
             }
             Ok(())
         })
@@ -383,19 +376,18 @@ impl Corpus {
     /// scope raises the panic again once every batch is done.
     fn hand_over_batch<T, E: From<CorpusError>>(
         &self,
+        pass: &Pass,
         batch: Option<(Receiver<Vec<Mapped<T>>>, u64)>,
-        first: bool,
-        stats: &ReadStats,
         sink: &mut impl FnMut(Document, T) -> Result<(), E>,
-        advance: &impl Fn(u64),
     ) -> Result<(), E> {
         let Some((mapped, read_to)) = batch else {
             return Ok(());
         };
         for result in mapped.recv().into_iter().flatten() {
-            self.hand_over(result, first, stats, sink)?;
+            self.hand_over(result, pass.first, pass.stats, sink)?;
         }
-        advance(read_to);
+        let documents = pass.stats.snapshot().documents;
+        pass.progress.advance(read_to, documents);
         Ok(())
     }
 
@@ -564,6 +556,15 @@ fn number(
             (index, record)
         })
         .collect()
+}
+
+/// One read of a [`Corpus`], as its working side sees it.
+struct Pass<'a> {
+    /// Whether it is the corpus's first read (bad records are reported on it only).
+    first: bool,
+    opts: &'a ReadOptions,
+    stats: &'a ReadStats,
+    progress: &'a dyn ReadProgress,
 }
 
 /// The reading side of [`Corpus::for_each_document`]: opens the inputs one after the other and

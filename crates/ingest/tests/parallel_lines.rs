@@ -85,7 +85,7 @@ fn corpus(seed: u64, bytes: usize) -> Vec<u8> {
         out.extend_from_slice(if rng.below(5) == 0 { b"\r\n" } else { b"\n" });
         i += 1;
     }
-    if seed % 2 == 0 {
+    if seed.is_multiple_of(2) {
         out.pop();
     }
     out
