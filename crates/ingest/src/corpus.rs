@@ -39,8 +39,10 @@ use crate::text::{document_text, HtmlText};
 const BATCH_DOCUMENTS: usize = 2048;
 /// Bytes of document bodies handed to the worker pool at a time.
 const BATCH_BYTES: usize = 32 << 20;
-/// Mapped batches that may wait for the sink while the next is parsed and mapped.
-const IN_FLIGHT: usize = 2;
+/// Mapped batches that may wait for the sink while the next is parsed: one is enough for the
+/// workers never to wait (a worker done with its share of a block takes up the next block's),
+/// and each more holds a block of documents longer.
+const IN_FLIGHT: usize = 1;
 
 /// A document and what it was mapped to, or a bad record.
 type Mapped<T> = Result<(Document, T), IngestError>;
