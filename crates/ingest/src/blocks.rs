@@ -74,23 +74,20 @@ impl<R: Read> BlockReader<R> {
             if self.at_end && self.carry.is_empty() {
                 return Ok(None);
             }
-            buffer.clear();
-            if self.carry.len() > buffer.capacity() {
+            // The spare buffer's bytes are overwritten, not cleared: memory it held already is
+            // not zeroed again (a recycled block costs no memset).
+            let kept = self.carry.len();
+            if kept > buffer.len() {
                 std::mem::swap(&mut buffer, &mut self.carry);
             } else {
-                buffer.extend_from_slice(&self.carry);
-                self.carry.clear();
+                buffer[..kept].copy_from_slice(&self.carry);
             }
-            buffer.reserve(self.block_bytes);
-            // `read_to_end` fills the spare capacity without zeroing it first.
-            let read = if self.at_end {
-                0
-            } else {
-                self.input
-                    .by_ref()
-                    .take(self.block_bytes as u64)
-                    .read_to_end(&mut buffer)?
+            self.carry.clear();
+            let read = match self.at_end {
+                true => 0,
+                false => self.read_after(&mut buffer, kept)?,
             };
+            buffer.truncate(kept + read);
             self.at_end |= read == 0;
             if !self.at_end {
                 match memchr::memrchr(b'\n', &buffer) {
@@ -118,6 +115,26 @@ impl<R: Read> BlockReader<R> {
                 first_line,
             }));
         }
+    }
+
+    /// Reads up to a block of bytes into `buffer` after its first `from` bytes, until the block
+    /// is full or the input ends; how many. Only the part of `buffer` never written before is
+    /// zeroed first.
+    fn read_after(&mut self, buffer: &mut Vec<u8>, from: usize) -> io::Result<usize> {
+        let end = from + self.block_bytes;
+        if buffer.len() < end {
+            buffer.resize(end, 0);
+        }
+        let mut filled = from;
+        while filled < end {
+            match self.input.read(&mut buffer[filled..end]) {
+                Ok(0) => break,
+                Ok(read) => filled += read,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(filled - from)
     }
 
     /// Reads through the rest of a line too long to hold, of which `buffer` holds the start
@@ -152,14 +169,28 @@ impl<R: Read> BlockReader<R> {
 mod tests {
     use super::*;
 
-    /// Every chunk of `input` read in `block`-byte blocks with lines of at most `max` bytes.
-    fn chunks(input: &[u8], block: usize, max: u64) -> Vec<Chunk> {
+    /// Every chunk of `input` read in `block`-byte blocks with lines of at most `max` bytes,
+    /// each read into a new buffer or (`recycle`) into a copy of the last block read, whose
+    /// stale bytes must not show.
+    fn chunks_recycled(input: &[u8], block: usize, max: u64, recycle: bool) -> Vec<Chunk> {
         let mut reader = BlockReader::new(input, block, max);
-        let mut out = Vec::new();
-        while let Some(chunk) = reader.next_chunk(Vec::new()).unwrap() {
+        let mut out: Vec<Chunk> = Vec::new();
+        let spare = |out: &Vec<Chunk>| match out.last() {
+            Some(Chunk::Lines { block, .. }) if recycle => block.clone(),
+            _ if recycle => vec![b'#'; 3 * block],
+            _ => Vec::new(),
+        };
+        while let Some(chunk) = reader.next_chunk(spare(&out)).unwrap() {
             out.push(chunk);
         }
         out
+    }
+
+    /// Every chunk of `input`, read into new buffers; the same into recycled ones.
+    fn chunks(input: &[u8], block: usize, max: u64) -> Vec<Chunk> {
+        let fresh = chunks_recycled(input, block, max, false);
+        assert_eq!(fresh, chunks_recycled(input, block, max, true));
+        fresh
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! The caller sees the run through [`ReadHooks`]: progress, skipped records, a check that stops
 //! the run (a signal), and the registration of the temporary folder streams are copied to.
 
+use std::collections::VecDeque;
 use std::error::Error as StdError;
 use std::fs::File;
 use std::io::{self, Read};
@@ -38,6 +39,13 @@ use crate::text::{document_text, HtmlText};
 const BATCH_DOCUMENTS: usize = 2048;
 /// Bytes of document bodies handed to the worker pool at a time.
 const BATCH_BYTES: usize = 32 << 20;
+/// Mapped batches that may wait for the sink while the next is parsed: one is enough for the
+/// workers never to wait (a worker done with its share of a block takes up the next block's),
+/// and each more holds a block of documents longer.
+const IN_FLIGHT: usize = 1;
+
+/// A document and what it was mapped to, or a bad record.
+type Mapped<T> = Result<(Document, T), IngestError>;
 
 /// Bytes of JSON Lines read and parsed in parallel at a time: about 2 MB a worker thread, so
 /// that a block's parsed documents are still in cache when they are worked on (on 2 cores,
@@ -298,27 +306,13 @@ impl Corpus {
                 recycled,
             };
             scope.spawn(move || reader.run());
-            let mut next_index = 0usize;
-            for (work, read_to) in receiver {
-                self.hooks.check().map_err(CorpusError::Stopped)?;
-                let records = match work {
-                    Work::Records(records) => records,
-                    Work::Lines {
-                        block,
-                        first_line,
-                        name,
-                    } => {
-                        let records = parse_lines(&block, first_line, &name, &opts);
-                        let _ = recycle.try_send(block);
-                        records
-                    }
-                };
-                for result in self.map_records(records, &mut next_index, &map) {
-                    self.hand_over(result, first, &stats, &mut sink)?;
-                }
-                progress.advance(read_to, stats.snapshot().documents);
-            }
-            Ok(())
+            let pass = Pass {
+                first,
+                opts: &opts,
+                stats: &stats,
+                progress: progress.as_ref(),
+            };
+            self.work_through(&pass, receiver, &recycle, &map, &mut sink)
         })
         // A failed copy of a stream is the cause of the read error it makes.
         .map_err(|error| match self.spool.as_ref().and_then(Spool::failure) {
@@ -332,22 +326,80 @@ impl Corpus {
         Ok(stats.snapshot())
     }
 
-    /// Maps a batch of records in parallel, numbering the documents from `next_index` on.
+    /// The working side of [`Corpus::for_each_document`]: takes the reader's work in order,
+    /// parses each block of lines (in parallel), numbers its documents, and maps them on the
+    /// pool while the next block is parsed; up to [`IN_FLIGHT`] mapped batches wait for `sink`,
+    /// which sees them in input order. No stage waits for another to drain: a worker that ends
+    /// its share of a block takes up the next block's.
+    fn work_through<T: Send, E: From<CorpusError>>(
+        &self,
+        pass: &Pass,
+        receiver: Receiver<(Work, u64)>,
+        recycle: &SyncSender<Vec<u8>>,
+        map: &(impl Fn(usize, &Document, &str) -> T + Sync),
+        sink: &mut impl FnMut(Document, T) -> Result<(), E>,
+    ) -> Result<(), E> {
+        rayon::in_place_scope(|pool| {
+            let mut pending = VecDeque::with_capacity(IN_FLIGHT + 1);
+            let mut next_index = 0usize;
+            for (work, read_to) in receiver {
+                self.hooks.check().map_err(CorpusError::Stopped)?;
+                let records = match work {
+                    Work::Records(records) => records,
+                    Work::Lines {
+                        block,
+                        first_line,
+                        name,
+                    } => {
+                        let records = parse_lines(&block, first_line, &name, pass.opts);
+                        let _ = recycle.try_send(block);
+                        records
+                    }
+                };
+                let numbered = number(records, &mut next_index);
+                let (done, mapped) = sync_channel(1);
+                pool.spawn(move |_| {
+                    let _ = done.send(self.map_records(numbered, map));
+                });
+                pending.push_back((mapped, read_to));
+                while pending.len() > IN_FLIGHT {
+                    self.hand_over_batch(pass, pending.pop_front(), sink)?;
+                }
+            }
+            while !pending.is_empty() {
+                self.hand_over_batch(pass, pending.pop_front(), sink)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Waits for a mapped batch and hands its results to `sink` in order, then reports the
+    /// bytes read up to its end. A batch whose mapping panicked hands nothing over: the pool's
+    /// scope raises the panic again once every batch is done.
+    fn hand_over_batch<T, E: From<CorpusError>>(
+        &self,
+        pass: &Pass,
+        batch: Option<(Receiver<Vec<Mapped<T>>>, u64)>,
+        sink: &mut impl FnMut(Document, T) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let Some((mapped, read_to)) = batch else {
+            return Ok(());
+        };
+        for result in mapped.recv().into_iter().flatten() {
+            self.hand_over(result, pass.first, pass.stats, sink)?;
+        }
+        let documents = pass.stats.snapshot().documents;
+        pass.progress.advance(read_to, documents);
+        Ok(())
+    }
+
+    /// Maps a batch of numbered records in parallel.
     fn map_records<T: Send>(
         &self,
-        records: Vec<Result<Document, IngestError>>,
-        next_index: &mut usize,
+        numbered: Vec<(usize, Result<Document, IngestError>)>,
         map: &(impl Fn(usize, &Document, &str) -> T + Sync),
-    ) -> Vec<Result<(Document, T), IngestError>> {
-        let indexed: Vec<(usize, Result<Document, IngestError>)> = records
-            .into_iter()
-            .map(|record| {
-                let index = *next_index;
-                *next_index += usize::from(record.is_ok());
-                (index, record)
-            })
-            .collect();
-        indexed
+    ) -> Vec<Mapped<T>> {
+        numbered
             .into_par_iter()
             .map(|(index, record)| {
                 record.map(|doc| {
@@ -490,6 +542,31 @@ fn parse_lines(
             parse_document(line, place, opts)
         })
         .collect()
+}
+
+/// Numbers the documents of a batch of records from `next_index` on (bad records take no
+/// number), as [`Corpus::for_each_document`] hands them out.
+fn number(
+    records: Vec<Result<Document, IngestError>>,
+    next_index: &mut usize,
+) -> Vec<(usize, Result<Document, IngestError>)> {
+    records
+        .into_iter()
+        .map(|record| {
+            let index = *next_index;
+            *next_index += usize::from(record.is_ok());
+            (index, record)
+        })
+        .collect()
+}
+
+/// One read of a [`Corpus`], as its working side sees it.
+struct Pass<'a> {
+    /// Whether it is the corpus's first read (bad records are reported on it only).
+    first: bool,
+    opts: &'a ReadOptions,
+    stats: &'a ReadStats,
+    progress: &'a dyn ReadProgress,
 }
 
 /// The reading side of [`Corpus::for_each_document`]: opens the inputs one after the other and
