@@ -249,11 +249,8 @@ impl NearDupDb {
         let fingerprinter = Fingerprinter::new(meta.policy.profile.clone())?;
         let plan = store
             .holds_blocks()
-            .then(|| Plan::new(meta.policy.profile.bits, meta.policy.k))
+            .then(|| crate::held::open(&store, meta.policy.profile.bits, meta.policy.k))
             .transpose()?;
-        if let Some(plan) = &plan {
-            crate::held::build(&store, plan)?;
-        }
         let (index, cursor) = match options.index_in {
             IndexIn::Local => load_index(&store, &meta, options.memory)?,
             IndexIn::Store if plan.is_some() => (
