@@ -117,7 +117,7 @@ impl<F: Fingerprint> BlockKeys<F> {
     }
 
     /// The keys that cost least for [`PLANNED_LEN`] fingerprints searched at `k`, among plans
-    /// of at most [`MAX_TABLES`] tables: a query costs [`KEY_COST`] per key read plus one per
+    /// of at most `MAX_TABLES` (16) tables: a query costs [`KEY_COST`] per key read plus one per
     /// entry in them (`n / 2^w` for a `w`-bit key), and reads `Σ_{i ≤ radius} C(w, i)` keys
     /// per table.
     ///
