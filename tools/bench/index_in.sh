@@ -8,7 +8,7 @@
 # ending with one table of both modes side by side; Redis bytes a document, block keys apart.
 # One local redis-server without persistence (the store's own speed is not what is compared).
 #
-# Usage: tools/bench/index_in.sh [N] [DURATION]    (default 1000000, 15s)
+# Usage: [BUILD=0] tools/bench/index_in.sh [N] [DURATION]    (default 1000000, 15s)
 # Needs wrk, redis-server, redis-cli (apt-get install wrk redis-server).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,8 +17,11 @@ DURATION=${2:-15s}
 WORK=$(mktemp -d)
 PORT=${PORT:-7481}
 REDIS_PORT=$((PORT + 1))
-cargo build --release -p neardup
-cargo build --release -p neardup-store --example synth
+# BUILD=0 runs the binaries already built (e.g. after a change to comments only).
+if [ "${BUILD:-1}" != 0 ]; then
+    cargo build --release -p neardup
+    cargo build --release -p neardup-store --example synth
+fi
 BIN=target/release/neardup
 PIDS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
