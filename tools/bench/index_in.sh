@@ -29,7 +29,7 @@ redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --d
 PIDS+=($!)
 until [ "$(redis-cli -p "$REDIS_PORT" ping 2>/dev/null)" = PONG ]; do sleep 0.2; done
 DB="redis://127.0.0.1:$REDIS_PORT?name=bench"
-used() { redis-cli -p "$REDIS_PORT" info memory | awk -F: '/^used_memory:/ {print $2+0}'; }
+used() { redis-cli -p "$REDIS_PORT" info memory | tr -d '\r' | awk -F: '/^used_memory:/ {print $2}'; }
 before=$(used)
 # Writes the records, then opens once: the open builds the block keys.
 target/release/examples/synth "$DB" "$N"
