@@ -124,20 +124,60 @@ fn a_database_answering_from_the_index_in_redis_removes_what_dedup_removes() {
     let db = format!("{}?name=onepolicy", redis.url());
     let (answers, _) = not_inserted(&["--db", &db, "--index-in", "store"]);
     assert_eq!(answers, removed);
+    // `dedup --index` into a new database, checking against the index Redis holds.
+    let fresh = format!("{}?name=onepolicy-dedup", redis.url());
+    let incremental = removed_by(&[
+        "dedup",
+        &example_path(),
+        "--index",
+        &fresh,
+        "--index-in",
+        "store",
+        "--removed",
+        "-",
+    ]);
+    assert_eq!(incremental, removed);
+}
+
+/// The same over a real Redis Cluster (3 masters, a replica each), both ways: the index in
+/// the process and the index the cluster holds (its block keys spread over the masters).
+#[test]
+fn a_database_spread_over_a_redis_cluster_removes_what_dedup_removes() {
+    if !neardup_testkit::redis_available(
+        "a_database_spread_over_a_redis_cluster_removes_what_dedup_removes",
+    ) {
+        return;
+    }
+    let removed = dedup_removed();
+    let cluster = neardup_testkit::RedisCluster::start();
+    for index_in in ["local", "store"] {
+        let db = cluster.url(&format!("onepolicy-{index_in}"));
+        let (answers, _) = not_inserted(&["--db", &db, "--index-in", index_in]);
+        assert_eq!(answers, removed, "--index-in {index_in}");
+    }
+    let blocks: Vec<u64> = cluster.masters().iter().map(|m| m.block_keys()).collect();
+    assert!(
+        blocks.iter().all(|&b| b > 0),
+        "the block keys spread over every master: {blocks:?}"
+    );
 }
 
 /// `dedup --removed` of the bundled example: each removed record is the document's verdict, in
 /// the vocabulary every door writes (some are removed).
 fn dedup_removed() -> Vec<Value> {
-    let batch = neardup(&["dedup", &example_path(), "--removed", "-"], b"");
-    assert_eq!(batch.code, 0, "{}", batch.stderr);
-    let removed: Vec<Value> = batch
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let removed = removed_by(&["dedup", &example_path(), "--removed", "-"]);
     assert!(!removed.is_empty());
     removed
+}
+
+/// The JSON lines a `neardup` run writes to standard output (it must succeed).
+fn removed_by(args: &[&str]) -> Vec<Value> {
+    let run = neardup(args, b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 /// `index add` of the bundled example into the database `db_args` open: the answers of the

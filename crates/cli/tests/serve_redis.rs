@@ -74,9 +74,8 @@ fn servers_share_a_redis_cluster() {
     if !redis_available("servers_share_a_redis_cluster") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let cluster = RedisCluster::start(dir.path());
-    two_servers_share(&format!("{}?name=news", cluster.url()));
+    let cluster = RedisCluster::start();
+    two_servers_share(&cluster.url("news"));
 }
 
 /// Redis loses its data under a running server (FLUSHALL: what a restart without persistence

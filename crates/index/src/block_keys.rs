@@ -2,23 +2,39 @@
 //! that lives outside the process (seed 004: one key per table and block value, holding the
 //! fingerprints that share it).
 
-use crate::error::Result;
+use crate::design::{binomial, choose_blocks, split, Table};
+use crate::error::{IndexError, Result};
 use crate::fingerprint::Fingerprint;
 use crate::hamming::check_k;
-use crate::probed::{ball, block_tables, flips, reported_by};
+use crate::probed::{ball, flips, reported_by};
 
-/// Keys are planned for this many fingerprints: a store-held index cannot change its keys as it
-/// grows (every process must agree on them), so it is planned once for a large database.
-pub const PLANNED_LEN: usize = 1 << 27;
-/// Cost of reading one key of a store-held index, in fingerprint comparisons (a lookup in the
-/// store and its share of a round trip: well over a bucket probe in memory).
-pub const KEY_COST: f64 = 2000.0;
+/// Keys are planned for this many fingerprints (a billion): a store-held index cannot change
+/// its keys as it grows (every process must agree on them), so it is planned once, for the
+/// largest database it should serve, and the plan is recorded beside the keys.
+pub const PLANNED_LEN: usize = 1 << 30;
+/// Cost of reading one key of a store-held index, in entries read. Measured on a local Redis
+/// 7 (`redis-benchmark -c 1 -n 2000 MGET` of 1,000 16-byte keys against `GET` of one
+/// 160,000-byte value): 0.15 µs a key against 4.5 ns an entry on the server, about 35 entries;
+/// the client builds each key's name and parses its reply too, so 64.
+pub const KEY_COST: f64 = 64.0;
+/// Most tables a plan may have: every table holds one entry of every document (16 or 24 bytes
+/// and, for a sparse key, the key itself), so more tables cost store memory.
+pub const MAX_TABLES: u64 = 16;
+/// Most keys one table may read for a query.
+const MAX_PROBES: u64 = 1 << 16;
 
-/// Where a fingerprint goes, and where a query looks, in an index held as keyed lists: one
-/// table per block of the fingerprint (the split [`crate::ProbedBlocks`] uses), each keyed on the
-/// whole block. A fingerprint is stored under its *home* key in every table; a query at
-/// distance `k` reads the keys within `⌊k / blocks⌋` bits of its own in each table, and keeps a
-/// stored fingerprint only where [`BlockKeys::accepts`] says so, so each match comes once.
+/// Where a fingerprint goes, and where a query looks, in an index held as keyed lists.
+///
+/// The fingerprint's bits are split into `blocks` equal blocks (the split
+/// [`crate::ProbedBlocks`] uses); each table is keyed on a union of `choose` of them (every
+/// such union is a table). Two fingerprints within `k` bits differ in `k` bits spread over the
+/// blocks, so the `choose` blocks with the fewest differences hold at most
+/// [`BlockKeys::radius`] of them: a query reads, in every table, the keys within that radius of
+/// its own. One block a table (`choose = 1`) is seed 004's plan; a pair of blocks a table makes
+/// keys twice as wide, so each holds `2^w` times fewer entries at the price of more keys read.
+///
+/// A fingerprint is stored under its *home* key in every table; a stored fingerprint read from
+/// a table is kept only where [`BlockKeys::accepts`] says so, so each match comes once.
 ///
 /// ```
 /// use neardup_index::BlockKeys;
@@ -29,64 +45,137 @@ pub const KEY_COST: f64 = 2000.0;
 /// assert_eq!(keys.probes(0).len(), 4 * 17);
 /// assert_eq!(keys.accepts(0, 0b111, 0, 6), Some(3));
 /// assert_eq!(keys.accepts(1, 0b111, 0, 6), None, "table 0 reports it");
+/// // Pairs of the 4 blocks: 6 tables of 32-bit keys, radius 2.
+/// let pairs = BlockKeys::<u64>::with_choice(4, 2, 6).unwrap();
+/// assert_eq!((pairs.tables(), pairs.radius(6)), (6, 2));
+/// assert_eq!(pairs.homes(0xABCD_0000_0000_0001)[0], (0, 0xABCD_0000));
 /// ```
 #[derive(Debug, Clone)]
 pub struct BlockKeys<F> {
     k: u32,
-    tables: Vec<crate::Table<F>>,
+    blocks: u32,
+    choose: u32,
+    tables: Vec<Table<F>>,
     /// Flips of a key within the radius, fewest bits first, per table.
     masks: Vec<Vec<u64>>,
 }
 
+/// The most differing bits the `choose` blocks (of `blocks`) with the fewest can hold when two
+/// fingerprints differ in `k` bits: spread evenly, `k / blocks` a block and one more in
+/// `k % blocks` blocks.
+fn pigeonhole_radius(k: u32, blocks: u32, choose: u32) -> u32 {
+    let (each, more) = (k / blocks, k % blocks);
+    choose * each + choose.saturating_sub(blocks - more)
+}
+
 impl<F: Fingerprint> BlockKeys<F> {
-    /// Keys of `blocks` tables (each keyed on a whole block, at most 64 bits) answering
-    /// distances up to `k`; fails as [`crate::ProbedBlocks::new`] does, or if a block is wider than 64
-    /// bits.
+    /// Keys of `blocks` tables, each keyed on one whole block, answering distances up to `k`
+    /// (seed 004's plan, [`BlockKeys::with_choice`] with `choose = 1`).
     pub fn new(blocks: u32, k: u32) -> Result<Self> {
-        let tables = block_tables::<F>(blocks, k, 64)?;
-        if let Some(wide) = tables.iter().find(|t| t.key_bits() > 64) {
-            return Err(crate::IndexError::InvalidDesign(format!(
-                "{blocks} blocks of {} bits: a key holds at most 64",
-                wide.key_bits()
-            )));
-        }
-        let radius = k / blocks;
-        let masks = tables.iter().map(|t| flips(t.key_bits(), radius)).collect();
-        Ok(BlockKeys { k, tables, masks })
+        Self::with_choice(blocks, 1, k)
     }
 
-    /// The keys that cost least for [`PLANNED_LEN`] fingerprints searched at `k`: a query
-    /// costs [`KEY_COST`] per key read plus one per fingerprint in them (`n / 2^w` for a `w`-bit
-    /// block), and reads `Σ_{i ≤ ⌊k/b⌋} C(w, i)` keys per table. Blocks fit 64-bit keys.
+    /// Keys of one table per union of `choose` of `blocks` blocks, answering distances up to
+    /// `k`; fails if `blocks` is 0 or more than the bits, `choose` is 0 or more than `blocks`,
+    /// a key is wider than 64 bits, or a query would read more than 2^16 keys of a table.
+    pub fn with_choice(blocks: u32, choose: u32, k: u32) -> Result<Self> {
+        let invalid = |why: String| Err(IndexError::InvalidDesign(why));
+        if blocks == 0 || blocks > F::BITS || choose == 0 || choose > blocks {
+            return invalid(format!(
+                "tables of {choose} of {blocks} blocks on {}-bit fingerprints",
+                F::BITS
+            ));
+        }
+        let all: Vec<u32> = (0..F::BITS).rev().collect();
+        let tables: Vec<Table<F>> = choose_blocks(&split(&all, blocks), choose as usize)
+            .iter()
+            .map(|positions| Table::new(positions))
+            .collect();
+        let radius = pigeonhole_radius(k, blocks, choose);
+        for table in &tables {
+            if table.key_bits() > 64 {
+                return invalid(format!(
+                    "keys of {} bits: a key holds at most 64",
+                    table.key_bits()
+                ));
+            }
+            if ball(table.key_bits(), radius) > MAX_PROBES {
+                return invalid(format!(
+                    "{}-bit keys at radius {radius} read over {MAX_PROBES} keys a table",
+                    table.key_bits()
+                ));
+            }
+        }
+        let masks = tables.iter().map(|t| flips(t.key_bits(), radius)).collect();
+        Ok(BlockKeys {
+            k,
+            blocks,
+            choose,
+            tables,
+            masks,
+        })
+    }
+
+    /// The keys that cost least for [`PLANNED_LEN`] fingerprints searched at `k`, among plans
+    /// of at most `MAX_TABLES` (16) tables: a query costs [`KEY_COST`] per key read plus one per
+    /// entry in them (`n / 2^w` for a `w`-bit key), and reads `Σ_{i ≤ radius} C(w, i)` keys
+    /// per table.
     ///
     /// ```
     /// use neardup_index::BlockKeys;
-    /// assert_eq!(BlockKeys::<u64>::planned(6).unwrap().blocks(), 4);
-    /// assert_eq!(BlockKeys::<u64>::planned(3).unwrap().blocks(), 4);
-    /// assert_eq!(BlockKeys::<u128>::planned(6).unwrap().blocks(), 7);
+    /// let keys = BlockKeys::<u64>::planned(6).unwrap();
+    /// assert_eq!((keys.blocks(), keys.choose()), (4, 2));
+    /// let keys = BlockKeys::<u64>::planned(3).unwrap();
+    /// assert_eq!((keys.blocks(), keys.choose()), (5, 2));
+    /// assert_eq!(BlockKeys::<u128>::planned(6).unwrap().blocks(), 4);
     /// ```
     pub fn planned(k: u32) -> Result<Self> {
         let n = PLANNED_LEN as f64;
-        let cost = |blocks: u32| -> f64 {
-            let w = F::BITS / blocks;
-            let keys = f64::from(blocks) * ball(w, k / blocks) as f64;
-            keys * KEY_COST + keys * n / 2f64.powi(w as i32)
+        let cost = |keys: &Self| -> f64 {
+            keys.masks
+                .iter()
+                .zip(&keys.tables)
+                .map(|(masks, table)| {
+                    let read = masks.len() as f64;
+                    read * KEY_COST + read * n / 2f64.powi(table.key_bits() as i32)
+                })
+                .sum()
         };
-        let blocks = (F::BITS.div_ceil(64)..=F::BITS / 4)
-            .map(|blocks| (cost(blocks), blocks))
+        let (_, best) = (1..=F::BITS.min(64))
+            .flat_map(|blocks| (1..=blocks).map(move |choose| (blocks, choose)))
+            .filter(|&(blocks, choose)| {
+                binomial(u64::from(blocks), u64::from(choose)) <= MAX_TABLES
+            })
+            .filter_map(|(blocks, choose)| Self::with_choice(blocks, choose, k).ok())
+            .map(|keys| (cost(&keys), keys))
             .min_by(|a, b| a.0.total_cmp(&b.0))
-            .map_or(1, |(_, blocks)| blocks);
-        Self::new(blocks, k)
+            .ok_or_else(|| IndexError::InvalidDesign(format!("no block keys answer k = {k}")))?;
+        Ok(best)
     }
 
-    /// Number of tables (blocks).
+    /// Number of blocks the bits are split into.
     pub fn blocks(&self) -> u32 {
+        self.blocks
+    }
+
+    /// Number of blocks each table is keyed on.
+    pub fn choose(&self) -> u32 {
+        self.choose
+    }
+
+    /// Number of tables (keys each fingerprint is stored under).
+    pub fn tables(&self) -> u32 {
         self.tables.len() as u32
     }
 
     /// The largest distance answered.
     pub fn max_k(&self) -> u32 {
         self.k
+    }
+
+    /// How far (in bits) from a query's key a table's keys are read for distance `k`.
+    pub fn radius(&self, k: u32) -> u32 {
+        pigeonhole_radius(k, self.blocks, self.choose)
     }
 
     /// The key `fp` is stored under in each table, as (table, key).
@@ -111,14 +200,14 @@ impl<F: Fingerprint> BlockKeys<F> {
     }
 
     /// The distance of `stored`, found in `table`, if it is within `k` of `query` and this
-    /// table reports it (its block is within the radius and no earlier table's is); else
+    /// table reports it (its key is within the radius and no earlier table's is); else
     /// `None`. Fails for a `k` over [`BlockKeys::max_k`].
     pub fn accepts(&self, table: u32, stored: F, query: F, k: u32) -> Option<u32> {
         check_k(k, self.k).ok()?;
         let t = table as usize;
         let diff = stored.xor(query);
         let distance = diff.ones();
-        let radius = k / self.blocks();
+        let radius = self.radius(k);
         (distance <= k && reported_by(self.tables.get(t)?, &self.tables[..t], diff, radius))
             .then_some(distance)
     }
@@ -176,6 +265,9 @@ mod tests {
             .collect();
         agrees_with_brute_force(&BlockKeys::<u64>::new(4, 7).unwrap(), &fps);
         agrees_with_brute_force(&BlockKeys::<u64>::planned(6).unwrap(), &fps);
+        agrees_with_brute_force(&BlockKeys::<u64>::planned(3).unwrap(), &fps);
+        agrees_with_brute_force(&BlockKeys::<u64>::with_choice(8, 3, 7).unwrap(), &fps);
+        agrees_with_brute_force(&BlockKeys::<u64>::with_choice(5, 2, 8).unwrap(), &fps);
         let wide: Vec<u128> = fps
             .iter()
             .map(|&f| u128::from(f) << 64 | u128::from(!f))
@@ -185,6 +277,56 @@ mod tests {
         assert_eq!(
             BlockKeys::<u64>::planned(6).unwrap().accepts(0, 0, 0, 9),
             None
+        );
+    }
+
+    /// The radius is the most the fewest-differing `choose` blocks can hold: every way of
+    /// spreading `k` differences over the blocks, tried.
+    #[test]
+    fn the_radius_holds_for_every_spread() {
+        fn spreads(blocks: u32, k: u32) -> Vec<Vec<u32>> {
+            if blocks == 1 {
+                return (0..=k).map(|d| vec![d]).collect();
+            }
+            (0..=k)
+                .flat_map(|d| {
+                    spreads(blocks - 1, k - d).into_iter().map(move |mut rest| {
+                        rest.push(d);
+                        rest
+                    })
+                })
+                .collect()
+        }
+        for blocks in 1..=8 {
+            for choose in 1..=blocks {
+                for k in 0..=8 {
+                    let worst = spreads(blocks, k)
+                        .into_iter()
+                        .map(|mut spread| {
+                            spread.sort_unstable();
+                            spread[..choose as usize].iter().sum::<u32>()
+                        })
+                        .max()
+                        .unwrap_or(0);
+                    assert_eq!(
+                        pigeonhole_radius(k, blocks, choose),
+                        worst,
+                        "{blocks} {choose} {k}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Today's seed-004 plan is the one-block-a-table case: its keys are the ones databases
+    /// written before wider keys hold.
+    #[test]
+    fn one_block_a_table_keeps_its_keys() {
+        let keys = BlockKeys::<u64>::new(4, 6).unwrap();
+        assert_eq!((keys.tables(), keys.radius(6)), (4, 1));
+        assert_eq!(
+            keys.homes(0x0123_4567_89AB_CDEF),
+            vec![(0, 0x0123), (1, 0x4567), (2, 0x89AB), (3, 0xCDEF)]
         );
     }
 }

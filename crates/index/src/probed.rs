@@ -82,8 +82,8 @@ pub(crate) fn flips(w: u32, r: u32) -> Vec<u64> {
 
 /// One table per block of `blocks` equal blocks of `F`'s bits (most significant first); fails
 /// if `blocks` is 0 or more than the bits, or if a query at `k` would probe more than 2^16 keys
-/// of `min(block, widest)` bits per table. The one home of the block split, for the index held
-/// in memory ([`ProbedBlocks`]) and for the one held in a store ([`BlockKeys`]).
+/// of `min(block, widest)` bits per table. The blocks are [`split`]'s, which the index held in a
+/// store ([`BlockKeys`]) keys on too (one block a table, or unions of them).
 pub(crate) fn block_tables<F: Fingerprint>(
     blocks: u32,
     k: u32,

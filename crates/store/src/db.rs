@@ -123,12 +123,21 @@ pub struct Stats {
     pub location: String,
     /// Documents in the store.
     pub documents: u64,
-    /// Documents the index answers for (this process's in-memory index; with the index in the
-    /// store, every stored document).
+    /// Where checks find their candidates: `local` (an index in this process's memory) or
+    /// `store` (the index the store holds; this process holds none).
+    pub index_in: IndexIn,
+    /// Documents the index answers for: those in this process's in-memory index, or with the
+    /// index in the store, every stored document (the store's count).
     pub indexed: u64,
-    /// Heap bytes of the in-memory index (Hamming tables and digest keys; 0 with the index in
-    /// the store).
+    /// Heap bytes of this process's in-memory index (Hamming tables and digest keys; with the
+    /// index in the store, which holds it instead, an empty index's few KB).
     pub index_bytes: u64,
+    /// The plan of the block keys the store holds (the index the store holds, written by every
+    /// insert whichever `index_in` answers), as recorded in the store; `None` for a store that
+    /// holds none (redb, process memory).
+    pub store_index: Option<String>,
+    /// The most this process may hold for the database's data (`--memory`), if bounded.
+    pub memory_budget_bytes: Option<u64>,
     /// The profile's name.
     pub profile: String,
     /// The largest SimHash distance of a candidate.
@@ -207,6 +216,8 @@ pub struct NearDupDb {
     generated: AtomicU64,
     /// Shingle sets of stored documents, for verification (see [`crate::set_cache`]).
     sets: SetCache,
+    /// The budget it was opened with ([`OpenOptions::memory`]).
+    memory: Option<u64>,
 }
 
 impl std::fmt::Debug for NearDupDb {
@@ -249,11 +260,8 @@ impl NearDupDb {
         let fingerprinter = Fingerprinter::new(meta.policy.profile.clone())?;
         let plan = store
             .holds_blocks()
-            .then(|| Plan::new(meta.policy.profile.bits, meta.policy.k))
+            .then(|| crate::held::open(&store, meta.policy.profile.bits, meta.policy.k))
             .transpose()?;
-        if let Some(plan) = &plan {
-            crate::held::build(&store, plan)?;
-        }
         let (index, cursor) = match options.index_in {
             IndexIn::Local => load_index(&store, &meta, options.memory)?,
             IndexIn::Store if plan.is_some() => (
@@ -284,6 +292,7 @@ impl NearDupDb {
             writer: Mutex::new(()),
             generated: AtomicU64::new(0),
             sets,
+            memory: options.memory,
         })
     }
 
@@ -616,11 +625,14 @@ impl NearDupDb {
         Ok(Stats {
             location: self.store.location(),
             documents,
+            index_in: self.index_in,
             indexed: match self.index_in {
                 IndexIn::Local => state.index.len() as u64,
                 IndexIn::Store => documents,
             },
             index_bytes: state.index.memory_bytes() as u64,
+            store_index: self.plan.as_ref().map(Plan::describe),
+            memory_budget_bytes: self.memory,
             profile: self.meta.policy.profile.name.clone(),
             k: self.meta.policy.k,
             bits: self.meta.policy.profile.bits.count(),

@@ -24,6 +24,14 @@ use crate::memory::Found;
 use crate::record::{digest_key_hex, Entry};
 use crate::store::{Change, Store};
 
+/// Bits of a fingerprint of `bits`.
+fn width(bits: Bits) -> u32 {
+    match bits {
+        Bits::B64 => 64,
+        Bits::B128 => 128,
+    }
+}
+
 /// The block keys for the profile's width.
 #[derive(Debug, Clone)]
 pub(crate) enum Plan {
@@ -32,7 +40,7 @@ pub(crate) enum Plan {
 }
 
 impl Plan {
-    /// The keys planned for fingerprints of `bits` searched within `k`.
+    /// The keys planned for fingerprints of `bits` searched within `k` (a new database's).
     pub fn new(bits: Bits, k: u32) -> Result<Plan> {
         Ok(match bits {
             Bits::B64 => Plan::B64(BlockKeys::planned(k)?),
@@ -40,13 +48,50 @@ impl Plan {
         })
     }
 
-    /// The plan in words, as the store records it: width, blocks, largest distance.
-    pub fn describe(&self) -> String {
-        let (bits, blocks, k) = match self {
-            Plan::B64(keys) => (64, keys.blocks(), keys.max_k()),
-            Plan::B128(keys) => (128, keys.blocks(), keys.max_k()),
+    /// The plan a store recorded ([`Plan::describe`]'s words), checked against the database's
+    /// width and largest distance. `v1` (one block a table, before wider keys) still reads.
+    pub fn parse(described: &str, bits: Bits, k: u32) -> Result<Plan> {
+        let corrupt = || {
+            StoreError::Corrupt(format!(
+                "the store's block keys were written for {described:?}, which this version does \
+                 not read (or not for {}-bit fingerprints within {k})",
+                width(bits)
+            ))
         };
-        format!("v1 bits={bits} blocks={blocks} k={k}")
+        let mut words = described.split(' ');
+        let version = words.next().ok_or_else(corrupt)?;
+        let mut field = |name: &str| -> Result<u32> {
+            words
+                .next()
+                .and_then(|word| word.strip_prefix(name)?.strip_prefix('='))
+                .and_then(|value| value.parse().ok())
+                .ok_or_else(corrupt)
+        };
+        let stored_bits = field("bits")?;
+        let blocks = field("blocks")?;
+        let choose = match version {
+            "v1" => 1,
+            "v2" => field("choose")?,
+            _ => return Err(corrupt()),
+        };
+        let stored_k = field("k")?;
+        if stored_bits != width(bits) || stored_k != k || words.next().is_some() {
+            return Err(corrupt());
+        }
+        Ok(match bits {
+            Bits::B64 => Plan::B64(BlockKeys::with_choice(blocks, choose, k)?),
+            Bits::B128 => Plan::B128(BlockKeys::with_choice(blocks, choose, k)?),
+        })
+    }
+
+    /// The plan in words, as the store records it: width, blocks, blocks a table, largest
+    /// distance.
+    pub fn describe(&self) -> String {
+        let (bits, blocks, choose, k) = match self {
+            Plan::B64(keys) => (64, keys.blocks(), keys.choose(), keys.max_k()),
+            Plan::B128(keys) => (128, keys.blocks(), keys.choose(), keys.max_k()),
+        };
+        format!("v2 bits={bits} blocks={blocks} choose={choose} k={k}")
     }
 
     /// Bytes of one entry.
@@ -191,20 +236,17 @@ fn exact_among(store: &dyn Store, near: &[Match], digest: u128) -> Result<Vec<u6
         .collect())
 }
 
-/// Writes the block entries of every stored document (a database written before the store
-/// held its index, or by processes that did not write them), then records the plan. Several
+/// The plan of the store's block keys: the one recorded (every process reads the keys the
+/// same way, whichever version planned them), or, for a store that recorded none, a new plan
+/// whose entries are written for every stored document (a database written before the store
+/// held its index, or by processes that did not write them) before it is recorded. Several
 /// processes doing this at once write some entries twice, which queries ignore.
-pub(crate) fn build(store: &dyn Store, plan: &Plan) -> Result<()> {
-    let described = plan.describe();
-    match store.blocks_plan()? {
-        Some(stored) if stored == described => return Ok(()),
-        Some(stored) => {
-            return Err(StoreError::Corrupt(format!(
-            "the store's block keys were written for {stored:?}, this version plans {described:?}"
-        )))
-        }
-        None => {}
+pub(crate) fn open(store: &dyn Store, bits: Bits, k: u32) -> Result<Plan> {
+    if let Some(stored) = store.blocks_plan()? {
+        return Plan::parse(&stored, bits, k);
     }
+    let plan = Plan::new(bits, k)?;
+    let described = plan.describe();
     let mut entries = Vec::new();
     store.load(&mut |entry| entries.push(entry))?;
     for entry in &entries {
@@ -214,8 +256,13 @@ pub(crate) fn build(store: &dyn Store, plan: &Plan) -> Result<()> {
         )?;
     }
     tracing::info!(location = %store.location(), documents = entries.len(), plan = %described, "block keys built");
-    store.set_blocks_plan(&described)?;
-    Ok(())
+    let recorded = store.set_blocks_plan(&described)?;
+    if recorded != described {
+        return Err(StoreError::Corrupt(format!(
+            "another process recorded block keys of {recorded:?} while this one wrote {described:?}"
+        )));
+    }
+    Ok(plan)
 }
 
 /// Where a serving process finds the SimHash candidates of a check.

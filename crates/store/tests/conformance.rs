@@ -29,6 +29,10 @@ struct Subject {
     shared: bool,
     /// What must live as long as the database (its directory, its server).
     _keep: Box<dyn std::any::Any>,
+    /// Where its handles find candidates.
+    index_in: IndexIn,
+    /// Whether the store holds an index of its own (Redis block keys).
+    holds_index: bool,
 }
 
 impl Subject {
@@ -38,6 +42,8 @@ impl Subject {
             open: Box::new(move |options| NearDupDb::open(Box::new(store.clone()), options)),
             shared: true,
             _keep: Box::new(()),
+            index_in: IndexIn::Local,
+            holds_index: false,
         }
     }
 
@@ -48,6 +54,8 @@ impl Subject {
             open: Box::new(move |options| open_db(&location, options)),
             shared: false,
             _keep: Box::new(dir),
+            index_in: IndexIn::Local,
+            holds_index: false,
         }
     }
 
@@ -59,6 +67,8 @@ impl Subject {
             open: Box::new(move |options| open_db(&location, options)),
             shared: true,
             _keep: Box::new(redis),
+            index_in: IndexIn::Local,
+            holds_index: true,
         })
     }
 
@@ -79,6 +89,8 @@ impl Subject {
             }),
             shared: true,
             _keep: Box::new(redis),
+            index_in: IndexIn::Store,
+            holds_index: true,
         })
     }
 
@@ -236,6 +248,29 @@ fn stats(subject: &Subject) {
     assert_eq!((stats.documents, stats.indexed), (3, 3));
     assert!(!stats.location.is_empty());
     assert_eq!(stats.policy, db.policy().describe());
+    // What the process holds, and what the store holds, each said as it is.
+    assert_eq!(stats.index_in, subject.index_in);
+    match subject.index_in {
+        IndexIn::Local => assert!(stats.index_bytes > 0, "{stats:?}"),
+        // An empty index's tables: nothing grows with the documents.
+        IndexIn::Store => assert!(stats.index_bytes < 16 << 10, "{stats:?}"),
+    }
+    assert_eq!(
+        stats.store_index.is_some(),
+        subject.holds_index,
+        "{stats:?}"
+    );
+    assert_eq!(stats.memory_budget_bytes, None);
+    drop(db);
+    let budget = (subject.open)(OpenOptions {
+        memory: Some(64 << 20),
+        index_in: subject.index_in,
+        ..OpenOptions::default()
+    });
+    assert_eq!(
+        budget.unwrap().stats().unwrap().memory_budget_bytes,
+        Some(64 << 20)
+    );
 }
 
 fn opening_an_existing_database_only_creates_none(subject: &Subject) {

@@ -2,18 +2,16 @@
 //! every master, check-and-insert atomic across handles, a master killed mid-load without
 //! losing an acknowledged insert, and a database of the one-tag layout moved at open.
 
-mod cluster;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
-use cluster::{redis_available, wait_until, Cluster};
 use neardup_dedup::Kind;
 use neardup_store::{
-    open_db, InsertMode, MemoryStore, Meta, NearDupDb, NewDocument, OpenOptions, Store, Verdict,
-    DEFAULT_STORE_TIMEOUT, EVICTION_CHECK_INTERVAL,
+    open_db, IndexIn, InsertMode, MemoryStore, Meta, NearDupDb, NewDocument, OpenOptions, Store,
+    Verdict, DEFAULT_STORE_TIMEOUT, EVICTION_CHECK_INTERVAL,
 };
+use neardup_testkit::{redis_available, wait_until, RedisCluster, CLUSTER_NODE_TIMEOUT_MS};
 
 fn doc(id: &str, text: &str) -> NewDocument {
     NewDocument {
@@ -47,14 +45,37 @@ fn edited(seed: u64) -> String {
     words.join(" ")
 }
 
+/// Options answering from the index `index_in` says.
+fn answering_from(index_in: IndexIn) -> OpenOptions {
+    OpenOptions {
+        index_in,
+        ..OpenOptions::default()
+    }
+}
+
 #[test]
 fn a_database_spreads_over_every_master_and_reads_back() {
-    if !redis_available("a_database_spreads_over_every_master_and_reads_back") {
+    spreads_and_reads_back(
+        "a_database_spreads_over_every_master_and_reads_back",
+        IndexIn::Local,
+    );
+}
+
+#[test]
+fn a_database_answering_from_the_cluster_s_index_spreads_and_reads_back() {
+    spreads_and_reads_back(
+        "a_database_answering_from_the_cluster_s_index_spreads_and_reads_back",
+        IndexIn::Store,
+    );
+}
+
+fn spreads_and_reads_back(test: &str, index_in: IndexIn) {
+    if !redis_available(test) {
         return;
     }
-    let cluster = Cluster::start();
+    let cluster = RedisCluster::start();
     let url = cluster.url("spread");
-    let db = open_db(&url, OpenOptions::default()).unwrap();
+    let db = open_db(&url, answering_from(index_in)).unwrap();
     let n = 300u64;
     for i in 0..n {
         assert!(
@@ -103,13 +124,28 @@ fn a_database_spreads_over_every_master_and_reads_back() {
 
 #[test]
 fn two_handles_racing_one_near_duplicate_text_insert_it_once() {
-    if !redis_available("two_handles_racing_one_near_duplicate_text_insert_it_once") {
+    race(
+        "two_handles_racing_one_near_duplicate_text_insert_it_once",
+        IndexIn::Local,
+    );
+}
+
+#[test]
+fn two_handles_answering_from_the_cluster_s_index_insert_a_raced_text_once() {
+    race(
+        "two_handles_answering_from_the_cluster_s_index_insert_a_raced_text_once",
+        IndexIn::Store,
+    );
+}
+
+fn race(test: &str, index_in: IndexIn) {
+    if !redis_available(test) {
         return;
     }
-    let cluster = Cluster::start();
+    let cluster = RedisCluster::start();
     let url = cluster.url("race");
     let handles: Vec<Arc<NearDupDb>> = (0..2)
-        .map(|_| Arc::new(open_db(&url, OpenOptions::default()).unwrap()))
+        .map(|_| Arc::new(open_db(&url, answering_from(index_in)).unwrap()))
         .collect();
     for round in 0..30u64 {
         let start = Arc::new(Barrier::new(2));
@@ -234,15 +270,32 @@ fn all_readable(ids: &[String], dbs: &[&NearDupDb]) {
 
 #[test]
 fn a_master_killed_mid_load_fails_over_without_losing_an_acknowledged_insert() {
-    if !redis_available("a_master_killed_mid_load_fails_over_without_losing_an_acknowledged_insert")
-    {
+    fails_over(
+        "a_master_killed_mid_load_fails_over_without_losing_an_acknowledged_insert",
+        IndexIn::Local,
+    );
+}
+
+/// The same with every handle answering from the index the cluster holds: its block keys
+/// spread over the masters, the killed one's among them; after the heal every acknowledged
+/// document is found as the near duplicate of its edited text.
+#[test]
+fn a_master_killed_under_the_cluster_s_index_fails_over_and_still_finds_every_document() {
+    fails_over(
+        "a_master_killed_under_the_cluster_s_index_fails_over_and_still_finds_every_document",
+        IndexIn::Store,
+    );
+}
+
+fn fails_over(test: &str, index_in: IndexIn) {
+    if !redis_available(test) {
         return;
     }
-    let mut cluster = Cluster::start();
+    let mut cluster = RedisCluster::start();
     let url = cluster.url("failover");
     let strict = OpenOptions {
         strict_durability: true,
-        ..OpenOptions::default()
+        ..answering_from(index_in)
     };
     let db = Arc::new(open_db(&url, strict.clone()).unwrap());
     assert!(
@@ -258,7 +311,7 @@ fn a_master_killed_mid_load_fails_over_without_losing_an_acknowledged_insert() {
     let victim = cluster.master_of("neardup:{failover}:log");
     let replica = cluster.replica_of(victim);
     cluster.nodes[replica].signal("STOP");
-    std::thread::sleep(Duration::from_millis(cluster::NODE_TIMEOUT_MS / 2));
+    std::thread::sleep(Duration::from_millis(CLUSTER_NODE_TIMEOUT_MS / 2));
     cluster.nodes[victim].kill();
     cluster.nodes[replica].signal("CONT");
     wait_until(
@@ -270,7 +323,7 @@ fn a_master_killed_mid_load_fails_over_without_losing_an_acknowledged_insert() {
     // acknowledged is readable, through this handle and a new one.
     std::thread::sleep(EVICTION_CHECK_INTERVAL + Duration::from_millis(500));
     let so_far = writers.seen.lock().unwrap().acknowledged.clone();
-    let new = open_db(&url, OpenOptions::default()).unwrap();
+    let new = open_db(&url, answering_from(index_in)).unwrap();
     all_readable(&so_far, &[&db, &new]);
     let before = writers.stop();
     eprintln!(
@@ -299,7 +352,29 @@ fn a_master_killed_mid_load_fails_over_without_losing_an_acknowledged_insert() {
     let reopened = open_db(&url, strict).unwrap();
     all_readable(&before.acknowledged, &[&db, &reopened]);
     all_readable(&after.acknowledged, &[&db, &reopened]);
-    assert!(reopened.indexed() >= before.acknowledged.len() + after.acknowledged.len());
+    let acknowledged = before.acknowledged.len() + after.acknowledged.len();
+    assert!(reopened.stats().unwrap().documents >= acknowledged as u64);
+    all_found(&before.acknowledged, &reopened);
+    all_found(&after.acknowledged, &reopened);
+}
+
+/// Each document of `ids` (written by [`Writers`]: `loadP-T-N` holds `text(P << 40 | T << 32
+/// | N)`) is what a check of its edited text finds.
+fn all_found(ids: &[String], db: &NearDupDb) {
+    for id in ids {
+        let parts: Vec<u64> = id
+            .trim_start_matches("load")
+            .split('-')
+            .map(|part| part.parse().unwrap())
+            .collect();
+        let seed = parts[0] << 40 | parts[1] << 32 | parts[2];
+        let near = db.check(&doc("probe", &edited(seed))).unwrap();
+        assert_eq!(
+            near.verdict.duplicate().map(|d| d.duplicate_of.as_str()),
+            Some(id.as_str()),
+            "{id}: {near:?}"
+        );
+    }
 }
 
 /// The insert script of the layout before spreading (every key of a database under `{name}`).
@@ -317,7 +392,7 @@ return {'ok', tostring(slot), xid}
 
 /// Writes `n` documents into the database `name` of the cluster as the version before spreading
 /// did: its records made by a database in memory, then stored by that version's script.
-fn write_unspread(cluster: &Cluster, name: &str, n: u64) {
+fn write_unspread(cluster: &RedisCluster, name: &str, n: u64) {
     let memory = MemoryStore::new("records");
     let made = NearDupDb::open(Box::new(memory.clone()), OpenOptions::default()).unwrap();
     let client = redis::cluster::ClusterClient::new(vec![cluster.nodes[0].url()]).unwrap();
@@ -361,7 +436,7 @@ fn a_database_of_the_one_tag_layout_is_moved_at_open_without_losing_a_document()
     ) {
         return;
     }
-    let cluster = Cluster::start();
+    let cluster = RedisCluster::start();
     let n = 120u64;
     write_unspread(&cluster, "old", n);
     let before: Vec<u64> = cluster

@@ -1,6 +1,6 @@
 //! Test support shared by the crates' tests (a dev-dependency only, never published): real
-//! `redis-server` processes on free loopback ports (standalone, over TLS, a three-node
-//! cluster), signals, polling, generated texts, and a small HTTP client ([`http`]). Nothing here is mocked: the tests run the
+//! `redis-server` processes on free loopback ports (standalone, over TLS, a Redis Cluster of
+//! three masters with a replica each), signals, polling, generated texts, and a small HTTP client ([`http`]). Nothing here is mocked: the tests run the
 //! real programs, and a test that needs one fails when it is missing unless the environment
 //! opts out on purpose ([`redis_available`]).
 
@@ -15,14 +15,17 @@ use std::time::{Duration, Instant};
 /// out explicitly with `NEARDUP_SKIP_REDIS=1` (then it says it skips): a missing server must
 /// not pass silently.
 pub fn redis_available(test: &str) -> bool {
-    let found = Command::new("redis-server")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let runs = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let found = runs("redis-server") && runs("redis-cli");
     if !found {
         assert!(
             std::env::var("NEARDUP_SKIP_REDIS").is_ok_and(|v| v == "1"),
-            "{test}: redis-server is not installed: scripts/test installs it \
+            "{test}: redis-server or redis-cli is not installed: scripts/test installs them \
              (or set NEARDUP_SKIP_REDIS=1 to skip the Redis tests on purpose)"
         );
         eprintln!("SKIPPED {test}: NEARDUP_SKIP_REDIS=1");
@@ -30,19 +33,23 @@ pub fn redis_available(test: &str) -> bool {
     found
 }
 
-/// A free loopback port (bound and released).
+/// A free loopback port (bound and released) whose Redis Cluster bus port (10000 above it, so
+/// below 55536) is free too.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    loop {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        if port < 55536 && TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// A running `redis-server` (without persistence unless `extra` says otherwise), killed when
 /// dropped.
 pub struct Redis {
-    child: Child,
+    /// The process, while it runs.
+    child: Option<Child>,
     /// Its port.
     pub port: u16,
     /// Its data directory.
@@ -112,7 +119,7 @@ impl Redis {
             .position(|a| *a == "--requirepass")
             .map(|at| extra[at + 1].to_string());
         let redis = Redis {
-            child: Self::spawn(port, dir, &owned(extra)),
+            child: Some(Self::spawn(port, dir, &owned(extra))),
             port,
             dir: dir.to_path_buf(),
             extra: owned(extra),
@@ -142,23 +149,83 @@ impl Redis {
         wait_until(|| self.cli(&["PING"]).trim() == "PONG", "redis PING");
     }
 
+    /// Starts a Redis Cluster node in `dir` (its own directory: it holds the node's
+    /// `nodes.conf`) with an AOF fsynced on every write, failed over after
+    /// [`CLUSTER_NODE_TIMEOUT_MS`] unreachable, and waits for PING.
+    pub fn start_cluster_node(dir: &Path) -> Redis {
+        std::fs::create_dir_all(dir).expect("the node's directory");
+        let timeout = CLUSTER_NODE_TIMEOUT_MS.to_string();
+        Self::start_with(
+            dir,
+            &[
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                &timeout,
+            ],
+        )
+    }
+
     /// SIGKILL, now (the data directory stays).
     pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 
     /// Starts it again on the same port, with the same arguments and directory (it loads what
-    /// the directory holds), and waits for PING.
+    /// the directory holds; a cluster node rejoins, as a replica if its slots were taken over
+    /// meanwhile), and waits for PING.
     pub fn restart(&mut self) {
         self.kill();
-        self.child = Self::spawn(self.port, &self.dir, &self.extra);
+        self.child = Some(Self::spawn(self.port, &self.dir, &self.extra));
         self.wait_ready();
     }
 
     /// Sends `kill -SIGNAL` to the server (`STOP`, `CONT`, ...).
     pub fn signal(&self, name: &str) {
-        signal(self.child.id(), name);
+        signal(self.child.as_ref().expect("the server runs").id(), name);
+    }
+
+    /// True while it runs (not killed).
+    pub fn alive(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// A line `field:value` of `INFO section`, its value.
+    pub fn info(&self, section: &str, field: &str) -> String {
+        let info = self.cli(&["INFO", section]);
+        info.lines()
+            .find_map(|line| line.strip_prefix(&format!("{field}:")))
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    }
+
+    /// Keys it holds (`DBSIZE`).
+    pub fn keys(&self) -> u64 {
+        self.cli(&["DBSIZE"]).trim().parse().unwrap_or(0)
+    }
+
+    /// How many of its keys are block keys of a SimHash index held in the store
+    /// (`neardup:{NAME/b<table>:<hex>}`, each its own hash tag).
+    pub fn block_keys(&self) -> u64 {
+        self.cli(&["--scan", "--pattern", "neardup:{*/b*}"])
+            .lines()
+            .filter(|line| !line.is_empty())
+            .count() as u64
+    }
+
+    /// How many keys it holds besides block keys: record bodies and ordering keys.
+    pub fn keys_but_blocks(&self) -> u64 {
+        self.keys() - self.block_keys()
     }
 
     /// Runs `redis-cli -p PORT ARGS` (with its password and TLS settings) and returns its
@@ -272,61 +339,118 @@ impl Drop for Redis {
     }
 }
 
-/// Three Redis Cluster nodes (no replicas) with every slot assigned.
+/// How long a Redis Cluster node may be unreachable before the cluster fails it over.
+pub const CLUSTER_NODE_TIMEOUT_MS: u64 = 1000;
+
+/// A Redis Cluster of 3 masters with a replica each (6 [`Redis::start_cluster_node`] nodes,
+/// each in its own directory), its directories removed when dropped.
 pub struct RedisCluster {
-    /// The nodes.
+    /// Its 6 nodes (the first 3 masters when created).
     pub nodes: Vec<Redis>,
+    _dir: tempfile::TempDir,
 }
 
 impl RedisCluster {
-    /// Starts three nodes and creates the cluster.
-    pub fn start(dir: &Path) -> RedisCluster {
-        let nodes: Vec<Redis> = (0..3)
-            .map(|i| {
-                let conf = dir.join(format!("nodes-{i}.conf"));
-                Redis::start_with(
-                    dir,
-                    &[
-                        "--cluster-enabled",
-                        "yes",
-                        "--cluster-config-file",
-                        conf.to_str().unwrap(),
-                    ],
-                )
-            })
+    /// Starts 6 nodes, creates the cluster (`redis-cli --cluster create ... --cluster-replicas
+    /// 1`) and waits until every node says `cluster_state:ok` and every replica is in sync.
+    pub fn start() -> RedisCluster {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let nodes: Vec<Redis> = (0..6)
+            .map(|i| Redis::start_cluster_node(&dir.path().join(format!("node-{i}"))))
             .collect();
         let addrs: Vec<String> = nodes
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port))
             .collect();
-        let status = Command::new("redis-cli")
+        let output = Command::new("redis-cli")
             .args(["--cluster", "create"])
             .args(&addrs)
-            .args(["--cluster-replicas", "0", "--cluster-yes"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
+            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .output()
             .expect("redis-cli runs");
-        assert!(status.success(), "redis-cli --cluster create failed");
-        wait_until(
-            || {
-                nodes
-                    .iter()
-                    .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
-            },
-            "cluster_state:ok",
+        assert!(
+            output.status.success(),
+            "redis-cli --cluster create: {}",
+            String::from_utf8_lossy(&output.stdout)
         );
-        RedisCluster { nodes }
+        let cluster = RedisCluster { nodes, _dir: dir };
+        cluster.wait_healthy();
+        cluster
     }
 
-    /// `redis+cluster://host:port,host:port,host:port`.
-    pub fn url(&self) -> String {
+    /// Waits until every running node says `cluster_state:ok`, sees 3 masters, and every
+    /// replica's link to its master is up.
+    pub fn wait_healthy(&self) {
+        wait_until(
+            || {
+                let live: Vec<&Redis> = self.nodes.iter().filter(|n| n.alive()).collect();
+                live.iter().all(|n| {
+                    n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok")
+                        && (n.info("replication", "role") == "master"
+                            || n.info("replication", "master_link_status") == "up")
+                }) && self.masters().len() == 3
+            },
+            "cluster_state:ok with 3 masters and replicas in sync",
+        );
+    }
+
+    /// The running masters.
+    pub fn masters(&self) -> Vec<&Redis> {
+        self.nodes
+            .iter()
+            .filter(|n| n.alive() && n.info("replication", "role") == "master")
+            .collect()
+    }
+
+    /// Index in [`RedisCluster::nodes`] of the master serving `key`'s slot (as a running node
+    /// sees the cluster).
+    pub fn master_of(&self, key: &str) -> usize {
+        let asked = self.nodes.iter().find(|n| n.alive()).expect("a node runs");
+        let slot: u16 = asked
+            .cli(&["CLUSTER", "KEYSLOT", key])
+            .trim()
+            .parse()
+            .expect("a slot number");
+        let nodes = asked.cli(&["CLUSTER", "NODES"]);
+        let port = nodes
+            .lines()
+            .filter(|line| line.contains("master") && !line.contains("fail"))
+            .find(|line| {
+                line.split_whitespace().skip(8).any(|range| {
+                    let (from, to) = range.split_once('-').unwrap_or((range, range));
+                    match (from.parse::<u16>(), to.parse::<u16>()) {
+                        (Ok(from), Ok(to)) => (from..=to).contains(&slot),
+                        _ => false,
+                    }
+                })
+            })
+            .and_then(|line| line.split_whitespace().nth(1))
+            .and_then(|addr| addr.split(['@', ':']).nth(1))
+            .and_then(|port| port.parse::<u16>().ok())
+            .expect("a master serves the slot");
+        self.nodes
+            .iter()
+            .position(|n| n.port == port)
+            .expect("a node of this cluster")
+    }
+
+    /// Index in [`RedisCluster::nodes`] of the replica of the node at `master`.
+    pub fn replica_of(&self, master: usize) -> usize {
+        let port = self.nodes[master].port.to_string();
+        self.nodes
+            .iter()
+            .position(|n| n.alive() && n.info("replication", "master_port") == port)
+            .expect("the master has a replica")
+    }
+
+    /// `redis+cluster://HOST:PORT,...?name=NAME` over every node.
+    pub fn url(&self, name: &str) -> String {
         let hosts: Vec<String> = self
             .nodes
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port))
             .collect();
-        format!("redis+cluster://{}", hosts.join(","))
+        format!("redis+cluster://{}?name={name}", hosts.join(","))
     }
 }
 
@@ -340,12 +464,12 @@ pub fn signal(pid: u32, name: &str) {
     assert!(status.success(), "kill -{name} {pid} failed");
 }
 
-/// Polls `ready` for up to 20 s.
+/// Polls `ready` every 50 ms for up to 30 s.
 pub fn wait_until(mut ready: impl FnMut() -> bool, what: &str) {
     let start = Instant::now();
     while !ready() {
         assert!(
-            start.elapsed() < Duration::from_secs(20),
+            start.elapsed() < Duration::from_secs(30),
             "timed out: {what}"
         );
         std::thread::sleep(Duration::from_millis(50));

@@ -14,7 +14,7 @@ use neardup_dedup::{
 };
 use neardup_ingest::url::canonicalize;
 use neardup_ingest::{Accounting, Corpus};
-use neardup_store::{open_db, InsertMode, OpenOptions};
+use neardup_store::{open_db, IndexIn, InsertMode, OpenOptions};
 use serde::Serialize;
 
 use crate::budget_args::BudgetArgs;
@@ -76,6 +76,11 @@ pub struct DedupArgs {
     /// the measured peak goes above it).
     #[arg(long, value_name = "DIR|URL")]
     index: Option<String>,
+    /// With --index: where its checks find their candidates: `local`, the whole index loaded
+    /// into this process, or `store`, the index a Redis database holds (this process holds
+    /// none, whatever the database's size).
+    #[arg(long, value_parser = choice::<IndexIn>(), default_value = "local", requires = "index")]
+    index_in: IndexIn,
 }
 
 /// The run's figures, printed to stderr and written with --summary.
@@ -144,6 +149,7 @@ fn run_incremental(
         spec,
         OpenOptions {
             policy,
+            index_in: args.index_in,
             ..OpenOptions::default()
         },
     )
