@@ -68,6 +68,8 @@ pub struct UnitDedup {
     spill: SpillDir,
     set_memory: u64,
     seen: Option<SeenFile>,
+    /// Whether documents carry their input records ([`Document::raw`]).
+    keep_raw: bool,
     /// The union of the seen keys and this run's, once the run is over.
     union: Option<Union>,
 }
@@ -89,6 +91,7 @@ impl UnitDedup {
             spill: SpillDir::new(&budget.spill_dir()),
             set_memory: budget.memory / 2,
             seen: None,
+            keep_raw: false,
             union: None,
         }
     }
@@ -105,6 +108,13 @@ impl UnitDedup {
     pub fn with_seen(mut self, path: &std::path::Path) -> Result<Self, DedupError> {
         self.seen = Some(SeenFile::new(path, self.rule.unit, self.normalize)?);
         Ok(self)
+    }
+
+    /// Documents handed to the sink carry their input records ([`Document::raw`]), to be
+    /// written back rewritten ([`super::rewrite_record`]).
+    pub fn with_records(mut self) -> Self {
+        self.keep_raw = true;
+        self
     }
 
     /// The splitter of this rule (units and keys of one text).
@@ -130,7 +140,7 @@ impl UnitDedup {
         let mut index = 0usize;
         corpus.for_each_document(
             "removing repeated units",
-            false,
+            self.keep_raw,
             |_, doc, text| self.split(doc, text),
             |doc, (units, text)| {
                 let flags = self.decide(&mut state, index, &units)?;
@@ -313,7 +323,7 @@ impl UnitDedup {
         let mut position = 1u64;
         corpus.for_each_document(
             "removing repeated units (second read)",
-            false,
+            self.keep_raw,
             |i, doc, text| (i >= from).then(|| self.split(doc, text)),
             |doc, split| {
                 let Some((units, text)) = split else {
