@@ -36,7 +36,7 @@ pub enum DedupError {
     Record(#[source] serde_json::Error),
     /// Reading the inputs failed (dedup below the document reads them itself).
     #[error(transparent)]
-    Corpus(neardup_ingest::CorpusError),
+    Corpus(Box<neardup_ingest::CorpusError>),
     /// The search layer refused the request.
     #[error(transparent)]
     Index(#[from] neardup_index::IndexError),
@@ -56,7 +56,7 @@ impl From<neardup_index::SpillError> for DedupError {
 
 impl From<neardup_ingest::CorpusError> for DedupError {
     fn from(error: neardup_ingest::CorpusError) -> Self {
-        DedupError::Corpus(error)
+        DedupError::Corpus(Box::new(error))
     }
 }
 

@@ -199,24 +199,21 @@ fn a_seen_file_of_another_rule_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("seen.units");
     let corpus = corpus_of(dir.path(), "c.jsonl", &["One.\n\nTwo.".to_string()]);
-    let mut lines = UnitDedup::new(
-        UnitRule::new(Unit::Line),
-        NormalizeOptions::web(),
-        &budget(dir.path()),
-    )
-    .with_seen(&path)
-    .unwrap();
+    let with_seen = |unit| {
+        UnitDedup::new(
+            UnitRule::new(unit),
+            NormalizeOptions::web(),
+            &budget(dir.path()),
+        )
+        .with_seen(&path)
+        .unwrap()
+    };
+    let mut lines = with_seen(Unit::Line);
     run(&mut lines, &corpus).unwrap();
     let mut saved = Vec::new();
     lines.write_seen(&mut saved).unwrap();
     std::fs::write(&path, saved).unwrap();
-    let mut paragraphs = UnitDedup::new(
-        UnitRule::new(Unit::Paragraph),
-        NormalizeOptions::web(),
-        &budget(dir.path()),
-    )
-    .with_seen(&path)
-    .unwrap();
+    let mut paragraphs = with_seen(Unit::Paragraph);
     let error = run(&mut paragraphs, &corpus).unwrap_err().to_string();
     assert!(error.contains("another rule"), "{error}");
     std::fs::write(&path, b"not a seen file").unwrap();
