@@ -96,6 +96,7 @@ const PIECES: &[&str] = &[
     "第一句。第二句！",
     "A unique story about a cat. It sat.",
     "Copyright 2024.",
+    "Wait… what?! (Yes.) Go.",
 ];
 
 /// Documents of pieces joined by blank lines, single line breaks or spaces.

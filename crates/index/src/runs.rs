@@ -236,7 +236,7 @@ impl<R: RunRecord> Runs<R> {
     }
 
     /// Every record added, ascending: the records in memory if no run was written, else the
-    /// runs merged (in passes of at most [`FAN_IN`] until that many are left).
+    /// runs merged (in passes of at most 64 (`FAN_IN`) until that many are left).
     pub fn into_sorted(self) -> Result<Sorted<R>, SpillError> {
         let Gathered { mut pairs, runs } = self
             .state

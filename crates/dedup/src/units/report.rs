@@ -55,8 +55,14 @@ impl Rewritten {
                 _ => report.removed_spans.push(range),
             }
         }
-        let left = kept.chars().filter(|c| !c.is_whitespace()).count() as u64;
-        report.dropped = left < min_chars;
+        // Counted up to the minimum only: a long document is not walked to its end.
+        let enough = usize::try_from(min_chars).unwrap_or(usize::MAX);
+        let left = kept
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .take(enough)
+            .count();
+        report.dropped = left < enough;
         if report.dropped {
             kept.clear();
         }

@@ -77,30 +77,29 @@ impl UnitSplitter {
     pub fn split(&self, text: &str) -> DocumentUnits {
         let segments = self.segments(text);
         let window = self.unit.window();
-        let mut normalized: Vec<String> = Vec::with_capacity(segments.len());
+        // Every unit normalised into one buffer, a newline between two: the units of a window
+        // joined by newlines are then one slice of it.
+        let mut joined = String::with_capacity(text.len() + segments.len());
+        let mut ends: Vec<(usize, usize)> = Vec::with_capacity(segments.len());
+        let mut unit = String::new();
         for segment in &segments {
-            let mut out = String::new();
-            let content = &text[segment.start..segment.content_end];
-            self.normalizer.normalize_into(content, &mut out);
-            normalized.push(out);
+            self.normalizer
+                .normalize_into(&text[segment.start..segment.content_end], &mut unit);
+            if !ends.is_empty() {
+                joined.push('\n');
+            }
+            ends.push((joined.len(), joined.len() + unit.len()));
+            joined.push_str(&unit);
         }
         let count = match segments.len() {
             0 => 0,
             n if n < window => 1,
             n => n - window + 1,
         };
-        let mut joined = String::new();
         let keys = (0..count)
             .map(|i| {
-                let end = (i + window).min(normalized.len());
-                joined.clear();
-                for (j, unit) in normalized[i..end].iter().enumerate() {
-                    if j > 0 {
-                        joined.push('\n');
-                    }
-                    joined.push_str(unit);
-                }
-                Xxh3.hash64(joined.as_bytes())
+                let last = (i + window).min(ends.len()) - 1;
+                Xxh3.hash64(&joined.as_bytes()[ends[i].0..ends[last].1])
             })
             .collect();
         DocumentUnits {
@@ -149,39 +148,47 @@ fn paragraphs(text: &str) -> Vec<Range<usize>> {
 
 /// Sentences: ended by a terminator (`.`, `!`, `?`, `…`, and closing quotes or brackets after
 /// it) before white space, by `。`, `！`, `？`, and by line breaks; trimmed, empty ones left out.
+/// A byte scan: every terminator but `…` and the full-width ones is ASCII.
 fn sentences(text: &str) -> Vec<Range<usize>> {
+    let bytes = text.as_bytes();
     let mut out = Vec::new();
-    let mut start = 0;
-    let mut chars = text.char_indices().peekable();
-    while let Some((at, c)) = chars.next() {
-        let end = match c {
-            '\n' => Some(at),
-            '。' | '！' | '？' => Some(at + c.len_utf8()),
-            '.' | '!' | '?' | '…' => {
-                let mut end = at + c.len_utf8();
-                while let Some(&(next_at, next)) = chars.peek() {
-                    if matches!(
-                        next,
-                        '.' | '!' | '?' | '…' | '"' | '\'' | '”' | '’' | ')' | ']'
-                    ) {
-                        end = next_at + next.len_utf8();
-                        chars.next();
-                    } else {
-                        break;
-                    }
-                }
-                let before_space = chars.peek().is_none_or(|&(_, next)| next.is_whitespace());
-                before_space.then_some(end)
-            }
-            _ => None,
+    let (mut start, mut at) = (0, 0);
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        let is = |c: &str| rest.starts_with(c.as_bytes());
+        let (end, next) = match bytes[at] {
+            b'\n' => (Some(at), at + 1),
+            b'.' | b'!' | b'?' => terminated(text, at + 1),
+            0xE2 if is("…") => terminated(text, at + 3),
+            0xE3 if is("。") => (Some(at + 3), at + 3),
+            0xEF if is("！") || is("？") => (Some(at + 3), at + 3),
+            _ => (None, at + 1),
         };
         if let Some(end) = end {
             push_trimmed(text, start..end, &mut out);
             start = end;
         }
+        at = next;
     }
     push_trimmed(text, start..text.len(), &mut out);
     out
+}
+
+/// After a terminator ending at `at`: more terminators and closing quotes or brackets, then
+/// the sentence's end if white space (or the text's end) follows; and where to scan on.
+fn terminated(text: &str, mut at: usize) -> (Option<usize>, usize) {
+    let mut rest = text[at..].chars();
+    for c in rest.by_ref() {
+        if !matches!(
+            c,
+            '.' | '!' | '?' | '…' | '"' | '\'' | '”' | '’' | ')' | ']'
+        ) {
+            let end = c.is_whitespace().then_some(at);
+            return (end, at);
+        }
+        at += c.len_utf8();
+    }
+    (Some(at), at)
 }
 
 /// Pushes `range` trimmed, unless it holds only white space.
