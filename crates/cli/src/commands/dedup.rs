@@ -76,7 +76,7 @@ pub struct DedupArgs {
     #[arg(long, value_name = "DIR|URL")]
     index: Option<String>,
     /// What is deduplicated: whole documents (the default), or the paragraphs (blocks between
-    /// blank lines), lines, or spans of N sentences that repeat across the corpus: each is
+    /// blank lines; of HTML, block elements), lines, or spans of N sentences that repeat across the corpus: each is
     /// removed from every document but the first that has it (by the profile's normalised
     /// text), and --kept writes the records with their text rewritten (JSON Lines).
     #[arg(long, value_name = "UNIT", value_parser = parse_granularity,

@@ -3,7 +3,7 @@
 //!
 //! The rule, as CCNet applies it to paragraphs (and datatrove to spans of three sentences):
 //! 1. a document's text is cut into **units** ([`Unit`]): paragraphs (blocks of lines
-//!    separated by blank lines), lines, or sentences;
+//!    separated by blank lines; in HTML, block elements), lines, or sentences;
 //! 2. each unit is normalised by the policy's profile ([`neardup_core::normalize`], the one
 //!    normaliser: NFKC, lower case, white space collapsed for `web`), and a **key** is hashed:
 //!    one key a paragraph or line, one key per window of `n` consecutive sentences for
@@ -45,8 +45,9 @@ pub const KEY_BITS: u32 = 64;
 /// What a document is cut into (`--granularity`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Unit {
-    /// Blocks of non-blank lines separated by blank lines (paragraphs of extracted HTML are
-    /// separated so).
+    /// Blocks of non-blank lines separated by blank lines; in text extracted from HTML
+    /// (`--html main` or `all`), which has one block element (`p`, `li`, `h1`, `div`, ...) a
+    /// line, each block element.
     Paragraph,
     /// Each non-blank line (CCNet's "paragraph": a line of WET text).
     Line,

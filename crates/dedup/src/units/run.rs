@@ -171,7 +171,7 @@ impl UnitDedup {
 
     /// A document's units and keys, with its text when it is not the body (extracted HTML).
     fn split(&self, doc: &Document, text: &str) -> (DocumentUnits, Option<String>) {
-        let units = self.splitter.split(text);
+        let units = self.splitter.split_as(text, doc.body.is_html());
         let owned = match &doc.body {
             Body::Text(body) if std::ptr::eq(body.as_str(), text) => None,
             _ => Some(text.to_string()),

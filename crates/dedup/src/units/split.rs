@@ -55,9 +55,12 @@ impl UnitSplitter {
         }
     }
 
-    /// The units of `text`, without keys.
-    pub fn segments(&self, text: &str) -> Vec<Segment> {
+    /// The units of `text`, without keys: of plain text if `extracted` is false, else of
+    /// text extracted from HTML, which has one block element a line (a paragraph is then a
+    /// line).
+    pub fn segments(&self, text: &str, extracted: bool) -> Vec<Segment> {
         let contents = match self.unit {
+            Unit::Paragraph if extracted => lines(text),
             Unit::Paragraph => paragraphs(text),
             Unit::Line => lines(text),
             Unit::Sentences(_) => sentences(text),
@@ -73,9 +76,15 @@ impl UnitSplitter {
         segments
     }
 
-    /// The units of `text` and their keys.
+    /// The units of the plain text `text` and their keys.
     pub fn split(&self, text: &str) -> DocumentUnits {
-        let segments = self.segments(text);
+        self.split_as(text, false)
+    }
+
+    /// The units of `text` and their keys; `extracted`: the text was extracted from HTML
+    /// (see [`UnitSplitter::segments`]).
+    pub fn split_as(&self, text: &str, extracted: bool) -> DocumentUnits {
+        let segments = self.segments(text, extracted);
         let window = self.unit.window();
         // Every unit normalised into one buffer, a newline between two: the units of a window
         // joined by newlines are then one slice of it.
@@ -213,7 +222,7 @@ mod tests {
 
     fn contents(unit: Unit, text: &str) -> Vec<&str> {
         let splitter = UnitSplitter::new(unit, NormalizeOptions::web());
-        let segments = splitter.segments(text);
+        let segments = splitter.segments(text, false);
         let mut end = 0;
         for s in &segments {
             assert!(s.start <= s.content_end && s.content_end <= s.end);
@@ -241,6 +250,9 @@ mod tests {
             ["Home | About", "First line", "second line.", "Cookies."]
         );
         assert!(contents(Unit::Paragraph, " \n\n ").is_empty());
+        let splitter = UnitSplitter::new(Unit::Paragraph, NormalizeOptions::web());
+        let html = splitter.segments("Home | About\nFirst block\nSecond block", true);
+        assert_eq!(html.len(), 3, "extracted HTML: a block element a line");
     }
 
     #[test]
