@@ -105,6 +105,8 @@ impl PolicyArgs {
             k: self.k,
             threshold: self.threshold,
             min_length_ratio: self.min_length_ratio,
+            // `dedup --granularity` names the rule below the document (or a policy file).
+            units: None,
         };
         // The file was read and parsed above; what fails now is an option's value.
         changes.apply(policy).map_err(|e| usage(e).into())

@@ -16,6 +16,9 @@
 //! 5. representative-centred clusters: documents in keep order, each removed as a duplicate of
 //!    the nearest kept document it has an accepted pair with, or kept itself.
 //!
+//! Below the document, [`units`] removes the paragraphs, lines or sentence spans that repeat
+//! across a corpus (the rule of CCNet and datatrove), within the same budget.
+//!
 //! Beside them, [`mirrors`] finds host (or host/path-prefix) pairs that serve the same content
 //! under the same relative paths, from `(url, content key)` pairs.
 //!
@@ -61,6 +64,7 @@ mod names;
 mod options;
 mod policy;
 mod sets;
+pub mod units;
 mod verdict;
 
 pub use budget::{peak_resident_bytes, Budget};

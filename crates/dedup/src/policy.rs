@@ -18,6 +18,7 @@ use neardup_core::{Choice, Fingerprints, Profile, Simhash};
 use serde::{Deserialize, Serialize};
 
 use crate::error::DedupError;
+use crate::units::{Unit, UnitRule};
 
 /// How near-duplicates are searched for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -147,6 +148,11 @@ pub struct Policy {
     /// Jaccard ≤ the length ratio.
     #[serde(default)]
     pub min_length_ratio: f64,
+    /// Dedup below the document: the paragraphs, lines or sentence spans that repeat are
+    /// removed from every document but the first that has them ([`crate::units`]); `None`
+    /// (the default, left out of the JSON) decides whole documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub units: Option<UnitRule>,
 }
 
 impl Default for Policy {
@@ -160,6 +166,7 @@ impl Default for Policy {
             threshold: DEFAULT_THRESHOLD,
             verify: Some(VerifyMeasure::Jaccard),
             min_length_ratio: 0.0,
+            units: None,
         }
     }
 }
@@ -191,6 +198,8 @@ pub struct PolicyChanges {
     pub threshold: Option<f64>,
     /// Smallest length ratio of a verified pair.
     pub min_length_ratio: Option<f64>,
+    /// The rule below the document; `Some(None)` decides whole documents.
+    pub units: Option<Option<UnitRule>>,
 }
 
 impl PolicyChanges {
@@ -215,6 +224,9 @@ impl PolicyChanges {
         base.k = self.k.unwrap_or(base.k);
         base.threshold = self.threshold.unwrap_or(base.threshold);
         base.min_length_ratio = self.min_length_ratio.unwrap_or(base.min_length_ratio);
+        if let Some(units) = self.units {
+            base.units = units;
+        }
         base.validate()?;
         Ok(base)
     }
@@ -362,6 +374,7 @@ impl Policy {
             threshold: DEFAULT_THRESHOLD,
             verify: None,
             min_length_ratio: 0.0,
+            units: None,
         }
     }
 
@@ -394,6 +407,11 @@ impl Policy {
         }
         if !(0.0..=1.0).contains(&self.min_length_ratio) || self.min_length_ratio.is_nan() {
             return invalid("min_length_ratio must be between 0 and 1");
+        }
+        if let Some(Unit::Sentences(n)) = self.units.map(|rule| rule.unit) {
+            if !(1..=64).contains(&n) {
+                return invalid("a sentence span has 1 to 64 sentences");
+            }
         }
         if self.min_length_ratio > 0.0 && self.verify.is_none() {
             return invalid(
@@ -612,17 +630,20 @@ impl Policy {
         };
         let t = self.threshold;
         let search = match self.method {
-            Method::Exact => return format!("profile {}: equal digests", self.profile.name),
+            Method::Exact => "equal digests".to_string(),
             Method::Simhash | Method::Cascade => format!("simhash distance <= {}", self.k),
             Method::Minhash => format!("minhash estimate >= {t:.2}"),
             Method::Overlap => "shingle overlap".to_string(),
         };
         let mut rule = format!("profile {}: {search}", self.profile.name);
-        if let Some(measure) = self.verify {
+        if let Some(measure) = self.verify.filter(|_| self.method != Method::Exact) {
             rule += &format!(", then {} >= {t:.2}", verify(measure));
         }
-        if self.min_length_ratio > 0.0 {
+        if self.min_length_ratio > 0.0 && self.method != Method::Exact {
             rule += &format!(", length ratio >= {:.2}", self.min_length_ratio);
+        }
+        if let Some(units) = self.units {
+            rule += &format!("; below the document: {}", units.describe());
         }
         rule
     }

@@ -54,4 +54,4 @@ pub use lsh::{candidate_pairs, estimated_jaccard, LshParams, MinHashLsh, Similar
 pub use permuted::PermutedTables;
 pub use probed::ProbedBlocks;
 pub use rotate::{rotate_pairs, RotateParams};
-pub use runs::{Merge, SortedPairs, SpillError};
+pub use runs::{Merge, RunRecord, Runs, Sorted, SortedPairs, SpillDir, SpillError};

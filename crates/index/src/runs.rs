@@ -1,5 +1,7 @@
-//! Sorted runs of [`Pair`]s on disk: pairs are gathered in memory up to a cap, sorted and
-//! written as a run when the cap is reached, and read back merged as one ascending stream.
+//! Sorted runs of fixed-size records on disk ([`RunRecord`]: the [`Pair`]s of the spilled
+//! search, the unit hashes of `dedup --granularity`): records are gathered in memory up to a
+//! cap, sorted and written as a run when the cap is reached, and read back merged as one
+//! ascending stream.
 //! [`FAN_IN`] runs of one level are merged into one of the next level as soon as they are
 //! written (so at most `FAN_IN` files a level are open), and what is left at the end in passes
 //! of at most `FAN_IN`. Runs are anonymous temporary files (unlinked at
@@ -20,8 +22,63 @@ use crate::error::IndexError;
 pub(crate) const FAN_IN: usize = 64;
 /// Buffer of each reader and writer of a temporary file.
 pub(crate) const IO_BUFFER: usize = 1 << 16;
-/// Bytes of one pair in a run: `a` and `b` (u32), then the distance (u8: at most 128).
-const PAIR_BYTES: usize = 9;
+/// A record that sorted runs hold: ordered, and written as a fixed number of bytes.
+pub trait RunRecord: Ord + Copy + Send {
+    /// Bytes of one record in a run.
+    const BYTES: usize;
+    /// Writes the record into `out` ([`RunRecord::BYTES`] long).
+    fn encode(&self, out: &mut [u8]);
+    /// The record `bytes` ([`RunRecord::BYTES`] long) hold.
+    fn decode(bytes: &[u8]) -> Self;
+}
+
+/// A pair in a run: `a` and `b` (u32), then the distance (u8: at most 128).
+impl RunRecord for Pair {
+    const BYTES: usize = 9;
+
+    fn encode(&self, out: &mut [u8]) {
+        out[..4].copy_from_slice(&self.a.to_le_bytes());
+        out[4..8].copy_from_slice(&self.b.to_le_bytes());
+        out[8] = self.distance as u8;
+    }
+
+    fn decode(bytes: &[u8]) -> Self {
+        let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default());
+        Pair {
+            a: word(0),
+            b: word(4),
+            distance: u32::from(bytes[8]),
+        }
+    }
+}
+
+/// Two 64-bit words in a run, little-endian: e.g. a unit's hash and its position.
+impl RunRecord for (u64, u64) {
+    const BYTES: usize = 16;
+
+    fn encode(&self, out: &mut [u8]) {
+        out[..8].copy_from_slice(&self.0.to_le_bytes());
+        out[8..16].copy_from_slice(&self.1.to_le_bytes());
+    }
+
+    fn decode(bytes: &[u8]) -> Self {
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
+        (word(0), word(8))
+    }
+}
+
+/// One 64-bit word in a run, little-endian.
+impl RunRecord for u64 {
+    const BYTES: usize = 8;
+
+    fn encode(&self, out: &mut [u8]) {
+        out[..8].copy_from_slice(&self.to_le_bytes());
+    }
+
+    fn decode(bytes: &[u8]) -> Self {
+        u64::from_le_bytes(bytes[..8].try_into().unwrap_or_default())
+    }
+}
 
 /// Why an external (spilling) search failed.
 #[derive(Debug, thiserror::Error)]
@@ -40,16 +97,17 @@ pub enum SpillError {
     },
 }
 
-/// The temporary folder of a search and the bytes written to it so far.
+/// The temporary folder of a search (or of any user of [`Runs`]) and the bytes written to it
+/// so far.
 #[derive(Debug, Clone)]
-pub(crate) struct SpillDir {
+pub struct SpillDir {
     dir: PathBuf,
     written: Arc<AtomicU64>,
 }
 
 impl SpillDir {
     /// Temporary files in `dir`.
-    pub(crate) fn new(dir: &Path) -> Self {
+    pub fn new(dir: &Path) -> Self {
         SpillDir {
             dir: dir.to_path_buf(),
             written: Arc::new(AtomicU64::new(0)),
@@ -61,13 +119,18 @@ impl SpillDir {
         tempfile::tempfile_in(&self.dir).map_err(|e| self.io("cannot create a file", e))
     }
 
+    /// The folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Counts `bytes` written to the folder.
-    pub(crate) fn count(&self, bytes: u64) {
+    pub fn count(&self, bytes: u64) {
         self.written.fetch_add(bytes, Relaxed);
     }
 
     /// Bytes written to the folder so far.
-    pub(crate) fn written(&self) -> u64 {
+    pub fn written(&self) -> u64 {
         self.written.load(Relaxed)
     }
 
@@ -87,41 +150,52 @@ impl SpillDir {
     }
 }
 
-/// Pairs gathered from several threads, in memory up to a cap, then as sorted runs on disk.
-pub(crate) struct PairRuns {
+/// Records gathered from several threads, in memory up to a cap, then as sorted runs on disk.
+pub struct Runs<R: RunRecord> {
     spill: SpillDir,
-    /// Pairs held before a run is written.
+    /// Records held before a run is written.
     cap: usize,
-    state: Mutex<Gathered>,
+    state: Mutex<Gathered<R>>,
 }
 
-/// What [`PairRuns`] holds: the pairs not yet written, and the runs written with their level
+/// The pairs of the spilled search.
+pub(crate) type PairRuns = Runs<Pair>;
+
+/// What [`Runs`] holds: the records not yet written, and the runs written with their level
 /// (0: written from memory; `l + 1`: merged from [`FAN_IN`] runs of level `l`), levels
 /// descending.
-#[derive(Default)]
-struct Gathered {
-    pairs: Vec<Pair>,
+struct Gathered<R> {
+    pairs: Vec<R>,
     runs: Vec<(u32, File)>,
 }
 
-impl PairRuns {
-    /// Holds up to `memory` bytes of pairs (at least a few) before writing a run to `spill`.
-    pub(crate) fn new(spill: SpillDir, memory: u64) -> Self {
-        let cap = (memory / std::mem::size_of::<Pair>() as u64).max(16);
-        PairRuns {
+impl<R> Default for Gathered<R> {
+    fn default() -> Self {
+        Gathered {
+            pairs: Vec::new(),
+            runs: Vec::new(),
+        }
+    }
+}
+
+impl<R: RunRecord> Runs<R> {
+    /// Holds up to `memory` bytes of records (at least a few) before writing a run to `spill`.
+    pub fn new(spill: SpillDir, memory: u64) -> Self {
+        let cap = (memory / std::mem::size_of::<R>().max(1) as u64).max(16);
+        Runs {
             spill,
             cap: usize::try_from(cap).unwrap_or(usize::MAX),
             state: Mutex::new(Gathered::default()),
         }
     }
 
-    /// How many pairs a caller should gather before calling [`PairRuns::add`].
-    pub(crate) fn batch(&self) -> usize {
+    /// How many records a caller should gather before calling [`Runs::add`].
+    pub fn batch(&self) -> usize {
         (self.cap / 8).clamp(1, 1 << 14)
     }
 
     /// Adds `batch` (emptied), writing a run when the cap is reached.
-    pub(crate) fn add(&self, batch: &mut Vec<Pair>) -> Result<(), SpillError> {
+    pub fn add(&self, batch: &mut Vec<R>) -> Result<(), SpillError> {
         let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let state = &mut *guard;
         state.pairs.append(batch);
@@ -141,32 +215,29 @@ impl PairRuns {
         Ok(())
     }
 
-    /// Writes ascending `pairs` to a new run.
+    /// Writes ascending `records` to a new run.
     fn write_run(
         &self,
-        pairs: impl Iterator<Item = Result<Pair, SpillError>>,
+        records: impl Iterator<Item = Result<R, SpillError>>,
     ) -> Result<File, SpillError> {
         let file = self.spill.file()?;
         let mut out = BufWriter::with_capacity(IO_BUFFER, file);
         let mut bytes = 0u64;
-        for pair in pairs {
-            let pair = pair?;
-            let mut record = [0u8; PAIR_BYTES];
-            record[..4].copy_from_slice(&pair.a.to_le_bytes());
-            record[4..8].copy_from_slice(&pair.b.to_le_bytes());
-            record[8] = pair.distance as u8;
-            out.write_all(&record)
+        let mut encoded = vec![0u8; R::BYTES];
+        for record in records {
+            record?.encode(&mut encoded);
+            out.write_all(&encoded)
                 .map_err(|e| self.spill.io("cannot write a sorted run", e))?;
-            bytes += PAIR_BYTES as u64;
+            bytes += R::BYTES as u64;
         }
         self.spill.count(bytes);
         out.into_inner()
             .map_err(|e| self.spill.io("cannot write a sorted run", e.into_error()))
     }
 
-    /// Every pair added, ascending: the pairs in memory if no run was written, else the runs
-    /// merged (in passes of at most [`FAN_IN`] until that many are left).
-    pub(crate) fn into_sorted(self) -> Result<SortedPairs, SpillError> {
+    /// Every record added, ascending: the records in memory if no run was written, else the
+    /// runs merged (in passes of at most 64 (`FAN_IN`) until that many are left).
+    pub fn into_sorted(self) -> Result<Sorted<R>, SpillError> {
         let Gathered { mut pairs, runs } = self
             .state
             .into_inner()
@@ -174,9 +245,9 @@ impl PairRuns {
         let mut runs: Vec<File> = runs.into_iter().map(|(_, run)| run).collect();
         pairs.sort_unstable();
         if runs.is_empty() {
-            return Ok(SortedPairs::Memory(pairs.into_iter()));
+            return Ok(Sorted::Memory(pairs.into_iter()));
         }
-        let last = PairRuns {
+        let last = Runs {
             spill: self.spill.clone(),
             cap: self.cap,
             state: Mutex::new(Gathered::default()),
@@ -194,7 +265,7 @@ impl PairRuns {
             }
             runs = merged;
         }
-        Ok(SortedPairs::Merged(Merge::new(&self.spill, runs)?))
+        Ok(Sorted::Merged(Merge::new(&self.spill, runs)?))
     }
 }
 
@@ -205,40 +276,46 @@ fn full_level(runs: &[(u32, File)]) -> Option<u32> {
     last.iter().all(|(l, _)| *l == level).then_some(level)
 }
 
-/// Pairs in ascending `(a, b)` order, from memory or merged from runs on disk.
-pub enum SortedPairs {
-    /// Every pair fitted in memory.
-    Memory(std::vec::IntoIter<Pair>),
+/// Records in ascending order, from memory or merged from runs on disk.
+pub enum Sorted<R: RunRecord> {
+    /// Every record fitted in memory.
+    Memory(std::vec::IntoIter<R>),
     /// Merged from sorted runs.
-    Merged(Merge),
+    Merged(Merge<R>),
 }
 
-impl Iterator for SortedPairs {
-    type Item = Result<Pair, SpillError>;
+/// Pairs in ascending `(a, b)` order, from memory or merged from runs on disk.
+pub type SortedPairs = Sorted<Pair>;
+
+impl<R: RunRecord> Iterator for Sorted<R> {
+    type Item = Result<R, SpillError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         match self {
-            SortedPairs::Memory(pairs) => pairs.next().map(Ok),
-            SortedPairs::Merged(merge) => merge.next(),
+            Sorted::Memory(records) => records.next().map(Ok),
+            Sorted::Merged(merge) => merge.next(),
         }
     }
 }
 
 /// A k-way merge of sorted runs.
-pub struct Merge {
+pub struct Merge<R: RunRecord = Pair> {
     spill: SpillDir,
     readers: Vec<BufReader<File>>,
-    heap: BinaryHeap<Reverse<(Pair, usize)>>,
+    heap: BinaryHeap<Reverse<(R, usize)>>,
+    /// One record's bytes, as read.
+    buffer: Vec<u8>,
     failed: bool,
 }
 
-impl Merge {
+impl<R: RunRecord> Merge<R> {
     /// Merges `runs`, each read from its start.
     fn new(spill: &SpillDir, runs: Vec<File>) -> Result<Self, SpillError> {
         let mut merge = Merge {
             spill: spill.clone(),
             readers: Vec::with_capacity(runs.len()),
             heap: BinaryHeap::with_capacity(runs.len()),
+            buffer: vec![0; R::BYTES],
             failed: false,
         };
         for run in runs {
@@ -248,20 +325,11 @@ impl Merge {
         Ok(merge)
     }
 
-    /// Reads the next pair of run `i` into the heap, if it has one.
+    /// Reads the next record of run `i` into the heap, if it has one.
     fn refill(&mut self, i: usize) -> Result<(), SpillError> {
-        let mut record = [0u8; PAIR_BYTES];
-        match self.readers[i].read_exact(&mut record) {
+        match self.readers[i].read_exact(&mut self.buffer) {
             Ok(()) => {
-                let word = |at: usize| {
-                    u32::from_le_bytes(record[at..at + 4].try_into().unwrap_or_default())
-                };
-                let pair = Pair {
-                    a: word(0),
-                    b: word(4),
-                    distance: u32::from(record[8]),
-                };
-                self.heap.push(Reverse((pair, i)));
+                self.heap.push(Reverse((R::decode(&self.buffer), i)));
                 Ok(())
             }
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(()),
@@ -270,18 +338,18 @@ impl Merge {
     }
 }
 
-impl Iterator for Merge {
-    type Item = Result<Pair, SpillError>;
+impl<R: RunRecord> Iterator for Merge<R> {
+    type Item = Result<R, SpillError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed {
             return None;
         }
-        let Reverse((pair, i)) = self.heap.pop()?;
+        let Reverse((record, i)) = self.heap.pop()?;
         if let Err(e) = self.refill(i) {
             self.failed = true;
             return Some(Err(e));
         }
-        Some(Ok(pair))
+        Some(Ok(record))
     }
 }

@@ -59,6 +59,7 @@ impl Policy {
             k,
             threshold,
             min_length_ratio,
+            units: None,
         };
         // `apply` validates what it makes.
         let inner = changes

@@ -9,3 +9,4 @@ pub mod index;
 pub mod mirrors;
 pub mod pairs;
 pub mod serve;
+pub mod units;

@@ -1,0 +1,218 @@
+//! `neardup dedup --granularity paragraph|line|sentences:N`: the repeated units of a corpus
+//! removed (the rule is [`neardup_dedup::units`]'s), the records written back with their text
+//! rewritten, and a report of what went from each document.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Context;
+use neardup_dedup::units::{rewrite_record, Rewritten, UnitDedup, UnitFigures, UnitReport};
+use neardup_dedup::{Budget, Policy};
+use neardup_ingest::{Corpus, Document};
+use serde::Serialize;
+
+use crate::commands::extract::TextLine;
+use crate::output::{Output, Outputs};
+use crate::usage::usage;
+
+/// What the run writes.
+pub struct UnitOutputs<'a> {
+    /// The records, rewritten (`--kept`).
+    pub kept: Option<&'a Path>,
+    /// One line a document something was removed from (`--removed-spans`).
+    pub removed_spans: Option<&'a Path>,
+    /// The keys seen, saved for the next run (`--seen`).
+    pub seen: Option<&'a PathBuf>,
+    /// The figures as JSON (`--summary`).
+    pub summary: Option<&'a Path>,
+    /// The JSONL field the text is written back to.
+    pub text_field: &'a str,
+}
+
+/// One line of `--removed-spans`.
+#[derive(Serialize)]
+struct RemovedLine<'a> {
+    id: &'a str,
+    #[serde(flatten)]
+    report: &'a UnitReport,
+}
+
+/// The figures printed and written with `--summary`.
+#[derive(Serialize)]
+struct Summary<'a> {
+    #[serde(flatten)]
+    figures: &'a UnitFigures,
+    documents_kept: u64,
+    seen_saved: Option<u64>,
+    seconds: f64,
+    mb_per_second: f64,
+    memory_budget_bytes: u64,
+    peak_rss_bytes: Option<u64>,
+    policy: String,
+}
+
+/// Checks that `--kept` names JSON Lines: the rewritten records are written as JSONL only.
+pub fn check_kept(path: &Path) -> anyhow::Result<()> {
+    let name = path.to_string_lossy();
+    if [".gz", ".zst", ".parquet", ".warc"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+    {
+        return Err(usage(anyhow::anyhow!(
+            "--kept {name}: with --granularity the rewritten records are written as JSON Lines (.jsonl); compressed and Parquet outputs are not written yet"
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Runs the rule of `policy.units` over `corpus` and writes the outputs.
+pub fn run(
+    policy: &Policy,
+    corpus: &Corpus,
+    budget: &Budget,
+    outputs: &UnitOutputs<'_>,
+    started: Instant,
+) -> anyhow::Result<()> {
+    let rule = policy.units.context("no unit rule in the policy")?;
+    let mut dedup = UnitDedup::new(rule, policy.profile.normalize, budget);
+    if outputs.kept.is_some() {
+        dedup = dedup.with_records();
+    }
+    if let Some(path) = outputs.seen {
+        dedup = dedup.with_seen(path)?;
+    }
+    let mut files = Outputs::default();
+    let mut spans = Outputs::default();
+    let mut kept_count = 0u64;
+    let mut figures = UnitFigures::default();
+    optional(&mut files, outputs.kept, |mut kept| {
+        optional(&mut spans, outputs.removed_spans, |mut removed| {
+            figures = dedup.run(corpus, |doc, rewritten| {
+                kept_count += u64::from(!rewritten.report.dropped);
+                if let Some(out) = removed.as_deref_mut() {
+                    write_report(out, &doc, &rewritten.report)?;
+                }
+                match kept.as_deref_mut() {
+                    Some(out) => write_record(out, &doc, &rewritten, outputs.text_field),
+                    None => Ok(()),
+                }
+            })?;
+            Ok(())
+        })
+    })?;
+    let seen_saved = match outputs.seen {
+        Some(path) => {
+            let mut count = 0;
+            files.write(path, |out| {
+                count = dedup.write_seen(out)?;
+                Ok(())
+            })?;
+            Some(count)
+        }
+        None => None,
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let summary = Summary {
+        figures: &figures,
+        documents_kept: kept_count,
+        seen_saved,
+        seconds,
+        mb_per_second: figures.text_bytes as f64 / 1e6 / seconds.max(1e-9),
+        memory_budget_bytes: budget.memory,
+        peak_rss_bytes: neardup_dedup::peak_resident_bytes(),
+        policy: policy.describe(),
+    };
+    print_summary(&summary);
+    if let Some(path) = outputs.summary {
+        files.write(path, |out| {
+            serde_json::to_writer_pretty(&mut *out, &summary)?;
+            writeln!(out)?;
+            Ok(())
+        })?;
+    }
+    spans.commit()?;
+    files.commit()
+}
+
+/// Calls `write` with the output `path` when one is given (written into `outputs`), else
+/// with none.
+fn optional(
+    outputs: &mut Outputs,
+    path: Option<&Path>,
+    write: impl FnOnce(Option<&mut Output>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    match path {
+        Some(path) => outputs.write(path, |out| write(Some(out))),
+        None => write(None),
+    }
+}
+
+/// A document's record with its text rewritten: its JSON record with the text field replaced,
+/// or a line `{"id", "url", "title", "text"}` for a document read from another format. A
+/// dropped document writes nothing.
+fn write_record(
+    out: &mut Output,
+    doc: &Document,
+    rewritten: &Rewritten,
+    text_field: &str,
+) -> anyhow::Result<()> {
+    if rewritten.report.dropped {
+        return Ok(());
+    }
+    let line = match doc.raw.as_deref().filter(|raw| raw.first() == Some(&b'{')) {
+        Some(raw) => rewrite_record(raw, text_field, &rewritten.text)?,
+        None => serde_json::to_vec(&TextLine {
+            id: &doc.id,
+            url: doc.url.as_deref(),
+            title: doc.title.as_deref(),
+            text: &rewritten.text,
+        })?,
+    };
+    out.write_all(&line)?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
+
+/// A line of `--removed-spans` for a document something was removed from (or dropped).
+fn write_report(out: &mut Output, doc: &Document, report: &UnitReport) -> anyhow::Result<()> {
+    if report.units_removed == 0 && !report.dropped {
+        return Ok(());
+    }
+    serde_json::to_writer(
+        &mut *out,
+        &RemovedLine {
+            id: &doc.id,
+            report,
+        },
+    )?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
+
+fn print_summary(s: &Summary<'_>) {
+    let f = s.figures;
+    eprintln!(
+        "neardup: {} documents ({:.1} MB of text) in {:.2} s ({:.1} MB/s): {} of {} units removed ({:.1} MB, {:.1}%), {} documents dropped, {} kept",
+        f.documents,
+        f.text_bytes as f64 / 1e6,
+        s.seconds,
+        s.mb_per_second,
+        f.units_removed,
+        f.units,
+        f.bytes_removed as f64 / 1e6,
+        100.0 * f.bytes_removed as f64 / (f.text_bytes.max(1)) as f64,
+        f.documents_dropped,
+        s.documents_kept
+    );
+    eprintln!(
+        "neardup: {} reads, {} seen keys loaded{}; peak memory {:.1} MB, budget {:.1} MB, {:.1} MB spilled",
+        f.passes,
+        f.seen_loaded,
+        s.seen_saved.map_or(String::new(), |n| format!(", {n} saved")),
+        s.peak_rss_bytes.unwrap_or(0) as f64 / 1e6,
+        s.memory_budget_bytes as f64 / 1e6,
+        f.spilled_bytes as f64 / 1e6
+    );
+}

@@ -1,0 +1,179 @@
+//! Dedup below the document: the paragraphs, lines or sentence spans that repeat across a
+//! corpus, removed from every document but the first that has them (in input order).
+//!
+//! The rule, as CCNet applies it to paragraphs (and datatrove to spans of three sentences):
+//! 1. a document's text is cut into **units** ([`Unit`]): paragraphs (blocks of lines
+//!    separated by blank lines; in HTML, block elements), lines, or sentences;
+//! 2. each unit is normalised by the policy's profile ([`neardup_core::normalize`], the one
+//!    normaliser: NFKC, lower case, white space collapsed for `web`), and a **key** is hashed:
+//!    one key a paragraph or line, one key per window of `n` consecutive sentences for
+//!    `sentences:n` (the normalised sentences joined by a newline; a document of fewer
+//!    sentences has one key of them all);
+//! 3. the key is the 64-bit XXH3 of the normalised bytes ([`KEY_BITS`]): with `n` distinct
+//!    units, the expected number of colliding pairs is n² / 2⁶⁵ (0.03 for a billion units;
+//!    CCNet keeps 8 bytes of SHA-1, the same width);
+//! 4. a key already seen, in an earlier document or earlier in the same one, removes the
+//!    units it covers; the first occurrence stays. With a saved set of keys ([`SeenFile`]),
+//!    keys of earlier runs count as seen before the first document;
+//! 5. the document is the original text with the removed units cut out, each with the blank
+//!    (or white space) that follows it; it is dropped when fewer than
+//!    [`UnitRule::min_chars`] characters (other than white space) are left.
+//!
+//! [`UnitDedup`] runs the rule over a [`neardup_ingest::Corpus`] within a [`crate::Budget`]:
+//! the seen keys are held in memory while they fit; beyond, the run goes on in two passes
+//! through sorted runs on disk ([`neardup_index::Runs`]), with the same answer.
+
+mod record;
+mod report;
+mod run;
+mod seen;
+mod split;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::DedupError;
+
+pub use record::rewrite_record;
+pub use report::{Rewritten, UnitReport};
+pub use run::{UnitDedup, UnitFigures};
+pub use seen::SeenFile;
+pub use split::{DocumentUnits, Segment, UnitSplitter};
+
+/// Bits of a unit's key: the 64-bit XXH3 of its normalised text.
+pub const KEY_BITS: u32 = 64;
+
+/// What a document is cut into (`--granularity`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Unit {
+    /// Blocks of non-blank lines separated by blank lines; in text extracted from HTML
+    /// (`--html main` or `all`), which has one block element (`p`, `li`, `h1`, `div`, ...) a
+    /// line, each block element.
+    Paragraph,
+    /// Each non-blank line (CCNet's "paragraph": a line of WET text).
+    Line,
+    /// Windows of this many consecutive sentences (datatrove's rule at 3). A sentence ends at
+    /// `.`, `!`, `?` or `…` (with closing quotes or brackets) before white space, at
+    /// `。`, `！` or `？`, and at a line break.
+    Sentences(u32),
+}
+
+impl Unit {
+    /// Parses a `--granularity` value: `document` (no unit: documents are decided whole),
+    /// `paragraph`, `line`, or `sentences:N` with N from 1 to 64.
+    ///
+    /// ```
+    /// use neardup_dedup::units::Unit;
+    /// assert_eq!(Unit::parse_granularity("sentences:3").unwrap(), Some(Unit::Sentences(3)));
+    /// assert_eq!(Unit::parse_granularity("document").unwrap(), None);
+    /// assert!(Unit::parse_granularity("sentences:0").is_err());
+    /// ```
+    pub fn parse_granularity(text: &str) -> Result<Option<Unit>, DedupError> {
+        let invalid = || {
+            DedupError::InvalidOption(format!(
+                "granularity {text:?}: expected document, paragraph, line or sentences:N (N from 1 to 64)"
+            ))
+        };
+        Ok(Some(match text {
+            "document" => return Ok(None),
+            "paragraph" => Unit::Paragraph,
+            "line" => Unit::Line,
+            _ => {
+                let n = text.strip_prefix("sentences:").ok_or_else(invalid)?;
+                let n: u32 = n.parse().map_err(|_| invalid())?;
+                if !(1..=64).contains(&n) {
+                    return Err(invalid());
+                }
+                Unit::Sentences(n)
+            }
+        }))
+    }
+
+    /// Sentences a key covers: 1 for paragraphs and lines.
+    pub fn window(self) -> usize {
+        match self {
+            Unit::Paragraph | Unit::Line => 1,
+            Unit::Sentences(n) => n as usize,
+        }
+    }
+}
+
+impl std::fmt::Display for Unit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unit::Paragraph => f.write_str("paragraph"),
+            Unit::Line => f.write_str("line"),
+            Unit::Sentences(n) => write!(f, "sentences:{n}"),
+        }
+    }
+}
+
+impl TryFrom<String> for Unit {
+    type Error = DedupError;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        Unit::parse_granularity(&text)?.ok_or_else(|| {
+            DedupError::InvalidOption(
+                "a unit rule needs a unit: paragraph, line or sentences:N (document is no unit)"
+                    .into(),
+            )
+        })
+    }
+}
+
+impl From<Unit> for String {
+    fn from(unit: Unit) -> String {
+        unit.to_string()
+    }
+}
+
+impl Serialize for Unit {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Unit {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Unit::try_from(text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The rule below the document, a field of the [`crate::Policy`] (`units`): which unit, and
+/// the least a document must keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnitRule {
+    /// What documents are cut into.
+    pub unit: Unit,
+    /// A document is dropped when fewer characters than this (white space not counted) are
+    /// left once its repeated units are removed. 1, the default, drops only documents left
+    /// empty (CCNet's rule).
+    #[serde(default = "UnitRule::default_min_chars")]
+    pub min_chars: u64,
+}
+
+impl UnitRule {
+    /// The default least number of characters a document keeps: 1.
+    pub const DEFAULT_MIN_CHARS: u64 = 1;
+
+    fn default_min_chars() -> u64 {
+        Self::DEFAULT_MIN_CHARS
+    }
+
+    /// The rule for `unit` with the default minimum.
+    pub fn new(unit: Unit) -> UnitRule {
+        UnitRule {
+            unit,
+            min_chars: Self::DEFAULT_MIN_CHARS,
+        }
+    }
+
+    /// One line saying what the rule does, for reports.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} units: a repeat of a normalised unit (xxh3-64) seen earlier is removed; documents left with under {} characters are dropped",
+            self.unit, self.min_chars
+        )
+    }
+}

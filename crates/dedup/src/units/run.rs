@@ -1,0 +1,392 @@
+//! [`UnitDedup`]: the rule below the document over a whole corpus, within a memory budget.
+//!
+//! One pass while the seen keys fit their share of the budget: each document, in input order,
+//! is split and hashed (in parallel), its keys looked up and added to a set (in order), and
+//! the document rewritten. When the set would outgrow its share, the keys held so far become
+//! records `(key, 0)` of sorted runs on disk, and every later key a record
+//! `(key, position)`; after the read the runs are merged: the first record of each key is its
+//! first occurrence, the others are repeats, whose positions are sorted again; a second read
+//! rewrites the documents from the one where the set overflowed, taking the repeats in order.
+//! Both ways give the same output (a property test checks it against a brute-force set).
+
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+
+use neardup_core::normalize::NormalizeOptions;
+use neardup_index::{Runs, Sorted, SpillDir};
+use neardup_ingest::{Body, Corpus, Document};
+use serde::Serialize;
+
+use super::report::Rewritten;
+use super::seen::{set_bytes, KeySet, SeenFile};
+use super::split::{DocumentUnits, UnitSplitter};
+use super::UnitRule;
+use crate::budget::{spill_file, Budget};
+use crate::error::DedupError;
+
+/// The figures of a run below the document.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct UnitFigures {
+    /// Documents read.
+    pub documents: u64,
+    /// Documents dropped: too little left.
+    pub documents_dropped: u64,
+    /// Units of every document.
+    pub units: u64,
+    /// Units removed as repeats.
+    pub units_removed: u64,
+    /// Bytes of text (as extracted) read.
+    pub text_bytes: u64,
+    /// Bytes of text removed (dropped documents' remainders not counted).
+    pub bytes_removed: u64,
+    /// Keys read from the seen file of earlier runs.
+    pub seen_loaded: u64,
+    /// Reads of the corpus: 1, or 2 when the keys did not fit the budget.
+    pub passes: u32,
+    /// Bytes written to the temporary folder.
+    pub spilled_bytes: u64,
+}
+
+/// Where the seen keys are.
+enum State {
+    /// In memory.
+    Memory(KeySet),
+    /// In sorted runs of `(key, position)` on disk, from the document `from` on; positions
+    /// count keys from 1 (0: seen before the run or before `from`).
+    Runs {
+        runs: Runs<(u64, u64)>,
+        batch: Vec<(u64, u64)>,
+        from: usize,
+        next: u64,
+    },
+}
+
+/// Paragraph, line or sentence-span dedup of a corpus ([`super`] has the rule).
+pub struct UnitDedup {
+    rule: UnitRule,
+    splitter: UnitSplitter,
+    normalize: NormalizeOptions,
+    spill: SpillDir,
+    set_memory: u64,
+    seen: Option<SeenFile>,
+    /// Whether documents carry their input records ([`Document::raw`]).
+    keep_raw: bool,
+    /// The union of the seen keys and this run's, once the run is over.
+    union: Option<Union>,
+}
+
+/// The keys seen, once the run is over.
+enum Union {
+    Memory(KeySet),
+    File(tempfile::NamedTempFile),
+}
+
+impl UnitDedup {
+    /// The rule `rule`, normalising as `normalize` says, within `budget`: the seen keys may
+    /// hold half of it in memory.
+    pub fn new(rule: UnitRule, normalize: NormalizeOptions, budget: &Budget) -> Self {
+        UnitDedup {
+            rule,
+            splitter: UnitSplitter::new(rule.unit, normalize),
+            normalize,
+            spill: SpillDir::new(&budget.spill_dir()),
+            set_memory: budget.memory / 2,
+            seen: None,
+            keep_raw: false,
+            union: None,
+        }
+    }
+
+    /// The bytes the seen keys may hold in memory (half the budget by default); beyond, they
+    /// go to disk. For tests of the spilled path, and tuning.
+    pub fn with_set_memory(mut self, bytes: u64) -> Self {
+        self.set_memory = bytes;
+        self
+    }
+
+    /// Keys of earlier runs, from `path` (none if it does not exist yet): they count as seen
+    /// before the first document, and [`UnitDedup::write_seen`] saves them with this run's.
+    pub fn with_seen(mut self, path: &std::path::Path) -> Result<Self, DedupError> {
+        self.seen = Some(SeenFile::new(path, self.rule.unit, self.normalize)?);
+        Ok(self)
+    }
+
+    /// Documents handed to the sink carry their input records ([`Document::raw`]), to be
+    /// written back rewritten ([`super::rewrite_record`]).
+    pub fn with_records(mut self) -> Self {
+        self.keep_raw = true;
+        self
+    }
+
+    /// The splitter of this rule (units and keys of one text).
+    pub fn splitter(&self) -> &UnitSplitter {
+        &self.splitter
+    }
+
+    /// Reads `corpus` (twice when the keys outgrow the budget: open it to be read again) and
+    /// calls `sink` with every document and its rewrite, in input order.
+    pub fn run<E: From<DedupError> + From<neardup_ingest::CorpusError>>(
+        &mut self,
+        corpus: &Corpus,
+        mut sink: impl FnMut(Document, Rewritten) -> Result<(), E>,
+    ) -> Result<UnitFigures, E> {
+        let mut figures = UnitFigures {
+            passes: 1,
+            ..UnitFigures::default()
+        };
+        let mut state = State::Memory(KeySet::default());
+        if let Some(seen) = self.seen.clone().filter(SeenFile::exists) {
+            figures.seen_loaded = seen.read(|key| self.add_prior(&mut state, key))?;
+        }
+        let mut index = 0usize;
+        corpus.for_each_document(
+            "removing repeated units",
+            self.keep_raw,
+            |_, doc, text| self.split(doc, text),
+            |doc, (units, text)| {
+                let flags = self.decide(&mut state, index, &units)?;
+                index += 1;
+                if let Some(flags) = flags {
+                    self.emit(&mut figures, doc, text, &units, &flags, &mut sink)?;
+                }
+                Ok::<_, E>(())
+            },
+        )?;
+        match state {
+            State::Memory(set) => self.union = Some(Union::Memory(set)),
+            State::Runs {
+                runs,
+                mut batch,
+                from,
+                ..
+            } => {
+                runs.add(&mut batch).map_err(DedupError::from)?;
+                figures.passes = 2;
+                let repeats = self.repeats(runs)?;
+                self.second_pass(corpus, from, repeats, &mut figures, &mut sink)?;
+            }
+        }
+        figures.spilled_bytes = self.spill.written();
+        Ok(figures)
+    }
+
+    /// A document's units and keys, with its text when it is not the body (extracted HTML).
+    fn split(&self, doc: &Document, text: &str) -> (DocumentUnits, Option<String>) {
+        let units = self.splitter.split_as(text, doc.body.is_html());
+        let owned = match &doc.body {
+            Body::Text(body) if std::ptr::eq(body.as_str(), text) => None,
+            _ => Some(text.to_string()),
+        };
+        (units, owned)
+    }
+
+    /// Rewrites a document (its `text` when that is not its body) by its keys' flags and
+    /// hands it to `sink`.
+    fn emit<E>(
+        &self,
+        figures: &mut UnitFigures,
+        doc: Document,
+        text: Option<String>,
+        units: &DocumentUnits,
+        flags: &[bool],
+        sink: &mut impl FnMut(Document, Rewritten) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let text = text.as_deref().unwrap_or(doc.body.as_str());
+        let rewritten = Rewritten::new(text, units, flags, self.rule.min_chars);
+        let text_bytes = text.len() as u64;
+        let report = &rewritten.report;
+        figures.documents += 1;
+        figures.documents_dropped += u64::from(report.dropped);
+        figures.units += report.units;
+        figures.units_removed += report.units_removed;
+        figures.text_bytes += text_bytes;
+        figures.bytes_removed += report.bytes_removed;
+        sink(doc, rewritten)
+    }
+
+    /// A key seen before the run.
+    fn add_prior(&self, state: &mut State, key: u64) -> Result<(), DedupError> {
+        if let State::Memory(set) = state {
+            if self.outgrows(set, 1) {
+                self.to_runs(state, 0)?;
+            }
+        }
+        match state {
+            State::Memory(set) => {
+                set.insert(key);
+            }
+            State::Runs { runs, batch, .. } => push(runs, batch, (key, 0))?,
+        }
+        Ok(())
+    }
+
+    /// The seen flag of each key of document `index`, or `None` once the keys are on disk
+    /// (the second read decides).
+    fn decide(
+        &self,
+        state: &mut State,
+        index: usize,
+        units: &DocumentUnits,
+    ) -> Result<Option<Vec<bool>>, DedupError> {
+        if let State::Memory(set) = state {
+            if self.outgrows(set, units.keys.len()) {
+                self.to_runs(state, index)?;
+            }
+        }
+        match state {
+            State::Memory(set) => Ok(Some(units.keys.iter().map(|k| !set.insert(*k)).collect())),
+            State::Runs {
+                runs, batch, next, ..
+            } => {
+                for &key in &units.keys {
+                    push(runs, batch, (key, *next))?;
+                    *next += 1;
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// Whether adding `more` keys would take the set above its share.
+    fn outgrows(&self, set: &KeySet, more: usize) -> bool {
+        let len = set.len() + more;
+        len > set.capacity() && set_bytes(len) > self.set_memory
+    }
+
+    /// Moves the keys held in memory to sorted runs: the documents from `from` on are decided
+    /// after the read.
+    fn to_runs(&self, state: &mut State, from: usize) -> Result<(), DedupError> {
+        let State::Memory(set) = state else {
+            return Ok(());
+        };
+        let set = std::mem::take(set);
+        tracing::info!(
+            "{} distinct units outgrow {} MiB: the rest of the run spills to {}",
+            set.len(),
+            self.set_memory >> 20,
+            self.spill.dir().display()
+        );
+        let runs = Runs::new(self.spill.clone(), self.set_memory);
+        let mut batch = Vec::with_capacity(runs.batch());
+        for key in set {
+            push(&runs, &mut batch, (key, 0))?;
+        }
+        *state = State::Runs {
+            runs,
+            batch,
+            from,
+            next: 1,
+        };
+        Ok(())
+    }
+
+    /// Merges the runs: writes the union of the keys (the first record of each) to a file,
+    /// and returns the positions of the repeats, ascending.
+    fn repeats(&mut self, runs: Runs<(u64, u64)>) -> Result<Sorted<u64>, DedupError> {
+        let repeats = Runs::<u64>::new(self.spill.clone(), self.set_memory);
+        let mut batch = Vec::with_capacity(repeats.batch());
+        let file = spill_file(self.spill.dir())?;
+        let mut union = std::io::BufWriter::with_capacity(1 << 16, file.as_file());
+        let mut last = None;
+        let mut written = 0u64;
+        for record in runs.into_sorted()? {
+            let (key, position) = record?;
+            if last == Some(key) {
+                push(&repeats, &mut batch, position)?;
+            } else {
+                union
+                    .write_all(&key.to_le_bytes())
+                    .map_err(|e| DedupError::spill("cannot write the seen units", e))?;
+                written += 8;
+                last = Some(key);
+            }
+        }
+        union
+            .flush()
+            .map_err(|e| DedupError::spill("cannot write the seen units", e))?;
+        drop(union);
+        self.spill.count(written);
+        self.union = Some(Union::File(file));
+        repeats.add(&mut batch)?;
+        Ok(repeats.into_sorted()?)
+    }
+
+    /// The second read: the documents from `from` on, rewritten by the repeats' positions.
+    fn second_pass<E: From<DedupError> + From<neardup_ingest::CorpusError>>(
+        &self,
+        corpus: &Corpus,
+        from: usize,
+        mut repeats: Sorted<u64>,
+        figures: &mut UnitFigures,
+        sink: &mut impl FnMut(Document, Rewritten) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut next_repeat = repeats.next().transpose().map_err(DedupError::from)?;
+        let mut position = 1u64;
+        corpus.for_each_document(
+            "removing repeated units (second read)",
+            self.keep_raw,
+            |i, doc, text| (i >= from).then(|| self.split(doc, text)),
+            |doc, split| {
+                let Some((units, text)) = split else {
+                    return Ok(());
+                };
+                let mut flags = Vec::with_capacity(units.keys.len());
+                for _ in &units.keys {
+                    let seen = next_repeat == Some(position);
+                    if seen {
+                        next_repeat = repeats.next().transpose().map_err(DedupError::from)?;
+                    }
+                    flags.push(seen);
+                    position += 1;
+                }
+                self.emit(figures, doc, text, &units, &flags, sink)
+            },
+        )?;
+        Ok(())
+    }
+
+    /// Writes the keys seen (those of the seen file and this run's) to `out` in the seen
+    /// file's format, after [`UnitDedup::run`]; returns how many. Fails without `with_seen`.
+    pub fn write_seen(&mut self, out: &mut impl Write) -> Result<u64, DedupError> {
+        let seen = self.seen.as_ref().ok_or_else(|| {
+            DedupError::InvalidOption("no seen file was named (with_seen)".into())
+        })?;
+        match self.union.as_mut() {
+            None => Err(DedupError::InvalidOption(
+                "the keys are saved after the run".into(),
+            )),
+            Some(Union::Memory(set)) => {
+                let mut keys: Vec<u64> = set.iter().copied().collect();
+                keys.sort_unstable();
+                seen.write(out, keys.into_iter().map(Ok))
+            }
+            Some(Union::File(file)) => {
+                let failed = |e| DedupError::spill("cannot read the seen units back", e);
+                let file = file.as_file_mut();
+                file.seek(SeekFrom::Start(0)).map_err(failed)?;
+                let mut input = BufReader::with_capacity(1 << 16, &*file);
+                let keys = std::iter::from_fn(move || {
+                    let mut key = [0u8; 8];
+                    match input.read_exact(&mut key) {
+                        Ok(()) => Some(Ok(u64::from_le_bytes(key))),
+                        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => None,
+                        Err(e) => Some(Err(failed(e))),
+                    }
+                });
+                seen.write(out, keys)
+            }
+        }
+    }
+}
+
+/// Adds `record` to `batch`, handing the batch to `runs` when full.
+fn push<R: neardup_index::RunRecord>(
+    runs: &Runs<R>,
+    batch: &mut Vec<R>,
+    record: R,
+) -> Result<(), DedupError> {
+    batch.push(record);
+    if batch.len() >= runs.batch() {
+        runs.add(batch)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,289 @@
+//! A text cut into units ([`Segment`]s) and the keys of their normalised text.
+
+use std::ops::Range;
+
+use neardup_core::hash::{FeatureHasher, Xxh3};
+use neardup_core::normalize::{NormalizeOptions, Normalizer};
+
+use super::Unit;
+
+/// One unit of a text, as byte offsets: its content `start..content_end`, and the white space
+/// after it up to the next unit (or the end) `content_end..end`. A text's segments cover it
+/// whole, the first from offset 0 (white space before the first unit goes with it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// Where the segment starts.
+    pub start: usize,
+    /// Where the unit's content ends.
+    pub content_end: usize,
+    /// Where the segment ends: the start of the next, or the text's end.
+    pub end: usize,
+}
+
+/// A document's units and keys: key `i` covers the units [`DocumentUnits::covered`] says.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocumentUnits {
+    /// The units, in text order.
+    pub segments: Vec<Segment>,
+    /// The keys, in text order.
+    pub keys: Vec<u64>,
+    /// Units a key covers (1 for paragraphs and lines).
+    pub window: usize,
+}
+
+impl DocumentUnits {
+    /// The units key `i` covers: `window` of them from `i`, or every unit of a document that
+    /// has fewer.
+    pub fn covered(&self, i: usize) -> Range<usize> {
+        i..(i + self.window).min(self.segments.len())
+    }
+}
+
+/// Cuts texts into units and hashes their keys, under the policy's normalisation.
+#[derive(Debug, Clone)]
+pub struct UnitSplitter {
+    unit: Unit,
+    normalizer: Normalizer,
+}
+
+impl UnitSplitter {
+    /// A splitter for `unit`, normalising as `normalize` says (the policy's profile's).
+    pub fn new(unit: Unit, normalize: NormalizeOptions) -> Self {
+        UnitSplitter {
+            unit,
+            normalizer: Normalizer::new(normalize),
+        }
+    }
+
+    /// The units of `text`, without keys: of plain text if `extracted` is false, else of
+    /// text extracted from HTML, which has one block element a line (a paragraph is then a
+    /// line).
+    pub fn segments(&self, text: &str, extracted: bool) -> Vec<Segment> {
+        let contents = match self.unit {
+            Unit::Paragraph if extracted => lines(text),
+            Unit::Paragraph => paragraphs(text),
+            Unit::Line => lines(text),
+            Unit::Sentences(_) => sentences(text),
+        };
+        let mut segments: Vec<Segment> = Vec::with_capacity(contents.len());
+        for (i, content) in contents.iter().enumerate() {
+            segments.push(Segment {
+                start: if i == 0 { 0 } else { content.start },
+                content_end: content.end,
+                end: contents.get(i + 1).map_or(text.len(), |next| next.start),
+            });
+        }
+        segments
+    }
+
+    /// The units of the plain text `text` and their keys.
+    pub fn split(&self, text: &str) -> DocumentUnits {
+        self.split_as(text, false)
+    }
+
+    /// The units of `text` and their keys; `extracted`: the text was extracted from HTML
+    /// (see [`UnitSplitter::segments`]).
+    pub fn split_as(&self, text: &str, extracted: bool) -> DocumentUnits {
+        let segments = self.segments(text, extracted);
+        let window = self.unit.window();
+        // Every unit normalised into one buffer, a newline between two: the units of a window
+        // joined by newlines are then one slice of it.
+        let mut joined = String::with_capacity(text.len() + segments.len());
+        let mut ends: Vec<(usize, usize)> = Vec::with_capacity(segments.len());
+        let mut unit = String::new();
+        for segment in &segments {
+            self.normalizer
+                .normalize_into(&text[segment.start..segment.content_end], &mut unit);
+            if !ends.is_empty() {
+                joined.push('\n');
+            }
+            ends.push((joined.len(), joined.len() + unit.len()));
+            joined.push_str(&unit);
+        }
+        let count = match segments.len() {
+            0 => 0,
+            n if n < window => 1,
+            n => n - window + 1,
+        };
+        let keys = (0..count)
+            .map(|i| {
+                let last = (i + window).min(ends.len()) - 1;
+                Xxh3.hash64(&joined.as_bytes()[ends[i].0..ends[last].1])
+            })
+            .collect();
+        DocumentUnits {
+            segments,
+            keys,
+            window,
+        }
+    }
+}
+
+/// The lines of `text` with their content (without the line break), blank ones included.
+fn all_lines(text: &str) -> impl Iterator<Item = (Range<usize>, bool)> + '_ {
+    let mut start = 0;
+    text.split_inclusive('\n').map(move |line| {
+        let range = start..start + line.trim_end_matches(['\n', '\r']).len();
+        start += line.len();
+        let blank = text[range.clone()].trim().is_empty();
+        (range, blank)
+    })
+}
+
+/// Non-blank lines, trimmed of white space at either end.
+fn lines(text: &str) -> Vec<Range<usize>> {
+    all_lines(text)
+        .filter(|(_, blank)| !blank)
+        .map(|(range, _)| trimmed(text, range))
+        .collect()
+}
+
+/// Runs of non-blank lines, trimmed of white space at either end.
+fn paragraphs(text: &str) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    let mut open = false;
+    for (range, blank) in all_lines(text) {
+        match (blank, open, out.last_mut()) {
+            (true, _, _) => open = false,
+            (false, true, Some(last)) => last.end = range.end,
+            (false, _, _) => {
+                out.push(range);
+                open = true;
+            }
+        }
+    }
+    out.into_iter().map(|range| trimmed(text, range)).collect()
+}
+
+/// Sentences: ended by a terminator (`.`, `!`, `?`, `…`, and closing quotes or brackets after
+/// it) before white space, by `。`, `！`, `？`, and by line breaks; trimmed, empty ones left out.
+/// A byte scan: every terminator but `…` and the full-width ones is ASCII.
+fn sentences(text: &str) -> Vec<Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let (mut start, mut at) = (0, 0);
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        let is = |c: &str| rest.starts_with(c.as_bytes());
+        let (end, next) = match bytes[at] {
+            b'\n' => (Some(at), at + 1),
+            b'.' | b'!' | b'?' => terminated(text, at + 1),
+            0xE2 if is("…") => terminated(text, at + 3),
+            0xE3 if is("。") => (Some(at + 3), at + 3),
+            0xEF if is("！") || is("？") => (Some(at + 3), at + 3),
+            _ => (None, at + 1),
+        };
+        if let Some(end) = end {
+            push_trimmed(text, start..end, &mut out);
+            start = end;
+        }
+        at = next;
+    }
+    push_trimmed(text, start..text.len(), &mut out);
+    out
+}
+
+/// After a terminator ending at `at`: more terminators and closing quotes or brackets, then
+/// the sentence's end if white space (or the text's end) follows; and where to scan on.
+fn terminated(text: &str, mut at: usize) -> (Option<usize>, usize) {
+    let mut rest = text[at..].chars();
+    for c in rest.by_ref() {
+        if !matches!(
+            c,
+            '.' | '!' | '?' | '…' | '"' | '\'' | '”' | '’' | ')' | ']'
+        ) {
+            let end = c.is_whitespace().then_some(at);
+            return (end, at);
+        }
+        at += c.len_utf8();
+    }
+    (Some(at), at)
+}
+
+/// Pushes `range` trimmed, unless it holds only white space.
+fn push_trimmed(text: &str, range: Range<usize>, out: &mut Vec<Range<usize>>) {
+    let range = trimmed(text, range);
+    if !range.is_empty() {
+        out.push(range);
+    }
+}
+
+/// `range` of `text` without white space at either end.
+fn trimmed(text: &str, range: Range<usize>) -> Range<usize> {
+    let part = &text[range.clone()];
+    let start = range.start + (part.len() - part.trim_start().len());
+    let end = range.start + part.trim_end().len();
+    start..end.max(start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contents(unit: Unit, text: &str) -> Vec<&str> {
+        let splitter = UnitSplitter::new(unit, NormalizeOptions::web());
+        let segments = splitter.segments(text, false);
+        let mut end = 0;
+        for s in &segments {
+            assert!(s.start <= s.content_end && s.content_end <= s.end);
+            end = s.end;
+        }
+        assert!(
+            segments.is_empty() || end == text.len(),
+            "segments cover the text"
+        );
+        segments
+            .iter()
+            .map(|s| text[s.start..s.content_end].trim_start())
+            .collect()
+    }
+
+    #[test]
+    fn paragraphs_are_blocks_between_blank_lines() {
+        let text = "\n  Home | About\n\nFirst line\nsecond line.\n \t\n\nCookies.\n";
+        assert_eq!(
+            contents(Unit::Paragraph, text),
+            ["Home | About", "First line\nsecond line.", "Cookies."]
+        );
+        assert_eq!(
+            contents(Unit::Line, text),
+            ["Home | About", "First line", "second line.", "Cookies."]
+        );
+        assert!(contents(Unit::Paragraph, " \n\n ").is_empty());
+        let splitter = UnitSplitter::new(Unit::Paragraph, NormalizeOptions::web());
+        let html = splitter.segments("Home | About\nFirst block\nSecond block", true);
+        assert_eq!(html.len(), 3, "extracted HTML: a block element a line");
+    }
+
+    #[test]
+    fn sentences_end_at_terminators_before_space_and_at_line_breaks() {
+        let text = "Dr. Smith said \"Go!\" Then left... A 3.5 value? 第一句。第二句！Heading\nNext";
+        assert_eq!(
+            contents(Unit::Sentences(2), text),
+            [
+                "Dr.",
+                "Smith said \"Go!\"",
+                "Then left...",
+                "A 3.5 value?",
+                "第一句。",
+                "第二句！",
+                "Heading",
+                "Next"
+            ]
+        );
+    }
+
+    #[test]
+    fn keys_are_normalised_and_windows_cover_runs() {
+        let splitter = UnitSplitter::new(Unit::Sentences(2), NormalizeOptions::web());
+        let a = splitter.split("One.  Two. Three.");
+        let b = splitter.split("ONE. two.\nFour.");
+        assert_eq!(a.keys.len(), 2);
+        assert_eq!(a.keys[0], b.keys[0], "normalised: case and spaces");
+        assert_ne!(a.keys[1], b.keys[1]);
+        assert_eq!(a.covered(1), 1..3);
+        let short = splitter.split("Alone.");
+        assert_eq!((short.keys.len(), short.covered(0)), (1, 0..1));
+        assert!(splitter.split("  ").keys.is_empty());
+    }
+}

@@ -1,0 +1,223 @@
+//! Dedup below the document against a brute-force reference (a set of the normalised units'
+//! text, in keep order), in memory and spilled to disk, with and without a seen file.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use neardup_core::normalize::{NormalizeOptions, Normalizer};
+use neardup_dedup::units::{Rewritten, Unit, UnitDedup, UnitRule, UnitSplitter};
+use neardup_dedup::Budget;
+use neardup_ingest::{Corpus, CorpusError, CorpusOptions, NoHooks};
+use proptest::prelude::*;
+
+/// The reference: each key as the text of its normalised units, first occurrence kept.
+fn reference(rule: UnitRule, texts: &[String], seen: &mut HashSet<String>) -> Vec<Rewritten> {
+    let splitter = UnitSplitter::new(rule.unit, NormalizeOptions::web());
+    let normalizer = Normalizer::new(NormalizeOptions::web());
+    texts
+        .iter()
+        .map(|text| {
+            let mut units = splitter.split(text);
+            let normalized: Vec<String> = units
+                .segments
+                .iter()
+                .map(|s| {
+                    let mut out = String::new();
+                    normalizer.normalize_into(&text[s.start..s.content_end], &mut out);
+                    out
+                })
+                .collect();
+            let flags: Vec<bool> = (0..units.keys.len())
+                .map(|i| !seen.insert(normalized[units.covered(i)].join("\n")))
+                .collect();
+            units.keys.clear();
+            Rewritten::new(text, &units, &flags, rule.min_chars)
+        })
+        .collect()
+}
+
+fn corpus_of(dir: &Path, name: &str, texts: &[String]) -> Corpus {
+    let path = dir.join(name);
+    let lines: Vec<String> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| serde_json::json!({"id": i.to_string(), "text": t}).to_string() + "\n")
+        .collect();
+    std::fs::write(&path, lines.concat()).unwrap();
+    let options = CorpusOptions {
+        inputs: vec![path],
+        ..CorpusOptions::default()
+    };
+    Corpus::new(options, true, Arc::new(NoHooks)).unwrap()
+}
+
+/// Runs the dedup with `set_memory` bytes for the keys; returns the rewrites and the passes.
+fn run(
+    dedup: &mut UnitDedup,
+    corpus: &Corpus,
+) -> Result<(Vec<Rewritten>, u32), neardup_dedup::DedupError> {
+    let mut out = Vec::new();
+    let figures = dedup.run(corpus, |_, rewritten| {
+        out.push(rewritten);
+        Ok::<_, Failure>(())
+    });
+    let figures = figures.map_err(|Failure(e)| e)?;
+    Ok((out, figures.passes))
+}
+
+/// The error of a test run.
+#[derive(Debug)]
+struct Failure(neardup_dedup::DedupError);
+
+impl From<neardup_dedup::DedupError> for Failure {
+    fn from(e: neardup_dedup::DedupError) -> Self {
+        Failure(e)
+    }
+}
+
+impl From<CorpusError> for Failure {
+    fn from(e: CorpusError) -> Self {
+        Failure(e.into())
+    }
+}
+
+fn budget(dir: &Path) -> Budget {
+    Budget::new(Budget::MIN_MEMORY, Some(dir.to_path_buf())).unwrap()
+}
+
+const PIECES: &[&str] = &[
+    "Home | News | Sport",
+    "Accept cookies?",
+    "The council met. It voted!",
+    "the COUNCIL met.  It voted!",
+    "Rain is expected on Monday.",
+    "Subscribe to our newsletter.",
+    "第一句。第二句！",
+    "A unique story about a cat. It sat.",
+    "Copyright 2024.",
+    "Wait… what?! (Yes.) Go.",
+];
+
+/// Documents of pieces joined by blank lines, single line breaks or spaces.
+fn documents() -> impl Strategy<Value = Vec<String>> {
+    let doc = prop::collection::vec((0..PIECES.len(), 0..3usize), 0..7).prop_map(|parts| {
+        let mut text = String::new();
+        for (piece, join) in parts {
+            text.push_str(PIECES[piece]);
+            text.push_str(["\n\n", "\n", " "][join]);
+        }
+        text
+    });
+    prop::collection::vec(doc, 0..25)
+}
+
+fn rules() -> impl Strategy<Value = UnitRule> {
+    let unit = prop_oneof![
+        Just(Unit::Paragraph),
+        Just(Unit::Line),
+        (1u32..4).prop_map(Unit::Sentences)
+    ];
+    (unit, 0u64..30).prop_map(|(unit, min_chars)| UnitRule { unit, min_chars })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn in_memory_and_spilled_runs_match_the_reference(
+        texts in documents(),
+        rule in rules(),
+        set_memory in prop_oneof![Just(0u64), 64u64..4096, Just(1u64 << 30)],
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = corpus_of(dir.path(), "c.jsonl", &texts);
+        let expected = reference(rule, &texts, &mut HashSet::new());
+        let mut dedup = UnitDedup::new(rule, NormalizeOptions::web(), &budget(dir.path()))
+            .with_set_memory(set_memory);
+        let (got, passes) = run(&mut dedup, &corpus).unwrap();
+        prop_assert_eq!(got, expected);
+        if set_memory == 0 && !texts.iter().all(|t| t.trim().is_empty()) {
+            prop_assert_eq!(passes, 2, "no room: the keys go to disk");
+        }
+    }
+
+    #[test]
+    fn a_seen_file_carries_the_keys_to_the_next_run(
+        first in documents(),
+        second in documents(),
+        rule in rules(),
+        spill in any::<bool>(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let set_memory = if spill { 0 } else { 1 << 30 };
+        let seen_path = dir.path().join("seen.units");
+        let mut seen = HashSet::new();
+        reference(rule, &first, &mut seen);
+        let expected = reference(rule, &second, &mut seen);
+        for (name, texts) in [("a.jsonl", &first), ("b.jsonl", &second)] {
+            let corpus = corpus_of(dir.path(), name, texts);
+            let mut dedup = UnitDedup::new(rule, NormalizeOptions::web(), &budget(dir.path()))
+                .with_set_memory(set_memory)
+                .with_seen(&seen_path)
+                .unwrap();
+            let (got, _) = run(&mut dedup, &corpus).unwrap();
+            if name == "b.jsonl" {
+                prop_assert_eq!(&got, &expected);
+            }
+            let mut saved = Vec::new();
+            let count = dedup.write_seen(&mut saved).unwrap();
+            std::fs::write(&seen_path, saved).unwrap();
+            if name == "b.jsonl" {
+                prop_assert_eq!(count as usize, seen.len(), "the union, each key once");
+            }
+        }
+    }
+}
+
+#[test]
+fn navigation_repeated_across_pages_is_removed_after_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = |story: &str| format!("Home | News | Sport\n\n{story}\n\nAccept cookies?\n");
+    let texts = vec![
+        page("A story about the council."),
+        page("Rain on Monday."),
+        page("Rain on Monday."),
+    ];
+    let corpus = corpus_of(dir.path(), "c.jsonl", &texts);
+    let rule = UnitRule::new(Unit::Paragraph);
+    let mut dedup = UnitDedup::new(rule, NormalizeOptions::web(), &budget(dir.path()));
+    let (got, passes) = run(&mut dedup, &corpus).unwrap();
+    assert_eq!(passes, 1);
+    assert_eq!(got[0].text, texts[0]);
+    assert_eq!(got[1].text, "Rain on Monday.\n\n");
+    assert_eq!(got[1].report.removed_spans, [[0, 21], [38, 54]]);
+    assert!(got[2].report.dropped, "nothing left");
+}
+
+#[test]
+fn a_seen_file_of_another_rule_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("seen.units");
+    let corpus = corpus_of(dir.path(), "c.jsonl", &["One.\n\nTwo.".to_string()]);
+    let with_seen = |unit| {
+        UnitDedup::new(
+            UnitRule::new(unit),
+            NormalizeOptions::web(),
+            &budget(dir.path()),
+        )
+        .with_seen(&path)
+        .unwrap()
+    };
+    let mut lines = with_seen(Unit::Line);
+    run(&mut lines, &corpus).unwrap();
+    let mut saved = Vec::new();
+    lines.write_seen(&mut saved).unwrap();
+    std::fs::write(&path, saved).unwrap();
+    let mut paragraphs = with_seen(Unit::Paragraph);
+    let error = run(&mut paragraphs, &corpus).unwrap_err().to_string();
+    assert!(error.contains("another rule"), "{error}");
+    std::fs::write(&path, b"not a seen file").unwrap();
+    let error = run(&mut paragraphs, &corpus).unwrap_err().to_string();
+    assert!(error.contains("not a file of seen units"), "{error}");
+}
