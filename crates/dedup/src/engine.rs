@@ -163,13 +163,15 @@ impl FeatureSource for NoFeatures {
         positions: &[u32],
         _sink: &mut dyn FnMut(FeatureSet) -> Result<(), DedupError>,
     ) -> Result<(), DedupError> {
-        match positions.first() {
-            None => Ok(()),
-            Some(i) => Err(DedupError::MissingData(format!(
-                "verification needs the shingle set of every candidate (document {i} has none)"
-            ))),
-        }
+        positions.first().map_or(Ok(()), |&i| Err(missing_set(i)))
     }
+}
+
+/// The error of a source without the shingle set of document `i`.
+fn missing_set(i: u32) -> DedupError {
+    DedupError::MissingData(format!(
+        "verification needs the shingle set of every candidate (document {i} has none)"
+    ))
 }
 
 impl FeatureSource for HeldFeatures<'_> {
@@ -179,11 +181,10 @@ impl FeatureSource for HeldFeatures<'_> {
         sink: &mut dyn FnMut(FeatureSet) -> Result<(), DedupError>,
     ) -> Result<(), DedupError> {
         for &i in positions {
-            let set = self.0[i as usize].features.clone().ok_or_else(|| {
-                DedupError::MissingData(format!(
-                    "verification needs the shingle set of every candidate (document {i} has none)"
-                ))
-            })?;
+            let set = self.0[i as usize]
+                .features
+                .clone()
+                .ok_or_else(|| missing_set(i))?;
             sink(set)?;
         }
         Ok(())

@@ -321,6 +321,20 @@ proptest! {
     }
 }
 
+/// The outcomes of `every` (which lists every accepted pair) and of the same options deciding
+/// against the kept documents only.
+fn every_pair_and_deciding(
+    items: &[neardup_dedup::Item],
+    every: DedupOptions,
+) -> (neardup_dedup::Outcome, neardup_dedup::Outcome) {
+    let all = dedup(items, &every).unwrap();
+    let deciding = DedupOptions {
+        list_pairs: false,
+        ..every
+    };
+    (all, dedup(items, &deciding).unwrap())
+}
+
 /// One component larger than the walk scans (over 4,096 units: its kept units go into a probed
 /// index sized for it): 5,000 distinct weight-3 fingerprints, each within 2 bits of 183 others,
 /// whose shingle sets pass or fail by how many elements they share, so many units are kept.
@@ -350,19 +364,13 @@ fn a_component_larger_than_a_scan_decides_as_every_pair() {
             item
         })
         .collect();
-    let every = policy(|p| {
-        p.threshold = 0.6;
-        p.k = 3;
-    });
-    let all = dedup(&items, &every).unwrap();
-    let lazy = dedup(
+    let (all, lazy) = every_pair_and_deciding(
         &items,
-        &DedupOptions {
-            list_pairs: false,
-            ..every
-        },
-    )
-    .unwrap();
+        policy(|p| {
+            p.threshold = 0.6;
+            p.k = 3;
+        }),
+    );
     assert_eq!(lazy.clusters, all.clusters);
     assert_eq!(lazy.removals, all.removals);
     assert_eq!(lazy.kept, all.kept);
@@ -384,16 +392,7 @@ fn a_family_costs_one_verification_a_copy() {
     for item in &mut items {
         item.features = Some(FeatureSet::new((0..100).collect()));
     }
-    let every = policy(|p| p.k = 3);
-    let all = dedup(&items, &every).unwrap();
-    let lazy = dedup(
-        &items,
-        &DedupOptions {
-            list_pairs: false,
-            ..every
-        },
-    )
-    .unwrap();
+    let (all, lazy) = every_pair_and_deciding(&items, policy(|p| p.k = 3));
     assert_eq!(all.candidates as u64, m * (m - 1) / 2);
     assert_eq!(all.verified_candidates as u64, m * (m - 1) / 2);
     assert_eq!(lazy.verified_candidates as u64, m - 1);
