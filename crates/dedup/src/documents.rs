@@ -55,25 +55,34 @@ impl Documents {
         Self::default()
     }
 
-    /// The documents of `items`, in order.
+    /// The documents of `items`, in order (their shingle sets are not copied).
     pub fn from_items(items: &[Item]) -> Result<Self, DedupError> {
         let mut documents = Documents::new();
         for item in items {
-            documents.push_parts(item)?;
+            documents.push(Item {
+                fingerprints: item.fingerprints.clone(),
+                bytes: item.bytes,
+                fetched_at: item.fetched_at,
+                url_key: item.url_key.clone(),
+                features: None,
+            })?;
         }
         Ok(documents)
     }
 
-    /// Adds the next document (its shingle set, if any, is not kept: verification asks a
-    /// [`crate::FeatureSource`]). Fails if its SimHash width or digest length differs from the
-    /// first document's: one run has one profile.
+    /// Adds the next document, its parts moved into the columns (its shingle set, if any, is
+    /// not kept: verification asks a [`crate::FeatureSource`]). Fails, adding nothing, if its
+    /// SimHash width or digest length differs from the first document's: one run has one
+    /// profile.
     pub fn push(&mut self, item: Item) -> Result<(), DedupError> {
-        self.push_parts(&item)
-    }
-
-    fn push_parts(&mut self, item: &Item) -> Result<(), DedupError> {
         let at = self.len();
-        let fingerprints = &item.fingerprints;
+        let Item {
+            fingerprints,
+            bytes,
+            fetched_at,
+            url_key,
+            features: _,
+        } = item;
         let digest = fingerprints.digest.as_bytes();
         if at == 0 {
             self.digest_len = digest.len();
@@ -94,18 +103,11 @@ impl Documents {
             _ => return Err(mixed("SimHash width")),
         }
         self.digests.extend_from_slice(digest);
-        self.bytes.push(item.bytes);
-        set_at(
-            &mut self.minhashes,
-            at,
-            fingerprints.minhash.as_deref().map(Box::from),
-        );
-        set_at(&mut self.fetched_at, at, item.fetched_at);
-        set_at(
-            &mut self.url_keys,
-            at,
-            item.url_key.as_deref().map(Box::from),
-        );
+        self.bytes.push(bytes);
+        let minhash = fingerprints.minhash.map(Vec::into_boxed_slice);
+        set_at(&mut self.minhashes, at, minhash);
+        set_at(&mut self.fetched_at, at, fetched_at);
+        set_at(&mut self.url_keys, at, url_key.map(String::into_boxed_str));
         Ok(())
     }
 

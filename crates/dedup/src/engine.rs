@@ -152,6 +152,23 @@ pub trait FeatureSource {
 /// The shingle sets held in the items themselves ([`Item::features`]).
 struct HeldFeatures<'a>(&'a [Item]);
 
+impl FeatureSource for HeldFeatures<'_> {
+    fn feature_sets(
+        &mut self,
+        positions: &[u32],
+        sink: &mut dyn FnMut(FeatureSet) -> Result<(), DedupError>,
+    ) -> Result<(), DedupError> {
+        for &i in positions {
+            let set = self.0[i as usize]
+                .features
+                .clone()
+                .ok_or_else(|| missing_set(i))?;
+            sink(set)?;
+        }
+        Ok(())
+    }
+}
+
 /// No shingle sets: the source for a policy that does not verify (asking it for a set fails
 /// with [`DedupError::MissingData`]).
 #[derive(Debug, Clone, Copy, Default)]
@@ -172,23 +189,6 @@ fn missing_set(i: u32) -> DedupError {
     DedupError::MissingData(format!(
         "verification needs the shingle set of every candidate (document {i} has none)"
     ))
-}
-
-impl FeatureSource for HeldFeatures<'_> {
-    fn feature_sets(
-        &mut self,
-        positions: &[u32],
-        sink: &mut dyn FnMut(FeatureSet) -> Result<(), DedupError>,
-    ) -> Result<(), DedupError> {
-        for &i in positions {
-            let set = self.0[i as usize]
-                .features
-                .clone()
-                .ok_or_else(|| missing_set(i))?;
-            sink(set)?;
-        }
-        Ok(())
-    }
 }
 
 /// Runs deduplication over `items` (in input order), verifying with the shingle sets held in
