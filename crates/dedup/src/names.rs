@@ -5,14 +5,17 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::PathBuf;
 
+use crate::budget::Budget;
 use crate::error::DedupError;
 
 /// Names by position, in memory or spilled (see the module documentation).
 pub struct Names {
     /// Bytes the names may hold in memory.
     share: u64,
+    /// Where they go beyond it.
+    dir: PathBuf,
     /// The names in memory, one after another, and where each ends.
     bytes: Vec<u8>,
     ends: Vec<u64>,
@@ -29,19 +32,26 @@ struct Spilled {
 }
 
 impl Names {
-    /// No names yet; up to `share` bytes in memory, then files (in the folder [`Names::push`]
-    /// is given).
-    pub fn new(share: u64) -> Self {
+    /// No names yet; up to `share` bytes in memory, then files in `dir`.
+    pub fn new(share: u64, dir: PathBuf) -> Self {
         Names {
             share,
+            dir,
             bytes: Vec::new(),
             ends: Vec::new(),
             files: None,
         }
     }
 
-    /// Adds the name of the next position (spilling to new files in `dir` beyond the share).
-    pub fn push(&mut self, name: &[u8], dir: &Path) -> Result<(), DedupError> {
+    /// No names yet, within `budget`: the share every batch command gives its ids, an eighth
+    /// of the budget, in memory, then files in the budget's spill folder.
+    pub fn within(budget: &Budget) -> Self {
+        Names::new(budget.memory / 8, budget.spill_dir())
+    }
+
+    /// Adds the name of the next position (spilling to new files beyond the share).
+    pub fn push(&mut self, name: &[u8]) -> Result<(), DedupError> {
+        let dir = &self.dir;
         let held = (self.bytes.len() + 8 * self.ends.len() + name.len() + 8) as u64;
         if self.files.is_none() && held <= self.share {
             self.bytes.extend_from_slice(name);
@@ -212,13 +222,13 @@ fn read_at(file: &File, buf: &mut [u8], offset: u64) -> Result<(), DedupError> {
 mod tests {
     use super::*;
 
-    fn names(share: u64, dir: &Path) -> (Vec<String>, NameReader) {
+    fn names(share: u64, dir: &std::path::Path) -> (Vec<String>, NameReader) {
         let all: Vec<String> = (0..300)
             .map(|i| format!("doc-{i}-{}", "é".repeat(i % 7)))
             .collect();
-        let mut names = Names::new(share);
+        let mut names = Names::new(share, dir.to_path_buf());
         for name in &all {
-            names.push(name.as_bytes(), dir).unwrap();
+            names.push(name.as_bytes()).unwrap();
         }
         assert_eq!(names.len(), all.len());
         (all, names.finish().unwrap())
@@ -247,11 +257,8 @@ mod tests {
     /// A folder that cannot hold the spill is an error naming it, not a panic.
     #[test]
     fn a_missing_folder_is_an_error() {
-        let mut names = Names::new(0);
-        let error = names
-            .push(b"a", Path::new("/no/such/folder"))
-            .unwrap_err()
-            .to_string();
+        let mut names = Names::new(0, PathBuf::from("/no/such/folder"));
+        let error = names.push(b"a").unwrap_err().to_string();
         assert!(error.contains("/no/such/folder"), "{error}");
     }
 }

@@ -260,7 +260,7 @@ fn fingerprint_corpus(
     url_dedup: bool,
     budget: &Budget,
 ) -> anyhow::Result<Fingerprinted> {
-    let (mut ids, dir) = (Names::new(budget.memory / 8), budget.spill_dir());
+    let mut ids = Names::within(budget);
     let mut documents = Documents::new();
     let (mut input_bytes, mut text_bytes) = (0u64, 0u64);
     let stats = corpus.for_each_document(
@@ -277,7 +277,7 @@ fn fingerprint_corpus(
         |doc, item| {
             input_bytes += doc.body.as_str().len() as u64;
             text_bytes += item.bytes;
-            ids.push(doc.id.as_bytes(), &dir)?;
+            ids.push(doc.id.as_bytes())?;
             documents.push(item)?;
             Ok::<_, anyhow::Error>(())
         },

@@ -129,7 +129,7 @@ fn search<F: Fingerprint>(
     started: Instant,
 ) -> anyhow::Result<()> {
     let dir = budget.spill_dir();
-    let mut names = reading.jsonl.then(|| Names::new(budget.memory / 8));
+    let mut names = reading.jsonl.then(|| Names::within(budget));
     let mut fps = ExternalPairs::<F>::new(budget.memory - budget.memory / 4, &dir);
     let mut json = Vec::new();
     input::read::<F>(source, reading, |fp, id| {
@@ -137,7 +137,7 @@ fn search<F: Fingerprint>(
         if let (Some(names), Some(id)) = (&mut names, id) {
             json.clear();
             serde_json::to_writer(&mut json, id)?;
-            names.push(&json, &dir)?;
+            names.push(&json)?;
         }
         Ok(())
     })?;
