@@ -480,9 +480,16 @@ fn trusting(path: &Path, url: &str) -> Result<TlsCertificates> {
 }
 
 /// A Redis error as a store error: `OOM` (the server is at its `maxmemory` and refuses
-/// writes) is [`StoreError::Full`], the rest [`StoreError::Redis`].
+/// writes), alone or as the answer of any command of a pipeline or transaction, is
+/// [`StoreError::Full`], the rest [`StoreError::Redis`].
 fn refused_or_failed(error: redis::RedisError) -> StoreError {
-    if error.code() == Some("OOM") {
+    let in_a_batch = |error: &redis::RedisError| {
+        error
+            .clone()
+            .into_server_errors()
+            .is_some_and(|answers| answers.iter().any(|(_, answer)| answer.code() == "OOM"))
+    };
+    if error.code() == Some("OOM") || in_a_batch(&error) {
         StoreError::Full(redact(&error.to_string()))
     } else {
         StoreError::Redis(error)
