@@ -280,13 +280,26 @@ def parse_generator_arguments(ap):
     return args
 
 
+class CountingWriter:
+    """A text file's `write`, counting the characters written (ASCII: the bytes), so that a
+    pipe or FIFO (e.g. into `zstd`), which has no position to ask, can be written too."""
+
+    def __init__(self, out):
+        self.out, self.size = out, 0
+
+    def write(self, text):
+        self.size += len(text)
+        return self.out.write(text)
+
+
 def write_timed(path, what, write):
-    """Runs `write` on a new file at `path`, prints what it wrote (`what`), its size and speed
-    (over the wall time and over the CPU time), and returns what `write` returned."""
+    """Runs `write` on a new file at `path` (or a FIFO), prints what it wrote (`what`), its size
+    and speed (over the wall time and over the CPU time), and returns what `write` returned."""
     started, cpu = time.perf_counter(), time.process_time()
-    with open(path, "w", encoding="ascii", buffering=1 << 22) as out:
+    with open(path, "w", encoding="ascii", buffering=1 << 22) as file:
+        out = CountingWriter(file)
         result = write(out)
-        size = out.tell()
+        size = out.size
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     print(f"{path}: {what}, {size / 1e6:.0f} MB in {seconds:.1f} s ({size / 1e6 / seconds:.0f} MB/s; "
           f"this process: {cpu:.1f} s of CPU, {size / 1e6 / cpu:.0f} MB/s)")

@@ -42,11 +42,13 @@ impl Budget {
         self.tmp_dir.clone().unwrap_or_else(std::env::temp_dir)
     }
 
-    /// The bytes the shingle sets may take: what is left of the budget once what the process
-    /// holds already is taken (the kernel's peak so far, the caller's ids and buffers included,
-    /// or the engine's own `estimate` if that is larger) and the slack. Possibly nothing: then
-    /// every set goes to disk and is read back one at a time (slower, but the run finishes).
-    pub(crate) fn for_sets(&self, estimate: u64) -> u64 {
+    /// The bytes left for what the engine holds next (the candidate search, or the shingle
+    /// sets verification reads): what is left of the budget once what the process holds already
+    /// is taken (the kernel's peak so far, the caller's ids and buffers included, or the
+    /// engine's own `estimate` if that is larger) and the slack. Possibly nothing: then the
+    /// search works from disk, and every set goes to disk and is read back one at a time
+    /// (slower, but the run finishes).
+    pub(crate) fn left(&self, estimate: u64) -> u64 {
         let held = estimate.max(peak_resident_bytes().unwrap_or(0));
         self.memory.saturating_sub(held + self.slack())
     }

@@ -7,8 +7,9 @@
 //! kept member and m verifications, however many of its pairs are within `k` (a family of m
 //! distinct near values has about m²/2; the 4 GB test corpus has hundreds of millions).
 //!
-//! Units are taken component by component: [`near_components`] links every two units within `k`
-//! (the batch search, merging each pair found without listing it), and a unit can only ever
+//! Units are taken component by component: [`ExternalPairs::components`] links every two units
+//! within `k` (the batch search, merging each pair found without listing it; in memory while it
+//! fits what the budget leaves, else from bucket files on disk), and a unit can only ever
 //! join a unit of its own component, so components are decided independently, each in keep
 //! order, with the same result as one walk over the whole corpus in keep order. That keeps the
 //! shingle sets a walk reads together: a component's sets are read from the spill file once and
@@ -24,16 +25,17 @@
 //! a large one): the index no longer grows with the corpus (a global index of every kept unit
 //! took 59% of the CPU on 3 million news leads, and about 70 bytes a kept unit).
 //!
-//! Memory, beyond the documents: one byte a document for the flags and one for the kept marks, 4 a
-//! unit for the keep order (8 while it is made), the largest component's index, and the
-//! shingle sets of the units with a neighbour (within the budget, spilled beyond it).
+//! Memory, beyond the documents: the search within what the budget leaves, 5 bytes a unit for
+//! its components; one byte a document for the flags and one for the kept marks, 4 a unit for
+//! the keep order (8 while it is made), the largest component's index, and the shingle sets of
+//! the units with a neighbour (within the budget, spilled beyond it).
 
 use std::collections::HashMap;
 
 use neardup_core::Simhash;
 use neardup_index::{
-    near_components, BruteForce, Cluster, Design, Fingerprint, HammingIndex, ProbedBlocks,
-    UnionFind,
+    BruteForce, Cluster, Design, ExternalPairs, Fingerprint, FoundComponents, HammingIndex,
+    ProbedBlocks, UnionFind,
 };
 
 use crate::candidates::Verifier;
@@ -127,10 +129,18 @@ impl Run<'_> {
         let policy = &self.options.policy;
         let budget = &self.options.budget;
         let representatives = self.exact.representatives;
-        let fps: Vec<F> = representatives.iter().map(|&r| fp_of(r)).collect();
-        let design = Design::for_expected_len(fps.len(), policy.k, F::BITS);
-        let mut components = near_components(&fps, policy.k, design)?;
-        drop(fps);
+        // The search holds what is left besides the walk's state and the components (5 bytes a
+        // unit), working from disk beyond it.
+        let held = self.held_bytes() + representatives.len() as u64 * 5;
+        let mut search = ExternalPairs::<F>::new(budget.left(held), &budget.spill_dir());
+        for &r in representatives {
+            search.push(fp_of(r))?;
+        }
+        let design = Design::for_expected_len(representatives.len(), policy.k, F::BITS);
+        let FoundComponents {
+            mut components,
+            spilled_bytes: search_spilled,
+        } = search.components(policy.k, design)?;
         let near = in_groups_of_two_or_more(&mut components);
         phases.end("candidate search");
         let verifier = if policy.verifies() {
@@ -140,7 +150,7 @@ impl Run<'_> {
                 .filter(|(_, &near)| near)
                 .map(|(&r, _)| r)
                 .collect();
-            let memory = budget.for_sets(self.held_bytes());
+            let memory = budget.left(self.held_bytes());
             tracing::info!(
                 units = representatives.len(),
                 with_sets = involved.len(),
@@ -185,7 +195,7 @@ impl Run<'_> {
                 state.settle(unit, fp, found)?;
             }
         }
-        let spilled_bytes = verifier.as_ref().map_or(0, Verifier::spilled_bytes);
+        let spilled_bytes = search_spilled + verifier.as_ref().map_or(0, Verifier::spilled_bytes);
         let decided = state
             .joined
             .iter()

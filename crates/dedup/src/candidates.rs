@@ -139,7 +139,7 @@ pub(crate) fn near_candidates(
             verifier: None,
         });
     }
-    let memory = budget.for_sets(held_bytes(documents, candidates.len()));
+    let memory = budget.left(held_bytes(documents, candidates.len()));
     let spill_dir = budget.spill_dir();
     let verifier = match held {
         // The overlap search held every set already: they are stored as they are.
@@ -161,7 +161,7 @@ pub(crate) fn near_candidates(
 }
 
 /// Bytes the engine holds before shingle sets: the documents and the candidate pairs (an
-/// estimate; [`Budget::for_sets`] takes the measured peak when that is larger).
+/// estimate; [`Budget::left`] takes the measured peak when that is larger).
 fn held_bytes(documents: &Documents, candidates: usize) -> u64 {
     documents.held_bytes() + candidates as u64 * 40
 }

@@ -2,13 +2,16 @@
 //!
 //! An [`Item`] takes 192 bytes (a `Fingerprints` of 112, aligned for 128-bit SimHash values,
 //! the options and their padding) before its heap parts; the engine reads five things of it
-//! all run long. Held as columns, a document of a 64-bit profile costs 8 bytes of SimHash, its
-//! digest (32 bytes for BLAKE3 or SHA-256, 16 for XXH3-128) and 8 of length: 48 bytes, a quarter.
-//! The optional parts (MinHash signature, fetch time, canonical URL) take room only from the
-//! first document that has one.
+//! all run long. Held as columns, a document of a 64-bit profile costs 8 bytes of SimHash, 8 of
+//! length and 8 of digest key (the whole digest, read once for the exact groups, is held
+//! within a share of the budget and spilled beyond it: see [`crate::digests`]): 24 bytes, an
+//! eighth. The optional parts (MinHash signature, fetch time, canonical URL) take room only
+//! from the first document that has one.
 
 use neardup_core::Simhash;
 
+use crate::budget::Budget;
+use crate::digests::Digests;
 use crate::engine::Item;
 use crate::error::DedupError;
 
@@ -33,15 +36,14 @@ enum Simhashes {
 ///     documents.push(Item::new(fingerprinter.fingerprint(text), text.len() as u64)).unwrap();
 /// }
 /// let policy = neardup_dedup::Policy::simhash(Profile::web(), 3);
-/// let outcome = dedup_documents(&documents, &DedupOptions::new(policy), &mut NoFeatures).unwrap();
+/// let outcome =
+///     dedup_documents(&mut documents, &DedupOptions::new(policy), &mut NoFeatures).unwrap();
 /// assert_eq!(outcome.kept, [true, false, true]);
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug)]
 pub struct Documents {
     simhashes: Simhashes,
-    /// Every digest, one after another, each `digest_len` bytes.
-    digests: Vec<u8>,
-    digest_len: usize,
+    digests: Digests,
     bytes: Vec<u64>,
     /// The optional columns: empty until a document has the value, `None` before it.
     minhashes: Vec<Option<Box<[u32]>>>,
@@ -49,15 +51,34 @@ pub struct Documents {
     url_keys: Vec<Option<Box<str>>>,
 }
 
+impl Default for Documents {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Documents {
-    /// No documents yet.
+    /// No documents yet, within the default [`Budget`].
     pub fn new() -> Self {
-        Self::default()
+        Self::within(&Budget::default())
     }
 
-    /// The documents of `items`, in order (their shingle sets are not copied).
-    pub fn from_items(items: &[Item]) -> Result<Self, DedupError> {
-        let mut documents = Documents::new();
+    /// No documents yet; whole digests are held within an eighth of `budget` and go to its
+    /// spill folder beyond it (the budget the run is given: pass the same).
+    pub fn within(budget: &Budget) -> Self {
+        Documents {
+            simhashes: Simhashes::Empty,
+            digests: Digests::within(budget),
+            bytes: Vec::new(),
+            minhashes: Vec::new(),
+            fetched_at: Vec::new(),
+            url_keys: Vec::new(),
+        }
+    }
+
+    /// The documents of `items`, in order (their shingle sets are not copied), within `budget`.
+    pub fn from_items(items: &[Item], budget: &Budget) -> Result<Self, DedupError> {
+        let mut documents = Documents::within(budget);
         for item in items {
             documents.push(Item {
                 fingerprints: item.fingerprints.clone(),
@@ -84,15 +105,12 @@ impl Documents {
             features: _,
         } = item;
         let digest = fingerprints.digest.as_bytes();
-        if at == 0 {
-            self.digest_len = digest.len();
-        }
         let mixed = |what: &str| {
             DedupError::InvalidOption(format!(
                 "document {at} has a {what} unlike the first document's: one run takes one profile"
             ))
         };
-        if digest.len() != self.digest_len {
+        if at > 0 && digest.len() != self.digests.digest_len() {
             return Err(mixed("digest length"));
         }
         match (&mut self.simhashes, fingerprints.simhash) {
@@ -102,7 +120,7 @@ impl Documents {
             (Simhashes::B128(values), Simhash::B128(v)) => values.push(v),
             _ => return Err(mixed("SimHash width")),
         }
-        self.digests.extend_from_slice(digest);
+        self.digests.push(digest)?;
         self.bytes.push(bytes);
         let minhash = fingerprints.minhash.map(Vec::into_boxed_slice);
         set_at(&mut self.minhashes, at, minhash);
@@ -136,7 +154,7 @@ impl Documents {
             .chain(self.url_keys.iter().flatten().map(|u| u.len()))
             .sum();
         (simhashes
-            + self.digests.capacity()
+            + self.digests.held_bytes() as usize
             + self.bytes.capacity() * 8
             + self.minhashes.capacity() * 16
             + self.fetched_at.capacity() * 16
@@ -153,10 +171,15 @@ impl Documents {
         }
     }
 
-    /// The digest of document `i`'s normalised text.
-    pub(crate) fn digest(&self, i: u32) -> &[u8] {
-        let start = i as usize * self.digest_len;
-        &self.digests[start..start + self.digest_len]
+    /// Groups of two or more documents whose digests are equal (exact duplicates): positions
+    /// ascending within a group, groups ordered by their first position.
+    pub(crate) fn exact_groups(&mut self) -> Result<Vec<Vec<u32>>, DedupError> {
+        self.digests.exact_groups()
+    }
+
+    /// Bytes of whole digests written to disk (beyond their share of the budget).
+    pub(crate) fn spilled_bytes(&self) -> u64 {
+        self.digests.spilled_bytes()
     }
 
     /// Document `i`'s MinHash signature, if it has one.
@@ -228,18 +251,15 @@ mod tests {
             documents.push(item).unwrap();
         }
         assert_eq!(documents.len(), 5);
+        assert_eq!(documents.exact_groups().unwrap(), vec![vec![0, 1, 2, 3, 4]]);
         for i in 0..5u32 {
             assert_eq!(documents.simhash(i), Simhash::B64(u64::from(i)));
-            assert_eq!(
-                documents.digest(i),
-                Digest::of(DigestAlgorithm::Blake3, b"text").as_bytes()
-            );
             assert_eq!(documents.bytes(i), u64::from(i) * 10);
             assert_eq!(documents.minhash(i).is_some(), i == 2);
             assert_eq!(documents.fetched_at(i), (i >= 3).then_some(i64::from(i)));
             assert_eq!(documents.url_key(i).is_some(), i == 1);
         }
-        assert!(documents.held_bytes() >= 5 * (8 + 32 + 8));
+        assert!(documents.held_bytes() >= 5 * (8 + 32 + 8 + 8));
     }
 
     /// One run takes one profile: a second SimHash width or digest length is refused.

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use neardup_core::measure::FeatureSet;
 use neardup_core::Fingerprints;
-use neardup_index::{exact_groups, Cluster};
+use neardup_index::Cluster;
 use serde::Serialize;
 
 use crate::by_kept::{decide_by_kept, ExactGroups};
@@ -100,7 +100,8 @@ pub struct Outcome {
     /// within `k` that the decision looked at, which grows with the corpus, not with the square
     /// of its families.
     pub candidates: usize,
-    /// Bytes of shingle sets written to disk because they did not fit the budget.
+    /// Bytes written to disk because they did not fit the budget: whole digests, the candidate
+    /// search's fingerprints and buckets, shingle sets.
     pub spilled_bytes: u64,
     /// The engine's phases and the time each took, in order.
     pub phases: Vec<Phase>,
@@ -205,7 +206,11 @@ pub fn dedup_with(
     options: &DedupOptions,
     features: &mut dyn FeatureSource,
 ) -> Result<Outcome, DedupError> {
-    dedup_documents(&Documents::from_items(items)?, options, features)
+    dedup_documents(
+        &mut Documents::from_items(items, &options.budget)?,
+        options,
+        features,
+    )
 }
 
 /// Runs deduplication over `documents` (in input order), fetching shingle sets for
@@ -218,7 +223,7 @@ pub fn dedup_with(
 /// chain of other members; the clusters are those an online database gives when documents
 /// arrive in that order.
 pub fn dedup_documents(
-    documents: &Documents,
+    documents: &mut Documents,
     options: &DedupOptions,
     features: &mut dyn FeatureSource,
 ) -> Result<Outcome, DedupError> {
@@ -227,7 +232,8 @@ pub fn dedup_documents(
     let n = u32::try_from(documents.len())
         .map_err(|_| DedupError::InvalidOption("more than 4,294,967,295 documents".into()))?;
     let mut phases = Phases::start();
-    let groups = exact_groups(n, |i| documents.digest(i));
+    let groups = documents.exact_groups()?;
+    let documents = &*documents;
     let mut pairs: Vec<FoundPair> = Vec::new();
     // The first member of each document's exact group (itself when it has no copy).
     let mut first_of: Vec<u32> = (0..n).collect();
@@ -290,7 +296,7 @@ pub fn dedup_documents(
         kept,
         verified_candidates: found.verified,
         candidates: found.candidates,
-        spilled_bytes: found.spilled_bytes,
+        spilled_bytes: found.spilled_bytes + documents.spilled_bytes(),
         phases: phases.into_vec(),
     })
 }

@@ -55,6 +55,7 @@ mod by_kept;
 mod candidates;
 mod clusters;
 mod corpus_features;
+mod digests;
 mod documents;
 mod engine;
 mod error;

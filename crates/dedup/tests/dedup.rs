@@ -290,7 +290,8 @@ proptest! {
         prop_assert_eq!(&found.clusters, &expected.clusters);
         prop_assert_eq!(&found.pairs, &expected.pairs);
         prop_assert_eq!(found.verified_candidates, expected.verified_candidates);
-        prop_assert_eq!(found.spilled_bytes > 0, expected.verified_candidates > 0);
+        // No room: the digests and the search's fingerprints go to disk, whatever is found.
+        prop_assert!(found.spilled_bytes > 0);
         prop_assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }

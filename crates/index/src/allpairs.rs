@@ -27,6 +27,8 @@ use crate::error::{checked_len, Result};
 use crate::fingerprint::Fingerprint;
 use crate::hamming::check_k;
 use crate::radix::{par_lsd_sort, sort_by_high_bits};
+use crate::runs::SpillError;
+use crate::sink::{search_in_memory, Destination};
 
 /// Runs longer than this are searched recursively instead of pair by pair.
 const RECURSE_MIN: usize = 256;
@@ -97,36 +99,19 @@ pub fn all_pairs<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<Ve
 /// assert_ne!(label[4], label[0]);
 /// ```
 pub fn near_components<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<UnionFind> {
-    /// Pairs merged under the lock at a time.
-    const BATCH: usize = 1 << 14;
     checked_len(fps.len())?;
-    let groups = Groups::new(fps);
-    let shared = Mutex::new(UnionFind::new(groups.values.len())?);
-    let merge = |pairs: &mut Vec<(u32, u32)>| {
-        let mut values = shared.lock().unwrap_or_else(PoisonError::into_inner);
-        for &(u, v) in pairs.iter() {
-            values.union(u, v);
-        }
-        pairs.clear();
-    };
-    let leftovers = for_each_value_pair(&groups.values, k, design, Vec::new, |pairs, u, v, _| {
-        pairs.push((u, v));
-        if pairs.len() == BATCH {
-            merge(pairs);
-        }
+    let merged = Mutex::new(UnionFind::new(fps.len())?);
+    search_in_memory(
+        &Groups::new(fps),
+        k,
+        design,
+        &Destination::Components(&merged),
+    )
+    .map_err(|e| match e {
+        SpillError::Index(e) => e,
+        SpillError::Io { .. } => unreachable!("an in-memory search writes no file"),
     })?;
-    for mut pairs in leftovers {
-        merge(&mut pairs);
-    }
-    let mut values = shared.into_inner().unwrap_or_else(PoisonError::into_inner);
-    let mut positions = UnionFind::new(fps.len())?;
-    for u in 0..groups.values.len() as u32 {
-        let root = groups.members(values.find(u))[0];
-        for &position in groups.members(u) {
-            positions.union(root, position);
-        }
-    }
-    Ok(positions)
+    Ok(merged.into_inner().unwrap_or_else(PoisonError::into_inner))
 }
 
 /// Runs the search over the distinct `values` (ascending), one table of `design` a task in

@@ -28,15 +28,18 @@
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use rayon::prelude::*;
 
-use crate::allpairs::{for_each_value_pair, Filter, Groups, Pair, Search};
+use crate::allpairs::{Filter, Groups, Pair, Search};
+use crate::cluster::UnionFind;
 use crate::design::{Design, Table};
 use crate::error::checked_len;
 use crate::fingerprint::Fingerprint;
 use crate::hamming::check_k;
 use crate::runs::{PairRuns, SortedPairs, SpillDir, SpillError, IO_BUFFER};
+use crate::sink::{search_in_memory, Destination, Sink};
 
 /// Most key bits a partition pass splits on (256 bucket files).
 const MAX_SPLIT_BITS: u32 = 8;
@@ -74,6 +77,15 @@ pub struct ExternalPairs<F> {
 pub struct FoundPairs {
     pairs: SortedPairs,
     spill: SpillDir,
+}
+
+/// The components found by [`ExternalPairs::components`].
+#[derive(Debug)]
+pub struct FoundComponents {
+    /// The components of the positions.
+    pub components: UnionFind,
+    /// Bytes written to the temporary folder (fingerprints and buckets; removed since).
+    pub spilled_bytes: u64,
 }
 
 impl FoundPairs {
@@ -149,9 +161,40 @@ impl<F: Fingerprint> ExternalPairs<F> {
     /// Every pair within `k` (exact for `k ≤ design.max_k()`, else [`crate::IndexError::KTooLarge`]),
     /// each once, ascending by `(a, b)`: what [`all_pairs`](crate::all_pairs) returns.
     pub fn finish(self, k: u32, design: Design) -> Result<FoundPairs, SpillError> {
+        let runs = PairRuns::new(self.spill.clone(), self.memory / 8);
+        let spill = self.spill.clone();
+        self.search(k, design, &Destination::Runs(&runs))?;
+        Ok(FoundPairs {
+            pairs: runs.into_sorted()?,
+            spill,
+        })
+    }
+
+    /// The connected components of "within `k`" over the positions pushed: what
+    /// [`near_components`](crate::near_components) returns, by the same search as
+    /// [`ExternalPairs::finish`] (so within the same memory), without listing a pair. Each pair
+    /// found is merged at once, and the positions of one fingerprint, or of two fingerprints
+    /// within `k`, are linked by one merge each, not a pair each: linear in the positions
+    /// however large a family is. Beyond the search, it holds 5 bytes a position.
+    pub fn components(self, k: u32, design: Design) -> Result<FoundComponents, SpillError> {
+        let merged = Mutex::new(UnionFind::new(self.len)?);
+        let spill = self.spill.clone();
+        self.search(k, design, &Destination::Components(&merged))?;
+        Ok(FoundComponents {
+            components: merged.into_inner().unwrap_or_else(PoisonError::into_inner),
+            spilled_bytes: spill.written(),
+        })
+    }
+
+    /// Runs the search of `design`, handing what it finds to `destination`.
+    fn search(
+        self,
+        k: u32,
+        design: Design,
+        destination: &Destination<'_>,
+    ) -> Result<(), SpillError> {
         check_k(k, design.max_k())?;
         let tables = design.tables::<F>()?;
-        let runs = PairRuns::new(self.spill.clone(), self.memory / 8);
         match self.file {
             None => {
                 let groups = Groups::from_positions(
@@ -162,7 +205,7 @@ impl<F: Fingerprint> ExternalPairs<F> {
                         .collect(),
                 );
                 drop(self.held);
-                search_in_memory(&groups, k, design, &runs)?;
+                search_in_memory(&groups, k, design, destination)
             }
             Some(file) => {
                 self.spill.count((self.len * fp_bytes::<F>()) as u64);
@@ -172,20 +215,17 @@ impl<F: Fingerprint> ExternalPairs<F> {
                 let masks: Vec<F> = tables.iter().map(Table::mask).collect();
                 let spilled = Spilled {
                     spill: &self.spill,
-                    runs: &runs,
+                    destination,
                     k,
                     masks: &masks,
                     bucket_cap: bucket_cap::<F>(self.memory),
                 };
-                for (t, table) in tables.iter().enumerate() {
-                    spilled.table(&file, self.len, t, table)?;
-                }
+                tables
+                    .iter()
+                    .enumerate()
+                    .try_for_each(|(t, table)| spilled.table(&file, self.len, t, table))
             }
         }
-        Ok(FoundPairs {
-            pairs: runs.into_sorted()?,
-            spill: self.spill,
-        })
     }
 }
 
@@ -208,64 +248,6 @@ fn bucket_cap<F>(memory: u64) -> usize {
         .max(MIN_BUCKET)
 }
 
-/// The in-memory search (as [`all_pairs`](crate::all_pairs)), its pairs handed to `runs`.
-fn search_in_memory<F: Fingerprint>(
-    groups: &Groups<F>,
-    k: u32,
-    design: Design,
-    runs: &PairRuns,
-) -> Result<(), SpillError> {
-    let mut identical = Sink::new(runs);
-    groups.for_each_identical_pair(|pair| identical.push(pair));
-    identical.finish()?;
-    let sinks = for_each_value_pair(
-        &groups.values,
-        k,
-        design,
-        || Sink::new(runs),
-        |sink, u, v, d| {
-            groups.for_each_member_pair(u, v, d, |pair| sink.push(pair));
-        },
-    )?;
-    sinks.into_iter().try_for_each(Sink::finish)
-}
-
-/// Pairs gathered by one task and handed to the runs in batches; the first error is kept.
-struct Sink<'a> {
-    runs: &'a PairRuns,
-    batch: Vec<Pair>,
-    error: Option<SpillError>,
-}
-
-impl<'a> Sink<'a> {
-    fn new(runs: &'a PairRuns) -> Self {
-        Sink {
-            runs,
-            batch: Vec::new(),
-            error: None,
-        }
-    }
-
-    fn push(&mut self, pair: Pair) {
-        if self.error.is_some() {
-            return;
-        }
-        self.batch.push(pair);
-        if self.batch.len() >= self.runs.batch() {
-            if let Err(e) = self.runs.add(&mut self.batch) {
-                self.error = Some(e);
-            }
-        }
-    }
-
-    fn finish(mut self) -> Result<(), SpillError> {
-        match self.error.take() {
-            Some(e) => Err(e),
-            None => self.runs.add(&mut self.batch),
-        }
-    }
-}
-
 /// A bucket file of `(fingerprint, position)` records.
 struct Bucket {
     file: File,
@@ -281,7 +263,7 @@ enum Source<'a> {
 /// The spilled search of one design.
 struct Spilled<'a, F> {
     spill: &'a SpillDir,
-    runs: &'a PairRuns,
+    destination: &'a Destination<'a>,
     k: u32,
     masks: &'a [F],
     /// Records a bucket may hold to be searched in memory.
@@ -401,9 +383,9 @@ impl<F: Fingerprint> Spilled<'_, F> {
     /// The pairs table `t` reports among `records` (which may share all of its key or not).
     fn solve(&self, records: Vec<(F, u32)>, t: usize, table: &Table<F>) -> Result<(), SpillError> {
         let groups = Groups::from_positions(records);
-        let mut sink = Sink::new(self.runs);
+        let mut sink = Sink::new(self.destination);
         if t == 0 {
-            groups.for_each_identical_pair(|pair| sink.push(pair));
+            sink.identical(&groups);
         }
         let search = Search {
             vals: &groups.values,
@@ -416,7 +398,7 @@ impl<F: Fingerprint> Spilled<'_, F> {
             exclude: self.masks[..t].to_vec(),
         };
         search.table(&all, table, &free, &filter, &mut |u, v, d| {
-            groups.for_each_member_pair(u, v, d, |pair| sink.push(pair));
+            sink.near(groups.members(u), groups.members(v), d);
         });
         sink.finish()
     }
@@ -444,7 +426,7 @@ impl<F: Fingerprint> Spilled<'_, F> {
                     read_u32(&mut input).map_err(read_error)?,
                 ));
             }
-            let mut sink = Sink::new(self.runs);
+            let mut sink = Sink::new(self.destination);
             for _ in end..bucket.len {
                 let fp: F = read_fp(&mut input).map_err(read_error)?;
                 let position = read_u32(&mut input).map_err(read_error)?;
@@ -452,7 +434,7 @@ impl<F: Fingerprint> Spilled<'_, F> {
                     let diff = fp.xor(other);
                     let distance = diff.ones();
                     if distance <= self.k && filter.accepts(diff) {
-                        sink.push(Pair::new(position, other_position, distance));
+                        sink.near(&[position], &[other_position], distance);
                     }
                 }
             }

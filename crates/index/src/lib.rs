@@ -36,6 +36,7 @@ mod probed;
 mod radix;
 mod rotate;
 mod runs;
+mod sink;
 mod slots;
 pub mod synth;
 
@@ -47,7 +48,7 @@ pub use cluster::{clusters, Cluster, Representative, UnionFind};
 pub use design::{Design, Table, MAX_TABLES};
 pub use error::{IndexError, Result};
 pub use exact::{exact_groups, ExactIndex};
-pub use external::{ExternalPairs, FoundPairs};
+pub use external::{ExternalPairs, FoundComponents, FoundPairs};
 pub use fingerprint::Fingerprint;
 pub use hamming::{HammingIndex, Match};
 pub use lsh::{candidate_pairs, estimated_jaccard, LshParams, MinHashLsh, SimilarPair};

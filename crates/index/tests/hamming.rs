@@ -3,8 +3,8 @@
 
 use neardup_index::synth::{self, Rng};
 use neardup_index::{
-    all_pairs, BitInvertedIndex, BruteForce, Design, ExternalPairs, Fingerprint, HammingIndex,
-    IndexError, Match, Pair, PermutedTables, ProbedBlocks,
+    all_pairs, near_components, BitInvertedIndex, BruteForce, Design, ExternalPairs, Fingerprint,
+    HammingIndex, IndexError, Match, Pair, PermutedTables, ProbedBlocks, UnionFind,
 };
 use proptest::prelude::*;
 
@@ -460,12 +460,52 @@ fn external<F: Fingerprint>(fps: &[F], k: u32, design: Design, memory: u64) -> (
     (pairs, spilled)
 }
 
-/// Asserts the same answer as brute force and `all_pairs` at every budget; the smallest budget
+/// Each position's component, named by its first position.
+fn labels(components: &mut UnionFind) -> Vec<u32> {
+    let n = components.len() as u32;
+    let mut first = vec![u32::MAX; n as usize];
+    let roots: Vec<u32> = (0..n).map(|i| components.find(i)).collect();
+    for (i, &root) in roots.iter().enumerate() {
+        first[root as usize] = first[root as usize].min(i as u32);
+    }
+    roots.iter().map(|&root| first[root as usize]).collect()
+}
+
+/// The components `ExternalPairs` finds within `memory`; no file is left.
+fn external_components<F: Fingerprint>(fps: &[F], k: u32, design: Design, memory: u64) -> Vec<u32> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut search = ExternalPairs::new(memory, dir.path());
+    for &fp in fps {
+        search.push(fp).unwrap();
+    }
+    let found = labels(&mut search.components(k, design).unwrap().components);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no file left"
+    );
+    found
+}
+
+/// Asserts the same answer as brute force and `all_pairs` at every budget, and the components
+/// of those pairs from `near_components` and `ExternalPairs::components`; the smallest budget
 /// must spill.
 fn check<F: Fingerprint>(fps: &[F], k: u32, design: Design) {
     let expected = reference_pairs(fps, k);
     assert_eq!(all_pairs(fps, k, design).unwrap(), expected);
+    let mut linked = UnionFind::new(fps.len()).unwrap();
+    for pair in &expected {
+        linked.union(pair.a, pair.b);
+    }
+    let components = labels(&mut linked);
+    let in_memory = labels(&mut near_components(fps, k, design).unwrap());
+    assert_eq!(in_memory, components, "near_components, design {design}");
     for memory in BUDGETS {
+        let found = external_components(fps, k, design, memory);
+        assert_eq!(
+            found, components,
+            "components within {memory}, design {design}"
+        );
         let (pairs, spilled) = external(fps, k, design, memory);
         assert_eq!(pairs, expected, "budget {memory}, design {design}");
         if memory == BUDGETS[0] && !fps.is_empty() {
@@ -546,5 +586,9 @@ proptest! {
             .collect();
         let (pairs, _) = external(&fps, 3, Design::Tables4x16, memory);
         prop_assert_eq!(pairs, all_pairs(&fps, 3, Design::Tables4x16).unwrap());
+        prop_assert_eq!(
+            external_components(&fps, 3, Design::Tables4x16, memory),
+            labels(&mut near_components(&fps, 3, Design::Tables4x16).unwrap())
+        );
     }
 }

@@ -261,7 +261,7 @@ fn fingerprint_corpus(
     budget: &Budget,
 ) -> anyhow::Result<Fingerprinted> {
     let mut ids = Names::within(budget);
-    let mut documents = Documents::new();
+    let mut documents = Documents::within(budget);
     let (mut input_bytes, mut text_bytes) = (0u64, 0u64);
     let stats = corpus.for_each_document(
         "fingerprinting",
@@ -421,7 +421,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let read = fingerprint_corpus(&corpus, &fingerprinter, options.url_dedup, &options.budget)?;
     let Fingerprinted {
         ids,
-        documents,
+        mut documents,
         input_bytes,
         text_bytes,
         stats,
@@ -434,7 +434,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         false => phase = progress::spinner("verifying candidates and forming clusters"),
     });
     let read_seconds = started.elapsed().as_secs_f64();
-    let outcome = dedup_documents(&documents, &options, &mut features);
+    let outcome = dedup_documents(&mut documents, &options, &mut features);
     phase.finish_and_clear();
     let outcome = outcome?;
     let written = Instant::now();

@@ -1,0 +1,276 @@
+//! [`Digests`]: every document's digest, read once to find the exact groups, within a share of
+//! the budget.
+//!
+//! A digest (32 bytes for BLAKE3 or SHA-256, 16 for XXH3-128) was two thirds of what the engine
+//! held of a document of a 64-bit profile, and the engine reads it once: to find exact
+//! duplicates. So each digest is held as its first 8 bytes, a key to sort on, and in full only
+//! while the full digests fit their share of the budget; beyond it they go, in input order, to
+//! a temporary file. Exact groups are found by sorting positions by key; only the members of a
+//! group of equal keys (the exact copies, and keys shared by chance: about one pair in 2⁶⁴) are
+//! read back, and split by their whole digest. The answer is the one the whole digests give.
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
+
+use neardup_index::exact_groups;
+
+use crate::budget::{spill_file, Budget};
+use crate::error::DedupError;
+
+/// Bytes of buffer for writing the spilled digests.
+const WRITE_BUFFER: usize = 1 << 20;
+
+/// The full digests: in memory, or in a temporary file (removed when dropped).
+enum Full {
+    Held(Vec<u8>),
+    Spilled {
+        file: BufWriter<tempfile::NamedTempFile>,
+        bytes: u64,
+    },
+}
+
+/// The digests of the documents, by position (see the module documentation).
+pub(crate) struct Digests {
+    /// Bytes of one digest (every digest of a run has the same length).
+    len: usize,
+    /// The first 8 bytes of each digest, little-endian.
+    keys: Vec<u64>,
+    full: Full,
+    /// Bytes of full digests held before they go to disk.
+    cap: u64,
+    dir: PathBuf,
+}
+
+impl std::fmt::Debug for Digests {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Digests")
+            .field("documents", &self.keys.len())
+            .field("len", &self.len)
+            .field("spilled", &matches!(self.full, Full::Spilled { .. }))
+            .finish()
+    }
+}
+
+impl Digests {
+    /// No digests yet; the full digests held up to `cap` bytes, spilled to `dir` beyond.
+    pub(crate) fn new(cap: u64, dir: PathBuf) -> Self {
+        Digests {
+            len: 0,
+            keys: Vec::new(),
+            full: Full::Held(Vec::new()),
+            cap,
+            dir,
+        }
+    }
+
+    /// Held in full up to an eighth of `budget`, spilled to its folder beyond.
+    pub(crate) fn within(budget: &Budget) -> Self {
+        Self::new(budget.memory / 8, budget.spill_dir())
+    }
+
+    /// The length every digest pushed has (0 before the first).
+    pub(crate) fn digest_len(&self) -> usize {
+        self.len
+    }
+
+    /// Adds the digest of the next position (the caller checks its length against
+    /// [`Digests::digest_len`]).
+    pub(crate) fn push(&mut self, digest: &[u8]) -> Result<(), DedupError> {
+        if self.keys.is_empty() {
+            self.len = digest.len();
+        }
+        let mut key = [0u8; 8];
+        let head = digest.len().min(8);
+        key[..head].copy_from_slice(&digest[..head]);
+        if let Full::Held(held) = &self.full {
+            if (held.len() + digest.len()) as u64 > self.cap {
+                self.spill()?;
+            }
+        }
+        match &mut self.full {
+            Full::Held(held) => held.extend_from_slice(digest),
+            Full::Spilled { file, bytes } => {
+                file.write_all(digest)
+                    .map_err(|e| DedupError::spill("cannot write digests", e))?;
+                *bytes += digest.len() as u64;
+            }
+        }
+        self.keys.push(u64::from_le_bytes(key));
+        Ok(())
+    }
+
+    /// Moves the full digests held so far to a temporary file.
+    fn spill(&mut self) -> Result<(), DedupError> {
+        let Full::Held(held) = &mut self.full else {
+            return Ok(());
+        };
+        let mut file = BufWriter::with_capacity(WRITE_BUFFER, spill_file(&self.dir)?);
+        file.write_all(held)
+            .map_err(|e| DedupError::spill("cannot write digests", e))?;
+        let bytes = held.len() as u64;
+        self.full = Full::Spilled { file, bytes };
+        Ok(())
+    }
+
+    /// Bytes held in memory.
+    pub(crate) fn held_bytes(&self) -> u64 {
+        let full = match &self.full {
+            Full::Held(held) => held.capacity(),
+            Full::Spilled { .. } => WRITE_BUFFER,
+        };
+        (self.keys.capacity() * 8 + full) as u64
+    }
+
+    /// Bytes written to disk.
+    pub(crate) fn spilled_bytes(&self) -> u64 {
+        match &self.full {
+            Full::Held(_) => 0,
+            Full::Spilled { bytes, .. } => *bytes,
+        }
+    }
+
+    /// Groups of two or more positions with equal digests; positions ascending within a group,
+    /// groups ordered by their first position.
+    pub(crate) fn exact_groups(&mut self) -> Result<Vec<Vec<u32>>, DedupError> {
+        let n = u32::try_from(self.keys.len())
+            .map_err(|_| DedupError::InvalidOption("more than 4,294,967,295 documents".into()))?;
+        let keys = &self.keys;
+        let candidates = exact_groups(n, |i| keys[i as usize]);
+        let len = self.len;
+        let mut source = match &mut self.full {
+            Full::Held(held) => Source::Held(held),
+            Full::Spilled { file, .. } => {
+                file.flush()
+                    .map_err(|e| DedupError::spill("cannot write digests", e))?;
+                let reopened = file.get_ref().reopen();
+                Source::File(
+                    reopened.map_err(|e| DedupError::spill("cannot read digests back", e))?,
+                )
+            }
+        };
+        let mut groups = Vec::with_capacity(candidates.len());
+        let mut digests = Vec::new();
+        for candidate in candidates {
+            digests.clear();
+            for &i in &candidate {
+                source.append(i as u64 * len as u64, len, &mut digests)?;
+            }
+            split_by_digest(&candidate, &digests, len, &mut groups);
+        }
+        groups.sort_unstable_by_key(|group| group[0]);
+        Ok(groups)
+    }
+}
+
+/// Where the full digests are read back from.
+enum Source<'a> {
+    Held(&'a [u8]),
+    File(File),
+}
+
+impl Source<'_> {
+    /// Appends the `len` bytes at `offset` to `out`.
+    fn append(&mut self, offset: u64, len: usize, out: &mut Vec<u8>) -> Result<(), DedupError> {
+        match self {
+            Source::Held(held) => {
+                let at = offset as usize;
+                out.extend_from_slice(&held[at..at + len]);
+                Ok(())
+            }
+            Source::File(file) => {
+                let start = out.len();
+                out.resize(start + len, 0);
+                file.seek(SeekFrom::Start(offset))
+                    .and_then(|_| file.read_exact(&mut out[start..]))
+                    .map_err(|e| DedupError::spill("cannot read digests back", e))
+            }
+        }
+    }
+}
+
+/// Splits `members` (ascending, with their digests of `len` bytes one after another in
+/// `digests`) into the groups of two or more with equal digests, each ascending, appended to
+/// `groups`.
+fn split_by_digest(members: &[u32], digests: &[u8], len: usize, groups: &mut Vec<Vec<u32>>) {
+    let digest = |at: usize| &digests[at * len..(at + 1) * len];
+    let mut order: Vec<usize> = (0..members.len()).collect();
+    // Stable: members of one digest stay ascending.
+    order.sort_by(|&a, &b| digest(a).cmp(digest(b)));
+    groups.extend(
+        order
+            .chunk_by(|&a, &b| digest(a) == digest(b))
+            .filter(|run| run.len() > 1)
+            .map(|run| run.iter().map(|&at| members[at]).collect()),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Digests of 16 bytes: equal first 8 bytes (a shared key) for every position, and a
+    /// second half that repeats with period `period`.
+    fn digest(i: u32, period: u32) -> [u8; 16] {
+        let mut d = [7u8; 16];
+        d[8..12].copy_from_slice(&(i % period).to_le_bytes());
+        d
+    }
+
+    /// The groups whole digests give, by brute force.
+    fn reference(digests: &[[u8; 16]]) -> Vec<Vec<u32>> {
+        let mut groups: Vec<Vec<u32>> = Vec::new();
+        for (i, d) in digests.iter().enumerate() {
+            if groups.iter().any(|g| g.contains(&(i as u32))) {
+                continue;
+            }
+            let group: Vec<u32> = (i..digests.len())
+                .filter(|&j| digests[j] == *d)
+                .map(|j| j as u32)
+                .collect();
+            if group.len() > 1 {
+                groups.push(group);
+            }
+        }
+        groups
+    }
+
+    /// Keys shared by every digest (so every group is split by the whole digest), held and
+    /// spilled alike, give the groups of the whole digests; the spilled file is counted.
+    #[test]
+    fn groups_are_those_of_whole_digests_held_or_spilled() {
+        let all: Vec<[u8; 16]> = (0..1000).map(|i| digest(i, 37)).collect();
+        let want = reference(&all);
+        assert_eq!(want.len(), 37);
+        for cap in [0, 160, 1 << 20] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut digests = Digests::new(cap, dir.path().to_path_buf());
+            for d in &all {
+                digests.push(d).unwrap();
+            }
+            assert_eq!(digests.exact_groups().unwrap(), want, "cap {cap}");
+            assert_eq!(digests.spilled_bytes() > 0, cap < 16_000, "cap {cap}");
+            drop(digests);
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        }
+    }
+
+    /// Distinct digests make no group; one digest repeated makes one.
+    #[test]
+    fn distinct_and_identical() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut distinct = Digests::new(0, dir.path().to_path_buf());
+        for i in 0..100u32 {
+            distinct.push(&digest(i, 1000)).unwrap();
+        }
+        assert!(distinct.exact_groups().unwrap().is_empty());
+        let mut same = Digests::new(0, dir.path().to_path_buf());
+        for _ in 0..50 {
+            same.push(&[1u8; 32]).unwrap();
+        }
+        assert_eq!(
+            same.exact_groups().unwrap(),
+            vec![(0..50).collect::<Vec<u32>>()]
+        );
+    }
+}

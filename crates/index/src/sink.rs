@@ -1,0 +1,136 @@
+//! Where a search's findings go: every pair into sorted runs, or links merged into components.
+//!
+//! One search ([`search_in_memory`], or the spilled one of [`crate::ExternalPairs`]) serves
+//! both: [`crate::all_pairs`]-style listing and [`crate::near_components`]-style merging, which
+//! links the positions of one fingerprint, or of two fingerprints within `k`, by one merge each
+//! (linear in the positions, however many pairs a family has).
+
+use std::sync::{Mutex, PoisonError};
+
+use crate::allpairs::{for_each_value_pair, Groups, Pair};
+use crate::cluster::UnionFind;
+use crate::design::Design;
+use crate::fingerprint::Fingerprint;
+use crate::runs::{PairRuns, SpillError};
+
+/// The in-memory search (as [`all_pairs`](crate::all_pairs)), what it finds handed to
+/// `destination`.
+pub(crate) fn search_in_memory<F: Fingerprint>(
+    groups: &Groups<F>,
+    k: u32,
+    design: Design,
+    destination: &Destination<'_>,
+) -> Result<(), SpillError> {
+    let mut identical = Sink::new(destination);
+    identical.identical(groups);
+    identical.finish()?;
+    let sinks = for_each_value_pair(
+        &groups.values,
+        k,
+        design,
+        || Sink::new(destination),
+        |sink, u, v, d| sink.near(groups.members(u), groups.members(v), d),
+    )?;
+    sinks.into_iter().try_for_each(Sink::finish)
+}
+
+/// Where the search's findings go.
+pub(crate) enum Destination<'a> {
+    /// Every pair of positions, into sorted runs.
+    Runs(&'a PairRuns),
+    /// Merged into the components of the positions: a link per position suffices.
+    Components(&'a Mutex<UnionFind>),
+}
+
+impl Destination<'_> {
+    /// Links handed over at a time.
+    fn batch(&self) -> usize {
+        match self {
+            Destination::Runs(runs) => runs.batch(),
+            Destination::Components(_) => 1 << 14,
+        }
+    }
+
+    /// Hands `batch` over and empties it.
+    fn add(&self, batch: &mut Vec<Pair>) -> Result<(), SpillError> {
+        match self {
+            Destination::Runs(runs) => runs.add(batch),
+            Destination::Components(merged) => {
+                let mut components = merged.lock().unwrap_or_else(PoisonError::into_inner);
+                for pair in batch.drain(..) {
+                    components.union(pair.a, pair.b);
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What one task finds, handed to the destination in batches; the first error is kept.
+pub(crate) struct Sink<'a> {
+    destination: &'a Destination<'a>,
+    batch: Vec<Pair>,
+    error: Option<SpillError>,
+}
+
+impl<'a> Sink<'a> {
+    pub(crate) fn new(destination: &'a Destination<'a>) -> Self {
+        Sink {
+            destination,
+            batch: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// The positions of each value of `groups` are within 0 of each other: every pair of them,
+    /// or (for components) each linked to the first.
+    pub(crate) fn identical<F: Fingerprint>(&mut self, groups: &Groups<F>) {
+        let destination = self.destination;
+        match destination {
+            Destination::Runs(_) => groups.for_each_identical_pair(|pair| self.push(pair)),
+            Destination::Components(_) => {
+                for u in 0..groups.values.len() as u32 {
+                    let members = groups.members(u);
+                    for &b in &members[1..] {
+                        self.push(Pair::new(members[0], b, 0));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Positions `a` and `b` (of two values `distance` apart): every pair of one of each, or
+    /// (for components, where each value's positions are linked already) one.
+    pub(crate) fn near(&mut self, a: &[u32], b: &[u32], distance: u32) {
+        let destination = self.destination;
+        match destination {
+            Destination::Runs(_) => {
+                for &x in a {
+                    for &y in b {
+                        self.push(Pair::new(x, y, distance));
+                    }
+                }
+            }
+            Destination::Components(_) => self.push(Pair::new(a[0], b[0], distance)),
+        }
+    }
+
+    fn push(&mut self, pair: Pair) {
+        if self.error.is_some() {
+            return;
+        }
+        self.batch.push(pair);
+        if self.batch.len() >= self.destination.batch() {
+            if let Err(e) = self.destination.add(&mut self.batch) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    pub(crate) fn finish(mut self) -> Result<(), SpillError> {
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => self.destination.add(&mut self.batch),
+        }
+    }
+}
