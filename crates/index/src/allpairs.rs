@@ -70,9 +70,16 @@ impl Pair {
 pub fn all_pairs<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<Vec<Pair>> {
     checked_len(fps.len())?;
     let groups = Groups::new(fps);
-    let found = for_each_value_pair(&groups.values, k, design, Vec::new, |out, u, v, d| {
-        out.push((u, v, d));
-    })?;
+    let found = for_each_value_pair(
+        &groups.values,
+        k,
+        design,
+        false,
+        Vec::new,
+        |out, u, v, d| {
+            out.push((u, v, d));
+        },
+    )?;
     let mut pairs = groups.identical_pairs();
     for (u, v, distance) in found.into_iter().flatten() {
         groups.for_each_member_pair(u, v, distance, |pair| pairs.push(pair));
@@ -116,18 +123,24 @@ pub fn near_components<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Res
 
 /// Runs the search over the distinct `values` (ascending), one table of `design` a task in
 /// parallel, handing every pair of value indices within `k` to `found` with the table's own
-/// state (made by `state`); returns the states. Each pair is found by exactly one table.
+/// state (made by `state`); returns the states. Each pair is found by exactly one table; with
+/// `links_only`, only enough pairs to connect what every pair connects (see [`Search`]).
 pub(crate) fn for_each_value_pair<F: Fingerprint, S: Send>(
     values: &[F],
     k: u32,
     design: Design,
+    links_only: bool,
     state: impl Fn() -> S + Sync,
     found: impl Fn(&mut S, u32, u32, u32) + Sync,
 ) -> Result<Vec<S>> {
     check_k(k, design.max_k())?;
     let tables = design.tables::<F>()?;
     checked_len(values.len())?;
-    let search = Search { vals: values, k };
+    let search = Search {
+        vals: values,
+        k,
+        links_only,
+    };
     let all: Vec<u32> = (0..values.len() as u32).collect();
     let free: Vec<u32> = (0..F::BITS).rev().collect();
     let masks: Vec<F> = tables.iter().map(Table::mask).collect();
@@ -252,6 +265,12 @@ impl<F: Fingerprint> Filter<F> {
 pub(crate) struct Search<'a, F> {
     pub(crate) vals: &'a [F],
     pub(crate) k: u32,
+    /// Report only pairs that link what is not linked yet within a run (each member with one
+    /// member of every group of the run it is within `k` of), not every pair: the components
+    /// are the same, and a dense family of m values costs about m comparisons a run instead
+    /// of m²/2 (the search of components, where every pair within `k` may link, whichever
+    /// table finds it).
+    pub(crate) links_only: bool,
 }
 
 /// The members of one search, sorted by one table's key, with their values alongside.
@@ -384,6 +403,9 @@ impl<F: Fingerprint> Search<'_, F> {
         filter: &Filter<F>,
         out: &mut dyn FnMut(u32, u32, u32),
     ) {
+        if self.links_only {
+            return self.link(run, member, out);
+        }
         for (i, x) in run.iter().enumerate() {
             for y in &run[i + 1..] {
                 let diff = x.1.xor(y.1);
@@ -392,6 +414,48 @@ impl<F: Fingerprint> Search<'_, F> {
                     out(member(x), member(y), distance);
                 }
             }
+        }
+    }
+
+    /// Reports pairs of `run` within `k` that connect its members as every such pair does:
+    /// the run's members are gathered into groups as they come, each new member compared with
+    /// the members of every group until one is within `k` (a pair reported, the groups so
+    /// reached merged). Exact for connectivity; about one comparison a member in a dense family,
+    /// every pair (as [`Search::compare`]) where nothing links. Every pair within `k` may
+    /// link, so no table's filter applies.
+    fn link<T>(
+        &self,
+        run: &[(T, F)],
+        member: impl Fn(&(T, F)) -> u32,
+        out: &mut dyn FnMut(u32, u32, u32),
+    ) {
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (i, x) in run.iter().enumerate() {
+            let mut joined: Option<usize> = None;
+            for g in 0..groups.len() {
+                let near = groups[g].iter().find_map(|&j| {
+                    let distance = x.1.xor(run[j].1).ones();
+                    (distance <= self.k).then_some((j, distance))
+                });
+                let Some((j, distance)) = near else {
+                    continue;
+                };
+                out(member(x), member(&run[j]), distance);
+                match joined {
+                    None => {
+                        groups[g].push(i);
+                        joined = Some(g);
+                    }
+                    Some(first) => {
+                        let merged = std::mem::take(&mut groups[g]);
+                        groups[first].extend(merged);
+                    }
+                }
+            }
+            if joined.is_none() {
+                groups.push(vec![i]);
+            }
+            groups.retain(|group| !group.is_empty());
         }
     }
 }

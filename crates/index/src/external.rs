@@ -390,6 +390,7 @@ impl<F: Fingerprint> Spilled<'_, F> {
         let search = Search {
             vals: &groups.values,
             k: self.k,
+            links_only: matches!(self.destination, Destination::Components(_)),
         };
         let all: Vec<u32> = (0..groups.values.len() as u32).collect();
         let free: Vec<u32> = (0..F::BITS).rev().collect();

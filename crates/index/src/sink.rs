@@ -24,10 +24,12 @@ pub(crate) fn search_in_memory<F: Fingerprint>(
     let mut identical = Sink::new(destination);
     identical.identical(groups);
     identical.finish()?;
+    let links_only = matches!(destination, Destination::Components(_));
     let sinks = for_each_value_pair(
         &groups.values,
         k,
         design,
+        links_only,
         || Sink::new(destination),
         |sink, u, v, d| sink.near(groups.members(u), groups.members(v), d),
     )?;

@@ -539,6 +539,24 @@ fn a_huge_family_of_identical_values() {
 }
 
 #[test]
+fn a_dense_family_of_distinct_values() {
+    // 600 values one or two bits from a template (up to 4 apart from each other: linked
+    // through the template and their neighbours; runs far longer than a recursion starts at),
+    // a chain of values 3 bits apart, and unrelated values.
+    let template = 0x0123_4567_89AB_CDEFu64;
+    let mut fps = vec![template];
+    fps.extend((0..600u64).map(|i| template ^ (1 << (i % 64)) ^ (1 << (i / 64))));
+    let mut link = 0xFFFF_0000_FFFF_0000u64;
+    for i in 0..50 {
+        link ^= 0b111 << (i % 60);
+        fps.push(link);
+    }
+    fps.extend(synth::planted::<u64>(200, 5));
+    check(&fps, 3, Design::Tables4x16);
+    check(&fps, 3, Design::Blocks { blocks: 5, k: 3 });
+}
+
+#[test]
 fn skewed_top_bits() {
     // Most values share their top 40 bits: the tables keyed there put them in one bucket.
     let fps: Vec<u64> = synth::skewed(800, 5, 0.9, 40);
