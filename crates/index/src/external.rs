@@ -27,6 +27,7 @@
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::ops::Range;
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
@@ -220,10 +221,11 @@ impl<F: Fingerprint> ExternalPairs<F> {
                     masks: &masks,
                     bucket_cap: bucket_cap::<F>(self.memory),
                 };
-                tables
-                    .iter()
-                    .enumerate()
-                    .try_for_each(|(t, table)| spilled.table(&file, self.len, t, table))
+                // The bits the first partition of a table splits on when its key has as many.
+                let bits = split_bits(self.len, spilled.bucket_cap, u32::MAX);
+                passes(&tables, bits)
+                    .into_iter()
+                    .try_for_each(|pass| spilled.pass(&file, self.len, &tables, pass))
             }
         }
     }
@@ -271,32 +273,49 @@ struct Spilled<'a, F> {
 }
 
 impl<F: Fingerprint> Spilled<'_, F> {
-    /// Finds the pairs table `t` reports among the `len` fingerprints of `file`.
-    fn table(&self, file: &File, len: usize, t: usize, table: &Table<F>) -> Result<(), SpillError> {
-        let (buckets, used) = self.partition(Source::Fingerprints(file, len), len, table, 0)?;
-        buckets
-            .into_par_iter()
-            .try_for_each(|bucket| self.bucket(bucket, used, t, table))
+    /// Finds the pairs the tables `pass` (indices into `tables`, whose first key bits a
+    /// partition splits on are the same) report among the `len` fingerprints of `file`: the
+    /// file is read and partitioned once for all of them, and each bucket that fits is read
+    /// once and searched for each table.
+    fn pass(
+        &self,
+        file: &File,
+        len: usize,
+        tables: &[Table<F>],
+        pass: Range<usize>,
+    ) -> Result<(), SpillError> {
+        let first = &tables[pass.start];
+        let (buckets, used) = self.partition(Source::Fingerprints(file, len), len, first, 0)?;
+        buckets.into_par_iter().try_for_each(|bucket| {
+            if bucket.len <= self.bucket_cap {
+                let groups = Groups::from_positions(self.read_all(&bucket)?);
+                drop(bucket);
+                return pass
+                    .clone()
+                    .try_for_each(|t| self.solve(&groups, t, &tables[t]));
+            }
+            pass.clone()
+                .try_for_each(|t| self.bucket(&bucket, used, t, &tables[t]))
+        })
     }
 
     /// Searches one bucket whose records agree on the first `used` key bits of `table`.
     fn bucket(
         &self,
-        bucket: Bucket,
+        bucket: &Bucket,
         used: u32,
         t: usize,
         table: &Table<F>,
     ) -> Result<(), SpillError> {
         if bucket.len <= self.bucket_cap {
-            let records = self.read_all(&bucket)?;
-            return self.solve(records, t, table);
+            let groups = Groups::from_positions(self.read_all(bucket)?);
+            return self.solve(&groups, t, table);
         }
         if used < key_width(table) {
             let (buckets, deeper) =
-                self.partition(Source::Bucket(&bucket), bucket.len, table, used)?;
-            drop(bucket);
+                self.partition(Source::Bucket(bucket), bucket.len, table, used)?;
             return buckets
-                .into_iter()
+                .iter()
                 .try_for_each(|b| self.bucket(b, deeper, t, table));
         }
         self.blocks(bucket, t, table)
@@ -312,10 +331,7 @@ impl<F: Fingerprint> Spilled<'_, F> {
         used: u32,
     ) -> Result<(Vec<Bucket>, u32), SpillError> {
         let width = key_width(table);
-        let wanted = (2 * len).div_ceil(self.bucket_cap).max(2);
-        let bits = (usize::BITS - (wanted - 1).leading_zeros())
-            .clamp(1, MAX_SPLIT_BITS)
-            .min(width - used);
+        let bits = split_bits(len, self.bucket_cap, width - used);
         let shift = width - used - bits;
         let mask = (1u64 << bits) - 1;
         let mut outs = (0..1usize << bits)
@@ -380,12 +396,12 @@ impl<F: Fingerprint> Spilled<'_, F> {
         Ok(records)
     }
 
-    /// The pairs table `t` reports among `records` (which may share all of its key or not).
-    fn solve(&self, records: Vec<(F, u32)>, t: usize, table: &Table<F>) -> Result<(), SpillError> {
-        let groups = Groups::from_positions(records);
+    /// The pairs table `t` reports among the records of `groups` (which may share all of its
+    /// key or not).
+    fn solve(&self, groups: &Groups<F>, t: usize, table: &Table<F>) -> Result<(), SpillError> {
         let mut sink = Sink::new(self.destination);
         if t == 0 {
-            sink.identical(&groups);
+            sink.identical(groups);
         }
         let search = Search {
             vals: &groups.values,
@@ -407,7 +423,7 @@ impl<F: Fingerprint> Spilled<'_, F> {
     /// Searches a bucket too large for memory whose records share every key bit a partition
     /// can use: a block at a time, each searched in memory and then compared with every record
     /// after it in the file.
-    fn blocks(&self, bucket: Bucket, t: usize, table: &Table<F>) -> Result<(), SpillError> {
+    fn blocks(&self, bucket: &Bucket, t: usize, table: &Table<F>) -> Result<(), SpillError> {
         let block = (self.bucket_cap / 2).max(MIN_BUCKET / 2);
         let record_bytes = (fp_bytes::<F>() + 4) as u64;
         let filter = Filter {
@@ -440,11 +456,41 @@ impl<F: Fingerprint> Spilled<'_, F> {
                 }
             }
             sink.finish()?;
-            self.solve(records, t, table)?;
+            self.solve(&Groups::from_positions(records), t, table)?;
             start = end;
         }
         Ok(())
     }
+}
+
+/// Key bits a partition of `len` records splits on, at most `width`: buckets expected half
+/// full at `bucket_cap` records.
+fn split_bits(len: usize, bucket_cap: usize, width: u32) -> u32 {
+    let wanted = (2 * len).div_ceil(bucket_cap).max(2);
+    (usize::BITS - (wanted - 1).leading_zeros())
+        .clamp(1, MAX_SPLIT_BITS)
+        .min(width)
+}
+
+/// The tables in passes: runs of consecutive tables whose first `bits` key positions are the
+/// same (a design's tables on combinations of blocks, in order, share their first block), so
+/// that one partition of the fingerprints on those bits serves them all (84 tables of 3 of 9
+/// blocks in 7 passes). A table with fewer key bits is a pass of its own.
+fn passes<F: Fingerprint>(tables: &[Table<F>], bits: u32) -> Vec<Range<usize>> {
+    let mut passes: Vec<Range<usize>> = Vec::new();
+    for (t, table) in tables.iter().enumerate() {
+        let prefix = table.positions().get(..bits as usize);
+        match passes.last_mut() {
+            Some(pass)
+                if prefix.is_some()
+                    && prefix == tables[pass.start].positions().get(..bits as usize) =>
+            {
+                pass.end = t + 1
+            }
+            _ => passes.push(t..t + 1),
+        }
+    }
+    passes
 }
 
 /// Key bits a partition can split on: the table's key, cut to 64 bits.

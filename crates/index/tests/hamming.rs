@@ -524,6 +524,8 @@ fn random_with_planted_copies() {
         Design::Tables4x16,
         Design::Tables10,
         Design::Blocks { blocks: 5, k: 3 },
+        // 20 tables of 3 of 6 blocks: spilled, the tables sharing a first block share a pass.
+        Design::Blocks { blocks: 6, k: 3 },
     ] {
         check(&fps, 3, design);
     }
@@ -602,11 +604,13 @@ proptest! {
             .into_iter()
             .map(|fp| fp | top)
             .collect();
-        let (pairs, _) = external(&fps, 3, Design::Tables4x16, memory);
-        prop_assert_eq!(pairs, all_pairs(&fps, 3, Design::Tables4x16).unwrap());
-        prop_assert_eq!(
-            external_components(&fps, 3, Design::Tables4x16, memory),
-            labels(&mut near_components(&fps, 3, Design::Tables4x16).unwrap())
-        );
+        for design in [Design::Tables4x16, Design::Tables10] {
+            let (pairs, _) = external(&fps, 3, design, memory);
+            prop_assert_eq!(pairs, all_pairs(&fps, 3, design).unwrap());
+            prop_assert_eq!(
+                external_components(&fps, 3, design, memory),
+                labels(&mut near_components(&fps, 3, design).unwrap())
+            );
+        }
     }
 }
