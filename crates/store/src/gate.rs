@@ -249,6 +249,14 @@ impl Store for Gated {
     fn remove_blocks(&self, keys: &[(u32, u64)], entry: &[u8]) -> Result<()> {
         self.call(|store| store.remove_blocks(keys, entry))
     }
+
+    fn add_blocks_batch(&self, batch: &[(Vec<(u32, u64)>, Vec<u8>)]) -> Result<()> {
+        self.call(|store| store.add_blocks_batch(batch))
+    }
+
+    fn reserved_slots(&self) -> Result<u64> {
+        self.call(|store| store.reserved_slots())
+    }
 }
 
 #[cfg(test)]

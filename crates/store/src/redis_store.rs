@@ -857,6 +857,32 @@ impl Store for RedisStore {
         .map_or(Ok(()), Err)
     }
 
+    /// One pipeline of `APPEND`s on one server; one [`Store::add_blocks`] a document on a
+    /// cluster.
+    fn add_blocks_batch(&self, batch: &[(Vec<(u32, u64)>, Vec<u8>)]) -> Result<()> {
+        if matches!(self.opener, Opener::Cluster(..)) || self.replica_wait.is_some() {
+            return batch
+                .iter()
+                .try_for_each(|(keys, entry)| self.add_blocks(keys, entry));
+        }
+        let mut pipe = redis::pipe();
+        for (keys, entry) in batch {
+            for &(t, key) in keys {
+                pipe.cmd("APPEND")
+                    .arg(self.keys.block(t, key))
+                    .arg(entry)
+                    .ignore();
+            }
+        }
+        self.run(|conn| pipe.exec(conn))
+    }
+
+    fn reserved_slots(&self) -> Result<u64> {
+        let key = self.key("seq");
+        let seq: Option<u64> = self.run(|conn| redis::cmd("GET").arg(&key).query(conn))?;
+        Ok(seq.unwrap_or(0))
+    }
+
     fn remove_blocks(&self, keys: &[(u32, u64)], entry: &[u8]) -> Result<()> {
         self.run(|conn| {
             for &(t, key) in keys {

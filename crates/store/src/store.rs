@@ -179,6 +179,20 @@ pub trait Store: Send + Sync {
         Err(no_blocks(self))
     }
 
+    /// [`Store::add_blocks`] of each (keys, entry) of a batch, in fewer round trips where the
+    /// store can (building the keys of a whole database).
+    fn add_blocks_batch(&self, batch: &[(Vec<(u32, u64)>, Vec<u8>)]) -> Result<()> {
+        batch
+            .iter()
+            .try_for_each(|(keys, entry)| self.add_blocks(keys, entry))
+    }
+
+    /// The highest slot reserved so far (0 before any): every document the store's position
+    /// shows has a slot at most this.
+    fn reserved_slots(&self) -> Result<u64> {
+        Err(no_blocks(self))
+    }
+
     /// Removes `entry` from the list of each block key (absent: nothing to do).
     fn remove_blocks(&self, keys: &[(u32, u64)], entry: &[u8]) -> Result<()> {
         let _ = (keys, entry);
