@@ -254,8 +254,8 @@ impl Store for Gated {
         self.call(|store| store.add_blocks_batch(batch))
     }
 
-    fn reserved_slots(&self) -> Result<u64> {
-        self.call(|store| store.reserved_slots())
+    fn read_blocks_reserved(&self, keys: &[(u32, u64)]) -> Result<(Vec<Vec<u8>>, u64)> {
+        self.call(|store| store.read_blocks_reserved(keys))
     }
 }
 

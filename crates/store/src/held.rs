@@ -250,21 +250,38 @@ impl Plan {
             .collect()
     }
 
-    /// The tiers a check reads now: one more read of the slots reserved while a later tier has
-    /// not started.
-    fn live_tiers(&self, store: &dyn Store) -> Result<&[Tier]> {
-        let mut live = self.live.load(Ordering::Relaxed);
-        if live < self.tiers.len() {
-            let reserved = store.reserved_slots()?;
-            live = self
-                .tiers
+    /// The lists of every key a check of `simhash` reads, with the table of the tier that
+    /// owns each: the live tiers' keys, read with the slot counter while a later tier has not
+    /// started (no round trip more), then the keys of the tiers that counter shows started.
+    fn read_lists(&self, store: &dyn Store, simhash: u128) -> Result<Vec<(&Tier, u32, Vec<u8>)>> {
+        let named = |probes: &[(&Tier, u32, u64)]| -> Vec<(u32, u64)> {
+            probes
                 .iter()
-                .filter(|t| t.from <= reserved)
-                .count()
-                .max(1);
-            self.live.fetch_max(live, Ordering::Relaxed);
-        }
-        Ok(&self.tiers[..live])
+                .map(|&(tier, table, key)| (tier.base + table, key))
+                .collect()
+        };
+        let live = self.live.load(Ordering::Relaxed);
+        let mut read = probes(&self.tiers[..live], simhash);
+        let mut lists = if live < self.tiers.len() {
+            let (lists, reserved) = store.read_blocks_reserved(&named(&read))?;
+            let now = self.tiers.iter().filter(|t| t.from <= reserved).count();
+            let now = self.live.fetch_max(now, Ordering::Relaxed).max(now);
+            if now > live {
+                let more = probes(&self.tiers[live..now], simhash);
+                let more_lists = store.read_blocks(&named(&more))?;
+                read.extend(more);
+                lists.into_iter().chain(more_lists).collect()
+            } else {
+                lists
+            }
+        } else {
+            store.read_blocks(&named(&read))?
+        };
+        Ok(read
+            .into_iter()
+            .zip(lists.drain(..))
+            .map(|((tier, table, _), list)| (tier, table, list))
+            .collect())
     }
 
     /// The entry of a document: its slot, then its SimHash.
@@ -298,18 +315,9 @@ impl Plan {
     /// once; the exact duplicates are the distance-0 candidates whose stored digest is `digest`
     /// (their records are read to know it).
     pub fn query(&self, store: &dyn Store, simhash: u128, digest: u128, k: u32) -> Result<Found> {
-        let mut probes = Vec::new();
-        let mut owners = Vec::new();
-        for tier in self.live_tiers(store)? {
-            for (table, key) in tier.keys.probes(simhash) {
-                probes.push((tier.base + table, key));
-                owners.push((tier, table));
-            }
-        }
-        let lists = store.read_blocks(&probes)?;
         let mut near = Vec::new();
-        for (&(tier, table), list) in owners.iter().zip(&lists) {
-            for (slot, stored) in self.entries(list)? {
+        for (tier, table, list) in self.read_lists(store, simhash)? {
+            for (slot, stored) in self.entries(&list)? {
                 if let Some(distance) = tier.keys.accepts(table, stored, simhash, k) {
                     near.push(Match { distance, id: slot });
                 }
@@ -360,6 +368,17 @@ impl Plan {
         }
         found.near.sort_unstable_by_key(|m| (m.distance, m.id));
     }
+}
+
+/// Every key a check of `simhash` reads in `tiers`: (tier, its table, key).
+fn probes(tiers: &[Tier], simhash: u128) -> Vec<(&Tier, u32, u64)> {
+    tiers
+        .iter()
+        .flat_map(|tier| {
+            let keys = tier.keys.probes(simhash);
+            keys.into_iter().map(move |(table, key)| (tier, table, key))
+        })
+        .collect()
 }
 
 /// The tiers of a `v3` plan's words (`from:blocks/choose/width`, comma-separated, the first

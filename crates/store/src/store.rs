@@ -187,9 +187,10 @@ pub trait Store: Send + Sync {
             .try_for_each(|(keys, entry)| self.add_blocks(keys, entry))
     }
 
-    /// The highest slot reserved so far (0 before any): every document the store's position
-    /// shows has a slot at most this.
-    fn reserved_slots(&self) -> Result<u64> {
+    /// [`Store::read_blocks`], and the highest slot reserved when they were read (0 before
+    /// any): every document the store's position showed before has a slot at most this.
+    fn read_blocks_reserved(&self, keys: &[(u32, u64)]) -> Result<(Vec<Vec<u8>>, u64)> {
+        let _ = keys;
         Err(no_blocks(self))
     }
 
