@@ -2,11 +2,18 @@
 //! memory does not grow with the database ([`crate::IndexIn::Store`]).
 //!
 //! # Keys and entries
-//! [`neardup_index::BlockKeys`] splits a fingerprint into blocks, one table per block; a
-//! document's *entry* — its slot (8 bytes, little-endian) and its SimHash (8 or 16 bytes) — is
-//! appended to the list under its home key in every table. A check reads the keys within the
-//! probe radius of its own and keeps the entries [`neardup_index::BlockKeys::accepts`] reports:
-//! the same candidates, at the same distances, as the in-memory index.
+//! [`neardup_index::BlockKeys`] splits a fingerprint into blocks and keys each table on a union
+//! of them (or its first bits); a document's *entry* — its slot (8 bytes, little-endian) and its
+//! SimHash (8 or 16 bytes) — is appended to the list under its home key in every table. A check
+//! reads the keys within the probe radius of its own and keeps the entries
+//! [`neardup_index::BlockKeys::accepts`] reports: the same candidates, at the same distances,
+//! as the in-memory index.
+//!
+//! # Tiers
+//! A [`Plan`] is a list of tiers, each the keys of a range of slots, planned for the size the
+//! database has when those slots are written ([`TIERS`]): few keys a check while the database is
+//! small, keys fit for a billion after. A document's entries go to its slot's tier; a check
+//! reads every tier whose first slot was reserved (the slot counter comes with its keys).
 //!
 //! # Why check-and-insert stays atomic
 //! An insert reserves a slot, writes its entries, *then* runs the conflict-checked insert on
