@@ -26,7 +26,7 @@ use crate::error::{Result, StoreError};
 use crate::eviction::EvictionWatch;
 use crate::meta::Meta;
 use crate::record::{Entry, Record};
-use crate::store::{Change, Cursor, Insert, Store};
+use crate::store::{BlockWrite, Change, Cursor, Insert, Store};
 
 /// How often a closed gate lets one call probe the store.
 pub const PROBE_INTERVAL: Duration = Duration::from_secs(1);
@@ -250,7 +250,7 @@ impl Store for Gated {
         self.call(|store| store.remove_blocks(keys, entry))
     }
 
-    fn add_blocks_batch(&self, batch: &[(Vec<(u32, u64)>, Vec<u8>)]) -> Result<()> {
+    fn add_blocks_batch(&self, batch: &[BlockWrite]) -> Result<()> {
         self.call(|store| store.add_blocks_batch(batch))
     }
 

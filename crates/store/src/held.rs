@@ -33,6 +33,9 @@ use crate::memory::Found;
 use crate::record::{digest_key_hex, Entry};
 use crate::store::{Change, Store};
 
+/// A tier's keys: blocks, blocks a table, most key bits.
+type Shape = (u32, u32, u32);
+
 /// Documents whose entries are written in one batch when a database's keys are built.
 const BUILD_BATCH: usize = 1000;
 
@@ -61,7 +64,7 @@ impl Keys {
     }
 
     /// The keys of `blocks` blocks, `choose` a table, at most `width` bits.
-    fn with_width(bits: Bits, (blocks, choose, width): (u32, u32, u32), k: u32) -> Result<Keys> {
+    fn with_width(bits: Bits, (blocks, choose, width): Shape, k: u32) -> Result<Keys> {
         Ok(match bits {
             Bits::B64 => Keys::B64(BlockKeys::with_width(blocks, choose, width, k)?),
             Bits::B128 => Keys::B128(BlockKeys::with_width(blocks, choose, width, k)?),
@@ -69,7 +72,7 @@ impl Keys {
     }
 
     /// Blocks, blocks a table, most key bits.
-    fn shape(&self) -> (u32, u32, u32) {
+    fn shape(&self) -> Shape {
         match self {
             Keys::B64(keys) => (keys.blocks(), keys.choose(), keys.width()),
             Keys::B128(keys) => (keys.blocks(), keys.choose(), keys.width()),
@@ -145,12 +148,7 @@ impl Clone for Plan {
 
 impl Plan {
     /// Tiers of `shapes` (each its first slot and keys), described as `described`.
-    fn of(
-        bits: Bits,
-        k: u32,
-        shapes: &[(u64, (u32, u32, u32))],
-        described: String,
-    ) -> Result<Plan> {
+    fn of(bits: Bits, k: u32, shapes: &[(u64, Shape)], described: String) -> Result<Plan> {
         let mut tiers: Vec<Tier> = Vec::new();
         let mut base = 0;
         for &(from, shape) in shapes {
@@ -170,7 +168,7 @@ impl Plan {
     /// The keys planned for fingerprints of `bits` searched within `k` (a new database's):
     /// one tier per size of [`TIERS`] (one for both if they get the same keys).
     pub fn new(bits: Bits, k: u32) -> Result<Plan> {
-        let mut shapes: Vec<(u64, (u32, u32, u32))> = Vec::new();
+        let mut shapes: Vec<(u64, Shape)> = Vec::new();
         for (from, n) in TIERS {
             let shape = Keys::planned_for(bits, n, k)?.shape();
             if shapes.last().is_none_or(|&(_, last)| last != shape) {
@@ -390,8 +388,8 @@ fn probes(tiers: &[Tier], simhash: u128) -> Vec<(&Tier, u32, u64)> {
 
 /// The tiers of a `v3` plan's words (`from:blocks/choose/width`, comma-separated, the first
 /// from slot 0, each after the one before), or `None`.
-fn parse_tiers(words: &str) -> Option<Vec<(u64, (u32, u32, u32))>> {
-    let mut shapes: Vec<(u64, (u32, u32, u32))> = Vec::new();
+fn parse_tiers(words: &str) -> Option<Vec<(u64, Shape)>> {
+    let mut shapes: Vec<(u64, Shape)> = Vec::new();
     for tier in words.split(',') {
         let (from, shape) = tier.split_once(':')?;
         let mut parts = shape.split('/').map(|part| part.parse::<u32>().ok());

@@ -59,7 +59,7 @@ use crate::record::{Entry, Record};
 use crate::redact::redact;
 use crate::redis_conn::Conn;
 use crate::redis_layout::{nonce, Keys, DELETE, INSERT, LOCATE, MIGRATE, REMOVE_ENTRY};
-use crate::store::{Change, Cursor, Durable, Insert, Store};
+use crate::store::{BlockWrite, Change, Cursor, Durable, Insert, Store};
 
 /// Stream entries read per round trip.
 const PAGE: usize = 10_000;
@@ -70,6 +70,9 @@ const MAX_IDLE: usize = 64;
 const CLUSTER_ATTEMPTS: u32 = 3;
 /// Documents of the layout before spreading read per round trip while moving them.
 const MIGRATE_PAGE: usize = 1000;
+
+/// The lists of some block keys, in order.
+type Lists = Vec<Vec<u8>>;
 
 /// How new connections are made.
 enum Opener {
@@ -394,7 +397,7 @@ impl RedisStore {
         &self,
         keys: &[(u32, u64)],
         extra: Option<String>,
-    ) -> Result<(Vec<Vec<u8>>, Option<Vec<u8>>)> {
+    ) -> Result<(Lists, Option<Vec<u8>>)> {
         let mut names: Vec<String> = keys
             .iter()
             .map(|&(t, key)| self.keys.block(t, key))
@@ -887,7 +890,7 @@ impl Store for RedisStore {
 
     /// One pipeline of `APPEND`s on one server; one [`Store::add_blocks`] a document on a
     /// cluster.
-    fn add_blocks_batch(&self, batch: &[(Vec<(u32, u64)>, Vec<u8>)]) -> Result<()> {
+    fn add_blocks_batch(&self, batch: &[BlockWrite]) -> Result<()> {
         if matches!(self.opener, Opener::Cluster(..)) || self.replica_wait.is_some() {
             return batch
                 .iter()

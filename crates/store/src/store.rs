@@ -181,7 +181,7 @@ pub trait Store: Send + Sync {
 
     /// [`Store::add_blocks`] of each (keys, entry) of a batch, in fewer round trips where the
     /// store can (building the keys of a whole database).
-    fn add_blocks_batch(&self, batch: &[(Vec<(u32, u64)>, Vec<u8>)]) -> Result<()> {
+    fn add_blocks_batch(&self, batch: &[BlockWrite]) -> Result<()> {
         batch
             .iter()
             .try_for_each(|(keys, entry)| self.add_blocks(keys, entry))
@@ -208,6 +208,9 @@ pub trait Store: Send + Sync {
         Ok(None)
     }
 }
+
+/// One document's block entry and the keys `(table, key)` it is appended to.
+pub type BlockWrite = (Vec<(u32, u64)>, Vec<u8>);
 
 /// The error of a block-index call on a store that holds no index.
 fn no_blocks(store: &(impl Store + ?Sized)) -> StoreError {
