@@ -31,7 +31,7 @@ const ENTRY_GROWTH: f64 = 1.1;
 const KEY_BYTES: f64 = 88.0;
 /// Most bytes a document's entries may cost a plan at the size it is planned for: keys must
 /// gather enough entries each that their own cost stays small.
-pub const MAX_DOCUMENT_BYTES: f64 = 160.0;
+const MAX_DOCUMENT_BYTES: f64 = 160.0;
 
 /// Where a fingerprint goes, and where a query looks, in an index held as keyed lists.
 ///
@@ -180,7 +180,7 @@ impl<F: Fingerprint> BlockKeys<F> {
     }
 
     /// The keys that cost least for `n` fingerprints searched at `k`, among plans of at most
-    /// [`MAX_TABLES`] (16) tables whose entries cost at most [`MAX_DOCUMENT_BYTES`] a document:
+    /// `MAX_TABLES` (16) tables whose entries cost at most `MAX_DOCUMENT_BYTES` (160) a document:
     /// a query costs [`KEY_COST`] per key read plus one per entry in them (`n / 2^w` for a
     /// `w`-bit key), and reads `Σ_{i ≤ radius} C(w, i)` keys per table; a key costs its
     /// entries plus about 88 bytes of its own, shared by the entries it holds.
