@@ -22,6 +22,16 @@ pub const KEY_COST: f64 = 64.0;
 pub const MAX_TABLES: u64 = 16;
 /// Most keys one table may read for a query.
 const MAX_PROBES: u64 = 1 << 16;
+/// Bytes of one entry in a key's list per byte written (an 8-byte slot and the fingerprint):
+/// the allocator's rounding, about 1.1.
+const ENTRY_GROWTH: f64 = 1.1;
+/// Bytes a store spends on a key besides its entries (its name, the key's own records):
+/// measured on Redis 7, 104 bytes a key holding one 16-byte entry (`MEMORY USAGE` over 6
+/// million keys, `tools/bench/index_in.sh 1000000`, BENCHMARKS.md), so about 88.
+const KEY_BYTES: f64 = 88.0;
+/// Most bytes a document's entries may cost a plan at the size it is planned for: keys must
+/// gather enough entries each that their own cost stays small.
+const MAX_DOCUMENT_BYTES: f64 = 160.0;
 
 /// Where a fingerprint goes, and where a query looks, in an index held as keyed lists.
 ///
@@ -55,6 +65,8 @@ pub struct BlockKeys<F> {
     k: u32,
     blocks: u32,
     choose: u32,
+    /// Most key bits: each table keys on the first `width` bits of its blocks' union.
+    width: u32,
     tables: Vec<Table<F>>,
     /// Flips of a key within the radius, fewest bits first, per table.
     masks: Vec<Vec<u64>>,
@@ -79,8 +91,16 @@ impl<F: Fingerprint> BlockKeys<F> {
     /// `k`; fails if `blocks` is 0 or more than the bits, `choose` is 0 or more than `blocks`,
     /// a key is wider than 64 bits, or a query would read more than 2^16 keys of a table.
     pub fn with_choice(blocks: u32, choose: u32, k: u32) -> Result<Self> {
+        Self::with_width(blocks, choose, u32::MAX, k)
+    }
+
+    /// [`BlockKeys::with_choice`] keyed on at most the first `width` bits of each union (the
+    /// rest of the union is checked per entry): fewer, fuller keys, each read whole. Two
+    /// fingerprints whose union differs in at most the radius differ in at most that many of
+    /// its first bits, so the answers are the same.
+    pub fn with_width(blocks: u32, choose: u32, width: u32, k: u32) -> Result<Self> {
         let invalid = |why: String| Err(IndexError::InvalidDesign(why));
-        if blocks == 0 || blocks > F::BITS || choose == 0 || choose > blocks {
+        if blocks == 0 || blocks > F::BITS || choose == 0 || choose > blocks || width == 0 {
             return invalid(format!(
                 "tables of {choose} of {blocks} blocks on {}-bit fingerprints",
                 F::BITS
@@ -92,65 +112,104 @@ impl<F: Fingerprint> BlockKeys<F> {
             .map(|positions| Table::new(positions))
             .collect();
         let radius = pigeonhole_radius(k, blocks, choose);
+        let key_bits = |table: &Table<F>| table.key_bits().min(width);
         for table in &tables {
-            if table.key_bits() > 64 {
+            if key_bits(table) > 64 {
                 return invalid(format!(
                     "keys of {} bits: a key holds at most 64",
-                    table.key_bits()
+                    key_bits(table)
                 ));
             }
-            if ball(table.key_bits(), radius) > MAX_PROBES {
+            if ball(key_bits(table), radius) > MAX_PROBES {
                 return invalid(format!(
                     "{}-bit keys at radius {radius} read over {MAX_PROBES} keys a table",
-                    table.key_bits()
+                    key_bits(table)
                 ));
             }
         }
-        let masks = tables.iter().map(|t| flips(t.key_bits(), radius)).collect();
+        let masks = tables.iter().map(|t| flips(key_bits(t), radius)).collect();
+        let width = tables.iter().map(key_bits).max().unwrap_or(0);
         Ok(BlockKeys {
             k,
             blocks,
             choose,
+            width,
             tables,
             masks,
         })
     }
 
-    /// The keys that cost least for [`PLANNED_LEN`] fingerprints searched at `k`, among plans
-    /// of at most `MAX_TABLES` (16) tables: a query costs [`KEY_COST`] per key read plus one per
-    /// entry in them (`n / 2^w` for a `w`-bit key), and reads `Σ_{i ≤ radius} C(w, i)` keys
-    /// per table.
+    /// What a plan of `blocks` blocks, `choose` a table, keys of at most `width` bits costs for
+    /// `n` fingerprints searched at `k`, without building it: (a query's cost in entries read,
+    /// [`KEY_COST`] a key; bytes a document), or `None` if no such keys exist.
+    fn estimate(n: f64, blocks: u32, choose: u32, width: u32, k: u32) -> Option<(f64, f64)> {
+        let radius = pigeonhole_radius(k, blocks, choose);
+        let tables = binomial(u64::from(blocks), u64::from(choose));
+        if tables > MAX_TABLES {
+            return None;
+        }
+        // The blocks' widths: `F::BITS / blocks`, and one more in the first `F::BITS % blocks`;
+        // a union's narrowest is `choose` narrow ones where it can be.
+        let (narrow, wide) = (F::BITS / blocks, F::BITS % blocks);
+        let narrowest = choose * narrow + choose.saturating_sub(blocks - wide);
+        if narrowest == 0 || width > narrowest || width > 64 {
+            return None;
+        }
+        let read = ball(width, radius);
+        if read > MAX_PROBES {
+            return None;
+        }
+        let per_key = n / 2f64.powi(width as i32);
+        let cost = tables as f64 * read as f64 * (KEY_COST + per_key);
+        let entry = f64::from(8 + F::BITS / 8) * ENTRY_GROWTH;
+        let bytes = tables as f64 * (entry + KEY_BYTES / per_key.max(1.0));
+        Some((cost, bytes))
+    }
+
+    /// The keys that cost least for [`PLANNED_LEN`] fingerprints searched at `k`
+    /// ([`BlockKeys::planned_for`]).
     ///
     /// ```
     /// use neardup_index::BlockKeys;
     /// let keys = BlockKeys::<u64>::planned(6).unwrap();
-    /// assert_eq!((keys.blocks(), keys.choose()), (4, 2));
-    /// let keys = BlockKeys::<u64>::planned(3).unwrap();
-    /// assert_eq!((keys.blocks(), keys.choose()), (5, 2));
-    /// assert_eq!(BlockKeys::<u128>::planned(6).unwrap().blocks(), 4);
+    /// assert_eq!((keys.blocks(), keys.choose(), keys.width()), (4, 2, 26));
+    /// assert!(BlockKeys::<u128>::planned(6).unwrap().tables() <= 16);
     /// ```
     pub fn planned(k: u32) -> Result<Self> {
-        let n = PLANNED_LEN as f64;
-        let cost = |keys: &Self| -> f64 {
-            keys.masks
-                .iter()
-                .zip(&keys.tables)
-                .map(|(masks, table)| {
-                    let read = masks.len() as f64;
-                    read * KEY_COST + read * n / 2f64.powi(table.key_bits() as i32)
-                })
-                .sum()
-        };
-        let (_, best) = (1..=F::BITS.min(64))
-            .flat_map(|blocks| (1..=blocks).map(move |choose| (blocks, choose)))
-            .filter(|&(blocks, choose)| {
-                binomial(u64::from(blocks), u64::from(choose)) <= MAX_TABLES
-            })
-            .filter_map(|(blocks, choose)| Self::with_choice(blocks, choose, k).ok())
-            .map(|keys| (cost(&keys), keys))
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-            .ok_or_else(|| IndexError::InvalidDesign(format!("no block keys answer k = {k}")))?;
-        Ok(best)
+        Self::planned_for(PLANNED_LEN, k)
+    }
+
+    /// The keys that cost least for `n` fingerprints searched at `k`, among plans of at most
+    /// `MAX_TABLES` (16) tables whose entries cost at most `MAX_DOCUMENT_BYTES` (160) a document:
+    /// a query costs [`KEY_COST`] per key read plus one per entry in them (`n / 2^w` for a
+    /// `w`-bit key), and reads `Σ_{i ≤ radius} C(w, i)` keys per table; a key costs its
+    /// entries plus about 88 bytes of its own, shared by the entries it holds.
+    ///
+    /// ```
+    /// use neardup_index::BlockKeys;
+    /// // Up to 16 million: seed 004's four 16-bit blocks, radius 1 (68 keys a query).
+    /// let keys = BlockKeys::<u64>::planned_for(1 << 24, 6).unwrap();
+    /// assert_eq!((keys.blocks(), keys.choose(), keys.width()), (4, 1, 16));
+    /// assert_eq!(keys.probes(0).len(), 68);
+    /// ```
+    pub fn planned_for(n: usize, k: u32) -> Result<Self> {
+        let n = n.max(1) as f64;
+        let mut best: Option<(f64, (u32, u32, u32))> = None;
+        for blocks in 1..=F::BITS.min(64) {
+            for choose in 1..=blocks {
+                for width in 1..=64 {
+                    let Some((cost, bytes)) = Self::estimate(n, blocks, choose, width, k) else {
+                        continue;
+                    };
+                    if bytes <= MAX_DOCUMENT_BYTES && best.is_none_or(|(least, _)| cost < least) {
+                        best = Some((cost, (blocks, choose, width)));
+                    }
+                }
+            }
+        }
+        let (_, (blocks, choose, width)) =
+            best.ok_or_else(|| IndexError::InvalidDesign(format!("no block keys answer k = {k}")))?;
+        Self::with_width(blocks, choose, width, k)
     }
 
     /// Number of blocks the bits are split into.
@@ -161,6 +220,11 @@ impl<F: Fingerprint> BlockKeys<F> {
     /// Number of blocks each table is keyed on.
     pub fn choose(&self) -> u32 {
         self.choose
+    }
+
+    /// Most bits of a key (a table keyed on a narrower union keys on all of it).
+    pub fn width(&self) -> u32 {
+        self.width
     }
 
     /// Number of tables (keys each fingerprint is stored under).
@@ -183,7 +247,7 @@ impl<F: Fingerprint> BlockKeys<F> {
         self.tables
             .iter()
             .enumerate()
-            .map(|(t, table)| (t as u32, table.key(fp, table.key_bits())))
+            .map(|(t, table)| (t as u32, table.key(fp, table.key_bits().min(self.width))))
             .collect()
     }
 
@@ -268,6 +332,9 @@ mod tests {
         agrees_with_brute_force(&BlockKeys::<u64>::planned(3).unwrap(), &fps);
         agrees_with_brute_force(&BlockKeys::<u64>::with_choice(8, 3, 7).unwrap(), &fps);
         agrees_with_brute_force(&BlockKeys::<u64>::with_choice(5, 2, 8).unwrap(), &fps);
+        agrees_with_brute_force(&BlockKeys::<u64>::with_width(4, 2, 20, 6).unwrap(), &fps);
+        agrees_with_brute_force(&BlockKeys::<u64>::with_width(4, 1, 9, 6).unwrap(), &fps);
+        agrees_with_brute_force(&BlockKeys::<u64>::planned_for(1 << 24, 6).unwrap(), &fps);
         let wide: Vec<u128> = fps
             .iter()
             .map(|&f| u128::from(f) << 64 | u128::from(!f))
@@ -314,6 +381,30 @@ mod tests {
                         "{blocks} {choose} {k}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    #[ignore = "prints the plans; run with --ignored --nocapture"]
+    fn print_plans() {
+        for k in [3, 6] {
+            for n in [1usize << 20, 1 << 24, 1 << 27, 1 << 30] {
+                let keys = BlockKeys::<u64>::planned_for(n, k).unwrap();
+                let est = BlockKeys::<u64>::estimate(
+                    n as f64,
+                    keys.blocks(),
+                    keys.choose(),
+                    keys.width(),
+                    k,
+                );
+                println!(
+                    "k={k} n={n}: blocks={} choose={} width={} probes={} {est:?}",
+                    keys.blocks(),
+                    keys.choose(),
+                    keys.width(),
+                    keys.probes(0).len()
+                );
             }
         }
     }

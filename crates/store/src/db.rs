@@ -451,7 +451,7 @@ impl NearDupDb {
             let simhash = prepared.query.0;
             if let Err(error) = self
                 .store
-                .remove_blocks(&plan.homes(simhash), &plan.entry(slot, simhash))
+                .remove_blocks(&plan.homes(slot, simhash), &plan.entry(slot, simhash))
             {
                 tracing::warn!(%error, slot, "block entries of an insert not made are left");
             }
@@ -503,7 +503,7 @@ impl NearDupDb {
                         let slot = self.store.reserve_slot()?;
                         *reserved = Some(slot);
                         self.store
-                            .add_blocks(&plan.homes(query.0), &plan.entry(slot, query.0))?;
+                            .add_blocks(&plan.homes(slot, query.0), &plan.entry(slot, query.0))?;
                         slot
                     }
                 };
@@ -606,7 +606,8 @@ impl NearDupDb {
             if let Some(plan) = &self.plan {
                 let simhash = record.simhash.as_u128();
                 let entry = plan.entry(record.slot, simhash);
-                if let Err(error) = self.store.remove_blocks(&plan.homes(simhash), &entry) {
+                let homes = plan.homes(record.slot, simhash);
+                if let Err(error) = self.store.remove_blocks(&homes, &entry) {
                     tracing::warn!(%error, id, "block entries of a deleted document are left");
                 }
             }

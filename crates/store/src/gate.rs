@@ -26,7 +26,7 @@ use crate::error::{Result, StoreError};
 use crate::eviction::EvictionWatch;
 use crate::meta::Meta;
 use crate::record::{Entry, Record};
-use crate::store::{Change, Cursor, Insert, Store};
+use crate::store::{BlockWrite, Change, Cursor, Insert, Store};
 
 /// How often a closed gate lets one call probe the store.
 pub const PROBE_INTERVAL: Duration = Duration::from_secs(1);
@@ -248,6 +248,14 @@ impl Store for Gated {
 
     fn remove_blocks(&self, keys: &[(u32, u64)], entry: &[u8]) -> Result<()> {
         self.call(|store| store.remove_blocks(keys, entry))
+    }
+
+    fn add_blocks_batch(&self, batch: &[BlockWrite]) -> Result<()> {
+        self.call(|store| store.add_blocks_batch(batch))
+    }
+
+    fn read_blocks_reserved(&self, keys: &[(u32, u64)]) -> Result<(Vec<Vec<u8>>, u64)> {
+        self.call(|store| store.read_blocks_reserved(keys))
     }
 }
 

@@ -79,5 +79,5 @@ pub use redact::redact;
 pub use redb_store::{RedbStore, CHUNK_ROWS, MAX_BATCH};
 pub use redis_store::RedisStore;
 pub use spec::{open_db, open_store, DbSpec};
-pub use store::{Change, Cursor, Durable, Insert, Store};
+pub use store::{BlockWrite, Change, Cursor, Durable, Insert, Store};
 pub use verdict::{CheckOutcome, DocMatch, InsertMode, Verdict};

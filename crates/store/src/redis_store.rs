@@ -59,7 +59,7 @@ use crate::record::{Entry, Record};
 use crate::redact::redact;
 use crate::redis_conn::Conn;
 use crate::redis_layout::{nonce, Keys, DELETE, INSERT, LOCATE, MIGRATE, REMOVE_ENTRY};
-use crate::store::{Change, Cursor, Durable, Insert, Store};
+use crate::store::{BlockWrite, Change, Cursor, Durable, Insert, Store};
 
 /// Stream entries read per round trip.
 const PAGE: usize = 10_000;
@@ -70,6 +70,9 @@ const MAX_IDLE: usize = 64;
 const CLUSTER_ATTEMPTS: u32 = 3;
 /// Documents of the layout before spreading read per round trip while moving them.
 const MIGRATE_PAGE: usize = 1000;
+
+/// The lists of some block keys, in order.
+type Lists = Vec<Vec<u8>>;
 
 /// How new connections are made.
 enum Opener {
@@ -386,6 +389,27 @@ impl RedisStore {
             Ok(Ok(moved == 1))
         })??;
         Ok(moved)
+    }
+
+    /// The lists under block keys `keys` (empty for a key never written), and the value of
+    /// `extra` if given, in one `MGET` (a round trip per node holding some of them).
+    fn mget_blocks(
+        &self,
+        keys: &[(u32, u64)],
+        extra: Option<String>,
+    ) -> Result<(Lists, Option<Vec<u8>>)> {
+        let mut names: Vec<String> = keys
+            .iter()
+            .map(|&(t, key)| self.keys.block(t, key))
+            .collect();
+        names.extend(extra.clone());
+        let mut lists: Vec<Option<Vec<u8>>> =
+            self.run(|conn| redis::cmd("MGET").arg(&names).query(conn))?;
+        let extra = extra.and_then(|_| lists.pop().flatten());
+        Ok((
+            lists.into_iter().map(Option::unwrap_or_default).collect(),
+            extra,
+        ))
     }
 
     /// The bodies of documents located by `ids` entries (`(id, slot:nonce)`), in order: `None`
@@ -819,13 +843,20 @@ impl Store for RedisStore {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let names: Vec<String> = keys
-            .iter()
-            .map(|&(t, key)| self.keys.block(t, key))
-            .collect();
-        let lists: Vec<Option<Vec<u8>>> =
-            self.run(|conn| redis::cmd("MGET").arg(&names).query(conn))?;
-        Ok(lists.into_iter().map(Option::unwrap_or_default).collect())
+        Ok(self.mget_blocks(keys, None)?.0)
+    }
+
+    /// The same `MGET`, with the slot counter: no round trip more.
+    fn read_blocks_reserved(&self, keys: &[(u32, u64)]) -> Result<(Vec<Vec<u8>>, u64)> {
+        let (lists, seq) = self.mget_blocks(keys, Some(self.key("seq")))?;
+        let seq = match seq {
+            Some(bytes) => std::str::from_utf8(&bytes)
+                .ok()
+                .and_then(|text| text.parse().ok())
+                .ok_or_else(|| corrupt("the slot counter"))?,
+            None => 0,
+        };
+        Ok((lists, seq))
     }
 
     fn reserve_slot(&self) -> Result<u64> {
@@ -855,6 +886,26 @@ impl Store for RedisStore {
             Ok(names.iter().find_map(|name| self.unreplicated(conn, name)))
         })?
         .map_or(Ok(()), Err)
+    }
+
+    /// One pipeline of `APPEND`s on one server; one [`Store::add_blocks`] a document on a
+    /// cluster.
+    fn add_blocks_batch(&self, batch: &[BlockWrite]) -> Result<()> {
+        if matches!(self.opener, Opener::Cluster(..)) || self.replica_wait.is_some() {
+            return batch
+                .iter()
+                .try_for_each(|(keys, entry)| self.add_blocks(keys, entry));
+        }
+        let mut pipe = redis::pipe();
+        for (keys, entry) in batch {
+            for &(t, key) in keys {
+                pipe.cmd("APPEND")
+                    .arg(self.keys.block(t, key))
+                    .arg(entry)
+                    .ignore();
+            }
+        }
+        self.run(|conn| pipe.exec(conn))
     }
 
     fn remove_blocks(&self, keys: &[(u32, u64)], entry: &[u8]) -> Result<()> {

@@ -179,6 +179,21 @@ pub trait Store: Send + Sync {
         Err(no_blocks(self))
     }
 
+    /// [`Store::add_blocks`] of each (keys, entry) of a batch, in fewer round trips where the
+    /// store can (building the keys of a whole database).
+    fn add_blocks_batch(&self, batch: &[BlockWrite]) -> Result<()> {
+        batch
+            .iter()
+            .try_for_each(|(keys, entry)| self.add_blocks(keys, entry))
+    }
+
+    /// [`Store::read_blocks`], and the highest slot reserved when they were read (0 before
+    /// any): every document the store's position showed before has a slot at most this.
+    fn read_blocks_reserved(&self, keys: &[(u32, u64)]) -> Result<(Vec<Vec<u8>>, u64)> {
+        let _ = keys;
+        Err(no_blocks(self))
+    }
+
     /// Removes `entry` from the list of each block key (absent: nothing to do).
     fn remove_blocks(&self, keys: &[(u32, u64)], entry: &[u8]) -> Result<()> {
         let _ = (keys, entry);
@@ -193,6 +208,9 @@ pub trait Store: Send + Sync {
         Ok(None)
     }
 }
+
+/// One document's block entry and the keys `(table, key)` it is appended to.
+pub type BlockWrite = (Vec<(u32, u64)>, Vec<u8>);
 
 /// The error of a block-index call on a store that holds no index.
 fn no_blocks(store: &(impl Store + ?Sized)) -> StoreError {

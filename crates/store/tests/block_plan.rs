@@ -1,7 +1,8 @@
 //! The plan of the index the store holds (its block keys) is chosen once per database and
 //! recorded beside the keys: a database whose keys were written by the first plan (one 16-bit
-//! block a table, recorded as `v1`) keeps opening and answering with it, and a new database
-//! gets the plan made for a billion documents (`v2`, pairs of blocks). On a real `redis-server`.
+//! block a table, recorded as `v1`) or the second (pairs of blocks, `v2`) keeps opening and
+//! answering with it, and a new database gets tiers of keys (`v3`: seed 004's blocks for its
+//! first 16 million slots, keys made for a billion documents after). On a real `redis-server`.
 
 mod common;
 
@@ -48,13 +49,17 @@ fn block_keys(conn: &mut redis::Connection) -> Vec<String> {
         .unwrap()
 }
 
-/// Rewrites the block keys of `ids` as the first plan wrote them (4 tables of one 16-bit
-/// block: `neardup:{NAME/b<table>:<hex>}` holding 8-byte slot + 8-byte SimHash entries) and
-/// records that plan, as a database made before wider keys holds them.
-fn write_first_plan(conn: &mut redis::Connection, db: &NearDupDb, ids: &[&str]) {
+/// Rewrites the block keys of `ids` as an older plan `described` wrote them (`keys`' tables:
+/// `neardup:{NAME/b<table>:<hex>}` holding 8-byte slot + 8-byte SimHash entries) and records
+/// that plan, as a database made by that version holds them.
+fn write_old_plan(
+    conn: &mut redis::Connection,
+    db: &NearDupDb,
+    ids: &[&str],
+    (keys, described): (BlockKeys<u64>, &str),
+) {
     let old: Vec<String> = block_keys(conn);
     let _: () = redis::cmd("DEL").arg(&old).query(conn).unwrap();
-    let keys = BlockKeys::<u64>::new(4, 6).unwrap();
     for id in ids {
         let record = db.get(id).unwrap().expect("stored");
         let Simhash::B64(simhash) = record.simhash else {
@@ -73,17 +78,36 @@ fn write_first_plan(conn: &mut redis::Connection, db: &NearDupDb, ids: &[&str]) 
     }
     let _: () = redis::cmd("SET")
         .arg(plan_key())
-        .arg("v1 bits=64 blocks=4 k=6")
+        .arg(described)
         .query(conn)
         .unwrap();
 }
 
-#[test]
-fn a_database_of_the_first_plan_keeps_opening_and_answering() {
-    let Some(redis) = Redis::temporary("a_database_of_the_first_plan_keeps_opening_and_answering")
-    else {
+/// The first plan: 4 tables of one 16-bit block.
+fn first_plan() -> (BlockKeys<u64>, &'static str) {
+    (BlockKeys::new(4, 6).unwrap(), "v1 bits=64 blocks=4 k=6")
+}
+
+/// The second plan: 6 tables of two 16-bit blocks (32-bit keys, radius 2).
+fn second_plan() -> (BlockKeys<u64>, &'static str) {
+    (
+        BlockKeys::with_choice(4, 2, 6).unwrap(),
+        "v2 bits=64 blocks=4 choose=2 k=6",
+    )
+}
+
+/// A database whose keys `old` wrote (for "a" and "b") opens in two processes, answers
+/// near duplicates of documents written before and after, and keeps its plan: `tables` keys a
+/// document.
+fn an_old_plan_keeps_opening_and_answering(
+    test: &str,
+    old: (BlockKeys<u64>, &'static str),
+    tables: usize,
+) {
+    let Some(redis) = Redis::temporary(test) else {
         return;
     };
+    let described = old.1;
     let location = format!("{}?name={NAME}", redis.url());
     let mut conn = redis::Client::open(redis.url())
         .unwrap()
@@ -99,13 +123,17 @@ fn a_database_of_the_first_plan_keeps_opening_and_answering() {
         }
         let plan: String = redis::cmd("GET").arg(plan_key()).query(&mut conn).unwrap();
         assert_eq!(
-            plan, "v2 bits=64 blocks=4 choose=2 k=6",
+            plan, "v3 bits=64 k=6 tiers=0:4/1/16,16777216:4/2/26",
             "a new database's plan"
         );
-        assert_eq!(block_keys(&mut conn).len(), 2 * 6, "6 tables a document");
-        write_first_plan(&mut conn, &db, &["a", "b"]);
+        assert_eq!(
+            block_keys(&mut conn).len(),
+            2 * 4,
+            "4 tables a document in the first tier"
+        );
+        write_old_plan(&mut conn, &db, &["a", "b"], old);
     }
-    assert_eq!(block_keys(&mut conn).len(), 2 * 4);
+    assert_eq!(block_keys(&mut conn).len(), 2 * tables);
     // Two processes open it again: both read the recorded plan, neither rebuilds.
     let (one, two) = (open(&location), open(&location));
     let near = one.check(&doc("c", &edited(1))).unwrap();
@@ -122,11 +150,29 @@ fn a_database_of_the_first_plan_keeps_opening_and_answering() {
         "{near:?}"
     );
     let plan: String = redis::cmd("GET").arg(plan_key()).query(&mut conn).unwrap();
-    assert_eq!(plan, "v1 bits=64 blocks=4 k=6", "the recorded plan stays");
+    assert_eq!(plan, described, "the recorded plan stays");
     assert_eq!(
         block_keys(&mut conn).len(),
-        3 * 4,
-        "d written with the first plan"
+        3 * tables,
+        "d written with the recorded plan"
+    );
+}
+
+#[test]
+fn a_database_of_the_first_plan_keeps_opening_and_answering() {
+    an_old_plan_keeps_opening_and_answering(
+        "a_database_of_the_first_plan_keeps_opening_and_answering",
+        first_plan(),
+        4,
+    );
+}
+
+#[test]
+fn a_database_of_the_second_plan_keeps_opening_and_answering() {
+    an_old_plan_keeps_opening_and_answering(
+        "a_database_of_the_second_plan_keeps_opening_and_answering",
+        second_plan(),
+        6,
     );
 }
 
