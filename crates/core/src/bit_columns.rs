@@ -165,6 +165,31 @@ impl ColumnCounter {
         self.buffered = rest.len();
     }
 
+    /// The free end of the block buffer, never empty: hashes written there and then announced
+    /// by [`ColumnCounter::commit`] are counted as [`ColumnCounter::add`] would count them,
+    /// without being copied.
+    ///
+    /// ```
+    /// use neardup_core::bit_columns::ColumnCounter;
+    /// let mut counter = ColumnCounter::new();
+    /// counter.spare()[..2].copy_from_slice(&[0b11, 0b01]);
+    /// counter.commit(2);
+    /// assert_eq!(counter.counts()[..2], [2, 1]);
+    /// ```
+    pub fn spare(&mut self) -> &mut [u64] {
+        &mut self.buffer[self.buffered..]
+    }
+
+    /// Adds the first `n` hashes written into [`ColumnCounter::spare`] (at most its length).
+    pub fn commit(&mut self, n: usize) {
+        let n = n.min(BLOCK - self.buffered);
+        self.total += n as u64;
+        self.buffered += n;
+        if self.buffered == BLOCK {
+            self.count_buffer();
+        }
+    }
+
     /// The count of each bit position over every hash added so far (bit 0 first).
     pub fn counts(&mut self) -> [u64; 64] {
         if self.buffered > 0 {
@@ -393,17 +418,26 @@ mod tests {
         })
     }
 
-    /// The counts of `hashes` added in slices of the given lengths (cycled) on `path`.
+    /// The counts of `hashes` added in slices of the given lengths (cycled) on `path`, every
+    /// other slice by `add` and the others written in place (`spare`, then `commit`).
     fn counted(path: Path, hashes: &[u64], slices: &[usize]) -> [u64; 64] {
         let mut counter = ColumnCounter::with_path(path).expect("an available path");
         let mut rest = hashes;
-        for &len in slices.iter().cycle() {
+        for (i, &len) in slices.iter().cycle().enumerate() {
             if rest.is_empty() {
                 break;
             }
-            let (now, later) = rest.split_at(len.min(rest.len()));
-            counter.add(now);
-            rest = later;
+            let mut len = len.min(rest.len());
+            if i % 2 == 1 {
+                let spare = counter.spare();
+                assert!(!spare.is_empty(), "the buffer always has room");
+                len = len.min(spare.len());
+                spare[..len].copy_from_slice(&rest[..len]);
+                counter.commit(len);
+            } else {
+                counter.add(&rest[..len]);
+            }
+            rest = &rest[len..];
         }
         assert_eq!(counter.total(), hashes.len() as u64);
         counter.counts()

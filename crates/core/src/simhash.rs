@@ -250,6 +250,23 @@ impl<const WORDS: usize> BitCounter<WORDS> {
         }
     }
 
+    /// Room to write 64-bit hashes in place (upper words zero), taken by
+    /// [`BitCounter::commit`]: [`BitCounter::add_many`] without a copy into the SIMD column
+    /// counter's buffer. `None` when the processor has no SIMD column counter.
+    #[inline]
+    pub fn spare(&mut self) -> Option<&mut [u64]> {
+        if self.columns.path() == Path::Portable {
+            return None;
+        }
+        Some(self.columns.spare())
+    }
+
+    /// Adds the first `n` hashes written into [`BitCounter::spare`].
+    #[inline]
+    pub fn commit(&mut self, n: usize) {
+        self.columns.commit(n);
+    }
+
     /// Folds a full block into the bit-sliced counts with the carry-save adder tree.
     fn fold_block(&mut self) {
         for w in 0..WORDS {
