@@ -240,6 +240,13 @@ impl Normalizer {
 
     /// Unicode form, full-width folding, lower case, then the character policies.
     fn unicode_pass(&self, text: &str, sink: &mut Sink) {
+        if self.options.unicode == UnicodeForm::Nfkc
+            && self.options.lowercase
+            && self.options.word_chars == WordChars::Unicode
+            && self.table_pass(text, sink)
+        {
+            return;
+        }
         let composed: Cow<'_, str> = match self.options.unicode {
             UnicodeForm::Nfkc
                 if !CharTable::get().nfkc_stable(text)
@@ -284,6 +291,30 @@ impl Normalizer {
             }
         };
         lowered.chars().for_each(|c| self.push_char(c, sink));
+    }
+
+    /// The common case of [`Normalizer::unicode_pass`] under NFKC with lower-casing and
+    /// Unicode word characters, in one pass: when the [`CharTable`] says NFKC leaves every
+    /// character of `text` alone and gives each its one-character lower case (no capital sigma,
+    /// whose lower case depends on its neighbours), the characters go to the sink as the general
+    /// path would send them, without NFKC's quick check, a search for sigma or a second walk.
+    /// Otherwise the sink is put back as it was and false returned.
+    fn table_pass(&self, text: &str, sink: &mut Sink) -> bool {
+        let table = CharTable::get();
+        let (written, last_space) = (sink.out.len(), sink.last_space);
+        for c in text.chars() {
+            match table.stable_lookup(c) {
+                Some((lower, class)) if c != 'Σ' => {
+                    sink.push(lower, class, self.options.punctuation)
+                }
+                _ => {
+                    sink.out.truncate(written);
+                    sink.last_space = last_space;
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     /// Pushes `c` to `sink` under the character policies.
@@ -347,7 +378,23 @@ impl CharTable {
     /// The lower case of `c` and its class, if the table covers `c`.
     #[inline]
     fn lookup(&self, c: char) -> Option<(char, CharClass)> {
+        Self::decode(*self.entries.get(c as usize)?)
+    }
+
+    /// [`CharTable::lookup`] for a character NFKC leaves alone wherever it stands; `None` for
+    /// the others.
+    #[inline]
+    fn stable_lookup(&self, c: char) -> Option<(char, CharClass)> {
         let entry = *self.entries.get(c as usize)?;
+        if entry & Self::STABLE == 0 {
+            return None;
+        }
+        Self::decode(entry)
+    }
+
+    /// The lower case and class an entry holds (`None` for an uncovered character).
+    #[inline]
+    fn decode(entry: u32) -> Option<(char, CharClass)> {
         let class = match entry & 3 {
             1 => CharClass::Word,
             2 => CharClass::Space,
@@ -786,6 +833,29 @@ mod tests {
             let reference: String = text.nfkc().collect::<String>().to_lowercase();
             let reference = reference.split_whitespace().collect::<Vec<_>>().join(" ");
             proptest::prop_assert_eq!(norm(NormalizeOptions::web(), &text), reference);
+        }
+
+        /// Words around the non-ASCII characters of prose (the one-pass table path), and
+        /// around those it hands to the general path (capital sigma, NFKC-unstable, multi-
+        /// character lower case, beyond the table), normalise as the whole-text reference does
+        /// under every punctuation policy.
+        #[test]
+        fn table_pass_equals_whole_text_normalisation(
+            text in "(([a-zA-Z0-9,.]{0,6}[§·’©→«»éÉßÆœ\u{A0}Σσς΄İ美ＡﬁǅK\u{301}]{1,3}[a-zA-Z,.]{0,6})[ \n\t]{1,2}){0,40}",
+            punctuation in proptest::sample::select(vec![PunctuationPolicy::Keep, PunctuationPolicy::Remove, PunctuationPolicy::Space]),
+        ) {
+            let options = NormalizeOptions { punctuation, ..NormalizeOptions::web() };
+            let mut general = String::new();
+            let lowered: String = text.nfkc().collect::<String>().to_lowercase();
+            for c in lowered.chars() {
+                match (classify(c, WordChars::Unicode), punctuation) {
+                    (CharClass::Space, _) | (CharClass::Other, PunctuationPolicy::Space) => general.push(' '),
+                    (CharClass::Other, PunctuationPolicy::Remove) => {}
+                    _ => general.push(c),
+                }
+            }
+            let reference = general.split_whitespace().collect::<Vec<_>>().join(" ");
+            proptest::prop_assert_eq!(norm(options, &text), reference);
         }
 
         /// Long prose-like text (the 64-byte blocks of the wide path, single and double white
