@@ -281,11 +281,19 @@ pub(crate) mod avx512 {
         // writes 64 bytes inside `partial` or `lanes`; all are unaligned accesses.
         unsafe {
             let load = |words: *const u64| _mm512_loadu_si512(words.cast());
-            let [mut ones, mut twos, mut fours, mut eights] =
-                partial.levels.map(|level| load(level.as_ptr()));
-            let mut rows = partial
-                .sixteens
-                .map(|row| _mm512_loadu_si512(row.as_ptr().cast()));
+            // Loops, not `array::map`: the state is loaded for every call (often one block)
+            // and `map` was left out of line.
+            let [mut ones, mut twos, mut fours, mut eights] = [_mm512_setzero_si512(); 4];
+            for (vector, level) in [&mut ones, &mut twos, &mut fours, &mut eights]
+                .into_iter()
+                .zip(&partial.levels)
+            {
+                *vector = load(level.as_ptr());
+            }
+            let mut rows = [_mm512_setzero_si512(); 8];
+            for (vector, row) in rows.iter_mut().zip(&partial.sixteens) {
+                *vector = _mm512_loadu_si512(row.as_ptr().cast());
+            }
             let minus_one = _mm512_set1_epi8(-1);
             let mut lanes = [0u64; 8];
             for block in hashes.chunks_exact(BLOCK) {
