@@ -255,6 +255,51 @@ fn bit_columns(c: &mut Criterion) {
     group.finish();
 }
 
+/// The feature loop of the default profile without its shingling: XXH3 of every 5-byte window
+/// counted into SimHash bit columns, in runs of 170 bytes (prose between two non-ASCII
+/// characters), through a batch copied into the counter (`add`: the reference) and written
+/// in place into its block buffer (`spare` then `commit`: what fingerprinting does).
+fn feature_loop(c: &mut Criterion) {
+    let text = english_text().replace(|c: char| !c.is_ascii(), " ");
+    let runs: Vec<&[u8]> = text.as_bytes().chunks(170).collect();
+    let windows: usize = runs.iter().map(|run| run.len().saturating_sub(4)).sum();
+    let mut group = c.benchmark_group("feature-loop");
+    group.throughput(Throughput::Elements(windows as u64));
+    group.bench_function("hash into a batch, ColumnCounter::add (reference)", |b| {
+        b.iter(|| {
+            let mut counter = ColumnCounter::new();
+            let mut batch = [0u64; 256];
+            for run in &runs {
+                let out = &mut batch[..run.len().saturating_sub(4)];
+                xxh3_short::xxh3_64_windows(run, 5, out);
+                counter.add(out);
+            }
+            black_box(counter.counts())
+        })
+    });
+    group.bench_function("hash in place, ColumnCounter::spare + commit", |b| {
+        b.iter(|| {
+            let mut counter = ColumnCounter::new();
+            for run in &runs {
+                let (mut first, windows) = (0, run.len().saturating_sub(4));
+                while first < windows {
+                    let spare = counter.spare();
+                    let count = spare.len().min(windows - first);
+                    xxh3_short::xxh3_64_windows(
+                        &run[first..first + count + 4],
+                        5,
+                        &mut spare[..count],
+                    );
+                    counter.commit(count);
+                    first += count;
+                }
+            }
+            black_box(counter.counts())
+        })
+    });
+    group.finish();
+}
+
 fn minhash(c: &mut Criterion) {
     let hashes: Vec<u64> = (0..10_000u64)
         .map(|i| Xxh3.hash64(&i.to_le_bytes()))
@@ -336,6 +381,6 @@ fn verify(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(3));
-    targets = tokenize, shingle_and_hash, xxh3_windows, accumulate, bit_columns, minhash, pipeline, verify
+    targets = tokenize, shingle_and_hash, xxh3_windows, accumulate, bit_columns, feature_loop, minhash, pipeline, verify
 }
 criterion_main!(benches);

@@ -165,6 +165,31 @@ impl ColumnCounter {
         self.buffered = rest.len();
     }
 
+    /// The free end of the block buffer, never empty: hashes written there and then announced
+    /// by [`ColumnCounter::commit`] are counted as [`ColumnCounter::add`] would count them,
+    /// without being copied.
+    ///
+    /// ```
+    /// use neardup_core::bit_columns::ColumnCounter;
+    /// let mut counter = ColumnCounter::new();
+    /// counter.spare()[..2].copy_from_slice(&[0b11, 0b01]);
+    /// counter.commit(2);
+    /// assert_eq!(counter.counts()[..2], [2, 1]);
+    /// ```
+    pub fn spare(&mut self) -> &mut [u64] {
+        &mut self.buffer[self.buffered..]
+    }
+
+    /// Adds the first `n` hashes written into [`ColumnCounter::spare`] (at most its length).
+    pub fn commit(&mut self, n: usize) {
+        let n = n.min(BLOCK - self.buffered);
+        self.total += n as u64;
+        self.buffered += n;
+        if self.buffered == BLOCK {
+            self.count_buffer();
+        }
+    }
+
     /// The count of each bit position over every hash added so far (bit 0 first).
     pub fn counts(&mut self) -> [u64; 64] {
         if self.buffered > 0 {
@@ -256,11 +281,19 @@ pub(crate) mod avx512 {
         // writes 64 bytes inside `partial` or `lanes`; all are unaligned accesses.
         unsafe {
             let load = |words: *const u64| _mm512_loadu_si512(words.cast());
-            let [mut ones, mut twos, mut fours, mut eights] =
-                partial.levels.map(|level| load(level.as_ptr()));
-            let mut rows = partial
-                .sixteens
-                .map(|row| _mm512_loadu_si512(row.as_ptr().cast()));
+            // Loops, not `array::map`: the state is loaded for every call (often one block)
+            // and `map` was left out of line.
+            let [mut ones, mut twos, mut fours, mut eights] = [_mm512_setzero_si512(); 4];
+            for (vector, level) in [&mut ones, &mut twos, &mut fours, &mut eights]
+                .into_iter()
+                .zip(&partial.levels)
+            {
+                *vector = load(level.as_ptr());
+            }
+            let mut rows = [_mm512_setzero_si512(); 8];
+            for (vector, row) in rows.iter_mut().zip(&partial.sixteens) {
+                *vector = _mm512_loadu_si512(row.as_ptr().cast());
+            }
             let minus_one = _mm512_set1_epi8(-1);
             let mut lanes = [0u64; 8];
             for block in hashes.chunks_exact(BLOCK) {
@@ -307,7 +340,9 @@ pub(crate) mod avx512 {
         }
     }
 
-    /// Moves everything `partial` holds into `counts`, leaving it empty.
+    /// Moves everything `partial` holds into `counts`, leaving it empty: the byte counters
+    /// and the bit-sliced levels summed in 16-bit lanes (at most 16 × 8 × 255 + 120 = 32,760
+    /// a column), then added to the 64-bit counts once.
     ///
     /// # Safety
     /// The processor must have AVX-512 F and BW ([`available`]).
@@ -321,12 +356,30 @@ pub(crate) mod avx512 {
                 low = _mm512_mask_add_epi8(low, word, low, weight);
             }
         }
-        let mut bytes = [0u8; 64];
-        // SAFETY: the caller guarantees the features; `bytes` is 64 bytes long (unaligned).
-        unsafe { _mm512_storeu_si512(bytes.as_mut_ptr().cast(), low) };
-        flush(&bytes, 1, counts);
-        for row in &partial.sixteens {
-            flush(row, 16, counts);
+        let mut sums = [0u16; 64];
+        // SAFETY: the caller guarantees the features; each load reads one 64-byte row of
+        // `partial.sixteens` and each store writes 32 lanes of `sums` (64 bytes), unaligned.
+        unsafe {
+            let widen = |bytes: __m512i| {
+                (
+                    _mm512_cvtepu8_epi16(_mm512_castsi512_si256(bytes)),
+                    _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64::<1>(bytes)),
+                )
+            };
+            let (mut first, mut second) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+            for row in &partial.sixteens {
+                let (a, b) = widen(_mm512_loadu_si512(row.as_ptr().cast()));
+                first = _mm512_add_epi16(first, a);
+                second = _mm512_add_epi16(second, b);
+            }
+            let (low_first, low_second) = widen(low);
+            first = _mm512_add_epi16(_mm512_slli_epi16::<4>(first), low_first);
+            second = _mm512_add_epi16(_mm512_slli_epi16::<4>(second), low_second);
+            _mm512_storeu_si512(sums.as_mut_ptr().cast(), first);
+            _mm512_storeu_si512(sums.as_mut_ptr().add(32).cast(), second);
+        }
+        for (count, &sum) in counts.iter_mut().zip(&sums) {
+            *count += u64::from(sum);
         }
         *partial = Partial::EMPTY;
     }
@@ -393,17 +446,26 @@ mod tests {
         })
     }
 
-    /// The counts of `hashes` added in slices of the given lengths (cycled) on `path`.
+    /// The counts of `hashes` added in slices of the given lengths (cycled) on `path`, every
+    /// other slice by `add` and the others written in place (`spare`, then `commit`).
     fn counted(path: Path, hashes: &[u64], slices: &[usize]) -> [u64; 64] {
         let mut counter = ColumnCounter::with_path(path).expect("an available path");
         let mut rest = hashes;
-        for &len in slices.iter().cycle() {
+        for (i, &len) in slices.iter().cycle().enumerate() {
             if rest.is_empty() {
                 break;
             }
-            let (now, later) = rest.split_at(len.min(rest.len()));
-            counter.add(now);
-            rest = later;
+            let mut len = len.min(rest.len());
+            if i % 2 == 1 {
+                let spare = counter.spare();
+                assert!(!spare.is_empty(), "the buffer always has room");
+                len = len.min(spare.len());
+                spare[..len].copy_from_slice(&rest[..len]);
+                counter.commit(len);
+            } else {
+                counter.add(&rest[..len]);
+            }
+            rest = &rest[len..];
         }
         assert_eq!(counter.total(), hashes.len() as u64);
         counter.counts()
@@ -436,11 +498,21 @@ mod tests {
     fn a_column_of_all_ones_survives_many_flushes() {
         // Past 255 whole blocks (the AVX-512 path's flush) and 255 hashes (AVX2's), with a
         // partial block at the end.
-        let hashes = vec![u64::MAX; (FLUSH_EVERY + 3) * BLOCK + 5];
+        // Also just short of the flush, where the AVX-512 path's drain sums the fullest
+        // byte counters.
+        for hashes in [
+            vec![u64::MAX; (FLUSH_EVERY + 3) * BLOCK + 5],
+            vec![u64::MAX; FLUSH_EVERY * BLOCK - 1],
+        ] {
+            all_ones_counted(&hashes);
+        }
+    }
+
+    fn all_ones_counted(hashes: &[u64]) {
         for path in available_paths() {
             for slices in [[hashes.len()], [77]] {
                 assert_eq!(
-                    counted(path, &hashes, &slices),
+                    counted(path, hashes, &slices),
                     [hashes.len() as u64; 64],
                     "{path:?}"
                 );

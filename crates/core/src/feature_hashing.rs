@@ -17,6 +17,14 @@ pub(crate) trait HashSink {
     fn many64(&mut self, hashes: &[u64]) {
         hashes.iter().for_each(|&hash| self.one(u128::from(hash)));
     }
+    /// Room to write 64-bit hashes in place, taken by [`HashSink::commit64`]; `None` (the
+    /// default) when the sink takes them through [`HashSink::many64`] only.
+    fn spare64(&mut self) -> Option<&mut [u64]> {
+        None
+    }
+    /// Takes the first `n` hashes written into [`HashSink::spare64`], as
+    /// [`HashSink::many64`] would take them.
+    fn commit64(&mut self, _n: usize) {}
 }
 
 /// Turns features into hashes of `64 * WORDS` bits, handing each to `emit`.
@@ -51,8 +59,9 @@ impl<H: FeatureHasher + ?Sized, const WORDS: usize> HashStrategy<WORDS> for Dire
         });
     }
 
-    /// 64-bit hashes go [`WINDOW_BATCH`] windows at a time through the hasher's
-    /// [`FeatureHasher::hash64_windows`] and into the sink as slices.
+    /// 64-bit hashes go through the hasher's [`FeatureHasher::hash64_windows`]: written
+    /// straight into the sink's [`HashSink::spare64`] when it has room, else [`WINDOW_BATCH`]
+    /// windows at a time into a buffer handed over as a slice.
     #[inline(always)]
     fn hash_windows(&mut self, run: &[u8], width: usize, sink: &mut impl HashSink) {
         if WORDS != 1 {
@@ -60,14 +69,26 @@ impl<H: FeatureHasher + ?Sized, const WORDS: usize> HashStrategy<WORDS> for Dire
                 .windows(width)
                 .for_each(|window| sink.one(self.0.hash128(window)));
         }
-        let mut batch = [0u64; WINDOW_BATCH];
         let windows = (run.len() + 1).saturating_sub(width);
-        for first in (0..windows).step_by(WINDOW_BATCH) {
-            let count = WINDOW_BATCH.min(windows - first);
-            let hashes = &mut batch[..count];
-            self.0
-                .hash64_windows(&run[first..first + count + width - 1], width, hashes);
-            sink.many64(hashes);
+        let mut first = 0;
+        while first < windows {
+            let left = windows - first;
+            let count = if let Some(room) = sink.spare64() {
+                let count = room.len().min(left);
+                let bytes = &run[first..first + count + width - 1];
+                self.0.hash64_windows(bytes, width, &mut room[..count]);
+                sink.commit64(count);
+                count
+            } else {
+                let mut batch = [0u64; WINDOW_BATCH];
+                let count = WINDOW_BATCH.min(left);
+                let hashes = &mut batch[..count];
+                let bytes = &run[first..first + count + width - 1];
+                self.0.hash64_windows(bytes, width, hashes);
+                sink.many64(hashes);
+                count
+            };
+            first += count;
         }
     }
 }

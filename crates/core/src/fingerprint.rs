@@ -81,25 +81,63 @@ macro_rules! with_strategy {
     }};
 }
 
-/// The streaming path's sink: SimHash bit counts, and the MinHash signature when there is one.
-struct Counting<'m, const WORDS: usize, M: FnMut(u128)> {
-    counter: BitCounter<WORDS>,
-    fold_minhash: &'m mut M,
+/// A document's MinHash signature being built, with the profile's [`MinHasher`].
+struct Signature<'a> {
+    hasher: &'a MinHasher,
+    values: &'a mut [u32],
 }
 
-impl<const WORDS: usize, M: FnMut(u128)> HashSink for Counting<'_, WORDS, M> {
+impl Signature<'_> {
+    /// Folds one feature hash (its low 64 bits) into the signature.
+    #[inline(always)]
+    fn one(&mut self, hash: u128) {
+        self.hasher.update(self.values, hash as u64);
+    }
+
+    /// Folds 64-bit feature hashes into the signature.
+    #[inline(always)]
+    fn many64(&mut self, hashes: &[u64]) {
+        for &hash in hashes {
+            self.hasher.update(self.values, hash);
+        }
+    }
+}
+
+/// The streaming path's sink: SimHash bit counts, and the MinHash signature when there is one
+/// (asked once per slice of hashes, not once per hash).
+struct Counting<'m, const WORDS: usize> {
+    counter: BitCounter<WORDS>,
+    minhash: Option<Signature<'m>>,
+}
+
+impl<const WORDS: usize> HashSink for Counting<'_, WORDS> {
     #[inline(always)]
     fn one(&mut self, hash: u128) {
         self.counter.add(hash);
-        (self.fold_minhash)(hash);
+        if let Some(minhash) = &mut self.minhash {
+            minhash.one(hash);
+        }
     }
 
     #[inline(always)]
     fn many64(&mut self, hashes: &[u64]) {
         self.counter.add_many(hashes);
-        hashes
-            .iter()
-            .for_each(|&hash| (self.fold_minhash)(u128::from(hash)));
+        if let Some(minhash) = &mut self.minhash {
+            minhash.many64(hashes);
+        }
+    }
+
+    #[inline(always)]
+    fn spare64(&mut self) -> Option<&mut [u64]> {
+        self.counter.spare()
+    }
+
+    #[inline(always)]
+    fn commit64(&mut self, n: usize) {
+        if let (Some(minhash), Some(spare)) = (&mut self.minhash, self.counter.spare()) {
+            minhash.many64(&spare[..n.min(spare.len())]);
+        }
+        self.counter.commit(n);
     }
 }
 
@@ -244,21 +282,23 @@ impl Fingerprinter {
         self.normalizer.normalize_into(text, normalized);
         let digest = Digest::of(self.profile.digest, normalized.as_bytes());
         let mut minhash = self.minhasher.as_ref().map(MinHasher::empty_signature);
-        let mut fold_minhash = |hash: u128| {
-            if let (Some(minhasher), Some(signature)) = (&self.minhasher, minhash.as_mut()) {
-                minhasher.update(signature, hash as u64);
-            }
-        };
+        let mut signature = self
+            .minhasher
+            .as_ref()
+            .zip(minhash.as_deref_mut())
+            .map(|(hasher, values)| Signature { hasher, values });
         let (bits, count) =
             if self.profile.weighting == Weighting::Tf && self.profile.top_k.is_none() {
                 // The hot path: every occurrence adds 1, no collection, no sorting.
-                self.streaming_tf(normalized, features, memo, &mut fold_minhash)
+                self.streaming_tf(normalized, features, memo, signature)
             } else {
                 let weighted = self.weighted_hashes(normalized, features, hashes);
                 let mut sums = WeightedSums::new(self.profile.bits);
                 let mut count = 0u64;
                 for &(hash, weight) in &weighted {
-                    fold_minhash(hash);
+                    if let Some(signature) = &mut signature {
+                        signature.one(hash);
+                    }
                     sums.add(hash, weight);
                     count += 1;
                 }
@@ -285,12 +325,12 @@ impl Fingerprinter {
         normalized: &str,
         features: &mut FeatureScratch,
         memo: &mut HashMemo,
-        fold_minhash: &mut impl FnMut(u128),
+        minhash: Option<Signature<'_>>,
     ) -> (u128, u64) {
         with_strategy!(self, memo, self.profile.bits == Bits::B128, |strategy| {
             match self.profile.bits {
-                Bits::B64 => self.accumulate::<1>(normalized, features, fold_minhash, strategy),
-                Bits::B128 => self.accumulate::<2>(normalized, features, fold_minhash, strategy),
+                Bits::B64 => self.accumulate::<1>(normalized, features, minhash, strategy),
+                Bits::B128 => self.accumulate::<2>(normalized, features, minhash, strategy),
             }
         })
     }
@@ -299,12 +339,12 @@ impl Fingerprinter {
         &self,
         normalized: &str,
         features: &mut FeatureScratch,
-        fold_minhash: &mut impl FnMut(u128),
+        minhash: Option<Signature<'_>>,
         strategy: &mut impl HashStrategy<WORDS>,
     ) -> (u128, u64) {
         let mut sink = Counting {
             counter: BitCounter::<WORDS>::default(),
-            fold_minhash,
+            minhash,
         };
         self.hash_features(normalized, features, strategy, &mut sink);
         let total = sink.counter.total();

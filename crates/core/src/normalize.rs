@@ -240,6 +240,13 @@ impl Normalizer {
 
     /// Unicode form, full-width folding, lower case, then the character policies.
     fn unicode_pass(&self, text: &str, sink: &mut Sink) {
+        if self.options.unicode == UnicodeForm::Nfkc
+            && self.options.lowercase
+            && self.options.word_chars == WordChars::Unicode
+            && self.table_pass(text, sink)
+        {
+            return;
+        }
         let composed: Cow<'_, str> = match self.options.unicode {
             UnicodeForm::Nfkc
                 if !CharTable::get().nfkc_stable(text)
@@ -284,6 +291,30 @@ impl Normalizer {
             }
         };
         lowered.chars().for_each(|c| self.push_char(c, sink));
+    }
+
+    /// The common case of [`Normalizer::unicode_pass`] under NFKC with lower-casing and
+    /// Unicode word characters, in one pass: when the [`CharTable`] says NFKC leaves every
+    /// character of `text` alone and gives each its one-character lower case (no capital sigma,
+    /// whose lower case depends on its neighbours), the characters go to the sink as the general
+    /// path would send them, without NFKC's quick check, a search for sigma or a second walk.
+    /// Otherwise the sink is put back as it was and false returned.
+    fn table_pass(&self, text: &str, sink: &mut Sink) -> bool {
+        let table = CharTable::get();
+        let (written, last_space) = (sink.out.len(), sink.last_space);
+        for c in text.chars() {
+            match table.stable_lookup(c) {
+                Some((lower, class)) if c != 'Σ' => {
+                    sink.push(lower, class, self.options.punctuation)
+                }
+                _ => {
+                    sink.out.truncate(written);
+                    sink.last_space = last_space;
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     /// Pushes `c` to `sink` under the character policies.
@@ -347,7 +378,23 @@ impl CharTable {
     /// The lower case of `c` and its class, if the table covers `c`.
     #[inline]
     fn lookup(&self, c: char) -> Option<(char, CharClass)> {
+        Self::decode(*self.entries.get(c as usize)?)
+    }
+
+    /// [`CharTable::lookup`] for a character NFKC leaves alone wherever it stands; `None` for
+    /// the others.
+    #[inline]
+    fn stable_lookup(&self, c: char) -> Option<(char, CharClass)> {
         let entry = *self.entries.get(c as usize)?;
+        if entry & Self::STABLE == 0 {
+            return None;
+        }
+        Self::decode(entry)
+    }
+
+    /// The lower case and class an entry holds (`None` for an uncovered character).
+    #[inline]
+    fn decode(entry: u32) -> Option<(char, CharClass)> {
         let class = match entry & 3 {
             1 => CharClass::Word,
             2 => CharClass::Space,
@@ -445,7 +492,13 @@ impl Sink {
             }
             words.append(block, out, &mut end, &mut last_space);
         }
-        words.append(blocks.remainder(), out, &mut end, &mut last_space);
+        let rest = blocks.remainder();
+        // SAFETY: as above.
+        if wide && unsafe { avx512::copy_block(rest, &mut out[end..], words, &mut last_space) } {
+            end += rest.len();
+        } else {
+            words.append(rest, out, &mut end, &mut last_space);
+        }
         // SAFETY: `out[..end]`, the `end` bytes after `start`, were all written above
         // (`AsciiWords::append` and `avx512::copy_block` write every byte they count), and
         // `reserve` made room for them.
@@ -528,7 +581,8 @@ impl AsciiWords {
 
 mod avx512 {
     //! A 64-byte block of ASCII prose copied, lower-cased, in four instructions when it needs
-    //! nothing else: no white space but single spaces (collapse) or none at all (remove).
+    //! nothing else: no white space but single spaces (collapse) or none at all (remove). The
+    //! shorter last block of a stretch goes the same way under a byte mask.
 
     #[cfg(target_arch = "x86_64")]
     use std::arch::x86_64::*;
@@ -549,9 +603,10 @@ mod avx512 {
         false
     }
 
-    /// Copies the 64 ASCII bytes of `block` into `out[..64]` (lower-cased when asked) if the
-    /// policy keeps every one of them as it is, and says whether it did; `last_space` tells
-    /// and is told whether the output ends with a space.
+    /// Copies the ASCII bytes of `block` (1 to 64 of them; a shorter block is loaded and
+    /// stored under a mask) into `out[..block.len()]`, lower-cased when asked, if the policy
+    /// keeps every one of them as it is, and says whether it did; `last_space` tells and is
+    /// told whether the output ends with a space.
     ///
     /// # Safety
     /// The processor must have AVX-512 F and BW ([`available`]).
@@ -563,15 +618,18 @@ mod avx512 {
         words: AsciiWords,
         last_space: &mut bool,
     ) -> bool {
-        if block.len() < BLOCK || out.len() < BLOCK {
+        let len = block.len();
+        if len == 0 || len > BLOCK || out.len() < len {
             return false;
         }
-        // SAFETY: the caller guarantees the features; the load reads `block[..64]` and the
-        // store writes `out[..64]`, both checked long enough above (unaligned accesses).
+        let mask = u64::MAX >> (BLOCK - len);
+        // SAFETY: the caller guarantees the features; the masked load reads `block[..len]` and
+        // the masked store writes `out[..len]`, both checked long enough above (masked-off
+        // bytes are neither read nor written and do not fault; unaligned accesses).
         unsafe {
-            let bytes = _mm512_loadu_si512(block.as_ptr().cast());
-            let spaceish = _mm512_cmple_epu8_mask(bytes, _mm512_set1_epi8(0x20));
-            let spaces = _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(0x20));
+            let bytes = _mm512_maskz_loadu_epi8(mask, block.as_ptr().cast());
+            let spaceish = _mm512_cmple_epu8_mask(bytes, _mm512_set1_epi8(0x20)) & mask;
+            let spaces = _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(0x20)) & mask;
             let untouched = if words.collapse {
                 spaceish == spaces && spaces & (spaces << 1 | u64::from(*last_space)) == 0
             } else {
@@ -589,8 +647,8 @@ mod avx512 {
             } else {
                 bytes
             };
-            _mm512_storeu_si512(out.as_mut_ptr().cast(), lowered);
-            *last_space = spaces >> 63 != 0;
+            _mm512_mask_storeu_epi8(out.as_mut_ptr().cast(), mask, lowered);
+            *last_space = (spaces >> (len - 1)) & 1 != 0;
             true
         }
     }
@@ -788,6 +846,29 @@ mod tests {
             proptest::prop_assert_eq!(norm(NormalizeOptions::web(), &text), reference);
         }
 
+        /// Words around the non-ASCII characters of prose (the one-pass table path), and
+        /// around those it hands to the general path (capital sigma, NFKC-unstable, multi-
+        /// character lower case, beyond the table), normalise as the whole-text reference does
+        /// under every punctuation policy.
+        #[test]
+        fn table_pass_equals_whole_text_normalisation(
+            text in "(([a-zA-Z0-9,.]{0,6}[§·’©→«»éÉßÆœ\u{A0}Σσς΄İ美ＡﬁǅK\u{301}]{1,3}[a-zA-Z,.]{0,6})[ \n\t]{1,2}){0,40}",
+            punctuation in proptest::sample::select(vec![PunctuationPolicy::Keep, PunctuationPolicy::Remove, PunctuationPolicy::Space]),
+        ) {
+            let options = NormalizeOptions { punctuation, ..NormalizeOptions::web() };
+            let mut general = String::new();
+            let lowered: String = text.nfkc().collect::<String>().to_lowercase();
+            for c in lowered.chars() {
+                match (classify(c, WordChars::Unicode), punctuation) {
+                    (CharClass::Space, _) | (CharClass::Other, PunctuationPolicy::Space) => general.push(' '),
+                    (CharClass::Other, PunctuationPolicy::Remove) => {}
+                    _ => general.push(c),
+                }
+            }
+            let reference = general.split_whitespace().collect::<Vec<_>>().join(" ");
+            proptest::prop_assert_eq!(norm(options, &text), reference);
+        }
+
         /// Long prose-like text (the 64-byte blocks of the wide path, single and double white
         /// space, the odd non-ASCII word) normalises as the whole-text reference does, under
         /// collapse and under removal of white space.
@@ -806,10 +887,12 @@ mod tests {
             proptest::prop_assert_eq!(norm(options, &text), reference);
         }
 
-        /// The wide path copies a block exactly as the eight-byte path writes it, or declines.
+        /// The wide path copies a block (whole, or shorter under a mask) exactly as the
+        /// eight-byte path writes it, or declines.
         #[test]
         fn wide_blocks_equal_the_word_path(
             prose in "([a-zA-Z@\\[`{~.]{1,7} ){8,16}",
+            len in proptest::prop_oneof![proptest::strategy::Just(avx512::BLOCK), 1..avx512::BLOCK],
             noise in proptest::option::of((0..avx512::BLOCK, proptest::sample::select(b" \n\t\x01".to_vec()))),
             collapse in proptest::bool::ANY,
             lowercase in proptest::bool::ANY,
@@ -818,8 +901,8 @@ mod tests {
             proptest::prop_assume!(avx512::available());
             // Single spaces throughout (the string ends with one and starts with none), maybe
             // one byte that needs the slow path.
-            let mut block: Vec<u8> = prose.bytes().cycle().take(avx512::BLOCK).collect();
-            if let Some((at, byte)) = noise {
+            let mut block: Vec<u8> = prose.bytes().cycle().take(len).collect();
+            if let Some((at, byte)) = noise.filter(|&(at, _)| at < len) {
                 block[at] = byte;
             }
             let words = AsciiWords { collapse, lowercase };
@@ -832,8 +915,8 @@ mod tests {
             if unsafe { avx512::copy_block(&block, &mut wide, words, &mut wide_space) } {
                 // SAFETY: every byte of both buffers was initialised when they were made.
                 let bytes = |v: &[MaybeUninit<u8>]| v.iter().map(|b| unsafe { b.assume_init() }).collect::<Vec<u8>>();
-                proptest::prop_assert_eq!(end, avx512::BLOCK);
-                proptest::prop_assert_eq!(bytes(&wide), bytes(&narrow[..end]));
+                proptest::prop_assert_eq!(end, len);
+                proptest::prop_assert_eq!(bytes(&wide[..len]), bytes(&narrow[..end]));
                 proptest::prop_assert_eq!(wide_space, narrow_space);
             }
         }

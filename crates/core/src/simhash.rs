@@ -250,6 +250,23 @@ impl<const WORDS: usize> BitCounter<WORDS> {
         }
     }
 
+    /// Room to write 64-bit hashes in place (upper words zero), taken by
+    /// [`BitCounter::commit`]: [`BitCounter::add_many`] without a copy into the SIMD column
+    /// counter's buffer. `None` when the processor has no SIMD column counter.
+    #[inline]
+    pub fn spare(&mut self) -> Option<&mut [u64]> {
+        if self.columns.path() == Path::Portable {
+            return None;
+        }
+        Some(self.columns.spare())
+    }
+
+    /// Adds the first `n` hashes written into [`BitCounter::spare`].
+    #[inline]
+    pub fn commit(&mut self, n: usize) {
+        self.columns.commit(n);
+    }
+
     /// Folds a full block into the bit-sliced counts with the carry-save adder tree.
     fn fold_block(&mut self) {
         for w in 0..WORDS {
@@ -306,24 +323,24 @@ impl<const WORDS: usize> BitCounter<WORDS> {
     /// The fingerprint: bit *i* set when more than half of the hashes have bit *i* set (the
     /// sum of +1/-1 is strictly positive).
     pub fn finish(mut self) -> u128 {
-        self.flush_lanes();
         let total = self.total();
+        if self.filled > 0 {
+            // Zero hashes set no bit: the last block, padded with them, counts as it is.
+            self.block[self.filled..].fill([0; WORDS]);
+            self.fold_block();
+        }
+        self.flush_lanes();
         // The column counter holds 64-bit hashes: the low word's counts only.
         let columns = [self.columns.counts(), [0; 64]];
         let mut bits = 0u128;
         for (w, columns) in columns.iter().enumerate().take(WORDS) {
             for (i, column) in columns.iter().enumerate() {
                 let bit = |word: u64| (word >> i) & 1;
-                let buffered: u64 = self.block[..self.filled]
-                    .iter()
-                    .map(|hash| bit(hash[w]))
-                    .sum();
                 let count = 16 * self.sixteens[w][i]
                     + 8 * bit(self.eights[w])
                     + 4 * bit(self.fours[w])
                     + 2 * bit(self.twos[w])
                     + bit(self.ones[w])
-                    + buffered
                     + column;
                 if 2 * count > total {
                     bits |= 1u128 << (64 * w + i);

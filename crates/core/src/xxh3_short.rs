@@ -103,7 +103,8 @@ pub(crate) mod avx512 {
     //! Eight windows per step: a 16-byte load, broadcast to the four 128-bit lanes of a 512-bit
     //! register, one in-lane byte shuffle that builds the eight packed input words (lane `k`
     //! holds windows `2k` and `2k + 1`, which need bytes 0 to 14 of the load at most), then
-    //! the avalanche on eight 64-bit lanes (`vpmullq` is AVX-512 DQ).
+    //! the avalanche on eight 64-bit lanes (`vpmullq` is AVX-512 DQ). The last windows of a
+    //! run take a masked load and a masked store (AVX-512 VL and BW), not the scalar path.
 
     use std::arch::x86_64::*;
 
@@ -114,43 +115,69 @@ pub(crate) mod avx512 {
         is_x86_feature_detected!("avx512f")
             && is_x86_feature_detected!("avx512bw")
             && is_x86_feature_detected!("avx512dq")
+            && is_x86_feature_detected!("avx512vl")
     }
 
-    /// Hashes the first windows of `bytes` eight at a time while a 16-byte load stays inside
-    /// `bytes` and `out` has room; returns how many it wrote (a multiple of 8).
+    /// The hashes of the eight windows of `width` bytes that start in the first eight bytes of
+    /// `chunk` (`shuffle` packs them for `width`, `len` holds `width` in every lane).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq")]
+    fn eight(chunk: __m128i, shuffle: __m512i, len: __m512i) -> __m512i {
+        let multiplier = _mm512_set1_epi64(RRMXMX as i64);
+        let packed = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(chunk), shuffle);
+        let mut h = _mm512_xor_si512(packed, _mm512_set1_epi64(FLIP as i64));
+        h = _mm512_ternarylogic_epi64(
+            h,
+            _mm512_rol_epi64::<49>(h),
+            _mm512_rol_epi64::<24>(h),
+            0x96,
+        );
+        h = _mm512_mullo_epi64(h, multiplier);
+        h = _mm512_xor_si512(h, _mm512_add_epi64(_mm512_srli_epi64::<35>(h), len));
+        h = _mm512_mullo_epi64(h, multiplier);
+        _mm512_xor_si512(h, _mm512_srli_epi64::<28>(h))
+    }
+
+    /// Hashes every whole window of `bytes` that `out` has room for, eight at a time: whole
+    /// 16-byte loads while they stay inside `bytes`, then masked loads and stores for the last
+    /// (fewer than eight) windows, so no window is left to the scalar path. Returns how many it
+    /// wrote: `out.len()`, or fewer when `bytes` holds fewer whole windows.
     ///
     /// # Safety
-    /// The processor must have AVX-512 F, BW and DQ ([`available`]).
-    #[target_feature(enable = "avx512f,avx512bw,avx512dq")]
+    /// The processor must have AVX-512 F, BW, DQ and VL ([`available`]).
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl")]
     pub unsafe fn windows(bytes: &[u8], width: usize, out: &mut [u64]) -> usize {
+        let count = out.len().min((bytes.len() + 1).saturating_sub(width));
         let indices = shuffle(width);
-        // SAFETY (whole block): the caller guarantees the features. Every load reads
-        // `bytes[at..at + 16]` with `at + 16 <= bytes.len()`, and every store writes
-        // `out[at..at + 8]` with `at + 8 <= out.len()`; both are unaligned accesses.
+        // SAFETY (whole block): the caller guarantees the features. A whole load reads
+        // `bytes[at..at + 16]` with `at + 16 <= bytes.len()`, a whole store writes
+        // `out[at..at + 8]` with `at + 8 <= count <= out.len()`; a masked load reads only
+        // `bytes[at..bytes.len()]` and a masked store writes only `out[at..count]` (masked-off
+        // bytes are neither read nor written, and do not fault). All are unaligned accesses.
+        // Window `at + k` (k < 8, width <= 8) needs bytes `at + k .. at + k + width`, inside
+        // the 16 bytes loaded and, when stored, inside `bytes`: its garbage lanes are never
+        // stored.
         unsafe {
             let shuffle = _mm512_loadu_si512(indices.as_ptr().cast());
-            let flip = _mm512_set1_epi64(FLIP as i64);
-            let multiplier = _mm512_set1_epi64(RRMXMX as i64);
             let len = _mm512_set1_epi64(width as i64);
             let mut at = 0;
-            while at + 16 <= bytes.len() && at + 8 <= out.len() {
+            while at + 16 <= bytes.len() && at + 8 <= count {
                 let chunk = _mm_loadu_si128(bytes.as_ptr().add(at).cast());
-                let packed = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(chunk), shuffle);
-                let mut h = _mm512_xor_si512(packed, flip);
-                h = _mm512_ternarylogic_epi64(
-                    h,
-                    _mm512_rol_epi64::<49>(h),
-                    _mm512_rol_epi64::<24>(h),
-                    0x96,
-                );
-                h = _mm512_mullo_epi64(h, multiplier);
-                h = _mm512_xor_si512(h, _mm512_add_epi64(_mm512_srli_epi64::<35>(h), len));
-                h = _mm512_mullo_epi64(h, multiplier);
-                h = _mm512_xor_si512(h, _mm512_srli_epi64::<28>(h));
-                _mm512_storeu_si512(out.as_mut_ptr().add(at).cast(), h);
+                _mm512_storeu_si512(out.as_mut_ptr().add(at).cast(), eight(chunk, shuffle, len));
                 at += 8;
             }
-            at
+            while at < count {
+                let load = u16::MAX >> (16 - (bytes.len() - at).min(16));
+                let chunk = _mm_maskz_loadu_epi8(load, bytes.as_ptr().add(at).cast());
+                let store = u8::MAX >> (8 - (count - at).min(8));
+                _mm512_mask_storeu_epi64(
+                    out.as_mut_ptr().add(at).cast(),
+                    store,
+                    eight(chunk, shuffle, len),
+                );
+                at += 8;
+            }
+            count
         }
     }
 }
@@ -257,8 +284,8 @@ mod tests {
                 let mut wide = vec![0; windows];
                 // SAFETY: the features were checked just above.
                 let done = unsafe { avx512::windows(&bytes, width, &mut wide) };
-                prop_assert_eq!(done % 8, 0);
-                prop_assert_eq!(&wide[..done], &reference[..done]);
+                prop_assert_eq!(done, windows, "every window, the last ones masked");
+                prop_assert_eq!(&wide, &reference);
             }
             #[cfg(target_arch = "x86_64")]
             if avx2::available() {

@@ -7,16 +7,19 @@
 
 use std::io::{self, Read};
 
-/// The lines of a block with their 1-based numbers (the block's first line is `first_line`);
-/// newlines are found with `memchr`.
-pub fn lines(block: &[u8], first_line: u64) -> impl Iterator<Item = (u64, &[u8])> {
+/// The lines of a block with their 1-based numbers (the block's first line is `first_line`),
+/// cut at the offsets of its newlines, `ends` (as [`Chunk::Lines`] gives them: increasing,
+/// inside the block); the bytes after the last newline are the last line. Iteration stops at
+/// an offset that is not.
+pub fn lines<'b>(
+    block: &'b [u8],
+    ends: &'b [usize],
+    first_line: u64,
+) -> impl Iterator<Item = (u64, &'b [u8])> {
     let mut start = 0;
-    let ends = memchr::memchr_iter(b'\n', block).chain(std::iter::once(block.len()));
-    ends.enumerate().filter_map(move |(i, end)| {
-        if start > block.len() {
-            return None;
-        }
-        let line = &block[start..end];
+    let ends = ends.iter().copied().chain(std::iter::once(block.len()));
+    ends.enumerate().map_while(move |(i, end)| {
+        let line = block.get(start..end)?;
         start = end + 1;
         Some((first_line + i as u64, line))
     })
@@ -32,6 +35,9 @@ pub enum Chunk {
         block: Vec<u8>,
         /// The 1-based number of the block's first line.
         first_line: u64,
+        /// The offset of each newline in the block, in order: found once, by the reader (it
+        /// numbers the next block's lines with their count), for [`lines`] to cut at.
+        ends: Vec<usize>,
     },
     /// A line longer than the limit, read through and dropped.
     TooLong {
@@ -109,10 +115,12 @@ impl<R: Read> BlockReader<R> {
                 continue;
             }
             let first_line = self.next_line;
-            self.next_line += memchr::memchr_iter(b'\n', &buffer).count() as u64;
+            let ends: Vec<usize> = memchr::memchr_iter(b'\n', &buffer).collect();
+            self.next_line += ends.len() as u64;
             return Ok(Some(Chunk::Lines {
                 block: buffer,
                 first_line,
+                ends,
             }));
         }
     }
@@ -208,11 +216,18 @@ mod tests {
             .collect();
         let mut joined = Vec::new();
         for chunk in chunks(&input, 64, u64::MAX) {
-            let Chunk::Lines { block, first_line } = chunk else {
+            let Chunk::Lines {
+                block,
+                first_line,
+                ends,
+            } = chunk
+            else {
                 panic!("no line is too long");
             };
             let lines_before = memchr::memchr_iter(b'\n', &joined).count() as u64;
             assert_eq!(first_line, lines_before + 1);
+            let newlines: Vec<usize> = memchr::memchr_iter(b'\n', &block).collect();
+            assert_eq!(ends, newlines);
             assert!(block.ends_with(b"\n") || block.ends_with(b"newline"));
             joined.extend_from_slice(&block);
         }
@@ -227,7 +242,9 @@ mod tests {
         let lines: Vec<String> = got
             .iter()
             .map(|chunk| match chunk {
-                Chunk::Lines { block, first_line } => {
+                Chunk::Lines {
+                    block, first_line, ..
+                } => {
                     format!("{first_line}:{}", String::from_utf8_lossy(block))
                 }
                 Chunk::TooLong { line, size } => format!("{line}: {size} bytes"),
@@ -241,7 +258,13 @@ mod tests {
 
     #[test]
     fn lines_are_numbered_within_a_block() {
-        let numbered: Vec<(u64, &[u8])> = lines(b"a\n\nb", 7).collect();
+        let numbered: Vec<(u64, &[u8])> = lines(b"a\n\nb", &[1, 2], 7).collect();
         assert_eq!(numbered, [(7, &b"a"[..]), (8, &b""[..]), (9, &b"b"[..])]);
+        let cut_short: Vec<(u64, &[u8])> = lines(b"a\nb", &[1, 9], 1).collect();
+        assert_eq!(
+            cut_short,
+            [(1, &b"a"[..])],
+            "an offset past the block ends the lines"
+        );
     }
 }

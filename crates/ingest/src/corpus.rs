@@ -216,6 +216,7 @@ enum Work {
     Lines {
         block: Vec<u8>,
         first_line: u64,
+        ends: Vec<usize>,
         name: Arc<Path>,
     },
 }
@@ -349,9 +350,10 @@ impl Corpus {
                     Work::Lines {
                         block,
                         first_line,
+                        ends,
                         name,
                     } => {
-                        let records = parse_lines(&block, first_line, &name, pass.opts);
+                        let records = parse_lines(&block, &ends, first_line, &name, pass.opts);
                         let _ = recycle.try_send(block);
                         records
                     }
@@ -523,12 +525,13 @@ fn folder_contents(path: &Path) -> (Vec<Format>, u64) {
 /// [`crate::JsonlReader`] does (blank lines skipped, over-long lines refused).
 fn parse_lines(
     block: &[u8],
+    ends: &[usize],
     first_line: u64,
     name: &Arc<Path>,
     opts: &ReadOptions,
 ) -> Vec<Result<Document, IngestError>> {
     let place = Place::file(Arc::clone(name));
-    let lines: Vec<(u64, &[u8])> = lines(block, first_line)
+    let lines: Vec<(u64, &[u8])> = lines(block, ends, first_line)
         .filter(|(_, line)| !line.iter().all(u8::is_ascii_whitespace))
         .collect();
     lines
@@ -709,9 +712,14 @@ impl Reader<'_> {
             let buffer = self.recycled.try_recv().unwrap_or_default();
             let work = match blocks.next_chunk(buffer) {
                 Ok(None) => return true,
-                Ok(Some(Chunk::Lines { block, first_line })) => Work::Lines {
+                Ok(Some(Chunk::Lines {
                     block,
                     first_line,
+                    ends,
+                })) => Work::Lines {
+                    block,
+                    first_line,
+                    ends,
                     name: Arc::clone(&name),
                 },
                 Ok(Some(Chunk::TooLong { line, size })) => {
