@@ -48,9 +48,13 @@ def spark_session(master, events, bounded):
 
 def child(args):
     """One timed run of the job in this process; writes the answers and the timings."""
+    import logging
+
     import neardup.spark
     from pyspark.sql import functions as F
 
+    logging.basicConfig(format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("neardup.spark").setLevel(logging.INFO)  # the job's steps, with --verbose
     events = tempfile.mkdtemp(prefix="spark-events-", dir=args.data)
     started = time.perf_counter()
     spark = spark_session(args.master, events, args.bounded)
