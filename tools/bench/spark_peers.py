@@ -2,9 +2,9 @@
 """neardup.spark.dedup against text-dedup's Spark MinHash, on the same local Spark and data, one
 run: time, and quality on the CopyCat pairs (BENCHMARKS.md, "On Spark").
 
-    python3 tools/bench/spark_peers.py [--corpus /work/bench-data/text-1gb.jsonl] [--docs 20000]
-        [--data ../shared/data] [--peer-python /work/venv-textdedup/bin/python]
-        [--master local-cluster[2,1,2048]] [--partitions 8]
+    python3 tools/bench/spark_peers.py [--corpus /tmp/spark-data/text-1gb.jsonl] [--docs 10000,100000]
+        [--data ../shared/data] [--peer-venv /tmp/neardup-peers/textdedup] [--neardup ./crates/python]
+        [--graphframes-jar JAR] [--master local-cluster[2,1,2048]] [--partitions 8]
 
 Every run is a fresh Spark application (a subprocess) on the same master with the same shuffle
 partitions, reading the same JSON Lines file, timed from reading the file to the deduplicated
@@ -14,13 +14,17 @@ rows counted:
   and a MinHash policy (LSH at 0.7, no verification, as text-dedup's threshold): the Python
   interpreter running this script must have `neardup` installed (release build:
   `pip install ./crates/python`) and pyspark;
-- text-dedup 0.4.0 (`pip install text-dedup==0.4.0` into a separate venv, `--peer-python`):
-  its `text_dedup.minhash_spark` pipeline as its `__main__` runs it (its own functions:
-  `ngrams_length_check`, `generate_hash_values`, `optimal_param`, `generate_edges`; word
-  5-grams, 250 permutations, threshold 0.7), with one change: its connected components come
-  from GraphFrames, whose JAR is published on spark-packages only (not on PyPI), so they are
-  computed here by the same alternating large-star/small-star rounds GraphFrames implements
-  (`neardup.spark._components`; the peer venv needs `neardup` installed too). Its
+- text-dedup 0.4.0, in a venv of its own (`--peer-venv`), which this script makes on first
+  use: `pip install text-dedup==0.4.0 graphframes-py typing_extensions pyspark==<this
+  pyspark> <--neardup>`. Its `text_dedup.minhash_spark` pipeline as its `__main__` runs it
+  (its own functions: `ngrams_length_check`, `generate_hash_values`, `optimal_param`,
+  `generate_edges`; word 5-grams, 250 permutations, threshold 0.7). Its connected components
+  are GraphFrames' `connectedComponents` when `--graphframes-jar` names a GraphFrames JAR for
+  this Spark (Scala 2.13: `graphframes-spark4_2.13`, on Maven Central only; PyPI's
+  `graphframes-py` is the Python half, and the JARs some PyPI packages bundle are for Scala
+  2.11/2.12, which Spark 4 cannot load: `NoClassDefFoundError: scala/Serializable`). Without
+  one they are computed by the same alternating large-star/small-star rounds GraphFrames
+  implements (`neardup.spark._components`: why the peer venv gets `neardup` too). Its
   `repartition(4096)` calls and 8,192 shuffle partitions are replaced by `--partitions`.
 
 Quality: every CopyCat pair labelled 3, 2 or 0.5 becomes two documents of one corpus; a pair
@@ -80,8 +84,9 @@ def run_neardup(spark, path, policy):
     return result.select("id", "cluster"), result
 
 
-def run_text_dedup(spark, path, partitions):
-    """text_dedup.minhash_spark's __main__ (0.4.0), GraphFrames' components aside."""
+def run_text_dedup(spark, path, partitions, graphframes):
+    """text_dedup.minhash_spark's __main__ (0.4.0); its components by GraphFrames when
+    `graphframes` (its JAR is on the classpath), else by `neardup.spark._components`."""
     import numpy as np
     import pyspark
     from pyspark.sql import functions as F
@@ -123,7 +128,16 @@ def run_text_dedup(spark, path, partitions):
         assignment = spark.createDataFrame([], "node long, root long")
     else:
         edges_df = spark.createDataFrame(edges, schema=["a", "b"]).repartition(partitions)
-        assignment = _components(edges_df)
+        if graphframes:
+            from graphframes import GraphFrame
+
+            spark.sparkContext.setCheckpointDir(tempfile.mkdtemp(prefix="graphframes-"))
+            edges_df = edges_df.select(F.col("a").alias("src"), F.col("b").alias("dst"))
+            vertices = edges_df.select(F.col("src").alias("id")).union(edges_df.select("dst")).distinct()
+            found = GraphFrame(vertices, edges_df).connectedComponents()
+            assignment = found.select(F.col("id").alias("node"), F.col("component").alias("root"))
+        else:
+            assignment = _components(edges_df)
     out = df.join(
         assignment.select(F.col("node").alias("__id__"), F.col("root").alias("__component__")), "__id__", "left"
     ).persist(pyspark.StorageLevel.DISK_ONLY)
@@ -135,10 +149,11 @@ def child(args):
     """One timed run in this process: writes {"seconds", "rows", "kept", "cluster"?} to --out
     (text-dedup drops documents under 5 words: they are neither rows nor kept)."""
     events = tempfile.mkdtemp(prefix="spark-events-")
-    spark = spark_session(args.master, args.partitions, events)
+    jar = {"spark.jars": args.graphframes_jar} if args.graphframes_jar else None
+    spark = spark_session(args.master, args.partitions, events, jar)
     start = time.perf_counter()
     if args.run == "text-dedup":
-        clusters, held = run_text_dedup(spark, args.input, args.partitions)
+        clusters, held = run_text_dedup(spark, args.input, args.partitions, bool(args.graphframes_jar))
     else:
         clusters, held = run_neardup(spark, args.input, json.loads(args.policy))
     rows = clusters.count()
@@ -208,6 +223,8 @@ def launch(python, tool, path, args, tmp, collect, policy="{}"):
         python, os.path.abspath(__file__), "--run", tool, "--input", path, "--out", out,
         "--master", args.master, "--partitions", str(args.partitions), "--policy", policy,
     ]
+    if args.graphframes_jar:
+        command += ["--graphframes-jar", args.graphframes_jar]
     if collect:
         command.append("--collect")
     subprocess.run(command, check=True, stderr=subprocess.DEVNULL if not args.verbose else None)
@@ -215,12 +232,42 @@ def launch(python, tool, path, args, tmp, collect, policy="{}"):
         return json.load(f)
 
 
+def peer_python(venv, neardup_source):
+    """The peer's interpreter: `venv`, made and filled on first use (text-dedup 0.4.0, the
+    Python half of GraphFrames that its module imports, this pyspark, and neardup for the
+    components)."""
+    import pyspark
+
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        packages = ["text-dedup==0.4.0", "graphframes-py", "typing_extensions", f"pyspark=={pyspark.__version__}"]
+        subprocess.run([python, "-m", "pip", "install", "-q", *packages, neardup_source], check=True)
+    return python
+
+
+def write_first(corpus, path, docs):
+    """The first `docs` documents of `corpus` (`id`, `text`) into `path`; (documents, bytes)."""
+    size, n = 0, 0
+    with open(corpus, encoding="utf-8") as src, open(path, "w", encoding="utf-8") as dst:
+        for line in src:
+            if docs is not None and n >= docs:
+                break
+            doc = json.loads(line)
+            size += len(doc["text"].encode("utf-8"))
+            dst.write(json.dumps({"id": doc["id"], "text": doc["text"]}) + "\n")
+            n += 1
+    return n, size
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", default="/work/bench-data/text-1gb.jsonl")
-    parser.add_argument("--docs", type=int, default=20000)
+    parser.add_argument("--corpus", default="/tmp/spark-data/text-1gb.jsonl")
+    parser.add_argument("--docs", default="10000,100000", help="sizes, comma-separated (all: the whole corpus)")
     parser.add_argument("--data", default="../shared/data")
-    parser.add_argument("--peer-python", default="/work/venv-textdedup/bin/python")
+    parser.add_argument("--peer-venv", default="/tmp/neardup-peers/textdedup")
+    parser.add_argument("--neardup", default="./crates/python", help="what pip installs neardup from")
+    parser.add_argument("--graphframes-jar", help="a GraphFrames JAR for this Spark (Scala 2.13)")
     parser.add_argument("--master", default="local-cluster[2,1,2048]")
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--verbose", action="store_true")
@@ -235,25 +282,14 @@ def main():
         return child(args)
 
     copycat = os.path.join(args.data, "copycat-canonical-pairs.jsonl")
-    for needed in (args.corpus, copycat, args.peer_python):
+    for needed in (args.corpus, copycat):
         if not os.path.exists(needed):
             sys.exit(f"spark_peers.py: {needed} is missing (see the usage above)")
     tools = [
         ("neardup (cascade, default)", sys.executable, "neardup", "{}"),
-        ("neardup (minhash 0.7)", sys.executable, "neardup", json.dumps({"method": "minhash", "threshold": 0.7})),
-        ("text-dedup 0.4.0 MinHash (0.7)", args.peer_python, "text-dedup", "{}"),
+        ("text-dedup 0.4.0 MinHash (0.7)", peer_python(args.peer_venv, args.neardup), "text-dedup", "{}"),
     ]
     with tempfile.TemporaryDirectory() as tmp:
-        corpus = os.path.join(tmp, "corpus.jsonl")
-        size, docs = 0, 0
-        with open(args.corpus, encoding="utf-8") as src, open(corpus, "w", encoding="utf-8") as dst:
-            for i, line in enumerate(src):
-                if i >= args.docs:
-                    break
-                doc = json.loads(line)
-                size += len(doc["text"].encode("utf-8"))
-                dst.write(json.dumps({"id": doc["id"], "text": doc["text"]}) + "\n")
-                docs += 1
         pairs = [json.loads(line) for line in open(copycat, encoding="utf-8")]
         pairs = [p for p in pairs if p["label"] in (3, 2, 0.5)]
         labelled = os.path.join(tmp, "copycat.jsonl")
@@ -262,29 +298,30 @@ def main():
                 f.write(json.dumps({"id": f"a{i}", "text": p["text_a"]}) + "\n")
                 f.write(json.dumps({"id": f"b{i}", "text": p["text_b"]}) + "\n")
         labels = [p["label"] for p in pairs]
-
-        print(f"corpus: the first {docs} documents of {args.corpus} ({size / 1e6:.1f} MB of text); "
-              f"master {args.master}, {args.partitions} shuffle partitions; CopyCat: {len(pairs)} pairs")
-        results = []
-        for name, python, tool, policy in tools:
-            timed = launch(python, tool, corpus, args, tmp, False, policy)
-            quality = launch(python, tool, labelled, args, tmp, True, policy)
-            cluster = quality["cluster"]
-            flags = [cluster.get(f"a{i}", f"a{i}") == cluster.get(f"b{i}", f"b{i}") for i in range(len(pairs))]
-            results.append((name, timed, metrics(flags, labels, (3,)), metrics(flags, labels, (3, 2))))
-            print(f"  {name}: {timed['seconds']:.1f} s", flush=True)
-
-        peer = results[-1][1]["seconds"]
+        print(f"master {args.master}, {args.partitions} shuffle partitions; CopyCat: {len(pairs)} pairs")
         print()
-        print("| tool | seconds | docs/s | MB/s | removed | time vs text-dedup | shuffled bytes/doc | stages | CopyCat strict P / R / F1 | lenient P / R / F1 |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
-        for name, timed, strict, lenient in results:
-            s = timed["seconds"]
-            print(
-                f"| {name} | {s:.1f} | {docs / s:,.0f} | {size / 1e6 / s:.2f} | {docs - timed['kept']:,} "
-                f"| {peer / s:.2f}x faster | {timed['shuffle_bytes'] / docs:,.0f} | {timed['stages']} | {strict[0]:.3f} / {strict[1]:.3f} / {strict[2]:.3f} "
-                f"| {lenient[0]:.3f} / {lenient[1]:.3f} / {lenient[2]:.3f} |"
-            )
+        print("| tool | CopyCat strict P / R / F1 | lenient P / R / F1 |")
+        print("|---|---|---|")
+        for name, python, tool, policy in tools:
+            cluster = launch(python, tool, labelled, args, tmp, True, policy)["cluster"]
+            flags = [cluster.get(f"a{i}", f"a{i}") == cluster.get(f"b{i}", f"b{i}") for i in range(len(pairs))]
+            strict, lenient = metrics(flags, labels, (3,)), metrics(flags, labels, (3, 2))
+            print(f"| {name} | {' / '.join(f'{x:.3f}' for x in strict)} | {' / '.join(f'{x:.3f}' for x in lenient)} |",
+                  flush=True)
+
+        print()
+        print("| documents | MB | tool | seconds | docs/s | removed | time vs text-dedup | shuffled bytes/doc | stages |")
+        print("|---:|---:|---|---:|---:|---:|---|---:|---:|")
+        for size_name in filter(None, args.docs.split(",")):
+            corpus = os.path.join(tmp, f"first-{size_name}.jsonl")
+            docs, size = write_first(args.corpus, corpus, None if size_name == "all" else int(size_name))
+            timed = [(name, launch(python, tool, corpus, args, tmp, False, policy)) for name, python, tool, policy in tools]
+            peer = timed[-1][1]["seconds"]
+            for name, t in timed:
+                s = t["seconds"]
+                print(f"| {docs:,} | {size / 1e6:,.0f} | {name} | {s:.1f} | {docs / s:,.0f} | {docs - t['kept']:,} "
+                      f"| {peer / s:.2f}x faster | {t['shuffle_bytes'] / docs:,.0f} | {t['stages']} |", flush=True)
+            os.remove(corpus)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import spark_peers  # noqa: E402  (one Spark session and event-log reading for both benchmarks)
+import spark_peers  # noqa: E402  (one Spark session, corpus slicing and event-log reading for both)
 
 
 def spark_session(master, events, bounded):
@@ -48,9 +48,13 @@ def spark_session(master, events, bounded):
 
 def child(args):
     """One timed run of the job in this process; writes the answers and the timings."""
+    import logging
+
     import neardup.spark
     from pyspark.sql import functions as F
 
+    logging.basicConfig(format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("neardup.spark").setLevel(logging.INFO)  # the job's steps, with --verbose
     events = tempfile.mkdtemp(prefix="spark-events-", dir=args.data)
     started = time.perf_counter()
     spark = spark_session(args.master, events, args.bounded)
@@ -145,24 +149,11 @@ def compare(answers, duplicate_of, cluster):
     return len(table["id"]), differ
 
 
-def write_first(corpus, path, docs):
-    size, n = 0, 0
-    with open(corpus, encoding="utf-8") as src, open(path, "w", encoding="utf-8") as dst:
-        for line in src:
-            if docs is not None and n >= docs:
-                break
-            doc = json.loads(line)
-            size += len(doc["text"].encode("utf-8"))
-            dst.write(json.dumps({"id": doc["id"], "text": doc["text"]}) + "\n")
-            n += 1
-    return n, size
-
-
 def write_giant(corpus, path, copies):
     """10,000 documents of the corpus, then `copies` near copies of one of its pages of 2 KB or
     more (1 to 4 words replaced by words of the page)."""
     rng = random.Random(23)
-    n, size = write_first(corpus, path, 10_000)
+    n, size = spark_peers.write_first(corpus, path, 10_000)
     with open(corpus, encoding="utf-8") as src:
         template = next(d["text"] for d in map(json.loads, src) if len(d["text"]) >= 2048)
     words = template.split(" ")
@@ -209,7 +200,7 @@ def main():
     for docs in filter(None, args.docs.split(",")):
         count = None if docs == "all" else int(docs)
         path = os.path.join(args.data, f"first-{docs}.jsonl")
-        runs.append((f"first {docs}", path, lambda p=path, c=count: write_first(args.corpus, p, c), False))
+        runs.append((f"first {docs}", path, lambda p=path, c=count: spark_peers.write_first(args.corpus, p, c), False))
     if args.giant:
         path = os.path.join(args.data, f"giant-{args.giant}.jsonl")
         runs.append((f"giant family of {args.giant:,}", path,

@@ -144,19 +144,8 @@ impl SearchKeys {
             let per_group = groups
                 .par_iter()
                 .map(|&(start, end)| {
-                    let labels = if self.keys.tests_simhash() && end - start > SMALL_GROUP {
-                        let bits = self.policy.profile.bits.count();
-                        if width == 8 {
-                            let fps: Vec<u64> = (start..end).map(|i| simhash(i) as u64).collect();
-                            labels(&fps, self.policy.k, bits)?
-                        } else {
-                            let fps: Vec<u128> = (start..end).map(simhash).collect();
-                            labels(&fps, self.policy.k, bits)?
-                        }
-                    } else {
-                        self.small_labels(&rows[start..end], start, &simhash)?
-                    };
-                    Ok(group_links(&rows[start..end], &labels))
+                    let values: Vec<u128> = (start..end).map(simhash).collect();
+                    Ok(group_links(&rows[start..end], &self.group_labels(&values)?))
                 })
                 .collect::<Result<Vec<_>, neardup_dedup::DedupError>>()?;
             let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -186,34 +175,57 @@ impl SearchKeys {
 const SMALL_GROUP: usize = 48;
 
 impl SearchKeys {
-    /// Labels of a small group (`rows`, the group's first member at `start`): under a SimHash
-    /// method the components of the pairs passing [`neardup_dedup::SearchKeys::simhash_candidate`],
-    /// under MinHash one component (every pair sharing a band is a candidate).
-    fn small_labels(
-        &self,
-        rows: &[i64],
-        start: usize,
-        simhash: &dyn Fn(usize) -> u128,
-    ) -> Result<Vec<u32>, neardup_dedup::DedupError> {
+    /// The label of each member of a key's group (`values`: their SimHash fingerprints): the
+    /// members of one component of the group's candidate pairs share a label. Under MinHash
+    /// one component (every pair sharing a band is a candidate). Under a SimHash method the
+    /// search runs on the group's distinct values (exact copies, frequent in a crawl, share a
+    /// value and so a label): every pair tested (the policy's own test) up to
+    /// [`SMALL_GROUP`] values, the engine's search ([`near_components`]) beyond.
+    fn group_labels(&self, values: &[u128]) -> Result<Vec<u32>, neardup_dedup::DedupError> {
         if !self.keys.tests_simhash() {
-            return Ok(vec![0; rows.len()]);
+            return Ok(vec![0; values.len()]);
         }
+        let mut distinct = values.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let labels = if distinct.len() > SMALL_GROUP {
+            let bits = self.policy.profile.bits.count();
+            if self.simhash_width() == 8 {
+                let fps: Vec<u64> = distinct.iter().map(|&v| v as u64).collect();
+                labels(&fps, self.policy.k, bits)?
+            } else {
+                labels(&distinct, self.policy.k, bits)?
+            }
+        } else {
+            self.small_labels(&distinct)?
+        };
+        Ok(values
+            .iter()
+            .map(|v| labels[distinct.binary_search(v).unwrap_or(0)])
+            .collect())
+    }
+
+    /// Labels of a few distinct SimHash `values`: the components of the pairs passing
+    /// [`neardup_dedup::SearchKeys::simhash_candidate`].
+    fn small_labels(&self, values: &[u128]) -> Result<Vec<u32>, neardup_dedup::DedupError> {
         let value = |i: usize| {
             if self.simhash_width() == 8 {
-                Simhash::B64(simhash(start + i) as u64)
+                Simhash::B64(values[i] as u64)
             } else {
-                Simhash::B128(simhash(start + i))
+                Simhash::B128(values[i])
             }
         };
-        let mut components = UnionFind::new(rows.len())?;
-        for i in 0..rows.len() {
-            for j in i + 1..rows.len() {
+        let mut components = UnionFind::new(values.len())?;
+        for i in 0..values.len() {
+            for j in i + 1..values.len() {
                 if self.keys.simhash_candidate(value(i), value(j))? {
                     components.union(i as u32, j as u32);
                 }
             }
         }
-        Ok((0..rows.len() as u32).map(|i| components.find(i)).collect())
+        Ok((0..values.len() as u32)
+            .map(|i| components.find(i))
+            .collect())
     }
 }
 

@@ -14,16 +14,17 @@ over), and what is read twice is persisted once:
    them (:func:`_partitions`), not from Spark's default.
 2. Executors fingerprint every text and cut its search keys (``SearchKeys.fingerprint``): the
    permuted tables of the SimHash search, or the MinHash LSH bands, that the engine itself
-   uses. Exact groups: rows with the same digest; the first of each group stands for it.
-3. Links: the keys are exploded and shuffled (row number and SimHash, 16 bytes a member);
-   within each key's group the members are linked as every candidate pair of the group would
-   link them (``SearchKeys.links``: within ``k`` under a SimHash method, by the engine's own
+   uses; one row a key (key, row number, SimHash), shuffled by key and sorted. Exact copies
+   share every key; under the ``exact`` method (no search keys) the digest is the one key.
+3. Links: each run of one key (a group) is linked as every candidate pair of the group would
+   link it (``SearchKeys.links``: within ``k`` under a SimHash method, by the engine's own
    search), at most one link a member, so a family of m near copies makes m − 1 links, not
    m²/2 pairs.
-4. Parts: connected components of the links and exact groups (alternating large-star and
-   small-star rounds, Kiveris et al. 2014, checkpointed each round): nothing is collected on
-   the driver. A document can only be a duplicate of a document of its part, so the engine's
-   answer on a part is its answer on the whole corpus.
+4. Parts: connected components of the links. Up to a few million links the driver collects
+   them and runs union-find in Rust; beyond, alternating large-star and small-star rounds on
+   the cluster (Kiveris et al. 2014, checkpointed each round). A document can only be a
+   duplicate of a document of its part, so the engine's answer on a part is its answer on
+   the whole corpus.
 5. The rows of parts of two or more, with their texts (the one shuffle of the text column),
    sorted by part and row, go through the Rust engine itself (``PartEngine``: the linear
    decision of ``neardup dedup``, representative-centred clusters in keep order), one part
@@ -37,6 +38,8 @@ reads Parquet or JSON Lines, writes Parquet; ``--help`` lists the options.
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import Any, Dict, Iterator, List, Optional, Union
 
 from ._neardup import NeardupError, PartEngine, Policy, SearchKeys, link_components
@@ -45,6 +48,7 @@ __all__ = ["dedup", "main"]
 
 #: Columns the result adds to the input DataFrame.
 RESULT_COLUMNS = ("cluster", "duplicate_of", "is_duplicate")
+_log = logging.getLogger(__name__)
 #: The row number column of the result when no ``id_col`` is given.
 ROW_ID = "row_id"
 _ROW = "__neardup_row"
@@ -94,6 +98,7 @@ def dedup(
     spark = df.sparkSession
     _check_executors(spark)
 
+    started = time.perf_counter()
     ordered = df.orderBy(order_col) if order_col else df
     base = ordered.withColumn(_ROW, F.monotonically_increasing_id()).persist(
         StorageLevel.MEMORY_AND_DISK
@@ -104,27 +109,26 @@ def dedup(
     if texts != rows:
         base.unpersist()
         raise NeardupError(f"column {text_col!r} has nulls: drop or fill them first")
+    _log.info("%d rows, %d bytes of text, read in %.1f s", rows, text_bytes or 0, time.perf_counter() - started)
     large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
     stages = _Stages(policy_json, rows, large)
     shuffle = "spark.sql.shuffle.partitions"
     before = spark.conf.get(shuffle)
     spark.conf.set(shuffle, str(_partitions(text_bytes or 0, spark.sparkContext.defaultParallelism)))
     try:
-        fingerprints = stages.fingerprints(base.select(_ROW, text_col)).persist(
-            StorageLevel.MEMORY_AND_DISK
-        )
-        parts = _parts(fingerprints, _components(stages.links(fingerprints)))
+        parts = _parts(stages.links(stages.keys(base.select(_ROW, text_col))))
         fetched_at = F.col(fetched_at_col).cast("long") if fetched_at_col else F.lit(None).cast("long")
         small = F.broadcast if rows <= _BROADCAST_ROWS else (lambda frame: frame)
         members = small(parts).join(
             base.select(_ROW, F.col(text_col).alias("text"), fetched_at.alias("fetched_at")), _ROW
         )
         decided = stages.decide(members, keep, fetched_at_col is not None)
-        result = _result(base, decided, df.columns, id_col, small).persist(StorageLevel.MEMORY_AND_DISK)
+        started = time.perf_counter()
+        result = _result(base, decided, parts, df.columns, id_col, small).persist(StorageLevel.MEMORY_AND_DISK)
         result.count()
+        _log.info("the parts decided and the result persisted in %.1f s", time.perf_counter() - started)
     finally:
         spark.conf.set(shuffle, before)
-    fingerprints.unpersist()
     base.unpersist()
     return result
 
@@ -138,18 +142,21 @@ def _partitions(text_bytes: int, cores: int) -> int:
     return -(-wanted // cores) * cores
 
 
-def _result(base: Any, decided: Any, columns: List[str], id_col: Optional[str], small: Any) -> Any:
+def _result(
+    base: Any, decided: Any, parts: Any, columns: List[str], id_col: Optional[str], small: Any
+) -> Any:
     """The input rows with ``cluster``, ``duplicate_of`` and ``is_duplicate``: ``decided``
-    names rows by number (-1: none); with an ``id_col`` they are named by it. ``small``: how
-    the per-row answers are joined to the input (broadcast when few enough)."""
+    names rows by number (-1: none), always rows of ``parts``; with an ``id_col`` they are
+    named by it (the ids of the parts' rows only). ``small``: how the per-row tables are
+    joined to the input (broadcast when few enough: the input then does not move)."""
     from pyspark.sql import functions as F
 
     named = lambda c: F.when(F.col(c) >= 0, F.col(c))  # noqa: E731
     decided = decided.select(_ROW, named("cluster").alias("cluster"), named("duplicate_of").alias("duplicate_of"))
     if id_col:
-        ids = base.select(_ROW, F.col(id_col).alias("id"))
+        ids = small(parts.select(_ROW)).join(base.select(_ROW, F.col(id_col).alias("id")), _ROW)
         for column in ("cluster", "duplicate_of"):
-            by = ids.select(F.col(_ROW).alias(column), F.col("id").alias(f"{column}_id"))
+            by = small(ids.select(F.col(_ROW).alias(column), F.col("id").alias(f"{column}_id")))
             decided = decided.join(by, column, "left").drop(column).withColumnRenamed(f"{column}_id", column)
     id_expr = F.col(id_col) if id_col else F.col(_ROW)
     outputs = [F.col(c) for c in columns]
@@ -249,70 +256,66 @@ class _Stages:
 
         return to_arrow_schema(StructType.fromDDL(ddl), prefers_large_types=self.large_types)
 
-    def fingerprints(self, texts: Any) -> Any:
-        """Per row: ``unit`` (the first row of its exact group), ``simhash`` and ``keys``."""
-        from pyspark.sql import Window
-        from pyspark.sql import functions as F
-
-        ddl = f"{_ROW} long, digest binary, simhash binary, keys array<binary>"
+    def keys(self, texts: Any) -> Any:
+        """One row per search key of every text: ``key``, the row and its ``simhash``. Under
+        the ``exact`` method (no search keys) the text's digest is its one key, so that exact
+        copies meet; under the others exact copies share every key."""
+        ddl = f"key binary, {_ROW} long, simhash binary"
         schema, policy_json, rows = self._schema(ddl), self.policy_json, self.rows
 
         def fingerprint(batches: Iterator[Any]) -> Iterator[Any]:
+            import numpy as np
             import pyarrow as pa
 
             keys = SearchKeys(policy_json, rows)
             for batch in batches:
                 n = batch.num_rows
                 out = keys.fingerprint(*_text_buffers(batch.column(1)))
-                offsets = out["key_offsets"]
-                flat = _fixed(out["keys"], keys.key_width, int(offsets[-1]))
-                columns = [
-                    batch.column(0),
-                    _fixed(out["digest"], out["digest_width"], n),
-                    _fixed(out["simhash"], keys.simhash_width, n),
-                    pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), flat),
-                ]
-                yield _batch(columns, schema)
+                if keys.key_width:
+                    offsets = out["key_offsets"]
+                    key = _fixed(out["keys"], keys.key_width, int(offsets[-1]))
+                    owner = pa.array(np.repeat(np.arange(n), np.diff(offsets)))
+                else:
+                    key = _fixed(out["digest"], out["digest_width"], n)
+                    owner = pa.array(np.arange(n))
+                simhash = _fixed(out["simhash"], keys.simhash_width, n)
+                yield _batch([key, batch.column(0).take(owner), simhash.take(owner)], schema)
 
-        fingerprinted = texts.mapInArrow(fingerprint, ddl)
-        first = F.min(_ROW).over(Window.partitionBy("digest"))
-        return fingerprinted.withColumn("unit", first).drop("digest")
+        return texts.mapInArrow(fingerprint, ddl)
 
-    def links(self, fingerprints: Any) -> Any:
-        """Links ``(a, b)``, ``a < b``, among the first rows of exact groups, that join them as
-        every candidate pair of the engine's search would."""
-        from pyspark.sql import functions as F
-
-        if self.key_width == 0:
-            return fingerprints.sparkSession.createDataFrame([], "a long, b long")
+    def links(self, keyed: Any) -> Any:
+        """Links ``(a, b)``, ``a < b``, that join the rows sharing a key as every candidate
+        pair of the engine's search would: ``keyed`` shuffled by key and sorted, each run of
+        one key (a group, which may span batches) linked in Rust (``SearchKeys.links``)."""
         schema, policy_json, rows = self._schema("a long, b long"), self.policy_json, self.rows
-        groups = (
-            fingerprints.where(F.col(_ROW) == F.col("unit"))
-            .select(_ROW, "simhash", F.explode("keys").alias("key"))
-            .groupBy("key")
-            .agg(F.collect_list(F.struct(_ROW, "simhash")).alias("members"))
-            .where(F.size("members") > 1)
-            .select("members")
-        )
 
         def links(batches: Iterator[Any]) -> Iterator[Any]:
             import numpy as np
             import pyarrow as pa
 
             keys = SearchKeys(policy_json, rows)
+            held = None  # the last group of the batch before, which may go on
             for batch in batches:
-                members = batch.column(0)
-                if len(members) == 0:
+                if batch.num_rows == 0:
                     continue
-                offsets = np.asarray(members.offsets, dtype=np.int64)
-                values = members.values
-                ids = np.asarray(values.field(0), dtype=np.int64)
-                simhashes = _binary_bytes(values.field(1))
-                a, b = keys.links(ids, simhashes, offsets)
+                key, ids, simhash = _sorted_keys(batch, keys.simhash_width)
+                if held is not None:
+                    key, ids, simhash = (np.concatenate(p) for p in zip(held, (key, ids, simhash)))
+                starts = np.flatnonzero(np.any(key[1:] != key[:-1], axis=1)) + 1
+                last = int(starts[-1]) if len(starts) else 0
+                if last:
+                    bounds = np.concatenate([[0], starts]).astype(np.int64)
+                    a, b = keys.links(ids[:last], simhash[:last].tobytes(), bounds)
+                    if len(a):
+                        yield _batch([pa.array(a), pa.array(b)], schema)
+                held = (key[last:], ids[last:], simhash[last:])
+            if held is not None and len(held[1]) > 1:
+                bounds = np.array([0, len(held[1])], np.int64)
+                a, b = keys.links(held[1], held[2].tobytes(), bounds)
                 if len(a):
                     yield _batch([pa.array(a), pa.array(b)], schema)
 
-        return groups.mapInArrow(links, "a long, b long")
+        return keyed.repartition("key").sortWithinPartitions("key").mapInArrow(links, "a long, b long")
 
     def decide(self, members: Any, keep: str, dated: bool) -> Any:
         """The engine on each part: ``members`` (``part``, row, ``text``, ``fetched_at``) in,
@@ -364,6 +367,17 @@ def _text_buffers(texts: Any) -> Any:
     return offsets.astype(np.int64), data
 
 
+def _sorted_keys(batch: Any, simhash_width: int) -> Any:
+    """A batch of ``key``, row, ``simhash`` as NumPy arrays: the keys (all of one width) as
+    rows of bytes, the row numbers, the SimHash values as rows of ``simhash_width`` bytes."""
+    import numpy as np
+
+    ids = np.asarray(batch.column(1), dtype=np.int64)
+    key = np.frombuffer(_binary_bytes(batch.column(0)), dtype=np.uint8).reshape(len(ids), -1)
+    simhash = np.frombuffer(_binary_bytes(batch.column(2)), dtype=np.uint8)
+    return key, ids, simhash.reshape(len(ids), simhash_width)
+
+
 def _binary_bytes(values: Any) -> bytes:
     """The values of an Arrow binary column end to end."""
     import numpy as np
@@ -405,7 +419,8 @@ def _components(edges: Any) -> Any:
     """Connected components of the undirected ``edges`` (``a``, ``b``): ``(node, root)`` for
     every node of an edge, ``root`` the smallest node of its component.
 
-    Up to :data:`_LINKS_ON_DRIVER` distinct edges, in one process: the driver collects them
+    Up to :data:`_LINKS_ON_DRIVER` edges (repeats counted: an edge found in several key groups
+    is not made distinct, which would cost a shuffle), in one process: the driver collects them
     (Arrow) and finds the components by union-find in Rust (``link_components``), one job
     instead of a dozen rounds of several stages each. Beyond, on the cluster: alternating
     large-star and small-star rounds (Kiveris, Lattanzi, Mirrokni, Rastogi and Vassilvitskii,
@@ -416,28 +431,36 @@ def _components(edges: Any) -> Any:
     """
     from pyspark.sql import functions as F
 
+    started = time.perf_counter()
     e = _checkpoint(
-        edges.select(F.greatest("a", "b").alias("u"), F.least("a", "b").alias("v"))
-        .where(F.col("u") != F.col("v"))
-        .distinct()
+        edges.select(F.greatest("a", "b").alias("u"), F.least("a", "b").alias("v")).where(
+            F.col("u") != F.col("v")
+        )
     )
-    if e.count() <= _LINKS_ON_DRIVER:
+    links = e.count()
+    _log.info("%d links found in %.1f s", links, time.perf_counter() - started)
+    if links <= _LINKS_ON_DRIVER:
         import numpy as np
         import pyarrow as pa
 
+        started = time.perf_counter()
         table = e.toArrow()
         node, root = link_components(
             np.asarray(table.column("u"), dtype=np.int64), np.asarray(table.column("v"), dtype=np.int64)
         )
         found = pa.table({"node": pa.array(node, pa.int64()), "root": pa.array(root, pa.int64())})
-        return e.sparkSession.createDataFrame(found)
+        parts = e.sparkSession.createDataFrame(found)
+        _log.info("%d rows in parts, found on the driver in %.1f s", len(node), time.perf_counter() - started)
+        return parts
     while not e.isEmpty():
         e = _checkpoint(_small_star(_large_star(e)))
         parent_is_child = e.select(F.col("v").alias("u")).join(e, "u", "left_semi")
         two_parents = e.groupBy("u").count().where(F.col("count") > 1).select("u")
         if parent_is_child.union(two_parents).isEmpty():
             break
-    return e.select(F.col("u").alias("node"), F.col("v").alias("root"))
+    # A star's centre (its smallest node) is no edge's `u`: it is its own root.
+    roots = e.select(F.col("v").alias("node"), F.col("v").alias("root")).distinct()
+    return e.select(F.col("u").alias("node"), F.col("v").alias("root")).union(roots)
 
 
 def _large_star(e: Any) -> Any:
@@ -466,17 +489,12 @@ def _small_star(e: Any) -> Any:
     ).distinct()
 
 
-def _parts(fingerprints: Any, components: Any) -> Any:
-    """``(row, part)`` for every row in a part of two or more rows: its exact group's first row,
-    or the root of that row's component of links."""
-    from pyspark.sql import Window
+def _parts(links: Any) -> Any:
+    """``(row, part)`` for every row in a part of two or more rows (a component of the links),
+    ``part`` its smallest row (:func:`_components`)."""
     from pyspark.sql import functions as F
 
-    labels = components.select(F.col("node").alias("unit"), F.col("root"))
-    parts = fingerprints.select(_ROW, "unit").join(labels, "unit", "left")
-    parts = parts.select(_ROW, F.coalesce(F.col("root"), F.col("unit")).alias("part"))
-    size = F.count(F.lit(1)).over(Window.partitionBy("part"))
-    return parts.withColumn("size", size).where(F.col("size") > 1).drop("size")
+    return _components(links).select(F.col("node").alias(_ROW), F.col("root").alias("part"))
 
 
 def main(argv: Optional[List[str]] = None) -> None:
