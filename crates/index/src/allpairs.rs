@@ -32,6 +32,9 @@ use crate::sink::{search_in_memory, Destination};
 
 /// Runs longer than this are searched recursively instead of pair by pair.
 const RECURSE_MIN: usize = 256;
+/// Runs longer than this are linked ([`Search::link`]) rather than compared pair by pair when
+/// only links are wanted: a short run costs less compared than grouped (no allocation).
+const LINK_MIN: usize = 32;
 
 /// Two positions in the input slice, `a < b`, at Hamming distance `distance`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -403,7 +406,7 @@ impl<F: Fingerprint> Search<'_, F> {
         filter: &Filter<F>,
         out: &mut dyn FnMut(u32, u32, u32),
     ) {
-        if self.links_only {
+        if self.links_only && run.len() > LINK_MIN {
             return self.link(run, member, out);
         }
         for (i, x) in run.iter().enumerate() {
