@@ -75,15 +75,22 @@ struct Part {
 #[pymethods]
 impl PartEngine {
     /// The engine under `policy` and `keep` (`first`, `longest` or `newest`), holding up to
-    /// `texts_in_memory` bytes of a part's texts in memory (the rest in a temporary file).
+    /// `texts_in_memory` bytes of a part's texts in memory (the rest in a temporary file), and
+    /// deciding a part within `memory` bytes (`neardup dedup --memory`; `None`: its default),
+    /// spilling to the system's temporary folder beyond it.
     #[new]
-    #[pyo3(signature = (policy = None, keep = "first", texts_in_memory = TEXTS_IN_MEMORY))]
+    #[pyo3(signature = (policy = None, keep = "first", texts_in_memory = TEXTS_IN_MEMORY, memory = None))]
     fn new(
         policy: Option<&Bound<'_, PyAny>>,
         keep: &str,
         texts_in_memory: usize,
+        memory: Option<u64>,
     ) -> PyResult<Self> {
         let policy = policy_arg(policy)?;
+        let budget = match memory {
+            Some(memory) => neardup_dedup::Budget::new(memory, None).map_err(to_py)?,
+            None => neardup_dedup::Budget::default(),
+        };
         Ok(PartEngine {
             fingerprinter: Fingerprinter::new(policy.profile.clone()).map_err(to_py)?,
             options: DedupOptions {
@@ -92,7 +99,7 @@ impl PartEngine {
                 url_dedup: false,
                 // The linear decision (`neardup dedup`'s): no list of every accepted pair.
                 list_pairs: false,
-                budget: neardup_dedup::Budget::default(),
+                budget,
             },
             texts_in_memory,
             part: None,

@@ -254,13 +254,14 @@ def _arrow_texts(texts):
 def test_the_part_engine_is_the_engine_with_texts_on_disk():
     """One part of every document of the generated corpus (chains, exact and near copies), its
     texts held 4 KB at a time (the rest in a temporary file, read back for the shingle sets):
-    the engine's own answer, as `neardup.dedup` gives it, under each keep order."""
+    the engine's own answer, as `neardup.dedup` gives it, under each keep order, and within the
+    least budget (16 MiB: digests, search and shingle sets on disk)."""
     import numpy as np
 
     texts = [d["text"] for d in _corpus()]
     rows = np.arange(0, 3 * len(texts), 3, dtype=np.int64)  # row numbers need not be dense
-    for keep in ("first", "longest"):
-        engine = neardup.PartEngine(None, keep, texts_in_memory=4096)
+    for keep, memory in (("first", None), ("longest", None), ("first", 16 << 20)):
+        engine = neardup.PartEngine(None, keep, texts_in_memory=4096, memory=memory)
         half = len(texts) // 2
         got = [engine.feed(np.zeros(half, np.int64), rows[:half], *_arrow_texts(texts[:half]))]
         got.append(engine.feed(np.zeros(len(texts) - half, np.int64), rows[half:], *_arrow_texts(texts[half:])))
@@ -273,6 +274,21 @@ def test_the_part_engine_is_the_engine_with_texts_on_disk():
         clusters = expected.cluster_ids()
         assert cluster.tolist() == [-1 if c is None else int(rows[c]) for c in clusters]
         assert sum(d is not None for d in expected.duplicate_of) >= 100
+
+
+def test_the_engine_budget_follows_the_python_worker_limit():
+    """Three quarters of `spark.executor.pyspark.memory` (MiB without a unit), never under the
+    engine's least; a budget under that least, or a limit that is not a size, is an error."""
+    memory = neardup.spark._engine_memory
+    assert memory(None) is None
+    assert memory("1g") == 3 << 28
+    assert memory("2048") == 3 << 29
+    assert memory("512MB") == 3 << 27
+    assert memory("1k") == 16 << 20
+    with pytest.raises(neardup.NeardupError, match="not a size"):
+        memory("lots")
+    with pytest.raises(neardup.NeardupError, match="below the least"):
+        neardup.PartEngine(memory=1 << 20)
 
 
 def test_the_part_engine_gathers_small_parts_and_wants_sorted_rows():

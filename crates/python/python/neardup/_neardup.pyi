@@ -142,7 +142,15 @@ class PartEngine:
     """The engine over parts of rows sorted by part and row (the last step of
     ``neardup.spark.dedup``): ``feed`` Arrow batches, then ``finish``."""
 
-    def __init__(self, policy: PolicyArg = None, keep: str = "first", texts_in_memory: int = 64 << 20) -> None: ...
+    def __init__(
+        self,
+        policy: PolicyArg = None,
+        keep: str = "first",
+        texts_in_memory: int = 64 << 20,
+        memory: Optional[int] = None,
+    ) -> None:
+        """``memory``: bytes a part is decided within (``None``: the engine's default, 2 GiB);
+        beyond it the engine spills to the system's temporary folder."""
     def feed(
         self,
         parts: npt.NDArray[np.int64],

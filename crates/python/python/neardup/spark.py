@@ -39,6 +39,7 @@ reads Parquet or JSON Lines, writes Parquet; ``--help`` lists the options.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import Any, Dict, Iterator, List, Optional, Union
 
@@ -122,7 +123,8 @@ def dedup(
         members = small(parts).join(
             base.select(_ROW, F.col(text_col).alias("text"), fetched_at.alias("fetched_at")), _ROW
         )
-        decided = stages.decide(members, keep, fetched_at_col is not None)
+        memory = _engine_memory(spark.sparkContext.getConf().get("spark.executor.pyspark.memory", None))
+        decided = stages.decide(members, keep, fetched_at_col is not None, memory)
         started = time.perf_counter()
         result = _result(base, decided, parts, df.columns, id_col, small).persist(StorageLevel.MEMORY_AND_DISK)
         result.count()
@@ -240,6 +242,23 @@ def _check_columns(
         raise NeardupError(f"column {text_col!r} is {dict(df.dtypes)[text_col]}, not string")
 
 
+_SPARK_UNITS = {"": 1 << 20, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+
+
+def _engine_memory(pyspark_memory: Optional[str]) -> Optional[int]:
+    """The budget of the engine in a Python worker: three quarters of
+    ``spark.executor.pyspark.memory`` (Spark's size: MiB without a unit; ``k``, ``m``, ``g``,
+    ``t``, ``p``, optionally followed by ``b``), the rest left to the worker's Arrow batches and
+    Python; at least the engine's least (16 MiB). ``None`` when the limit is not set."""
+    if pyspark_memory is None:
+        return None
+    match = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)b?\s*", pyspark_memory.lower())
+    if match is None:
+        raise NeardupError(f"spark.executor.pyspark.memory {pyspark_memory!r} is not a size")
+    limit = int(match.group(1)) * _SPARK_UNITS[match.group(2)]
+    return max(limit * 3 // 4, 16 << 20)
+
+
 class _Stages:
     """Stages 2, 3 and 5: the functions the executors run, with what they need (the policy as
     JSON, the corpus size that chooses the table design, Arrow's string and binary types)."""
@@ -317,9 +336,10 @@ class _Stages:
 
         return keyed.repartition("key").sortWithinPartitions("key").mapInArrow(links, "a long, b long")
 
-    def decide(self, members: Any, keep: str, dated: bool) -> Any:
+    def decide(self, members: Any, keep: str, dated: bool, memory: Optional[int]) -> Any:
         """The engine on each part: ``members`` (``part``, row, ``text``, ``fetched_at``) in,
-        per row ``cluster`` and ``duplicate_of`` as row numbers (-1: none) out."""
+        per row ``cluster`` and ``duplicate_of`` as row numbers (-1: none) out; each part
+        decided within ``memory`` bytes (``None``: the engine's default)."""
         ddl = f"{_ROW} long, cluster long, duplicate_of long"
         schema, policy_json = self._schema(ddl), self.policy_json
         columns = ["part", _ROW, "text", "fetched_at"]
@@ -328,7 +348,7 @@ class _Stages:
             import numpy as np
             import pyarrow as pa
 
-            engine = PartEngine(policy_json, keep)
+            engine = PartEngine(policy_json, keep, memory=memory)
             for batch in batches:
                 if batch.num_rows == 0:
                     continue
