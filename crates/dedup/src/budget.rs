@@ -53,6 +53,15 @@ impl Budget {
         self.memory.saturating_sub(held + self.slack())
     }
 
+    /// The bytes the candidate search may hold: what is [left](Budget::left) once `estimate` is
+    /// held, but at least half of [`Budget::MIN_MEMORY`]. With less, a family of distinct
+    /// fingerprints sharing a table's key (near copies of one page) would be searched from disk
+    /// a few records at a time, in time quadratic in the family; the floor lets the search hold
+    /// about 18,000 records at once (2 threads), whatever else the budget holds.
+    pub(crate) fn for_search(&self, estimate: u64) -> u64 {
+        self.left(estimate).max(Self::MIN_MEMORY / 2)
+    }
+
     /// What the budget keeps free for what the engine does not count itself: the program and
     /// the allocator's own overhead (a sixth), and the reader's batch in flight during the
     /// second read (up to 32 MB of text handed to the workers at a time, whose shingle sets

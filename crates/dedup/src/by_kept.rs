@@ -132,7 +132,7 @@ impl Run<'_> {
         // The search holds what is left besides the walk's state and the components (5 bytes a
         // unit), working from disk beyond it.
         let held = self.held_bytes() + representatives.len() as u64 * 5;
-        let mut search = ExternalPairs::<F>::new(budget.left(held), &budget.spill_dir());
+        let mut search = ExternalPairs::<F>::new(budget.for_search(held), &budget.spill_dir());
         for &r in representatives {
             search.push(fp_of(r))?;
         }

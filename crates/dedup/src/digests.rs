@@ -26,7 +26,6 @@ enum Full {
     Held(Vec<u8>),
     Spilled {
         file: BufWriter<tempfile::NamedTempFile>,
-        bytes: u64,
     },
 }
 
@@ -40,14 +39,19 @@ pub(crate) struct Digests {
     /// Bytes of full digests held before they go to disk.
     cap: u64,
     dir: PathBuf,
+    /// Bytes of full digests written to disk.
+    spilled: u64,
+    /// The exact groups, once found: the digests are released then (their only use).
+    groups: Option<Vec<Vec<u32>>>,
 }
 
 impl std::fmt::Debug for Digests {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Digests")
-            .field("documents", &self.keys.len())
+            .field("keys_held", &self.keys.len())
             .field("len", &self.len)
-            .field("spilled", &matches!(self.full, Full::Spilled { .. }))
+            .field("spilled_bytes", &self.spilled)
+            .field("groups_found", &self.groups.is_some())
             .finish()
     }
 }
@@ -61,6 +65,8 @@ impl Digests {
             full: Full::Held(Vec::new()),
             cap,
             dir,
+            spilled: 0,
+            groups: None,
         }
     }
 
@@ -77,6 +83,11 @@ impl Digests {
     /// Adds the digest of the next position (the caller checks its length against
     /// [`Digests::digest_len`]).
     pub(crate) fn push(&mut self, digest: &[u8]) -> Result<(), DedupError> {
+        if self.groups.is_some() {
+            return Err(DedupError::InvalidOption(
+                "a document was added after the exact duplicates were found".into(),
+            ));
+        }
         if self.keys.is_empty() {
             self.len = digest.len();
         }
@@ -90,10 +101,10 @@ impl Digests {
         }
         match &mut self.full {
             Full::Held(held) => held.extend_from_slice(digest),
-            Full::Spilled { file, bytes } => {
+            Full::Spilled { file } => {
                 file.write_all(digest)
                     .map_err(|e| DedupError::spill("cannot write digests", e))?;
-                *bytes += digest.len() as u64;
+                self.spilled += digest.len() as u64;
             }
         }
         self.keys.push(u64::from_le_bytes(key));
@@ -108,8 +119,8 @@ impl Digests {
         let mut file = BufWriter::with_capacity(WRITE_BUFFER, spill_file(&self.dir)?);
         file.write_all(held)
             .map_err(|e| DedupError::spill("cannot write digests", e))?;
-        let bytes = held.len() as u64;
-        self.full = Full::Spilled { file, bytes };
+        self.spilled += held.len() as u64;
+        self.full = Full::Spilled { file };
         Ok(())
     }
 
@@ -124,15 +135,25 @@ impl Digests {
 
     /// Bytes written to disk.
     pub(crate) fn spilled_bytes(&self) -> u64 {
-        match &self.full {
-            Full::Held(_) => 0,
-            Full::Spilled { bytes, .. } => *bytes,
-        }
+        self.spilled
     }
 
     /// Groups of two or more positions with equal digests; positions ascending within a group,
-    /// groups ordered by their first position.
+    /// groups ordered by their first position. Found once: the digests are released then (what
+    /// they held goes to the candidate search), the groups kept for a later call.
     pub(crate) fn exact_groups(&mut self) -> Result<Vec<Vec<u32>>, DedupError> {
+        if let Some(groups) = &self.groups {
+            return Ok(groups.clone());
+        }
+        let groups = self.find_exact_groups()?;
+        self.keys = Vec::new();
+        self.full = Full::Held(Vec::new());
+        self.groups = Some(groups.clone());
+        Ok(groups)
+    }
+
+    /// [`Digests::exact_groups`], from the digests.
+    fn find_exact_groups(&mut self) -> Result<Vec<Vec<u32>>, DedupError> {
         let n = u32::try_from(self.keys.len())
             .map_err(|_| DedupError::InvalidOption("more than 4,294,967,295 documents".into()))?;
         let keys = &self.keys;
@@ -250,6 +271,10 @@ mod tests {
             }
             assert_eq!(digests.exact_groups().unwrap(), want, "cap {cap}");
             assert_eq!(digests.spilled_bytes() > 0, cap < 16_000, "cap {cap}");
+            // Released once found; the groups stay, and nothing may be added after.
+            assert_eq!(digests.held_bytes(), 0, "cap {cap}");
+            assert_eq!(digests.exact_groups().unwrap(), want, "cap {cap}");
+            assert!(digests.push(&all[0]).is_err());
             drop(digests);
             assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         }

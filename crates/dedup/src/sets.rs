@@ -3,8 +3,11 @@
 //! through a cache of bounded size.
 //!
 //! Each set's size and [`BucketCounts`] (a quarter of a byte a shingle) stay in memory
-//! whatever is spilled: most pairs verification sees fail on them alone (template pages close
-//! in SimHash, under the threshold), so a set is read back only for a pair that may pass.
+//! whatever is spilled, while the counts fit a quarter of the store's share: most pairs
+//! verification sees fail on them alone (template pages close in SimHash, under the threshold),
+//! so a set is read back only for a pair that may pass. Sets stored once the counts' quarter is
+//! full have no counts (a bound of nothing): a pair with one of them is verified on the sets
+//! read back, the same decision, more reads.
 //!
 //! Shingle hashes are uniform 64-bit values: sorted, their gaps still take about 64 − log2(n)
 //! bits each, so neither delta coding nor zstd makes them much smaller. They are stored as they
@@ -82,6 +85,8 @@ pub(crate) struct SetStore {
     memory_limit: usize,
     /// Every set's bucket counts, one after the other (see [`Span::counts_at`]).
     counts: Vec<u8>,
+    /// Bytes `counts` may hold; sets stored beyond it have none.
+    counts_limit: usize,
     /// The bytes of sets the store may hold (`memory`, the counts and the cache together).
     share: usize,
     spill_dir: std::path::PathBuf,
@@ -97,9 +102,9 @@ struct Cache {
 }
 
 impl SetStore {
-    /// A store that holds up to `bytes` of sets in memory (a quarter as written sets, the rest
-    /// as their bucket counts and the cache of sets read back) and spills the rest to a file in
-    /// `spill_dir`. The cache is
+    /// A store that holds up to `bytes` of sets in memory (a quarter as written sets, at most a
+    /// quarter as their bucket counts, the rest as the cache of sets read back) and spills the
+    /// rest to a file in `spill_dir`. The cache is
     /// the larger share: the decision reads every set through it, and on the 1 GB corpus with a
     /// budget a third of its sets' size, verification took 90 s with the shares the other way
     /// round.
@@ -113,7 +118,9 @@ impl SetStore {
             // times while it moves. Pages never written are never resident.
             memory: Vec::with_capacity(memory_limit),
             memory_limit,
-            counts: Vec::new(),
+            // Reserved once, as `memory`.
+            counts: Vec::with_capacity(quarter),
+            counts_limit: quarter,
             share: usize::try_from(bytes).unwrap_or(usize::MAX),
             spill_dir: spill_dir.to_path_buf(),
             spill: None,
@@ -153,15 +160,24 @@ impl SetStore {
             spill.written += shingles.len() as u64;
             offset
         };
-        let counts = BucketCounts::of(set);
+        let counts_at = self.counts.len();
+        if counts_at < self.counts_limit {
+            let counts = BucketCounts::of(set);
+            let counts = counts.as_bytes();
+            if counts_at + counts.len() <= self.counts_limit {
+                self.counts.extend_from_slice(counts);
+            } else {
+                // Full: no later set has counts either.
+                self.counts_limit = counts_at;
+            }
+        }
         let span = Span {
             offset,
             len,
             on_disk: !in_memory,
-            counts_at: self.counts.len() as u64,
-            counts_len: counts.as_bytes().len() as u32,
+            counts_at: counts_at as u64,
+            counts_len: (self.counts.len() - counts_at) as u32,
         };
-        self.counts.extend_from_slice(counts.as_bytes());
         self.slot_of.resize(position as usize, NOT_STORED);
         self.slot_of.push(self.spans.len() as u32);
         self.spans.push(span);
@@ -217,7 +233,8 @@ impl SetStore {
     }
 
     /// The size and bucket counts of the set of the document at `position`, or `None` if it
-    /// was not stored: held in memory, whatever is spilled.
+    /// was not stored: held in memory, whatever is spilled (no counts, which bound nothing, for
+    /// a set stored once the counts' share was full).
     pub(crate) fn summary(&self, position: u32) -> Option<Summary<'_>> {
         let span = self.spans[self.slot(position)?];
         let start = span.counts_at as usize;
@@ -376,6 +393,31 @@ mod tests {
             0,
             "spill removed"
         );
+    }
+
+    /// Counts held up to a quarter of the share: the sets stored after it is full have none,
+    /// and bound nothing (`usize::MAX`); every set still comes back whole.
+    #[test]
+    fn bucket_counts_stay_within_their_quarter() {
+        let dir = tempfile::tempdir().unwrap();
+        let sets: Vec<FeatureSet> = (0..20).map(|i| set(i * 1000, 100)).collect();
+        let per_set = BucketCounts::of(&sets[0]).as_bytes().len();
+        // A quarter of the share holds the counts of 5 sets and a half.
+        let mut store = SetStore::new((4 * per_set * 11 / 2) as u64, dir.path());
+        for (i, s) in sets.iter().enumerate() {
+            store.push(i as u32, s).unwrap();
+        }
+        store.finish().unwrap();
+        for (i, s) in sets.iter().enumerate() {
+            let summary = store.summary(i as u32).unwrap();
+            let counts = BucketCounts::of(s);
+            let want: &[u8] = if i < 5 { counts.as_bytes() } else { &[] };
+            assert_eq!(summary.counts, want, "set {i}");
+            assert_eq!(&*store.get(i as u32).unwrap().unwrap(), s);
+        }
+        let (first, last) = (store.summary(0).unwrap(), store.summary(19).unwrap());
+        assert!(first.intersection_bound(&store.summary(1).unwrap()) < 100);
+        assert_eq!(first.intersection_bound(&last), usize::MAX);
     }
 
     #[test]

@@ -85,7 +85,9 @@ pub fn all_pairs<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Result<Ve
     )?;
     let mut pairs = groups.identical_pairs();
     for (u, v, distance) in found.into_iter().flatten() {
-        groups.for_each_member_pair(u, v, distance, |pair| pairs.push(pair));
+        for_each_member_pair(groups.members(u), groups.members(v), distance, |pair| {
+            pairs.push(pair)
+        });
     }
     pairs.par_sort_unstable();
     Ok(pairs)
@@ -231,19 +233,19 @@ impl<F: Fingerprint> Groups<F> {
             }
         }
     }
+}
 
-    /// Hands every pair of positions holding values `u` and `v` (at `distance`) to `found`.
-    pub(crate) fn for_each_member_pair(
-        &self,
-        u: u32,
-        v: u32,
-        distance: u32,
-        mut found: impl FnMut(Pair),
-    ) {
-        for &a in self.members(u) {
-            for &b in self.members(v) {
-                found(Pair::new(a, b, distance));
-            }
+/// Hands every pair of one position of `a` and one of `b` (two values `distance` apart) to
+/// `found`.
+pub(crate) fn for_each_member_pair(
+    a: &[u32],
+    b: &[u32],
+    distance: u32,
+    mut found: impl FnMut(Pair),
+) {
+    for &x in a {
+        for &y in b {
+            found(Pair::new(x, y, distance));
         }
     }
 }

@@ -12,10 +12,12 @@
 //!    in parallel) and searched in memory for that one table, with the in-memory search's rule
 //!    that a pair agreeing on an earlier table's mask is that table's (so each pair is found
 //!    once, and identical fingerprints, which agree on every mask, are reported by table 0).
-//!    A bucket still too large is partitioned again on the next key bits; one whose records all
-//!    share the key bits is searched a block at a time: each block in memory, then against
-//!    every later record read from the file (quadratic in that bucket: a family of identical
-//!    fingerprints, whose pairs are the output anyway, or data skewed onto one key).
+//!    A bucket still too large is partitioned again on the next key bits. One whose records all
+//!    share the key bits is, for components, first collapsed to its distinct fingerprints
+//!    (each repeat linked to the first of its value: a family of identical fingerprints becomes
+//!    one record); what is still too large is searched a block at a time: each block in memory,
+//!    then against every later record read from the file (quadratic in that bucket's distinct
+//!    values, or, when pairs are listed, in its records, whose pairs are the output anyway).
 //! 3. Pairs are gathered up to a share of the budget, sorted and written as runs, and read back
 //!    merged ([`crate::runs`]).
 //!
@@ -25,6 +27,7 @@
 //! (unlinked when made): nothing is left behind, whatever ends the process. Records are not
 //! compressed: a fingerprint is random bits.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::ops::Range;
@@ -318,7 +321,84 @@ impl<F: Fingerprint> Spilled<'_, F> {
                 .iter()
                 .try_for_each(|b| self.bucket(b, deeper, t, table));
         }
+        if matches!(self.destination, Destination::Components(_)) {
+            let distinct = self.distinct(bucket)?;
+            if distinct.len <= self.bucket_cap {
+                let groups = Groups::from_positions(self.read_all(&distinct)?);
+                return self.solve(&groups, t, table);
+            }
+            return self.blocks(&distinct, t, table);
+        }
         self.blocks(bucket, t, table)
+    }
+
+    /// For components only: the records of `bucket` with each fingerprint once, at the first
+    /// position it has there, every repeat linked to that first one. A family of identical
+    /// fingerprints beyond memory becomes one record, so that it is neither compared record by
+    /// record in [`Spilled::blocks`] (quadratic) nor searched again by every table.
+    fn distinct(&self, bucket: &Bucket) -> Result<Bucket, SpillError> {
+        let write_error = |e| self.spill.io("cannot write a bucket", e);
+        let mut out = BufWriter::with_capacity(IO_BUFFER, self.spill.file()?);
+        let mut sink = Sink::new(self.destination);
+        let len = self.collapse(bucket, 0, &mut out, &mut sink)?;
+        sink.finish()?;
+        self.spill.count((len * (fp_bytes::<F>() + 4)) as u64);
+        let file = out.into_inner().map_err(|e| write_error(e.into_error()))?;
+        Ok(Bucket { file, len })
+    }
+
+    /// Writes to `out` each fingerprint of `bucket` once with its first position, links each
+    /// repeat to it through `sink`, and returns how many it wrote. The distinct fingerprints are
+    /// held while a bucket's worth of them fits; beyond, the bucket is split by the bits of a
+    /// hash of the whole value after the first `used` (identical values stay together) and each
+    /// part collapsed in turn.
+    fn collapse(
+        &self,
+        bucket: &Bucket,
+        used: u32,
+        out: &mut BufWriter<File>,
+        sink: &mut Sink<'_>,
+    ) -> Result<usize, SpillError> {
+        let mut first: HashMap<F, u32> = HashMap::new();
+        let mut fits = true;
+        self.for_each_record(Source::Bucket(bucket), |fp, position| {
+            match first.get(&fp) {
+                Some(&at) => sink.near(&[at], &[position], 0),
+                None if fits && first.len() < self.bucket_cap => {
+                    first.insert(fp, position);
+                }
+                None => fits = false,
+            }
+            Ok(())
+        })
+        .map_err(|e| self.spill.io("cannot read a bucket", e))?;
+        if fits || used >= u64::BITS {
+            // (All 64 hash bits used and still too many values: only colliding hashes of
+            // 128-bit values can do that; they are written as they are, a correct search.)
+            let mut records: Vec<(F, u32)> = if fits {
+                first.into_iter().collect()
+            } else {
+                self.read_all(bucket)?
+            };
+            records.sort_unstable_by_key(|&(_, position)| position);
+            for &(fp, position) in &records {
+                write_fp(out, fp)
+                    .and_then(|()| out.write_all(&position.to_le_bytes()))
+                    .map_err(|e| self.spill.io("cannot write a bucket", e))?;
+            }
+            return Ok(records.len());
+        }
+        drop(first);
+        let (parts, deeper) = self.partition_by(
+            Source::Bucket(bucket),
+            bucket.len,
+            u64::BITS,
+            used,
+            value_hash,
+        )?;
+        parts.iter().try_fold(0, |written, part| {
+            Ok(written + self.collapse(part, deeper, out, sink)?)
+        })
     }
 
     /// Splits the records of `source` by the key bits of `table` after the first `used`, into
@@ -331,6 +411,20 @@ impl<F: Fingerprint> Spilled<'_, F> {
         used: u32,
     ) -> Result<(Vec<Bucket>, u32), SpillError> {
         let width = key_width(table);
+        self.partition_by(source, len, width, used, |fp| table.key(fp, width))
+    }
+
+    /// Splits the records of `source` by the bits of `key` (a key of `width` bits) after the
+    /// first `used`, into buckets expected to be half full; returns them and the key bits they
+    /// agree on.
+    fn partition_by(
+        &self,
+        source: Source<'_>,
+        len: usize,
+        width: u32,
+        used: u32,
+        key: impl Fn(F) -> u64,
+    ) -> Result<(Vec<Bucket>, u32), SpillError> {
         let bits = split_bits(len, self.bucket_cap, width - used);
         let shift = width - used - bits;
         let mask = (1u64 << bits) - 1;
@@ -344,7 +438,7 @@ impl<F: Fingerprint> Spilled<'_, F> {
             .collect::<Result<Vec<_>, SpillError>>()?;
         let write_error = |e| self.spill.io("cannot write a bucket", e);
         self.for_each_record(source, |fp, position| {
-            let (out, count) = &mut outs[((table.key(fp, width) >> shift) & mask) as usize];
+            let (out, count) = &mut outs[((key(fp) >> shift) & mask) as usize];
             *count += 1;
             write_fp(out, fp)?;
             out.write_all(&position.to_le_bytes())
@@ -461,6 +555,18 @@ impl<F: Fingerprint> Spilled<'_, F> {
         }
         Ok(())
     }
+}
+
+/// A hash of a whole fingerprint, its bits mixed (SplitMix64's finalizer, a bijection of 64-bit
+/// values): the key that splits records of one table key into parts of fewer distinct values.
+fn value_hash<F: Fingerprint>(fp: F) -> u64 {
+    let mut x = fp.field(0, 64);
+    if F::BITS > 64 {
+        x ^= fp.field(64, 64).rotate_left(32);
+    }
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
 }
 
 /// Key bits a partition of `len` records splits on, at most `width`: buckets expected half

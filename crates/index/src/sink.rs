@@ -7,7 +7,7 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use crate::allpairs::{for_each_value_pair, Groups, Pair};
+use crate::allpairs::{for_each_member_pair, for_each_value_pair, Groups, Pair};
 use crate::cluster::UnionFind;
 use crate::design::Design;
 use crate::fingerprint::Fingerprint;
@@ -106,13 +106,7 @@ impl<'a> Sink<'a> {
     pub(crate) fn near(&mut self, a: &[u32], b: &[u32], distance: u32) {
         let destination = self.destination;
         match destination {
-            Destination::Runs(_) => {
-                for &x in a {
-                    for &y in b {
-                        self.push(Pair::new(x, y, distance));
-                    }
-                }
-            }
+            Destination::Runs(_) => for_each_member_pair(a, b, distance, |pair| self.push(pair)),
             Destination::Components(_) => self.push(Pair::new(a[0], b[0], distance)),
         }
     }
