@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use neardup_core::Fingerprinter;
-use neardup_dedup::mirrors::{content_key, MirrorFinder, MirrorOptions};
+use neardup_dedup::mirrors::{content_key, MirrorError, MirrorFinder, MirrorOptions};
 
 use crate::budget_args::BudgetArgs;
 use crate::documents::{for_each_document, InputArgs};
@@ -17,8 +17,9 @@ pub struct MirrorsArgs {
     input: InputArgs,
     #[command(flatten)]
     profile: ProfileArgs,
-    /// Nothing is spilled: the run holds a key per URL (its host, path and content digest),
-    /// and warns if its measured peak goes above --memory.
+    /// The run holds the distinct prefixes (hosts and host/path) and the candidate pairs; the
+    /// splits of every page (about 57 bytes each, 1 to 3 a page) and the votes are held while
+    /// they fit and spilled to --tmp-dir beyond.
     #[command(flatten)]
     budget: BudgetArgs,
     /// Fewest shared paths for a pair of hosts or prefixes to be reported.
@@ -39,14 +40,15 @@ pub fn run(args: MirrorsArgs) -> anyhow::Result<()> {
         (0.0..=1.0).contains(&args.min_ratio),
         "--min-ratio must be between 0 and 1"
     );
-    let (_budget, _spill_dir) = args.budget.budget()?;
+    let (budget, _spill_dir) = args.budget.budget()?;
     let fingerprinter = Fingerprinter::new(args.profile.load()?)?;
-    let mut finder = MirrorFinder::new(MirrorOptions {
+    let options = MirrorOptions {
         min_shared_paths: args.min_shared_paths,
         min_ratio: args.min_ratio,
         max_prefix_depth: args.max_prefix_depth,
         ..MirrorOptions::default()
-    });
+    };
+    let mut finder = MirrorFinder::new(options, &budget);
     let (mut without_url, mut bad_urls) = (0u64, 0u64);
     for_each_document(
         &args.input,
@@ -54,27 +56,27 @@ pub fn run(args: MirrorsArgs) -> anyhow::Result<()> {
         |doc, key| {
             match doc.url.as_deref() {
                 None => without_url += 1,
-                Some(url) => {
-                    if finder.add(url, key).is_err() {
-                        bad_urls += 1;
-                    }
-                }
+                Some(url) => match finder.add(url, key) {
+                    Ok(()) => {}
+                    Err(MirrorError::Url(_)) => bad_urls += 1,
+                    Err(MirrorError::Finder(e)) => return Err(e.into()),
+                },
             }
             Ok(())
         },
     )?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let pairs = finder.finish();
-    for pair in &pairs {
+    let found = finder.finish()?;
+    for pair in &found.pairs {
         serde_json::to_writer(&mut out, pair)?;
         writeln!(out)?;
     }
     out.flush()?;
     eprintln!(
-        "neardup: {} mirror pairs; {without_url} documents without a URL and {bad_urls} with an unusable URL ignored",
-        pairs.len()
+        "neardup: {} mirror pairs; {without_url} documents without a URL and {bad_urls} with an unusable URL ignored; {} bytes spilled",
+        found.pairs.len(),
+        found.bytes_spilled
     );
-    args.budget.warn_if_exceeded("mirrors", "a key per URL");
     Ok(())
 }

@@ -11,30 +11,50 @@
 //! for equal content (an exact digest, or a SimHash for near-identity), and
 //! gets [`MirrorPair`]s back.
 //!
-//! # Method (built for millions of URLs)
+//! # Method (built for millions of URLs, within a memory budget)
 //!
 //! 1. Each URL is canonicalised ([`neardup_ingest::url`]) and split into a prefix
 //!    (the host plus up to [`MirrorOptions::max_prefix_depth`] leading path
-//!    segments) and the rest, the relative path, at every possible depth.
+//!    segments) and the rest, the relative path, at every possible depth. Each
+//!    split is written twice, as a vote record and as a path record, to sorted
+//!    runs ([`neardup_index::Runs`]: in memory while they fit a share of the
+//!    [`Budget`], temporary files beyond it, merged in passes).
 //! 2. Candidates come from co-occurrence only: pages are grouped by (content
 //!    key, last path segment); within a group, each pair of pages votes for
 //!    the prefix pairs that align them (`a.org/docs/x.html` and
 //!    `b.net/mirror/docs/x.html` vote for `a.org/docs ~ b.net/mirror/docs`
-//!    and `a.org ~ b.net/mirror`). Groups larger than
+//!    and `a.org ~ b.net/mirror`). The vote records come sorted by group, so
+//!    one group is held at a time. Groups larger than
 //!    [`MirrorOptions::max_group_size`] (the same empty or error page on
-//!    every host) are not evidence and are skipped.
-//! 3. Each candidate with enough votes is verified exactly: a merge of the two
-//!    prefixes' sorted relative paths counts the shared paths and those with
-//!    the same key.
+//!    every host) are not evidence and are skipped. Votes (prefix pairs) go to
+//!    sorted runs too and are counted by a merge.
+//! 3. Each candidate with enough votes is verified exactly: a join of the path
+//!    records, sorted by (relative path, prefix), counts for every candidate the
+//!    paths both prefixes have and those with the same key (and every prefix's
+//!    paths).
 //! 4. A pair implied by a more general reported pair with the same alignment
 //!    (`a.org/docs ~ b.net/mirror/docs` by `a.org ~ b.net/mirror`) is left out.
 //!
-//! Relative paths are compared by a 64-bit hash; prefixes are interned.
+//! Relative paths are compared by a 64-bit hash; prefixes are interned. What
+//! is held in memory whatever the input (the prefixes, the candidates) is listed
+//! at [`MirrorFinder`].
 
-use neardup_core::digest::Digest;
-use neardup_ingest::url::{canonicalize_with, UrlError, UrlOptions};
+mod records;
+#[cfg(test)]
+mod reference;
+mod verify;
+mod votes;
+
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
+
+use neardup_core::digest::Digest;
+use neardup_index::{Runs, SpillDir};
+use neardup_ingest::url::{canonicalize_with, UrlError, UrlOptions};
+
+use crate::budget::Budget;
+use crate::error::DedupError;
+use records::{pair_of, PathRecord, VoteRecord};
 
 /// Thresholds and limits of mirror detection.
 #[derive(Clone, Debug, PartialEq)]
@@ -87,44 +107,79 @@ pub struct MirrorPair {
 }
 
 /// Collects pages one at a time (e.g. while reading a crawl), then finds
-/// mirrors with [`MirrorFinder::finish`].
+/// mirrors with [`MirrorFinder::finish`], within a [`Budget`].
+///
+/// Held in memory whatever the input: the interned prefixes (each prefix's text once, in a
+/// map to its id), then per prefix its count of paths (4 bytes) and whether it is in a
+/// candidate pair (1 byte), and the candidate pairs with their counts (24 bytes each). What
+/// grows with the pages goes to sorted runs, held while they fit a share of the budget and
+/// written to temporary files in [`Budget::spill_dir`] beyond it (anonymous files: nothing is
+/// left behind however the run ends): per split of a page (one per prefix depth) a vote
+/// record (40 bytes in memory, 33 on disk) and a path record (24 bytes), and per vote 8
+/// bytes. Each of the three has a quarter of the budget.
 pub struct MirrorFinder {
     opts: MirrorOptions,
     prefix_ids: HashMap<String, u32>,
-    prefixes: Vec<String>,
-    /// Per prefix: (relative path hash, content key) of its pages.
-    under: Vec<Vec<(u64, u64)>>,
-    pages: Vec<Page>,
-    /// Per page and depth: (prefix id, relative path hash); see `Page`.
-    splits: Vec<(u32, u64)>,
+    spill: SpillDir,
+    /// Bytes of memory the votes may hold before they spill.
+    vote_share: u64,
+    /// The splits of every page, for the votes.
+    vote_records: Runs<VoteRecord>,
+    /// The splits of every page, for verification.
+    path_records: Runs<PathRecord>,
+    vote_batch: Vec<VoteRecord>,
+    path_batch: Vec<PathRecord>,
+    pages: u32,
 }
 
-/// One page: its key, its number of path segments, and where its splits
-/// (one per prefix depth) are in `MirrorFinder::splits`.
-struct Page {
-    key: u64,
-    last_segment: u64,
-    segments: u32,
-    first_split: u32,
-    splits: u32,
+/// What [`MirrorFinder::add`] can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum MirrorError {
+    /// The URL cannot be canonicalised: the page is ignored, the finder can go on.
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    /// Spilling failed, or there are too many pages or prefixes: the finder cannot go on.
+    #[error(transparent)]
+    Finder(#[from] DedupError),
+}
+
+/// The mirrors found, and what it took.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mirrors {
+    /// The mirror pairs, most same-content paths first (then by name).
+    pub pairs: Vec<MirrorPair>,
+    /// Bytes written to temporary files (0 when everything fitted the budget).
+    pub bytes_spilled: u64,
 }
 
 impl MirrorFinder {
-    /// An empty finder.
-    pub fn new(opts: MirrorOptions) -> Self {
+    /// An empty finder within `budget`.
+    pub fn new(opts: MirrorOptions, budget: &Budget) -> Self {
+        Self::with_share(opts, &budget.spill_dir(), budget.memory / 4)
+    }
+
+    /// An empty finder holding up to `share` bytes of each kind of record (at least a few
+    /// records: 0 spills nearly everything) before it spills to `dir`.
+    fn with_share(opts: MirrorOptions, dir: &std::path::Path, share: u64) -> Self {
+        let spill = SpillDir::new(dir);
+        let vote_records = Runs::new(spill.clone(), share);
+        let path_records = Runs::new(spill.clone(), share);
         MirrorFinder {
             opts,
             prefix_ids: HashMap::new(),
-            prefixes: Vec::new(),
-            under: Vec::new(),
-            pages: Vec::new(),
-            splits: Vec::new(),
+            vote_batch: Vec::with_capacity(vote_records.batch()),
+            path_batch: Vec::with_capacity(path_records.batch()),
+            vote_records,
+            path_records,
+            spill,
+            vote_share: share,
+            pages: 0,
         }
     }
 
-    /// Adds a page. A URL that cannot be canonicalised is an error (and
-    /// ignored).
-    pub fn add(&mut self, url: &str, content_key: u64) -> Result<(), UrlError> {
+    /// Adds a page. A URL that cannot be canonicalised is a [`MirrorError::Url`] (and the page
+    /// is ignored); a failure to spill is a [`MirrorError::Finder`].
+    pub fn add(&mut self, url: &str, content_key: u64) -> Result<(), MirrorError> {
         let key = canonicalize_with(url, &self.opts.url)?;
         let host_start = key.find("://").map_or(0, |i| i + 3);
         let host_end = key[host_start..]
@@ -140,83 +195,106 @@ impl MirrorFinder {
             .collect();
         let segments = slashes.len().max(1);
         let depths = segments.min(self.opts.max_prefix_depth + 1);
-        let first_split = self.splits.len();
+        let last = slashes.last().map_or(key.len(), |&i| i + 1);
+        let last_segment = hash(&key[last.min(key.len())..]);
+        let page = self.pages;
+        self.pages = page
+            .checked_add(1)
+            .ok_or_else(|| too_many("pages", u32::MAX))?;
         // Prefixes end at the host, then at the `/` after each segment.
         let cuts = std::iter::once(host_end).chain(slashes.iter().skip(1).copied());
-        for cut in cuts.take(depths) {
-            let prefix = &key[..cut];
+        for (depth, cut) in cuts.take(depths).enumerate() {
             let rest = hash(key.get(cut + 1..).unwrap_or_default());
-            let id = self.intern(prefix);
-            self.under[id as usize].push((rest, content_key));
-            self.splits.push((id, rest));
+            let prefix = self.intern(&key[..cut])?;
+            self.vote_batch.push(VoteRecord {
+                key: content_key,
+                last_segment,
+                // The same number on both sides: pages align at equal relative paths only.
+                tail: (segments - depth) as u32,
+                rest,
+                prefix,
+                first: depth == 0,
+            });
+            self.path_batch.push(PathRecord {
+                rest,
+                prefix,
+                page,
+                key: content_key,
+            });
         }
-        let last = slashes.last().map_or(key.len(), |&i| i + 1);
-        self.pages.push(Page {
-            key: content_key,
-            last_segment: hash(&key[last.min(key.len())..]),
-            segments: segments as u32,
-            first_split: first_split as u32,
-            splits: depths as u32,
-        });
+        if self.vote_batch.len() >= self.vote_records.batch() {
+            self.flush()?;
+        }
         Ok(())
     }
 
-    fn intern(&mut self, prefix: &str) -> u32 {
-        if let Some(&id) = self.prefix_ids.get(prefix) {
-            return id;
-        }
-        let id = self.prefixes.len() as u32;
-        self.prefix_ids.insert(prefix.to_string(), id);
-        self.prefixes.push(prefix.to_string());
-        self.under.push(Vec::new());
-        id
+    /// Hands the batches of records to their runs.
+    fn flush(&mut self) -> Result<(), DedupError> {
+        self.vote_records.add(&mut self.vote_batch)?;
+        self.path_records.add(&mut self.path_batch)?;
+        Ok(())
     }
 
-    /// The mirror pairs, most same-content paths first (then by name).
-    pub fn finish(mut self) -> Vec<MirrorPair> {
-        let votes = self.votes();
-        for list in &mut self.under {
-            list.sort_by_key(|&(rest, _)| rest);
-            list.dedup_by_key(|&mut (rest, _)| rest);
+    fn intern(&mut self, prefix: &str) -> Result<u32, DedupError> {
+        if let Some(&id) = self.prefix_ids.get(prefix) {
+            return Ok(id);
         }
-        let min_votes =
-            ((self.opts.min_shared_paths as f64 * self.opts.min_ratio).ceil() as u32).max(1);
-        let mut found: HashMap<(u32, u32), MirrorPair> = HashMap::new();
-        for ((a, b), count) in votes {
-            if count < min_votes {
+        let id =
+            u32::try_from(self.prefix_ids.len()).map_err(|_| too_many("prefixes", u32::MAX))?;
+        self.prefix_ids.insert(prefix.to_string(), id);
+        Ok(id)
+    }
+
+    /// The mirror pairs, most same-content paths first (then by name): the votes counted by
+    /// a merge of their sorted runs, then every candidate verified by a join on the relative
+    /// path.
+    pub fn finish(mut self) -> Result<Mirrors, DedupError> {
+        self.flush()?;
+        let opts = &self.opts;
+        let min_votes = ((opts.min_shared_paths as f64 * opts.min_ratio).ceil() as u64).max(1);
+        let candidates = votes::candidates(
+            self.vote_records.into_sorted()?,
+            opts.max_group_size,
+            opts.max_prefix_depth + 1,
+            min_votes,
+            &self.spill,
+            self.vote_share,
+        )?;
+        let prefixes = self.prefix_ids.len();
+        let verified = verify::verify(self.path_records.into_sorted()?, &candidates, prefixes)?;
+        let mut names = vec![String::new(); prefixes];
+        for (name, id) in self.prefix_ids {
+            names[id as usize] = name;
+        }
+        let mut found: HashMap<(&str, &str), MirrorPair> = HashMap::new();
+        for (&word, &(shared, same)) in candidates.iter().zip(&verified.overlaps) {
+            let ratio = same as f64 / shared.max(1) as f64;
+            if shared < opts.min_shared_paths || ratio < opts.min_ratio {
                 continue;
             }
-            let (shared, same) = overlap(&self.under[a as usize], &self.under[b as usize]);
-            let ratio = same as f64 / shared.max(1) as f64;
-            if shared >= self.opts.min_shared_paths && ratio >= self.opts.min_ratio {
-                let (a_name, b_name) = (&self.prefixes[a as usize], &self.prefixes[b as usize]);
-                let flip = a_name > b_name;
-                let ((a, a_name), (b, b_name)) = if flip {
-                    ((b, b_name), (a, a_name))
-                } else {
-                    ((a, a_name), (b, b_name))
-                };
-                found.insert(
-                    (a, b),
-                    MirrorPair {
-                        a: a_name.clone(),
-                        b: b_name.clone(),
-                        shared_paths: shared,
-                        same_content: same,
-                        ratio,
-                        a_paths: self.under[a as usize].len(),
-                        b_paths: self.under[b as usize].len(),
-                    },
-                );
-            }
+            let (a, b) = pair_of(word);
+            let (a, b) = if names[a as usize] > names[b as usize] {
+                (b, a)
+            } else {
+                (a, b)
+            };
+            let (a_name, b_name) = (names[a as usize].as_str(), names[b as usize].as_str());
+            found.insert(
+                (a_name, b_name),
+                MirrorPair {
+                    a: a_name.to_string(),
+                    b: b_name.to_string(),
+                    shared_paths: shared,
+                    same_content: same,
+                    ratio,
+                    a_paths: verified.paths[a as usize] as usize,
+                    b_paths: verified.paths[b as usize] as usize,
+                },
+            );
         }
-        let names: HashMap<(&str, &str), ()> = found
-            .values()
-            .map(|p| ((p.a.as_str(), p.b.as_str()), ()))
-            .collect();
         let mut pairs: Vec<MirrorPair> = found
             .values()
-            .filter(|p| !implied(&p.a, &p.b, &names))
+            .filter(|p| !implied(&p.a, &p.b, &found))
             .cloned()
             .collect();
         pairs.sort_by(|x, y| {
@@ -225,76 +303,21 @@ impl MirrorFinder {
                 .then_with(|| x.a.cmp(&y.a))
                 .then_with(|| x.b.cmp(&y.b))
         });
-        pairs
-    }
-
-    /// Votes of page pairs (same key, same last segment) for prefix pairs.
-    fn votes(&self) -> HashMap<(u32, u32), u32> {
-        let mut order: Vec<u32> = (0..self.pages.len() as u32).collect();
-        order.sort_by_key(|&i| {
-            let p = &self.pages[i as usize];
-            (p.key, p.last_segment)
-        });
-        let mut votes: HashMap<(u32, u32), u32> = HashMap::new();
-        let group_of = |i: &u32| {
-            let p = &self.pages[*i as usize];
-            (p.key, p.last_segment)
-        };
-        for group in order.chunk_by(|x, y| group_of(x) == group_of(y)) {
-            if group.len() < 2 || group.len() > self.opts.max_group_size {
-                continue;
-            }
-            for (n, &x) in group.iter().enumerate() {
-                for &y in &group[n + 1..] {
-                    self.vote(&self.pages[x as usize], &self.pages[y as usize], &mut votes);
-                }
-            }
-        }
-        votes
-    }
-
-    /// Every alignment of two pages with the same content: depths where
-    /// their relative paths are equal.
-    fn vote(&self, x: &Page, y: &Page, votes: &mut HashMap<(u32, u32), u32>) {
-        let splits =
-            |p: &Page| &self.splits[p.first_split as usize..(p.first_split + p.splits) as usize];
-        let (xs, ys) = (splits(x), splits(y));
-        for (dx, &(px, rx)) in xs.iter().enumerate() {
-            // The same number of trailing segments on both sides.
-            let Some(dy) = (dx + y.segments as usize).checked_sub(x.segments as usize) else {
-                continue;
-            };
-            let Some(&(py, ry)) = ys.get(dy) else {
-                continue;
-            };
-            if rx == ry && px != py {
-                *votes.entry((px.min(py), px.max(py))).or_insert(0) += 1;
-            }
-        }
+        Ok(Mirrors {
+            pairs,
+            bytes_spilled: self.spill.written(),
+        })
     }
 }
 
-/// (shared relative paths, shared with the same key) of two sorted lists.
-fn overlap(a: &[(u64, u64)], b: &[(u64, u64)]) -> (usize, usize) {
-    let (mut i, mut j, mut shared, mut same) = (0, 0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].0.cmp(&b[j].0) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += 1;
-                same += usize::from(a[i].1 == b[j].1);
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    (shared, same)
+/// The error of more `what` than the finder numbers (`most`).
+fn too_many(what: &str, most: u32) -> DedupError {
+    DedupError::InvalidOption(format!("mirror detection takes at most {most} {what}"))
 }
 
 /// Whether `a ~ b` follows from a reported pair of shorter prefixes with the
 /// same alignment (`a = a'/s`, `b = b'/s`).
-fn implied(a: &str, b: &str, found: &HashMap<(&str, &str), ()>) -> bool {
+fn implied<V>(a: &str, b: &str, found: &HashMap<(&str, &str), V>) -> bool {
     let (mut a, mut b) = (a, b);
     while let (Some((a_parent, a_last)), Some((b_parent, b_last))) =
         (a.rsplit_once('/'), b.rsplit_once('/'))
@@ -329,19 +352,26 @@ pub fn content_key(digest: &Digest) -> u64 {
     u64::from_le_bytes(key)
 }
 
-/// Finds mirrors among `(url, content_key)` pairs at once; URLs that cannot
+/// Finds mirrors among `(url, content_key)` pairs at once, within `budget`; URLs that cannot
 /// be canonicalised are ignored.
-pub fn find_mirrors<I, S>(pages: I, opts: &MirrorOptions) -> Vec<MirrorPair>
+pub fn find_mirrors<I, S>(
+    pages: I,
+    opts: &MirrorOptions,
+    budget: &Budget,
+) -> Result<Vec<MirrorPair>, DedupError>
 where
     I: IntoIterator<Item = (S, u64)>,
     S: AsRef<str>,
 {
-    let mut finder = MirrorFinder::new(opts.clone());
+    let mut finder = MirrorFinder::new(opts.clone(), budget);
     for (url, key) in pages {
-        // A bad URL only means one page less.
-        let _ = finder.add(url.as_ref(), key);
+        match finder.add(url.as_ref(), key) {
+            // A bad URL only means one page less.
+            Ok(()) | Err(MirrorError::Url(_)) => {}
+            Err(MirrorError::Finder(e)) => return Err(e),
+        }
     }
-    finder.finish()
+    Ok(finder.finish()?.pairs)
 }
 
 /// Distinct canonical URLs that serve the same content.
@@ -413,7 +443,7 @@ mod tests {
         pages.extend((0..10).map(|i| (format!("http://other.org/x{i}"), i)));
         // Unrelated host sharing paths with different content.
         pages.extend(site("http://c.org/dist", |i| 1000 + i));
-        let pairs = find_mirrors(pages, &MirrorOptions::default());
+        let pairs = find_mirrors(pages, &MirrorOptions::default(), &Budget::default()).unwrap();
         let got: Vec<(&str, &str, usize, usize)> = pairs
             .iter()
             .map(|p| (p.a.as_str(), p.b.as_str(), p.shared_paths, p.same_content))
@@ -434,12 +464,19 @@ mod tests {
         let mut pages = site("http://a.org", |i| i);
         pages.extend(site("http://b.org", |i| if i < 7 { i } else { 50 + i }));
         let strict = MirrorOptions::default();
-        assert!(find_mirrors(pages.clone(), &strict).is_empty());
+        assert!(find_mirrors(pages.clone(), &strict, &Budget::default())
+            .unwrap()
+            .is_empty());
         let loose = MirrorOptions {
             min_ratio: 0.7,
             ..MirrorOptions::default()
         };
-        assert_eq!(find_mirrors(pages, &loose).len(), 1);
+        assert_eq!(
+            find_mirrors(pages, &loose, &Budget::default())
+                .unwrap()
+                .len(),
+            1
+        );
     }
 
     #[test]
@@ -472,6 +509,8 @@ mod tests {
             max_group_size: 10,
             ..MirrorOptions::default()
         };
-        assert!(find_mirrors(pages, &opts).is_empty());
+        assert!(find_mirrors(pages, &opts, &Budget::default())
+            .unwrap()
+            .is_empty());
     }
 }
