@@ -15,9 +15,11 @@ struct Reference {
     prefixes: Vec<String>,
     /// Per prefix: (relative path hash, content key) of its pages.
     under: Vec<Vec<(u64, u64)>>,
-    /// Per page: key, last segment, segments, and its splits (prefix id, relative path hash).
-    pages: Vec<(u64, u64, usize, Vec<(u32, u64)>)>,
+    pages: Vec<RefPage>,
 }
+
+/// A page: key, last segment, segments, and its splits (prefix id, relative path hash).
+type RefPage = (u64, u64, usize, Vec<(u32, u64)>);
 
 impl Reference {
     fn new(opts: MirrorOptions) -> Self {
