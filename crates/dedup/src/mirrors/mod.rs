@@ -39,6 +39,7 @@
 //! is held in memory whatever the input (the prefixes, the candidates) is listed
 //! at [`MirrorFinder`].
 
+mod prefixes;
 mod records;
 #[cfg(test)]
 mod reference;
@@ -54,6 +55,7 @@ use neardup_ingest::url::{canonicalize_with, UrlError, UrlOptions};
 
 use crate::budget::Budget;
 use crate::error::DedupError;
+use prefixes::Prefixes;
 use records::{pair_of, PathRecord, VoteRecord};
 
 /// Thresholds and limits of mirror detection.
@@ -109,9 +111,10 @@ pub struct MirrorPair {
 /// Collects pages one at a time (e.g. while reading a crawl), then finds
 /// mirrors with [`MirrorFinder::finish`], within a [`Budget`].
 ///
-/// Held in memory whatever the input: the interned prefixes (each prefix's text once, in a
-/// map to its id), then per prefix its count of paths (4 bytes) and whether it is in a
-/// candidate pair (1 byte), and the candidate pairs with their counts (24 bytes each). What
+/// Held in memory whatever the input: the interned prefixes (each prefix's text once and 8
+/// bytes where it ends, and a map from its hash to its id: about 40 bytes a prefix besides its
+/// text), then per prefix its count of paths (4 bytes) and whether it is in a candidate pair
+/// (1 byte), and the candidate pairs with their counts (24 bytes each). What
 /// grows with the pages goes to sorted runs, held while they fit a share of the budget and
 /// written to temporary files in [`Budget::spill_dir`] beyond it (anonymous files: nothing is
 /// left behind however the run ends): per split of a page (one per prefix depth) a vote
@@ -119,7 +122,7 @@ pub struct MirrorPair {
 /// bytes. Each of the three has a quarter of the budget.
 pub struct MirrorFinder {
     opts: MirrorOptions,
-    prefix_ids: HashMap<String, u32>,
+    prefixes: Prefixes,
     spill: SpillDir,
     /// Bytes of memory the votes may hold before they spill.
     vote_share: u64,
@@ -166,7 +169,7 @@ impl MirrorFinder {
         let path_records = Runs::new(spill.clone(), share);
         MirrorFinder {
             opts,
-            prefix_ids: HashMap::new(),
+            prefixes: Prefixes::default(),
             vote_batch: Vec::with_capacity(vote_records.batch()),
             path_batch: Vec::with_capacity(path_records.batch()),
             vote_records,
@@ -198,14 +201,14 @@ impl MirrorFinder {
         let last = slashes.last().map_or(key.len(), |&i| i + 1);
         let last_segment = hash(&key[last.min(key.len())..]);
         let page = self.pages;
-        self.pages = page
-            .checked_add(1)
-            .ok_or_else(|| too_many("pages", u32::MAX))?;
+        self.pages = page.checked_add(1).ok_or_else(|| {
+            DedupError::InvalidOption(format!("mirror detection takes at most {} pages", u32::MAX))
+        })?;
         // Prefixes end at the host, then at the `/` after each segment.
         let cuts = std::iter::once(host_end).chain(slashes.iter().skip(1).copied());
         for (depth, cut) in cuts.take(depths).enumerate() {
             let rest = hash(key.get(cut + 1..).unwrap_or_default());
-            let prefix = self.intern(&key[..cut])?;
+            let prefix = self.prefixes.id(&key[..cut])?;
             self.vote_batch.push(VoteRecord {
                 key: content_key,
                 last_segment,
@@ -235,16 +238,6 @@ impl MirrorFinder {
         Ok(())
     }
 
-    fn intern(&mut self, prefix: &str) -> Result<u32, DedupError> {
-        if let Some(&id) = self.prefix_ids.get(prefix) {
-            return Ok(id);
-        }
-        let id =
-            u32::try_from(self.prefix_ids.len()).map_err(|_| too_many("prefixes", u32::MAX))?;
-        self.prefix_ids.insert(prefix.to_string(), id);
-        Ok(id)
-    }
-
     /// The mirror pairs, most same-content paths first (then by name): the votes counted by
     /// a merge of their sorted runs, then every candidate verified by a join on the relative
     /// path.
@@ -260,12 +253,8 @@ impl MirrorFinder {
             &self.spill,
             self.vote_share,
         )?;
-        let prefixes = self.prefix_ids.len();
-        let verified = verify::verify(self.path_records.into_sorted()?, &candidates, prefixes)?;
-        let mut names = vec![String::new(); prefixes];
-        for (name, id) in self.prefix_ids {
-            names[id as usize] = name;
-        }
+        let names = &self.prefixes;
+        let verified = verify::verify(self.path_records.into_sorted()?, &candidates, names.len())?;
         let mut found: HashMap<(&str, &str), MirrorPair> = HashMap::new();
         for (&word, &(shared, same)) in candidates.iter().zip(&verified.overlaps) {
             let ratio = same as f64 / shared.max(1) as f64;
@@ -273,12 +262,12 @@ impl MirrorFinder {
                 continue;
             }
             let (a, b) = pair_of(word);
-            let (a, b) = if names[a as usize] > names[b as usize] {
+            let (a, b) = if names.name(a) > names.name(b) {
                 (b, a)
             } else {
                 (a, b)
             };
-            let (a_name, b_name) = (names[a as usize].as_str(), names[b as usize].as_str());
+            let (a_name, b_name) = (names.name(a), names.name(b));
             found.insert(
                 (a_name, b_name),
                 MirrorPair {
@@ -308,11 +297,6 @@ impl MirrorFinder {
             bytes_spilled: self.spill.written(),
         })
     }
-}
-
-/// The error of more `what` than the finder numbers (`most`).
-fn too_many(what: &str, most: u32) -> DedupError {
-    DedupError::InvalidOption(format!("mirror detection takes at most {most} {what}"))
 }
 
 /// Whether `a ~ b` follows from a reported pair of shorter prefixes with the
