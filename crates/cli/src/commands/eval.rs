@@ -31,6 +31,7 @@ use tally::{Outcome, PlotTally, Tally};
 
 /// Arguments of `neardup eval`.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("memory", |arg| arg.help(MEMORY_HELP)))]
 pub struct EvalArgs {
     /// JSON lines of labelled pairs.
     pairs: PathBuf,
@@ -53,9 +54,6 @@ pub struct EvalArgs {
     /// reaches the threshold, with no candidate filter).
     #[command(flatten)]
     policy: PolicyArgs,
-    /// Pairs are read and scored a batch at a time (a 32nd of --memory of text, at most 32
-    /// MiB); per pair only counts are kept (nothing grows with the pairs but one entry per
-    /// distinct label).
     #[command(flatten)]
     budget: BudgetArgs,
     /// Print the metrics for k = 0..=bits/4 (simhash) or thresholds 0.00..1.00 in steps of 0.05.
@@ -71,6 +69,13 @@ pub struct EvalArgs {
     #[arg(long)]
     lossy: bool,
 }
+
+/// What `--memory` bounds in `neardup eval`.
+const MEMORY_HELP: &str = "Memory the run may hold for its own data (e.g. 512M, 2G, 8GiB): \
+    pairs are read and scored a batch at a time (a 32nd of it of text, at most 32 MiB; a \
+    batch's texts and shingle sets take about 9 bytes a character) and only counts are kept \
+    per pair (nothing grows with the pairs but an entry per distinct label). The report is the \
+    same at any budget";
 
 /// Whether a used pair is a positive or a negative.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

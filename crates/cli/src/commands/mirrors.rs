@@ -12,14 +12,12 @@ use crate::profile_args::ProfileArgs;
 
 /// Arguments of `neardup mirrors`.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("memory", |arg| arg.help(MEMORY_HELP)))]
 pub struct MirrorsArgs {
     #[command(flatten)]
     input: InputArgs,
     #[command(flatten)]
     profile: ProfileArgs,
-    /// The run holds the distinct prefixes (hosts and host/path) and the candidate pairs; the
-    /// splits of every page (about 57 bytes each, 1 to 3 a page) and the votes are held while
-    /// they fit and spilled to --tmp-dir beyond.
     #[command(flatten)]
     budget: BudgetArgs,
     /// Fewest shared paths for a pair of hosts or prefixes to be reported.
@@ -32,6 +30,13 @@ pub struct MirrorsArgs {
     #[arg(long, default_value_t = 2)]
     max_prefix_depth: usize,
 }
+
+/// What `--memory` bounds in `neardup mirrors`.
+const MEMORY_HELP: &str = "Memory the run may hold for its own data (e.g. 512M, 2G, 8GiB): the \
+    splits of every page (1 to 3 a page, 64 bytes each) and the votes are held while they fit \
+    and written to --tmp-dir beyond; the distinct prefixes (about 45 bytes each besides the \
+    text) and the candidate pairs are held whatever the input. The pairs are the same at any \
+    budget";
 
 /// Runs `neardup mirrors`: documents need a URL; pages count as the same content when their
 /// normalised texts have the same digest.

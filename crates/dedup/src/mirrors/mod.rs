@@ -184,36 +184,18 @@ impl MirrorFinder {
     /// is ignored); a failure to spill is a [`MirrorError::Finder`].
     pub fn add(&mut self, url: &str, content_key: u64) -> Result<(), MirrorError> {
         let key = canonicalize_with(url, &self.opts.url)?;
-        let host_start = key.find("://").map_or(0, |i| i + 3);
-        let host_end = key[host_start..]
-            .find('/')
-            .map_or(key.len(), |i| host_start + i);
-        let path_end = key[host_end..]
-            .find(['?', '#'])
-            .map_or(key.len(), |i| host_end + i);
-        // Segment boundaries: the `/` before each segment.
-        let slashes: Vec<usize> = key[host_end..path_end]
-            .match_indices('/')
-            .map(|(i, _)| host_end + i)
-            .collect();
-        let segments = slashes.len().max(1);
-        let depths = segments.min(self.opts.max_prefix_depth + 1);
-        let last = slashes.last().map_or(key.len(), |&i| i + 1);
-        let last_segment = hash(&key[last.min(key.len())..]);
+        let split = Split::of(&key, self.opts.max_prefix_depth);
         let page = self.pages;
         self.pages = page.checked_add(1).ok_or_else(|| {
             DedupError::InvalidOption(format!("mirror detection takes at most {} pages", u32::MAX))
         })?;
-        // Prefixes end at the host, then at the `/` after each segment.
-        let cuts = std::iter::once(host_end).chain(slashes.iter().skip(1).copied());
-        for (depth, cut) in cuts.take(depths).enumerate() {
-            let rest = hash(key.get(cut + 1..).unwrap_or_default());
+        for (depth, &(cut, rest)) in split.cuts.iter().enumerate() {
             let prefix = self.prefixes.id(&key[..cut])?;
             self.vote_batch.push(VoteRecord {
                 key: content_key,
-                last_segment,
+                last_segment: split.last_segment,
                 // The same number on both sides: pages align at equal relative paths only.
-                tail: (segments - depth) as u32,
+                tail: (split.segments - depth) as u32,
                 rest,
                 prefix,
                 first: depth == 0,
@@ -281,27 +263,75 @@ impl MirrorFinder {
                 },
             );
         }
-        let mut pairs: Vec<MirrorPair> = found
-            .values()
-            .filter(|p| !implied(&p.a, &p.b, &found))
-            .cloned()
-            .collect();
-        pairs.sort_by(|x, y| {
-            y.same_content
-                .cmp(&x.same_content)
-                .then_with(|| x.a.cmp(&y.a))
-                .then_with(|| x.b.cmp(&y.b))
-        });
         Ok(Mirrors {
-            pairs,
+            pairs: reported(&found),
             bytes_spilled: self.spill.written(),
         })
     }
 }
 
+/// A canonical URL split at every prefix depth.
+struct Split {
+    /// Path segments (at least 1).
+    segments: usize,
+    /// The hash of the last segment.
+    last_segment: u64,
+    /// Per depth (the host, then up to `max_prefix_depth` segments more): where the prefix
+    /// ends in the URL, and the hash of the relative path after it.
+    cuts: Vec<(usize, u64)>,
+}
+
+impl Split {
+    /// Splits `key`, a canonical URL.
+    fn of(key: &str, max_prefix_depth: usize) -> Split {
+        let host_start = key.find("://").map_or(0, |i| i + 3);
+        let host_end = key[host_start..]
+            .find('/')
+            .map_or(key.len(), |i| host_start + i);
+        let path_end = key[host_end..]
+            .find(['?', '#'])
+            .map_or(key.len(), |i| host_end + i);
+        // Segment boundaries: the `/` before each segment.
+        let slashes: Vec<usize> = key[host_end..path_end]
+            .match_indices('/')
+            .map(|(i, _)| host_end + i)
+            .collect();
+        let segments = slashes.len().max(1);
+        let depths = segments.min(max_prefix_depth + 1);
+        let last = slashes.last().map_or(key.len(), |&i| i + 1);
+        // Prefixes end at the host, then at the `/` after each segment.
+        let cuts = std::iter::once(host_end).chain(slashes.iter().skip(1).copied());
+        Split {
+            segments,
+            last_segment: hash(&key[last.min(key.len())..]),
+            cuts: cuts
+                .take(depths)
+                .map(|cut| (cut, hash(key.get(cut + 1..).unwrap_or_default())))
+                .collect(),
+        }
+    }
+}
+
+/// The pairs `found` (by names) that are not implied by another, most same-content paths
+/// first (then by name).
+fn reported(found: &HashMap<(&str, &str), MirrorPair>) -> Vec<MirrorPair> {
+    let mut pairs: Vec<MirrorPair> = found
+        .values()
+        .filter(|p| !implied(&p.a, &p.b, found))
+        .cloned()
+        .collect();
+    pairs.sort_by(|x, y| {
+        y.same_content
+            .cmp(&x.same_content)
+            .then_with(|| x.a.cmp(&y.a))
+            .then_with(|| x.b.cmp(&y.b))
+    });
+    pairs
+}
+
 /// Whether `a ~ b` follows from a reported pair of shorter prefixes with the
 /// same alignment (`a = a'/s`, `b = b'/s`).
-fn implied<V>(a: &str, b: &str, found: &HashMap<(&str, &str), V>) -> bool {
+fn implied(a: &str, b: &str, found: &HashMap<(&str, &str), MirrorPair>) -> bool {
     let (mut a, mut b) = (a, b);
     while let (Some((a_parent, a_last)), Some((b_parent, b_last))) =
         (a.rsplit_once('/'), b.rsplit_once('/'))

@@ -36,23 +36,9 @@ impl Reference {
         let Ok(key) = canonicalize_with(url, &self.opts.url) else {
             return;
         };
-        let host_start = key.find("://").map_or(0, |i| i + 3);
-        let host_end = key[host_start..]
-            .find('/')
-            .map_or(key.len(), |i| host_start + i);
-        let path_end = key[host_end..]
-            .find(['?', '#'])
-            .map_or(key.len(), |i| host_end + i);
-        let slashes: Vec<usize> = key[host_end..path_end]
-            .match_indices('/')
-            .map(|(i, _)| host_end + i)
-            .collect();
-        let segments = slashes.len().max(1);
-        let depths = segments.min(self.opts.max_prefix_depth + 1);
-        let cuts = std::iter::once(host_end).chain(slashes.iter().skip(1).copied());
+        let split = Split::of(&key, self.opts.max_prefix_depth);
         let mut splits = Vec::new();
-        for cut in cuts.take(depths) {
-            let rest = hash(key.get(cut + 1..).unwrap_or_default());
+        for &(cut, rest) in &split.cuts {
             let prefix = &key[..cut];
             let id = match self.prefix_ids.get(prefix) {
                 Some(&id) => id,
@@ -67,10 +53,8 @@ impl Reference {
             self.under[id as usize].push((rest, content_key));
             splits.push((id, rest));
         }
-        let last = slashes.last().map_or(key.len(), |&i| i + 1);
-        let last_segment = hash(&key[last.min(key.len())..]);
         self.pages
-            .push((content_key, last_segment, segments, splits));
+            .push((content_key, split.last_segment, split.segments, splits));
     }
 
     fn finish(mut self) -> Vec<MirrorPair> {
@@ -109,18 +93,7 @@ impl Reference {
                 );
             }
         }
-        let mut pairs: Vec<MirrorPair> = found
-            .values()
-            .filter(|p| !implied(&p.a, &p.b, &found))
-            .cloned()
-            .collect();
-        pairs.sort_by(|x, y| {
-            y.same_content
-                .cmp(&x.same_content)
-                .then_with(|| x.a.cmp(&y.a))
-                .then_with(|| x.b.cmp(&y.b))
-        });
-        pairs
+        reported(&found)
     }
 
     /// Every pair of pages of a group (same key, same last segment; not too big) votes for the
