@@ -34,8 +34,8 @@ pub struct MirrorsArgs {
 /// What `--memory` bounds in `neardup mirrors`.
 const MEMORY_HELP: &str = "Memory the run may hold for its own data (e.g. 512M, 2G, 8GiB): the \
     splits of every page (1 to 3 a page, 64 bytes each) and the votes are held while they fit \
-    and written to --tmp-dir beyond; the distinct prefixes (about 45 bytes each besides the \
-    text) and the candidate pairs are held whatever the input. The pairs are the same at any \
+    and written to --tmp-dir beyond; the distinct prefixes (each text once, 8 bytes where \
+    it ends and a map entry) and the candidate pairs are held whatever the input. The pairs are the same at any \
     budget";
 
 /// Runs `neardup mirrors`: documents need a URL; pages count as the same content when their

@@ -112,8 +112,7 @@ pub struct MirrorPair {
 /// mirrors with [`MirrorFinder::finish`], within a [`Budget`].
 ///
 /// Held in memory whatever the input: the interned prefixes (each prefix's text once and 8
-/// bytes where it ends, and a map from its hash to its id: about 40 bytes a prefix besides its
-/// text), then per prefix its count of paths (4 bytes) and whether it is in a candidate pair
+/// bytes where it ends, and a map from its hash to its id), then per prefix its count of paths (4 bytes) and whether it is in a candidate pair
 /// (1 byte), and the candidate pairs with their counts (24 bytes each). What
 /// grows with the pages goes to sorted runs, held while they fit a share of the budget and
 /// written to temporary files in [`Budget::spill_dir`] beyond it (anonymous files: nothing is

@@ -1,6 +1,6 @@
 //! The interned prefixes of mirror detection: every distinct prefix's text once, one after
-//! another, and a map from its 64-bit hash to its id (about 50 bytes a prefix with its text,
-//! not a `String` and a map entry of 32 bytes each).
+//! another, 8 bytes where each ends, and a map from its 64-bit hash to its id (12 bytes an
+//! entry), not a `String` (24 bytes and an allocation) and a map entry of 32 bytes each.
 
 use std::collections::HashMap;
 
