@@ -1,7 +1,8 @@
 //! Opening inputs: files or standard input, with clear errors.
 
-use std::io::Read;
-use std::path::Path;
+use std::borrow::Cow;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -15,20 +16,55 @@ pub fn open_input(path: &Path) -> anyhow::Result<Box<dyn Read + Send>> {
     Ok(Box::new(file))
 }
 
-/// Reads a whole input as text. Invalid UTF-8 is an error naming the byte offset, unless
-/// `lossy`, which replaces it with U+FFFD.
-pub fn read_text(path: &Path, lossy: bool) -> anyhow::Result<String> {
-    let mut bytes = Vec::new();
-    open_input(path)?
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok(text),
-        Err(error) if lossy => Ok(String::from_utf8_lossy(error.as_bytes()).into_owned()),
-        Err(error) => anyhow::bail!(
-            "{}: invalid UTF-8 at byte {} (use --lossy to replace invalid bytes)",
-            path.display(),
-            error.utf8_error().valid_up_to()
-        ),
+/// An input read line by line as text, so that only one line is held at a time.
+pub struct TextLines {
+    reader: BufReader<Box<dyn Read + Send>>,
+    path: PathBuf,
+    lossy: bool,
+    /// Bytes of the input read so far.
+    offset: u64,
+    buffer: Vec<u8>,
+}
+
+impl TextLines {
+    /// Opens `path` (`-`: standard input). Invalid UTF-8 is an error naming the byte offset,
+    /// unless `lossy`, which replaces it with U+FFFD.
+    pub fn open(path: &Path, lossy: bool) -> anyhow::Result<Self> {
+        Ok(TextLines {
+            reader: BufReader::with_capacity(1 << 16, open_input(path)?),
+            path: path.to_path_buf(),
+            lossy,
+            offset: 0,
+            buffer: Vec::new(),
+        })
+    }
+
+    /// The next line, without its line ending (`\n` or `\r\n`); `None` at the end.
+    pub fn next_line(&mut self) -> anyhow::Result<Option<Cow<'_, str>>> {
+        self.buffer.clear();
+        let read = self
+            .reader
+            .read_until(b'\n', &mut self.buffer)
+            .with_context(|| format!("cannot read {}", self.path.display()))?;
+        if read == 0 {
+            return Ok(None);
+        }
+        let start = self.offset;
+        self.offset += read as u64;
+        if self.buffer.last() == Some(&b'\n') {
+            self.buffer.pop();
+            if self.buffer.last() == Some(&b'\r') {
+                self.buffer.pop();
+            }
+        }
+        match std::str::from_utf8(&self.buffer) {
+            Ok(line) => Ok(Some(Cow::Borrowed(line))),
+            Err(_) if self.lossy => Ok(Some(String::from_utf8_lossy(&self.buffer))),
+            Err(error) => anyhow::bail!(
+                "{}: invalid UTF-8 at byte {} (use --lossy to replace invalid bytes)",
+                self.path.display(),
+                start + error.valid_up_to() as u64
+            ),
+        }
     }
 }

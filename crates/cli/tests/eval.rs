@@ -258,3 +258,46 @@ const BASE_TAIL: &str =
     "while the council debated the cost of repairs to the roof, the car park, the \
     heating system and the children's reading room, and then voted to publish the full accounts of \
     the library for the last five years together with a plan for the next ten years of services";
+
+/// Pairs are read and scored a batch at a time (a 32nd of --memory of text): at the least
+/// budget, a file of several batches gives the same report, sweep and plot byte for byte as
+/// one batch at the default budget, and so does the fixture.
+#[test]
+fn the_least_budget_reports_the_same() {
+    let words = [
+        "river", "stone", "market", "winter", "garden", "signal", "harbour", "violin",
+    ];
+    let text = |i: usize| -> String {
+        (0..30)
+            .map(|j| words[(i * 7 + j * (i % 5 + 1)) % words.len()])
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // 6,000 pairs of about 200 bytes a text: 2.4 MB, five batches at 16M.
+    let lines: Vec<String> = (0..6000)
+        .map(|i| {
+            let label = [3.0, 0.5, 1.0][i % 3];
+            let b = if i % 4 == 0 { text(i + 1) } else { text(i) };
+            pair(&text(i), &b, label.into())
+        })
+        .chain(fixture())
+        .collect();
+    let (dir, big) = pairs_file(&lines);
+    let (_fixture_dir, small) = pairs_file(&fixture());
+    for path in [&big, &small] {
+        let report = |memory: &str| {
+            let plot = dir.path().join(format!("plot-{memory}.svg"));
+            let extra = ["--sweep", "--json", "--memory", memory, "--plot"];
+            let run = eval(path, &[&extra[..], &[plot.to_str().unwrap()]].concat());
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            (run.stdout, std::fs::read(plot).unwrap())
+        };
+        let (least, least_plot) = report("16M");
+        let (default, default_plot) = report("2G");
+        assert_eq!(least, default);
+        assert_eq!(least_plot, default_plot);
+        let report: serde_json::Value = serde_json::from_str(&least).unwrap();
+        let lines = if path == &big { 6010 } else { 10 };
+        assert_eq!(report["counts"]["lines"], lines, "{report}");
+    }
+}

@@ -2,11 +2,15 @@
 //!
 //! Input: JSON lines, one pair a line, with two text fields and a label (field names are
 //! options). Labels are compared as numbers (a number, or a string holding one); pairs whose
-//! label is in neither `--positive` nor `--negative`, or is null, are ignored and counted. Each
-//! used pair is fingerprinted in parallel, then decided by the [`Policy`] (the same decision
+//! label is in neither `--positive` nor `--negative`, or is null, are ignored and counted. Pairs
+//! are read a batch at a time (a share of `--memory`), fingerprinted in parallel and decided by
+//! the [`Policy`] (the same decision
 //! as `dedup`, `compare` and the database: [`Policy::decide`]). `--sweep` prints the metrics
 //! over the whole range of the method's parameter; `--plot` draws histograms of the score of
 //! positives and negatives.
+
+mod read;
+mod tally;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,16 +21,17 @@ use neardup_core::{Fingerprinter, Fingerprints};
 use neardup_dedup::{Measure, Method, Policy, Side};
 use rayon::prelude::*;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::budget_args::BudgetArgs;
-use crate::input::read_text;
 use crate::output::Outputs;
-use crate::plot::{draw_svg, Histograms};
+use crate::plot::draw_svg;
 use crate::policy_args::PolicyArgs;
+use read::PairReader;
+use tally::{Outcome, PlotTally, Tally};
 
 /// Arguments of `neardup eval`.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("memory", |arg| arg.help(MEMORY_HELP)))]
 pub struct EvalArgs {
     /// JSON lines of labelled pairs.
     pairs: PathBuf,
@@ -49,8 +54,6 @@ pub struct EvalArgs {
     /// reaches the threshold, with no candidate filter).
     #[command(flatten)]
     policy: PolicyArgs,
-    /// Nothing is spilled: the run holds every labelled pair's texts, fingerprints and shingle
-    /// sets, and warns if its measured peak goes above --memory.
     #[command(flatten)]
     budget: BudgetArgs,
     /// Print the metrics for k = 0..=bits/4 (simhash) or thresholds 0.00..1.00 in steps of 0.05.
@@ -67,21 +70,18 @@ pub struct EvalArgs {
     lossy: bool,
 }
 
+/// What `--memory` bounds in `neardup eval`.
+const MEMORY_HELP: &str = "Memory the run may hold for its own data (e.g. 512M, 2G, 8GiB): \
+    pairs are read and scored a batch at a time (a 32nd of it of text, at most 32 MiB; a \
+    batch's texts and shingle sets take about 9 bytes a character) and only counts are kept \
+    per pair (nothing grows with the pairs but an entry per distinct label). The report is the \
+    same at any budget";
+
 /// Whether a used pair is a positive or a negative.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Class {
     Positive,
     Negative,
-}
-
-/// One pair to score.
-#[derive(Debug)]
-struct LabelledPair {
-    /// `None` for a label that is neither positive nor negative: scored, but only counted.
-    class: Option<Class>,
-    label: f64,
-    a: String,
-    b: String,
 }
 
 /// One fingerprinted pair.
@@ -182,46 +182,6 @@ impl Metrics {
     }
 }
 
-/// The confusion counts of `policy` on the scored pairs.
-fn evaluate(policy: &Policy, scored: &[Scored]) -> Metrics {
-    let flags: Vec<(Option<Class>, bool)> = scored
-        .par_iter()
-        .map(|pair| (pair.class, pair.flagged(policy)))
-        .collect();
-    let (mut tp, mut fp, mut fn_, mut tn) = (0, 0, 0, 0);
-    for flag in flags {
-        match flag {
-            (Some(Class::Positive), true) => tp += 1,
-            (Some(Class::Positive), false) => fn_ += 1,
-            (Some(Class::Negative), true) => fp += 1,
-            (Some(Class::Negative), false) => tn += 1,
-            (None, _) => {}
-        }
-    }
-    Metrics::from_counts(tp, fp, fn_, tn)
-}
-
-/// Pairs and flagged pairs per numeric label, every label included, in label order.
-fn flags_by_label(policy: &Policy, scored: &[Scored]) -> Vec<LabelFlags> {
-    let mut by_label: Vec<LabelFlags> = Vec::new();
-    for pair in scored {
-        let flagged = usize::from(pair.flagged(policy));
-        match by_label.iter_mut().find(|l| l.label == pair.label) {
-            Some(entry) => {
-                entry.pairs += 1;
-                entry.flagged += flagged;
-            }
-            None => by_label.push(LabelFlags {
-                label: pair.label,
-                pairs: 1,
-                flagged,
-            }),
-        }
-    }
-    by_label.sort_by(|a, b| a.label.total_cmp(&b.label));
-    by_label
-}
-
 /// A policy's parameters in a report: the profile is named once, at the top.
 #[derive(Debug, Serialize)]
 struct Rule {
@@ -281,47 +241,65 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     if let Some(plot) = &args.plot {
         check_plot_path(plot)?;
     }
-    let (_budget, _spill_dir) = args.budget.budget()?;
+    let (budget, _spill_dir) = args.budget.budget()?;
     let fingerprinter = Fingerprinter::new(policy.profile.clone())?;
-    let (pairs, counts) = read_pairs(&args)?;
     let side = |text: &str| {
         (
             fingerprinter.fingerprint(text),
             fingerprinter.feature_set(text),
         )
     };
-    let scored: Vec<Scored> = pairs
-        .par_iter()
-        .map(|pair| Scored {
-            class: pair.class,
-            label: pair.label,
-            a: side(&pair.a),
-            b: side(&pair.b),
-        })
-        .collect();
-    let bits = policy.profile.bits.count();
-    let sweep = args.sweep.then(|| {
+    let sweep = if args.sweep {
         sweep_policies(&policy)
-            .iter()
-            .map(|swept| SweepRow {
-                metrics: evaluate(swept, &scored),
-                rule: Rule::from(swept),
+    } else {
+        Vec::new()
+    };
+    let mut tally = Tally::new(&policy, sweep.len(), args.plot.is_some());
+    let mut reader = PairReader::open(&args)?;
+    loop {
+        let batch = reader.batch(batch_bytes(budget.memory))?;
+        if batch.is_empty() {
+            break;
+        }
+        let outcomes: Vec<Outcome> = batch
+            .into_par_iter()
+            .map(|pair| {
+                let scored = Scored {
+                    class: pair.class,
+                    label: pair.label,
+                    a: side(&pair.a),
+                    b: side(&pair.b),
+                };
+                Outcome::of(&scored, &policy, &sweep, args.plot.is_some())
             })
-            .collect()
-    });
+            .collect();
+        for outcome in &outcomes {
+            tally.add(outcome);
+        }
+    }
+    let counts = reader.finish(&args.pairs)?;
     let report = Report {
         input: args.pairs.display().to_string(),
         profile: policy.profile.name.clone(),
-        bits,
+        bits: policy.profile.bits.count(),
         counts,
         rule: Rule::from(&policy),
         decision: policy.describe(),
-        metrics: evaluate(&policy, &scored),
-        by_label: flags_by_label(&policy, &scored),
-        sweep,
+        metrics: tally.confusion.metrics(),
+        by_label: tally.by_label(),
+        sweep: args.sweep.then(|| {
+            sweep
+                .iter()
+                .zip(&tally.sweep)
+                .map(|(swept, confusion)| SweepRow {
+                    metrics: confusion.metrics(),
+                    rule: Rule::from(swept),
+                })
+                .collect()
+        }),
     };
-    if let Some(path) = &args.plot {
-        plot(path, &policy, &scored, &report)?;
+    if let (Some(path), Some(histograms)) = (&args.plot, tally.plot.take()) {
+        plot(path, histograms, &report)?;
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -331,9 +309,14 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     } else {
         print_report(&mut out, &report)?;
     }
-    args.budget
-        .warn_if_exceeded("eval", "every labelled pair's texts and shingle sets");
     Ok(())
+}
+
+/// Bytes of text scored at a time within a budget of `memory` bytes: a 32nd of it (the
+/// shingle sets of a text take about 8 bytes a character, and the batch's texts, fingerprints
+/// and sets are all held while it is scored), at most 32 MiB.
+fn batch_bytes(memory: u64) -> usize {
+    usize::try_from(memory / 32).map_or(32 << 20, |bytes| bytes.min(32 << 20))
 }
 
 /// Whether a sweep runs through k (SimHash alone) or the threshold (everything else).
@@ -362,68 +345,6 @@ fn sweep_policies(policy: &Policy) -> Vec<Policy> {
     }
 }
 
-/// Reads and classifies the pairs; errors name the line.
-fn read_pairs(args: &EvalArgs) -> anyhow::Result<(Vec<LabelledPair>, Counts)> {
-    let path = &args.pairs;
-    let text = read_text(path, args.lossy)?;
-    let mut counts = Counts::default();
-    let mut pairs = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let number = index + 1;
-        counts.lines += 1;
-        let place = || format!("{}:{number}", path.display());
-        let value: Value = serde_json::from_str(line)
-            .map_err(|e| anyhow::anyhow!("{}: not a JSON object: {e}", place()))?;
-        let Value::Object(mut object) = value else {
-            bail!("{}: not a JSON object", place());
-        };
-        let label = match object.get(&args.label_field) {
-            None => bail!("{}: no field {:?}", place(), args.label_field),
-            Some(Value::Null) => {
-                counts.null_labels += 1;
-                continue;
-            }
-            Some(Value::Number(n)) => n.as_f64(),
-            Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
-            Some(_) => None,
-        };
-        let Some(label) = label else {
-            counts.other_labels += 1;
-            counts.non_numeric_labels += 1;
-            continue;
-        };
-        let class = if args.positive.contains(&label) {
-            counts.positives += 1;
-            Some(Class::Positive)
-        } else if args.negative.contains(&label) {
-            counts.negatives += 1;
-            Some(Class::Negative)
-        } else {
-            counts.other_labels += 1;
-            None
-        };
-        let mut take = |field: &str| match object.remove(field) {
-            Some(Value::String(s)) => Ok(s),
-            Some(_) => bail!("{}: field {field:?} is not a string", place()),
-            None => bail!("{}: no field {field:?}", place()),
-        };
-        let a = take(&args.text_a_field)?;
-        let b = take(&args.text_b_field)?;
-        pairs.push(LabelledPair { class, label, a, b });
-    }
-    if counts.positives + counts.negatives == 0 {
-        bail!(
-            "{}: no pair has a --positive or --negative label ({} lines)",
-            path.display(),
-            counts.lines
-        );
-    }
-    Ok((pairs, counts))
-}
-
 /// Checks the plot file's extension: SVG only (PNG would need a bundled font to draw text).
 fn check_plot_path(path: &Path) -> anyhow::Result<()> {
     match path.extension().and_then(|e| e.to_str()) {
@@ -435,10 +356,11 @@ fn check_plot_path(path: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// Draws the score histograms of positives and negatives, with the policy's threshold.
-fn plot(path: &Path, policy: &Policy, scored: &[Scored], report: &Report) -> anyhow::Result<()> {
+/// Draws the score histograms of positives and negatives (counted in `plot`), titled with the
+/// report's metrics.
+fn plot(path: &Path, mut plot: PlotTally, report: &Report) -> anyhow::Result<()> {
     let m = &report.metrics;
-    let title = format!(
+    plot.histograms.title = format!(
         "{} ({}): {}; P {:.3} R {:.3} F1 {:.3}",
         file_name(&report.input),
         report.profile,
@@ -447,40 +369,11 @@ fn plot(path: &Path, policy: &Policy, scored: &[Scored], report: &Report) -> any
         m.recall,
         m.f1
     );
-    let bits = policy.profile.bits.count();
-    let histograms = if policy.verify.is_none() && policy.method != Method::Minhash {
-        // One bin per distance, up to half the width (beyond it, fingerprints are unrelated).
-        let bins = bits as usize / 2 + 1;
-        let mut h = Histograms::new(title, "SimHash Hamming distance", 0.0, bins as f64, bins);
-        for (positive, pair) in classified(scored) {
-            h.add(positive, pair.score(policy).min(f64::from(bits / 2)));
-        }
-        h.threshold = Some(f64::from(policy.k) + 1.0);
-        h
-    } else {
-        let label = match policy.verify {
-            None => "MinHash-estimated Jaccard",
-            Some(neardup_dedup::VerifyMeasure::Containment) => "max containment",
-            Some(neardup_dedup::VerifyMeasure::Jaccard) => "Jaccard",
-        };
-        let mut h = Histograms::new(title, label, 0.0, 1.0, 20);
-        for (positive, pair) in classified(scored) {
-            h.add(positive, pair.score(policy));
-        }
-        h.threshold = Some(policy.threshold);
-        h
-    };
-    let svg = draw_svg(&histograms).with_context(|| format!("cannot draw {}", path.display()))?;
+    let svg =
+        draw_svg(&plot.histograms).with_context(|| format!("cannot draw {}", path.display()))?;
     let mut outputs = Outputs::default();
     outputs.write(path, |out| Ok(out.write_all(svg.as_bytes())?))?;
     outputs.commit()
-}
-
-/// The positive and negative pairs, each with whether it is positive.
-fn classified(scored: &[Scored]) -> impl Iterator<Item = (bool, &Scored)> {
-    scored
-        .iter()
-        .filter_map(|p| p.class.map(|c| (c == Class::Positive, p)))
 }
 
 fn file_name(path: &str) -> String {

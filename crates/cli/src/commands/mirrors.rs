@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use neardup_core::Fingerprinter;
-use neardup_dedup::mirrors::{content_key, MirrorFinder, MirrorOptions};
+use neardup_dedup::mirrors::{content_key, MirrorError, MirrorFinder, MirrorOptions};
 
 use crate::budget_args::BudgetArgs;
 use crate::documents::{for_each_document, InputArgs};
@@ -12,13 +12,12 @@ use crate::profile_args::ProfileArgs;
 
 /// Arguments of `neardup mirrors`.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("memory", |arg| arg.help(MEMORY_HELP)))]
 pub struct MirrorsArgs {
     #[command(flatten)]
     input: InputArgs,
     #[command(flatten)]
     profile: ProfileArgs,
-    /// Nothing is spilled: the run holds a key per URL (its host, path and content digest),
-    /// and warns if its measured peak goes above --memory.
     #[command(flatten)]
     budget: BudgetArgs,
     /// Fewest shared paths for a pair of hosts or prefixes to be reported.
@@ -32,6 +31,13 @@ pub struct MirrorsArgs {
     max_prefix_depth: usize,
 }
 
+/// What `--memory` bounds in `neardup mirrors`.
+const MEMORY_HELP: &str = "Memory the run may hold for its own data (e.g. 512M, 2G, 8GiB): the \
+    splits of every page (1 to 3 a page, 64 bytes each) and the votes are held while they fit \
+    and written to --tmp-dir beyond; the distinct prefixes (each text once, 8 bytes where \
+    it ends and a map entry) and the candidate pairs are held whatever the input. The pairs are the same at any \
+    budget";
+
 /// Runs `neardup mirrors`: documents need a URL; pages count as the same content when their
 /// normalised texts have the same digest.
 pub fn run(args: MirrorsArgs) -> anyhow::Result<()> {
@@ -39,14 +45,15 @@ pub fn run(args: MirrorsArgs) -> anyhow::Result<()> {
         (0.0..=1.0).contains(&args.min_ratio),
         "--min-ratio must be between 0 and 1"
     );
-    let (_budget, _spill_dir) = args.budget.budget()?;
+    let (budget, _spill_dir) = args.budget.budget()?;
     let fingerprinter = Fingerprinter::new(args.profile.load()?)?;
-    let mut finder = MirrorFinder::new(MirrorOptions {
+    let options = MirrorOptions {
         min_shared_paths: args.min_shared_paths,
         min_ratio: args.min_ratio,
         max_prefix_depth: args.max_prefix_depth,
         ..MirrorOptions::default()
-    });
+    };
+    let mut finder = MirrorFinder::new(options, &budget);
     let (mut without_url, mut bad_urls) = (0u64, 0u64);
     for_each_document(
         &args.input,
@@ -54,27 +61,27 @@ pub fn run(args: MirrorsArgs) -> anyhow::Result<()> {
         |doc, key| {
             match doc.url.as_deref() {
                 None => without_url += 1,
-                Some(url) => {
-                    if finder.add(url, key).is_err() {
-                        bad_urls += 1;
-                    }
-                }
+                Some(url) => match finder.add(url, key) {
+                    Ok(()) => {}
+                    Err(MirrorError::Url(_)) => bad_urls += 1,
+                    Err(MirrorError::Finder(e)) => return Err(e.into()),
+                },
             }
             Ok(())
         },
     )?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let pairs = finder.finish();
-    for pair in &pairs {
+    let found = finder.finish()?;
+    for pair in &found.pairs {
         serde_json::to_writer(&mut out, pair)?;
         writeln!(out)?;
     }
     out.flush()?;
     eprintln!(
-        "neardup: {} mirror pairs; {without_url} documents without a URL and {bad_urls} with an unusable URL ignored",
-        pairs.len()
+        "neardup: {} mirror pairs; {without_url} documents without a URL and {bad_urls} with an unusable URL ignored; {} bytes spilled",
+        found.pairs.len(),
+        found.bytes_spilled
     );
-    args.budget.warn_if_exceeded("mirrors", "a key per URL");
     Ok(())
 }
