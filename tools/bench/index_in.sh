@@ -86,17 +86,9 @@ used() { # the sum of used_memory over the masters
 bytes_of() {
     local p total=0 count=0 line
     for p in "${MASTERS[@]}"; do
-        line=$(redis-cli -p "$p" eval "
-local cursor, total, count = '0', 0, 0
-repeat
-  local page = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 1000)
-  cursor = page[1]
-  for _, key in ipairs(page[2]) do
-    total = total + redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')
-    count = count + 1
-  end
-until cursor == '0'
-return {total, count}" 0 "$1" | tr '\n' ' ')
+        line=$(redis-cli -p "$p" --scan --pattern "$1" |
+            awk '{print "MEMORY USAGE \"" $0 "\" SAMPLES 0"}' | redis-cli -p "$p" |
+            awk '{t += $1; c++} END {print t + 0, c + 0}')
         total=$((total + ${line%% *}))
         count=$((count + ${line##* }))
     done

@@ -515,8 +515,8 @@ impl RedisStore {
                 DEAD => take_over = Some(held.clone()),
                 _ => {
                     if started.elapsed() > self.timeout * 3 {
-                        return Err(StoreError::Busy(format!(
-                            "{}: the id {id} stayed claimed by another insert",
+                        return Err(StoreError::Timeout(format!(
+                            "{}: the id {id} stayed claimed by another insert in progress",
                             self.location
                         )));
                     }
@@ -854,36 +854,33 @@ impl Store for RedisStore {
             .arg(slot)
             .arg(format!("{:x}", entry.simhash))
             .arg(format!("{:x}", entry.digest));
-        let written = self.run(|conn| {
+        // Before the script runs, the claim can go again if the body is not written (or not
+        // replicated); once it may have run, the claim stays: it may name a stored slot.
+        let body_written = self.run(|conn| {
             redis::cmd("SET").arg(&body).arg(&json).exec(conn)?;
-            if let Some(error) = self.unreplicated(conn, &body) {
-                return Ok(Err(error));
-            }
+            Ok(self.unreplicated(conn, &body))
+        });
+        if let Some(error) = body_written.unwrap_or_else(Some) {
+            self.release(&record.id, slot);
+            return Err(error);
+        }
+        let (reply, unreplicated) = self.run(|conn| {
             let reply: Vec<String> = invocation.invoke(conn)?;
             match reply.first().map(String::as_str) {
-                Some("ok") => Ok(Ok((reply, self.unreplicated(conn, &last)))),
-                Some("mine") => Ok(Ok((reply, None))),
+                Some("ok") => Ok((reply, self.unreplicated(conn, &last))),
+                Some("mine") => Ok((reply, None)),
                 _ => {
                     redis::cmd("DEL").arg(&body).exec(conn)?;
-                    Ok(Ok((reply, None)))
+                    Ok((reply, None))
                 }
             }
-        });
-        let (reply, unreplicated) = match written {
-            Ok(Ok(written)) => written,
-            Ok(Err(error)) | Err(error) => {
-                if !error.may_be_stored() {
-                    self.release(&record.id, slot);
-                }
-                return Err(error);
-            }
-        };
+        })?;
         match reply.as_slice() {
             [status] if status == "conflict" => {
                 self.release(&record.id, slot);
                 Ok(Insert::Conflict)
             }
-            [status] if status == "fenced" => Err(StoreError::Busy(format!(
+            [status] if status == "fenced" => Err(StoreError::Timeout(format!(
                 "{}: the insert of {} stalled past the store timeout and another took its id over",
                 self.location, record.id
             ))),

@@ -146,6 +146,29 @@ fn two_handles_answering_from_the_cluster_s_index_insert_a_raced_text_once() {
     );
 }
 
+/// `f(side, handle)` run on each of `handles` in a thread of its own, the threads let go at once;
+/// what each returned, in order.
+fn at_once<T: Send>(
+    handles: &[Arc<NearDupDb>],
+    f: impl Fn(usize, &NearDupDb) -> T + Sync,
+) -> Vec<T> {
+    let start = Barrier::new(handles.len());
+    std::thread::scope(|scope| {
+        let racers: Vec<_> = handles
+            .iter()
+            .enumerate()
+            .map(|(side, db)| {
+                let (start, f) = (&start, &f);
+                scope.spawn(move || {
+                    start.wait();
+                    f(side, db)
+                })
+            })
+            .collect();
+        racers.into_iter().map(|r| r.join().unwrap()).collect()
+    })
+}
+
 fn race(test: &str, index_in: IndexIn) {
     if !redis_available(test) {
         return;
@@ -156,28 +179,14 @@ fn race(test: &str, index_in: IndexIn) {
         .map(|_| Arc::new(open_db(&url, answering_from(index_in)).unwrap()))
         .collect();
     for round in 0..30u64 {
-        let start = Arc::new(Barrier::new(2));
-        let racers: Vec<_> = handles
-            .iter()
-            .enumerate()
-            .map(|(side, db)| {
-                let (db, start) = (Arc::clone(db), Arc::clone(&start));
-                std::thread::spawn(move || {
-                    let body = if side == 0 {
-                        text(round)
-                    } else {
-                        edited(round)
-                    };
-                    start.wait();
-                    db.check_and_insert(
-                        &doc(&format!("r{round}-{side}"), &body),
-                        InsertMode::IfUnique,
-                    )
-                    .unwrap()
-                })
-            })
-            .collect();
-        let outcomes: Vec<_> = racers.into_iter().map(|r| r.join().unwrap()).collect();
+        let bodies = [text(round), edited(round)];
+        let outcomes = at_once(&handles, |side, db| {
+            db.check_and_insert(
+                &doc(&format!("r{round}-{side}"), &bodies[side]),
+                InsertMode::IfUnique,
+            )
+            .unwrap()
+        });
         let unique: Vec<_> = outcomes
             .iter()
             .filter(|o| o.verdict == Verdict::Unique)
@@ -213,24 +222,13 @@ fn two_handles_racing_one_id_store_it_once() {
         .collect();
     let rounds = 30u64;
     for round in 0..rounds {
-        let start = Arc::new(Barrier::new(2));
-        let racers: Vec<_> = handles
-            .iter()
-            .enumerate()
-            .map(|(side, db)| {
-                let (db, start) = (Arc::clone(db), Arc::clone(&start));
-                // Texts far apart: only the id decides.
-                let body = text(1000 + 2 * round + side as u64);
-                std::thread::spawn(move || {
-                    start.wait();
-                    (
-                        body.clone(),
-                        db.insert(&doc(&format!("same{round}"), &body)),
-                    )
-                })
-            })
-            .collect();
-        let outcomes: Vec<_> = racers.into_iter().map(|r| r.join().unwrap()).collect();
+        // Texts far apart: only the id decides.
+        let bodies = [text(1000 + 2 * round), text(1001 + 2 * round)];
+        let outcomes = at_once(&handles, |side, db| {
+            let body = bodies[side].clone();
+            let outcome = db.insert(&doc(&format!("same{round}"), &body));
+            (body, outcome)
+        });
         let stored: Vec<&String> = outcomes
             .iter()
             .filter(|(_, outcome)| outcome.as_ref().is_ok_and(|o| o.inserted))
@@ -512,36 +510,119 @@ redis.call('SET', KEYS[1], xid)
 return {'ok', tostring(slot), xid}
 ";
 
-/// Writes `n` documents into the database `name` of the cluster as the version before spreading
-/// did: its records made by a database in memory, then stored by that version's script.
-fn write_unspread(cluster: &RedisCluster, name: &str, n: u64) {
+/// The `n` documents `PREFIX<i>` of an earlier layout (text `text(i)`) moved: each readable
+/// through each of `dbs`, their texts verified against (a near duplicate found), and the
+/// cluster holds a body and a claim a document, spread over every master, and the ordering keys:
+/// no old record, body, slot or id map left.
+fn all_moved(cluster: &RedisCluster, dbs: &[&NearDupDb], prefix: &str, n: u64) {
+    for db in dbs {
+        for i in 0..n {
+            let id = format!("{prefix}{i}");
+            assert_eq!(db.get(&id).unwrap().unwrap().id, id);
+        }
+        let near = db.check(&doc("x", &edited(11))).unwrap();
+        assert_eq!(
+            near.verdict.duplicate().unwrap().duplicate_of,
+            format!("{prefix}11")
+        );
+    }
+    let after: Vec<u64> = cluster
+        .masters()
+        .iter()
+        .map(|m| m.keys_but_blocks())
+        .collect();
+    assert_eq!(
+        after.iter().sum::<u64>(),
+        2 * n + ORDERING_KEYS,
+        "{after:?}"
+    );
+    for held in &after {
+        assert!(*held >= n / 5, "every master holds a share: {after:?}");
+    }
+}
+
+/// Starts a database `name` of an earlier layout on the cluster: writes its meta, and makes `n`
+/// records (ids `PREFIX<i>`, texts `text(i)`) by a database in memory; a connection to the
+/// cluster to store them with, and the records.
+fn old_records(
+    cluster: &RedisCluster,
+    name: &str,
+    prefix: &str,
+    n: u64,
+) -> (
+    redis::cluster::ClusterConnection,
+    Vec<neardup_store::Record>,
+) {
     let memory = MemoryStore::new("records");
     let made = NearDupDb::open(Box::new(memory.clone()), OpenOptions::default()).unwrap();
     let client = redis::cluster::ClusterClient::new(vec![cluster.nodes[0].url()]).unwrap();
     let mut conn = client.get_connection().unwrap();
-    let key = |what: &str| format!("neardup:{{{name}}}:{what}");
     let meta = serde_json::to_string(&Meta::new(made.policy().clone())).unwrap();
     redis::cmd("SET")
-        .arg(key("meta"))
+        .arg(format!("neardup:{{{name}}}:meta"))
         .arg(meta)
         .exec(&mut conn)
         .unwrap();
-    let script = redis::Script::new(UNSPREAD_INSERT);
+    let records = (0..n)
+        .map(|i| {
+            let id = format!("{prefix}{i}");
+            made.insert(&doc(&id, &text(i))).unwrap();
+            memory.get(&id).unwrap().unwrap()
+        })
+        .collect();
+    (conn, records)
+}
+
+/// An earlier layout of a database in Redis.
+#[derive(Clone, Copy, PartialEq)]
+enum Old {
+    /// Before spreading: every key under `{name}`, records in hashes (ids `old<i>`).
+    OneTag,
+    /// Layout 3: bodies spread under `neardup:{name:<id>}:<nonce>`, `slots` and `ids` on the
+    /// ordering node (ids `v3-<i>`).
+    V3,
+}
+
+impl Old {
+    /// The ids' prefix.
+    fn prefix(self) -> &'static str {
+        match self {
+            Old::OneTag => "old",
+            Old::V3 => "v3-",
+        }
+    }
+}
+
+/// Writes `n` documents into the database `name` of the cluster as the version of layout `old`
+/// did: its records made by a database in memory, then stored by that version's script (after
+/// the body, for layout 3).
+fn write_old(cluster: &RedisCluster, name: &str, n: u64, old: Old) {
+    let (mut conn, records) = old_records(cluster, name, old.prefix(), n);
+    let key = |what: &str| format!("neardup:{{{name}}}:{what}");
+    let script = redis::Script::new(match old {
+        Old::OneTag => UNSPREAD_INSERT,
+        Old::V3 => V3_INSERT,
+    });
     let mut last = "0-0".to_string();
-    for i in 0..n {
-        let id = format!("old{i}");
-        made.insert(&doc(&id, &text(i))).unwrap();
-        let record = memory.get(&id).unwrap().unwrap();
-        let entry = record.entry();
-        let reply: Vec<String> = script
-            .key(key("last"))
-            .key(key("log"))
-            .key(key("seq"))
-            .key(key(&format!("doc:{id}")))
-            .key(key("slots"))
-            .arg(&last)
-            .arg(&id)
-            .arg(serde_json::to_string(&record).unwrap())
+    for (i, record) in records.into_iter().enumerate() {
+        let (id, entry) = (record.id.clone(), record.entry());
+        let json = serde_json::to_string(&record).unwrap();
+        let mut invocation = script.prepare_invoke();
+        invocation.key(key("last")).key(key("log")).key(key("seq"));
+        if old == Old::OneTag {
+            invocation.key(key(&format!("doc:{id}"))).key(key("slots"));
+            invocation.arg(&last).arg(&id).arg(json);
+        } else {
+            let nonce = format!("{:x}", 0xabc0 + i);
+            redis::cmd("SET")
+                .arg(format!("neardup:{{{name}:{id}}}:{nonce}"))
+                .arg(json)
+                .exec(&mut conn)
+                .unwrap();
+            invocation.key(key("slots")).key(key("ids"));
+            invocation.arg(&last).arg(&id).arg(nonce);
+        }
+        let reply: Vec<String> = invocation
             .arg(format!("{:x}", entry.simhash))
             .arg(format!("{:x}", entry.digest))
             .invoke(&mut conn)
@@ -560,7 +641,7 @@ fn a_database_of_the_one_tag_layout_is_moved_at_open_without_losing_a_document()
     }
     let cluster = RedisCluster::start();
     let n = 120u64;
-    write_unspread(&cluster, "old", n);
+    write_old(&cluster, "old", n, Old::OneTag);
     let before: Vec<u64> = cluster
         .masters()
         .iter()
@@ -572,27 +653,7 @@ fn a_database_of_the_one_tag_layout_is_moved_at_open_without_losing_a_document()
     );
     let db = open_db(&cluster.url("old"), OpenOptions::default()).unwrap();
     assert_eq!(db.indexed(), n as usize);
-    for i in 0..n {
-        let id = format!("old{i}");
-        assert_eq!(db.get(&id).unwrap().unwrap().id, id);
-    }
-    // The stored texts moved too: a near duplicate is verified against one.
-    let near = db.check(&doc("x", &edited(11))).unwrap();
-    assert_eq!(near.verdict.duplicate().unwrap().duplicate_of, "old11");
-    let after: Vec<u64> = cluster
-        .masters()
-        .iter()
-        .map(|m| m.keys_but_blocks())
-        .collect();
-    // No old record left: a body and a claim a document, and the ordering keys.
-    assert_eq!(
-        after.iter().sum::<u64>(),
-        2 * n + ORDERING_KEYS,
-        "{after:?}"
-    );
-    for held in &after {
-        assert!(*held >= n / 5, "every master holds a share: {after:?}");
-    }
+    all_moved(&cluster, &[&db], "old", n);
     // Opening again finds nothing to move, and the database takes new documents.
     let again = open_db(&cluster.url("old"), OpenOptions::default()).unwrap();
     assert!(again.insert(&doc("new", &text(999))).unwrap().inserted);
@@ -614,51 +675,6 @@ redis.call('SET', KEYS[1], xid)
 return {'ok', tostring(slot), xid}
 ";
 
-/// Writes `n` documents into the database `name` of the cluster as layout 3 did: records made
-/// by a database in memory, each body under its id and a nonce, then that version's script.
-fn write_v3(cluster: &RedisCluster, name: &str, n: u64) {
-    let memory = MemoryStore::new("records");
-    let made = NearDupDb::open(Box::new(memory.clone()), OpenOptions::default()).unwrap();
-    let client = redis::cluster::ClusterClient::new(vec![cluster.nodes[0].url()]).unwrap();
-    let mut conn = client.get_connection().unwrap();
-    let key = |what: &str| format!("neardup:{{{name}}}:{what}");
-    let meta = serde_json::to_string(&Meta::new(made.policy().clone())).unwrap();
-    redis::cmd("SET")
-        .arg(key("meta"))
-        .arg(meta)
-        .exec(&mut conn)
-        .unwrap();
-    let script = redis::Script::new(V3_INSERT);
-    let mut last = "0-0".to_string();
-    for i in 0..n {
-        let id = format!("v3-{i}");
-        made.insert(&doc(&id, &text(i))).unwrap();
-        let record = memory.get(&id).unwrap().unwrap();
-        let entry = record.entry();
-        let nonce = format!("{:x}", 0xabc0 + i);
-        redis::cmd("SET")
-            .arg(format!("neardup:{{{name}:{id}}}:{nonce}"))
-            .arg(serde_json::to_string(&record).unwrap())
-            .exec(&mut conn)
-            .unwrap();
-        let reply: Vec<String> = script
-            .key(key("last"))
-            .key(key("log"))
-            .key(key("seq"))
-            .key(key("slots"))
-            .key(key("ids"))
-            .arg(&last)
-            .arg(&id)
-            .arg(&nonce)
-            .arg(format!("{:x}", entry.simhash))
-            .arg(format!("{:x}", entry.digest))
-            .invoke(&mut conn)
-            .unwrap();
-        assert_eq!(reply[0], "ok");
-        last = reply[2].clone();
-    }
-}
-
 #[test]
 fn a_database_of_layout_3_is_moved_at_open_without_losing_a_document() {
     if !redis_available("a_database_of_layout_3_is_moved_at_open_without_losing_a_document") {
@@ -666,7 +682,7 @@ fn a_database_of_layout_3_is_moved_at_open_without_losing_a_document() {
     }
     let cluster = RedisCluster::start();
     let n = 150u64;
-    write_v3(&cluster, "v3", n);
+    write_old(&cluster, "v3", n, Old::V3);
     let ordering = cluster.master_of("neardup:{v3}:log");
     let slots_and_ids = || {
         cluster.nodes[ordering]
@@ -689,27 +705,7 @@ fn a_database_of_layout_3_is_moved_at_open_without_losing_a_document() {
         assert_eq!(db.indexed(), n as usize);
         assert_eq!(db.stats().unwrap().documents, n);
     }
-    for i in 0..n {
-        let id = format!("v3-{i}");
-        assert_eq!(dbs[i as usize % 2].get(&id).unwrap().unwrap().id, id);
-    }
-    // The stored texts moved too: a near duplicate is verified against one.
-    let near = dbs[0].check(&doc("x", &edited(11))).unwrap();
-    assert_eq!(near.verdict.duplicate().unwrap().duplicate_of, "v3-11");
-    // A body and a claim a document, spread; no body of layout 3 left.
-    let after: Vec<u64> = cluster
-        .masters()
-        .iter()
-        .map(|m| m.keys_but_blocks())
-        .collect();
-    assert_eq!(
-        after.iter().sum::<u64>(),
-        2 * n + ORDERING_KEYS,
-        "{after:?}"
-    );
-    for held in &after {
-        assert!(*held >= n / 5, "every master holds a share: {after:?}");
-    }
+    all_moved(&cluster, &[&dbs[0], &dbs[1]], "v3-", n);
     // Ids moved are stored once; deletes and new documents work.
     assert!(matches!(
         dbs[1].insert(&doc("v3-3", &text(5000))),
