@@ -10,10 +10,13 @@
 # redis-server, or with CLUSTER=1 a real cluster of 3 masters with a replica each on loopback,
 # where the bytes of the ordering master (every key of the `{NAME}` tag) are printed apart.
 #
-# Usage: [BUILD=0] [CLUSTER=1] [BINS="DIR ..."] tools/bench/index_in.sh [N] [DURATION]
+# Usage: [BUILD=0] [CLUSTER=1] [BINS="DIR ..."] [MOVE=1] tools/bench/index_in.sh [N] [DURATION]
 #   (default 1000000, 15s). BINS: directories each holding a `neardup` and a `synth` binary
 #   (e.g. a copy of main's): each gets a database of its own (`bench1`, `bench2`, ...) on the
 #   same Redis, measured in turn, one table at the end; default: this tree's release build.
+#   MOVE=1: only the first directory writes a database (and needs `synth`); each later one
+#   opens that same database with `neardup index migrate` (timed: a version of another Redis
+#   layout moves it at open), then is measured on it.
 # Needs wrk, redis-server, redis-cli, python3 (apt-get install wrk redis-server).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -107,24 +110,36 @@ ROWS=()
 run=0
 for bins in $BINS; do
     run=$((run + 1))
-    name=bench$run
-    DB=$(url "$name")
-    echo "== $bins: database $name"
-    before=$(used)
-    # Writes the records, then opens once: the open builds the block keys.
-    "$bins/synth" "$DB" "$N"
+    if [ "${MOVE:-0}" = 1 ] && [ "$run" -gt 1 ]; then
+        name=bench1
+        DB=$(url "$name")
+        echo "== $bins: database $name, opened by neardup index migrate"
+        moving=$(date +%s.%N)
+        "$bins/neardup" index migrate --db "$DB"
+        echo "opened (and moved, if of another layout) in $(python3 -c "import time; print(round(time.time() - $moving, 1))") s"
+    else
+        name=bench$run
+        DB=$(url "$name")
+        echo "== $bins: database $name"
+        before=$(used)
+        # Writes the records, then opens once: the open builds the block keys.
+        "$bins/synth" "$DB" "$N"
+    fi
     after=$(used)
-    echo "redis used_memory: $(( (after - before) / N )) bytes/document over $N documents (all masters: records + order + block keys)"
     ORDER=$(ordering "$name")
+    # The documents in the database (the log's inserts: none is deleted; with MOVE=1 the
+    # database also holds the inserts of the loads measured before).
+    D=$(redis-cli -p "$ORDER" xlen "neardup:{$name}:log")
+    echo "redis used_memory: $(( (after - before) / D )) bytes/document over $D documents (all masters: records + order + block keys)"
     order_total=0
     for key in $(redis-cli -p "$ORDER" --scan --pattern "neardup:{$name}:*"); do
         b=$(redis-cli -p "$ORDER" memory usage "$key" samples 0)
         order_total=$((order_total + b))
-        if [ "$b" -gt 10000 ]; then echo "  ordering key ${key#neardup:\{$name\}:}: $b bytes, $(python3 -c "print(round($b / $N, 1))") bytes/document"; fi
+        if [ "$b" -gt 10000 ]; then echo "  ordering key ${key#neardup:\{$name\}:}: $b bytes, $(python3 -c "print(round($b / $D, 1))") bytes/document"; fi
     done
-    echo "  ordering master :$ORDER, every {$name} key: $order_total bytes, $(python3 -c "print(round($order_total / $N, 1))") bytes/document"
+    echo "  ordering master :$ORDER, every {$name} key: $order_total bytes, $(python3 -c "print(round($order_total / $D, 1))") bytes/document"
     read -r blocks nblocks <<<"$(bytes_of "neardup:{$name/b*")"
-    echo "  block keys: $blocks bytes in $nblocks keys, $(( blocks / N )) bytes/document ($(redis-cli -c -p "$ORDER" get "neardup:{$name}:blocks"))"
+    echo "  block keys: $blocks bytes in $nblocks keys, $(( blocks / D )) bytes/document ($(redis-cli -c -p "$ORDER" get "neardup:{$name}:blocks"))"
     for mode in local store; do
         started=$(date +%s.%N)
         "$bins/neardup" serve --db "$DB" --index-in "$mode" --listen "127.0.0.1:$PORT" 2>"$WORK/serve-$mode.log" &
@@ -138,7 +153,7 @@ for bins in $BINS; do
         start_rss=$(rss "$SERVER")
         read -r checks check_p99 <<<"$(load /v1/check 11)"
         read -r inserts insert_p99 <<<"$(load "/v1/documents?insert=always" 12)"
-        ROWS+=("| $name | $mode | $ready s | $start_rss | $(rss "$SERVER") | $checks | $check_p99 | $inserts | $insert_p99 | $(python3 -c "print(round($order_total / $N, 1))") |")
+        ROWS+=("| $name | $mode | $ready s | $start_rss | $(rss "$SERVER") | $checks | $check_p99 | $inserts | $insert_p99 | $(python3 -c "print(round($order_total / $D, 1))") |")
         kill "$SERVER"
         wait "$SERVER" || true
     done
