@@ -2,8 +2,8 @@
 # One neardup database on a Redis Cluster (3 masters, a replica each) against one Redis node:
 # inserts/s (`neardup index add` of DOCS generated texts of about 1.4 KB) and checks/s
 # (`neardup index check` of an edited copy of each), then the memory each master gained per
-# document: the ordering node (the `{bench}` keys: log, slot and id maps) against the others
-# (the bodies). Every server without persistence, all on loopback.
+# document: the ordering node (the `{bench}` keys: the log and the slot states) against the
+# others (bodies, id claims). Every server without persistence, all on loopback.
 #
 # Usage: tools/bench/redis_cluster.sh [DOCS]   (default 5000)
 #   NEARDUP=path/to/neardup uses that binary instead of building the release one.
@@ -99,9 +99,13 @@ for p in "${MASTERS[@]}"; do
 done
 ORDERING=0
 PARTS=""
-for what in log slots ids; do
-    bytes=$(redis-cli -p "${PORTS[0]}" -c memory usage "neardup:{bench}:$what" samples 0)
+ORDER=
+for p in "${MASTERS[@]}"; do
+    if [ "$(redis-cli -p "$p" cluster countkeysinslot "$SLOT")" -gt 0 ]; then ORDER=$p; fi
+done
+for key in $(redis-cli -p "$ORDER" --scan --pattern 'neardup:{bench}:*'); do
+    bytes=$(redis-cli -p "$ORDER" memory usage "$key" samples 0)
     ORDERING=$(( ORDERING + bytes ))
-    PARTS="$PARTS $what $(( bytes / N ))"
+    if [ "$bytes" -ge "$N" ]; then PARTS="$PARTS ${key#neardup:\{bench\}:} $(( bytes / N ))"; fi
 done
 echo "ordering keys: $(( ORDERING / N )) bytes per document ($PARTS )"

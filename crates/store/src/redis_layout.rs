@@ -2,89 +2,120 @@
 //!
 //! # Keys of the database `name`
 //! On the **ordering node** (every key tagged `{name}`, so one cluster slot holds them all and
-//! one script may change them together):
-//! * `neardup:{name}:meta` — the [`crate::Meta`] as JSON (written once, `SET NX`).
+//! one script may change them together), nothing that grows faster than a quarter of a byte a
+//! document besides the log:
+//! * `neardup:{name}:meta` — the [`crate::Meta`] as JSON (written once, `SET NX`);
+//!   `neardup:{name}:layout` — this layout's number, [`LAYOUT`].
 //! * `neardup:{name}:log` — a stream with one entry per insert (`op=i slot sim dig`) or delete
 //!   (`op=d slot`), which every process reads to keep its index current.
 //! * `neardup:{name}:last` — the id of the log's last entry; `neardup:{name}:seq` — the slot
-//!   counter (`INCR`).
-//! * `neardup:{name}:slots` — slot → id; `neardup:{name}:ids` — id → `slot:nonce`.
+//!   counter (`INCR`); `neardup:{name}:count` — the documents stored.
+//! * `neardup:{name}:state` — two bits a slot ([`FREE`], [`LIVE`], [`DEAD`]): whether the
+//!   insert script committed the slot's document (and no delete removed it since). Every other
+//!   key of a document is written before its slot is committed, so this is what says it exists.
 //!
-//! Spread over the cluster by their own hash tag, one **body** per document:
-//! * `neardup:{name:<id>}:<nonce>` — the record as JSON (its text compressed), a plain string.
-//!   The nonce is chosen by each insert attempt, so two processes inserting the same id at once
-//!   never write the same body: the one whose script wins is named in `ids`, the other's body
-//!   is deleted.
+//! Spread over the cluster by their own hash tags, two keys per document:
+//! * `neardup:{name/d<slot>}` — the body: the record as JSON (its text compressed), a string.
+//! * `neardup:{name:<id>}:id` — the id's **claim**: `slot:millis`, the slot of the insert that
+//!   holds the id and when (the server's clock) it claimed it. It makes "this id is stored once"
+//!   a decision on the id's own node.
 //!
 //! # The order of writes
-//! An insert writes the body first, then runs [`INSERT`] on the ordering node: a document is
-//! in the log only once its body is written, so no process ever finds an indexed document
-//! without its body. A crash between the two leaves an orphan body nothing names (harmless:
-//! never read; a sweeper could delete bodies whose `ids` entry names another nonce). A delete
-//! runs [`DELETE`] first, then deletes the body.
+//! An insert (its slot reserved, its block entries written) claims its id ([`CLAIM`], on the
+//! id's node), writes its body, then runs [`INSERT`] on the ordering node: a slot is committed
+//! only once its body and its claim are written, so no process finds a committed document
+//! without its body. The insert script refuses a stale position (`conflict`: the writer deletes
+//! its body, releases its claim, catches up and retries).
 //!
-//! # The layout before spreading
-//! Databases written before bodies were spread keep each record in a hash on the ordering node,
-//! `neardup:{name}:doc:<id>` (`record`, `slot`), with no `ids`. [`MIGRATE`] moves one such
-//! document (its body already copied to its own key); the store runs it for every document
-//! without an `ids` entry when it opens (see [`crate::RedisStore`]).
+//! A claim naming a slot not committed is an insert in progress, or one whose writer died: the
+//! next insert of that id waits for it, and once the claim is older than the store timeout
+//! marks its slot [`DEAD`] on the ordering node ([`FENCE`], refused if the slot was committed
+//! meanwhile) and takes the claim over (`CLAIM` with the old value to compare). A dead slot is
+//! never committed, so a writer that stalled past the store timeout cannot store its id a second
+//! time: its script answers `fenced`.
+//!
+//! A delete reads the claim, runs [`DELETE`] (the slot becomes [`DEAD`], a delete entry is
+//! logged), then deletes the body and releases the claim ([`RELEASE`]).
+//!
+//! # Layouts before this one
+//! Layout 3 (spread bodies `neardup:{name:<id>}:<nonce>`, with `slots`: slot → id and `ids`: id →
+//! `slot:nonce` on the ordering node) and the layout before spreading (records in hashes
+//! `neardup:{name}:doc:<id>` on the ordering node, only `slots`) are moved at open, document by
+//! document ([`MIGRATE`]; see [`crate::RedisStore`]).
 
-use std::collections::hash_map::RandomState;
-use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicU64, Ordering};
+/// The number of this layout, recorded under `neardup:{name}:layout`.
+pub(crate) const LAYOUT: &str = "4";
+/// A slot's state: nothing committed (an insert in progress, or never used).
+pub(crate) const FREE: u8 = 0;
+/// A slot's state: its document is stored.
+pub(crate) const LIVE: u8 = 1;
+/// A slot's state: deleted, or fenced (its claim taken over): never committed again.
+pub(crate) const DEAD: u8 = 2;
 
-/// The conflict-checked insert, on the ordering node. KEYS: last, log, seq, slots, ids. ARGV:
-/// the caller's position, id, nonce, SimHash (hex), digest key (hex), and the slot reserved for
-/// it (`INCR seq` before its block entries were written), else one is taken.
+/// The conflict-checked insert, on the ordering node. KEYS: last, log, state, count. ARGV: the
+/// caller's position, the slot reserved for it, SimHash (hex), digest key (hex).
 ///
-/// Replies `mine` first if this very attempt is recorded already (the client re-sent the
-/// script after losing the answer to its first run), `conflict` if the log moved since the
-/// caller's position, `exists` if the id is stored, else `ok`, the slot and the log entry's id.
+/// Replies `mine` if this very slot is committed (the client re-sent the script after losing
+/// the answer to its first run), `fenced` if the slot is dead (its claim was taken over),
+/// `conflict` if the log moved since the caller's position, else `ok`, the slot and the log
+/// entry's id.
 pub(crate) const INSERT: &str = r"
-local held = redis.call('HGET', KEYS[5], ARGV[2])
-if held then
-  if string.sub(held, -string.len(ARGV[3]) - 1) == ':' .. ARGV[3] then return {'mine'} end
-  return {'exists'}
-end
+local at = '#' .. ARGV[2]
+local state = redis.call('BITFIELD', KEYS[3], 'GET', 'u2', at)[1]
+if state == 1 then return {'mine'} end
+if state ~= 0 then return {'fenced'} end
 local last = redis.call('GET', KEYS[1]) or '0-0'
 if last ~= ARGV[1] then return {'conflict'} end
-local slot = ARGV[6] or redis.call('INCR', KEYS[3])
-redis.call('HSET', KEYS[4], slot, ARGV[2])
-redis.call('HSET', KEYS[5], ARGV[2], slot .. ':' .. ARGV[3])
-local xid = redis.call('XADD', KEYS[2], '*', 'op', 'i', 'slot', slot, 'sim', ARGV[4], 'dig', ARGV[5])
+redis.call('BITFIELD', KEYS[3], 'SET', 'u2', at, 1)
+redis.call('INCR', KEYS[4])
+local xid = redis.call('XADD', KEYS[2], '*', 'op', 'i', 'slot', ARGV[2], 'sim', ARGV[3], 'dig', ARGV[4])
 redis.call('SET', KEYS[1], xid)
-return {'ok', tostring(slot), xid}
+return {'ok', ARGV[2], xid}
 ";
 
-/// The delete, on the ordering node. KEYS: ids, slots, log, last. ARGV: the id. Replies the
-/// `slot:nonce` the document had, or nothing if it is not stored.
+/// The delete, on the ordering node. KEYS: state, count, log, last. ARGV: the slot. Replies 1 if
+/// the slot was committed (it is dead now, and the delete logged), else 0.
 pub(crate) const DELETE: &str = r"
-local held = redis.call('HGET', KEYS[1], ARGV[1])
-if not held then return {} end
-local slot = string.match(held, '^(%d+):')
-redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[2], slot)
-local xid = redis.call('XADD', KEYS[3], '*', 'op', 'd', 'slot', slot)
+local at = '#' .. ARGV[1]
+if redis.call('BITFIELD', KEYS[1], 'GET', 'u2', at)[1] ~= 1 then return 0 end
+redis.call('BITFIELD', KEYS[1], 'SET', 'u2', at, 2)
+redis.call('DECR', KEYS[2])
+local xid = redis.call('XADD', KEYS[3], '*', 'op', 'd', 'slot', ARGV[1])
 redis.call('SET', KEYS[4], xid)
-return {held}
+return 1
 ";
 
-/// Where the documents in some slots are, on the ordering node. KEYS: slots, ids. ARGV: the
-/// slots. Replies, per slot, its id and `slot:nonce` (two empty strings for a slot not stored).
-pub(crate) const LOCATE: &str = r"
-local found = {}
-for _, slot in ipairs(ARGV) do
-  local id = redis.call('HGET', KEYS[1], slot)
-  local held = id and redis.call('HGET', KEYS[2], id)
-  if held then
-    found[#found + 1] = id
-    found[#found + 1] = held
-  else
-    found[#found + 1] = ''
-    found[#found + 1] = ''
-  end
-end
-return found
+/// Marks a slot never committed dead, on the ordering node, so the claim naming it may be taken
+/// over. KEYS: state. ARGV: the slot. Replies the slot's state after (2, or 1 if it was
+/// committed first).
+pub(crate) const FENCE: &str = r"
+local at = '#' .. ARGV[1]
+local state = redis.call('BITFIELD', KEYS[1], 'GET', 'u2', at)[1]
+if state ~= 0 then return state end
+redis.call('BITFIELD', KEYS[1], 'SET', 'u2', at, 2)
+return 2
+";
+
+/// Claims an id for a slot, on the id's node. KEYS: the claim. ARGV: the slot, and the claim to
+/// take over (optional: the value read before its slot was fenced). Writes `slot:millis` if the
+/// id is unclaimed or claimed by the value to take over, and replies `ok` (also if it is this
+/// slot's claim already: a retry); else replies `held`, the claim, and the server's time (ms).
+pub(crate) const CLAIM: &str = r"
+local time = redis.call('TIME')
+local now = tostring(time[1] * 1000 + math.floor(time[2] / 1000))
+local held = redis.call('GET', KEYS[1])
+if held and string.match(held, '^(%d+):') == ARGV[1] then return {'ok'} end
+if held and held ~= ARGV[2] then return {'held', held, now} end
+redis.call('SET', KEYS[1], ARGV[1] .. ':' .. now)
+return {'ok'}
+";
+
+/// Releases an id's claim if it names this slot, on the id's node. KEYS: the claim. ARGV: the
+/// slot. Replies 1 if it was deleted.
+pub(crate) const RELEASE: &str = r"
+local held = redis.call('GET', KEYS[1])
+if held and string.match(held, '^(%d+):') == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 ";
 
 /// Removes one entry from a block key (the only key it touches, so it runs on the key's own
@@ -103,15 +134,19 @@ end
 return 0
 ";
 
-/// Moves one document of the layout before spreading, its body already written under its own
-/// key, on the ordering node. KEYS: ids, the old record hash. ARGV: id, slot, nonce. Replies 1
-/// if it moved it, 0 if it was moved already (by another process opening meanwhile) or is gone.
+/// Commits one document of an earlier layout, its body and claim already written, on the
+/// ordering node. KEYS: slots, ids, state, count, the record hash of the layout before
+/// spreading. ARGV: slot, id. Replies the `ids` entry it removed (`slot:nonce`, empty for a
+/// document of the layout before spreading), or nothing if another process moved it first.
 pub(crate) const MIGRATE: &str = r"
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
-if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ':' .. ARGV[3])
-redis.call('DEL', KEYS[2])
-return 1
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return {} end
+local held = redis.call('HGET', KEYS[2], ARGV[2]) or ''
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[2])
+redis.call('DEL', KEYS[5])
+redis.call('BITFIELD', KEYS[3], 'SET', 'u2', '#' .. ARGV[1], 1)
+redis.call('INCR', KEYS[4])
+return {held}
 ";
 
 /// The key names of one database.
@@ -128,25 +163,29 @@ impl Keys {
         }
     }
 
-    /// A key on the ordering node (`log`, `last`, `seq`, `slots`, `ids`, `meta`).
+    /// A key on the ordering node (`log`, `last`, `seq`, `state`, `count`, `meta`, ...).
     pub(crate) fn ordered(&self, what: &str) -> String {
         format!("neardup:{{{}}}:{what}", self.name)
     }
 
-    /// The body of document `id` as written by the insert attempt `nonce`.
-    pub(crate) fn body(&self, id: &str, nonce: &str) -> String {
-        format!("neardup:{{{}:{id}}}:{nonce}", self.name)
+    /// The body of the document in `slot`, tagged by itself so bodies spread.
+    pub(crate) fn body(&self, slot: u64) -> String {
+        format!("neardup:{{{}/d{slot}}}", self.name)
     }
 
-    /// The body of the document an `ids` entry (`slot:nonce`) names, and its slot.
-    pub(crate) fn held_body(&self, id: &str, held: &str) -> Option<(String, u64)> {
-        let (slot, nonce) = held.split_once(':')?;
-        Some((self.body(id, nonce), slot.parse().ok()?))
+    /// The claim of `id`, tagged by the id so claims spread.
+    pub(crate) fn claim(&self, id: &str) -> String {
+        format!("neardup:{{{}:{id}}}:id", self.name)
     }
 
     /// The block key of `table` and block value `key`, tagged by itself so keys spread.
     pub(crate) fn block(&self, table: u32, key: u64) -> String {
         format!("neardup:{{{}/b{table}:{key:x}}}", self.name)
+    }
+
+    /// The body of document `id` in layout 3, as written by the insert attempt `nonce`.
+    pub(crate) fn nonce_body(&self, id: &str, nonce: &str) -> String {
+        format!("neardup:{{{}:{id}}}:{nonce}", self.name)
     }
 
     /// The record hash of document `id` in the layout before spreading.
@@ -155,12 +194,10 @@ impl Keys {
     }
 }
 
-/// A new insert attempt's nonce: 64 random bits in hexadecimal (the process's random hash
-/// keys applied to a counter).
-pub(crate) fn nonce() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let random = RandomState::new().hash_one(COUNTER.fetch_add(1, Ordering::Relaxed));
-    format!("{random:x}")
+/// A claim's slot and the time (ms, the server's clock) it was made, from `slot:millis`.
+pub(crate) fn parse_claim(held: &str) -> Option<(u64, u64)> {
+    let (slot, millis) = held.split_once(':')?;
+    Some((slot.parse().ok()?, millis.parse().ok()?))
 }
 
 #[cfg(test)]
@@ -168,16 +205,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bodies_spread_and_order_stays_on_one_tag() {
+    fn bodies_and_claims_spread_and_order_stays_on_one_tag() {
         let keys = Keys::new("news");
         assert_eq!(keys.ordered("log"), "neardup:{news}:log");
-        assert_eq!(keys.body("a:b", "ff"), "neardup:{news:a:b}:ff");
-        assert_eq!(
-            keys.held_body("a:b", "7:ff"),
-            Some(("neardup:{news:a:b}:ff".to_string(), 7))
-        );
-        assert_eq!(keys.held_body("a", "x"), None);
+        assert_eq!(keys.body(7), "neardup:{news/d7}");
+        assert_eq!(keys.claim("a:b"), "neardup:{news:a:b}:id");
+        assert_eq!(keys.nonce_body("a:b", "ff"), "neardup:{news:a:b}:ff");
+        assert_eq!(parse_claim("7:1700000000123"), Some((7, 1_700_000_000_123)));
+        assert_eq!(parse_claim("x"), None);
         assert_eq!(keys.block(2, 0xab), "neardup:{news/b2:ab}");
-        assert_ne!(nonce(), nonce());
     }
 }

@@ -2,23 +2,23 @@
 //! Redis Cluster).
 //!
 //! # Keys
-//! What must stay ordered (the log, its end, the slot counter, the slot and id maps, the
-//! metadata) is tagged `{name}`, so it lives in one cluster slot, on one node: the ordering node;
-//! each document's body (its record, text included) has a key of its own, so bodies spread
-//! over every node of a cluster. The keys, scripts and order of writes are in
-//! [`crate::redis_layout`].
+//! What must stay ordered (the log, its end, the slot counter, two bits a slot saying which are
+//! stored, the metadata) is tagged `{name}`, so it lives in one cluster slot, on one node: the
+//! ordering node; each document's body (its record, text included) and its id's claim have keys
+//! of their own, so they spread over every node of a cluster. The keys, scripts and order of
+//! writes are in [`crate::redis_layout`].
 //!
 //! # Atomicity across processes
-//! An insert writes its body, then runs one Lua script on the ordering node (atomic in Redis):
-//! it refuses the insert if `last` is not the position the caller's index had caught up to,
-//! so a document is inserted as unique only if nothing was written since it was checked; the
-//! caller then catches up and checks again.
+//! An insert claims its id on the id's node (an id is stored once), writes its body, then runs
+//! one Lua script on the ordering node (atomic in Redis): it refuses the insert if `last` is not
+//! the position the caller's index had caught up to, so a document is inserted as unique only
+//! if nothing was written since it was checked; the caller then catches up and checks again.
 //!
 //! # Replicas
-//! On a cluster opened with [`OpenOptions::strict_durability`], each write (the body, then the
-//! script) is followed by `WAIT 1` on its node: an insert is acknowledged only once a replica
-//! holds it, so it survives the failover of its master (the replica taking over has it). A
-//! write no replica acknowledged within the wait is [`StoreError::Unreplicated`].
+//! On a cluster opened with [`OpenOptions::strict_durability`], each write (the claim, the
+//! body, then the script) is followed by `WAIT 1` on its node: an insert is acknowledged only
+//! once a replica holds it, so it survives the failover of its master (the replica taking over
+//! has it). A write no replica acknowledged within the wait is [`StoreError::Unreplicated`].
 //!
 //! # Timeouts
 //! Every connection is made, and every command answered, within the store timeout (a stalled
@@ -33,12 +33,12 @@
 //! (inclusive), so an end before it, or a first entry that is not it, is [`StoreError::Reset`]
 //! in the same round trip, and the database reloads its index from what Redis now holds.
 //!
-//! # Moving a database of the layout before spreading
-//! At open, a database whose records are still on the ordering node (written by a version that
-//! kept every key under `{name}`) is moved, document by document, to the spread layout
-//! ([`crate::redis_layout::MIGRATE`]); each step is safe to repeat and to run from several
-//! processes opening at once. Stop processes of the older version first: they would keep
-//! writing the old layout.
+//! # Moving a database of an earlier layout
+//! At open, a database of layout 3 (its slot and id maps on the ordering node) or of the layout
+//! before spreading (its records on the ordering node too) is moved, document by document, to
+//! this layout ([`crate::redis_layout::MIGRATE`]), then `layout` records it; each step is safe to
+//! repeat and to run from several processes opening at once. Stop processes of older versions
+//! first: they would keep writing their layout.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -58,7 +58,10 @@ use crate::meta::Meta;
 use crate::record::{Entry, Record};
 use crate::redact::redact;
 use crate::redis_conn::Conn;
-use crate::redis_layout::{nonce, Keys, DELETE, INSERT, LOCATE, MIGRATE, REMOVE_ENTRY};
+use crate::redis_layout::{
+    parse_claim, Keys, CLAIM, DEAD, DELETE, FENCE, FREE, INSERT, LAYOUT, LIVE, MIGRATE, RELEASE,
+    REMOVE_ENTRY,
+};
 use crate::store::{BlockWrite, Change, Cursor, Durable, Insert, Store};
 
 /// Stream entries read per round trip.
@@ -68,8 +71,10 @@ const MAX_IDLE: usize = 64;
 /// Tries of one command on a cluster (the first, then retries: a redirection after a failover,
 /// a cluster still electing a master); each gets this share of the store timeout.
 const CLUSTER_ATTEMPTS: u32 = 3;
-/// Documents of the layout before spreading read per round trip while moving them.
+/// Documents of an earlier layout read per round trip while moving them.
 const MIGRATE_PAGE: usize = 1000;
+/// The longest pause between two reads of a claim held by an insert in progress.
+const CLAIM_POLL: Duration = Duration::from_millis(20);
 
 /// The lists of some block keys, in order.
 type Lists = Vec<Vec<u8>>;
@@ -82,9 +87,9 @@ enum Opener {
     Cluster(ClusterClient, Vec<String>),
 }
 
-/// A database in Redis: its order (log, slot and id maps, metadata) on one node, each
-/// document's body on the node its own key hashes to; a database of the layout before spreading
-/// is moved when opened.
+/// A database in Redis: its order (log, slot states, metadata) on one node, each document's body
+/// and its id's claim on the nodes their own keys hash to; a database of an earlier layout is
+/// moved when opened.
 pub struct RedisStore {
     location: String,
     keys: Keys,
@@ -97,9 +102,19 @@ pub struct RedisStore {
     idle: Mutex<Vec<Conn>>,
     insert: Script,
     delete: Script,
-    locate: Script,
+    fence: Script,
+    claim: Script,
+    release: Script,
     migrate: Script,
     remove_entry: Script,
+}
+
+/// What claiming an id found.
+enum Claimed {
+    /// The id is this insert's now.
+    Mine,
+    /// The id is stored.
+    Stored,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -176,12 +191,14 @@ impl RedisStore {
             idle: Mutex::new(Vec::new()),
             insert: Script::new(INSERT),
             delete: Script::new(DELETE),
-            locate: Script::new(LOCATE),
+            fence: Script::new(FENCE),
+            claim: Script::new(CLAIM),
+            release: Script::new(RELEASE),
             migrate: Script::new(MIGRATE),
             remove_entry: Script::new(REMOVE_ENTRY),
         };
         store.probe()?;
-        store.spread_unspread()?;
+        store.migrate_layout()?;
         Ok(store)
     }
 
@@ -322,73 +339,217 @@ impl RedisStore {
         }
     }
 
-    /// Moves every document still in the layout before spreading (its record in a hash on
-    /// the ordering node) to its own body key; a database with an `ids` entry for every slot
-    /// has nothing to move (two `HLEN`s).
-    fn spread_unspread(&self) -> Result<()> {
-        let (slots, ids) = (self.key("slots"), self.key("ids"));
-        let (stored, spread): (u64, u64) = self.run(|conn| {
+    /// Moves a database of an earlier layout to this one, unless `layout` says it is moved: every
+    /// document named in `slots` gets its body under its slot's key and its claim, then
+    /// [`MIGRATE`] commits it in the slot states and removes it from `slots` and `ids`. A new
+    /// database (no `slots`) only records the layout.
+    fn migrate_layout(&self) -> Result<()> {
+        let (layout, slots) = (self.key("layout"), self.key("slots"));
+        let (recorded, old): (Option<String>, u64) = self.run(|conn| {
             Ok((
-                redis::cmd("HLEN").arg(&slots).query(conn)?,
-                redis::cmd("HLEN").arg(&ids).query(conn)?,
+                redis::cmd("GET").arg(&layout).query(conn)?,
+                redis::cmd("EXISTS").arg(&slots).query(conn)?,
             ))
         })?;
-        if stored == spread {
-            return Ok(());
-        }
-        let (mut at, mut moved) = (0u64, 0u64);
-        loop {
-            let (next, page): (u64, Vec<String>) = self.run(|conn| {
-                redis::cmd("HSCAN")
-                    .arg(&slots)
-                    .arg(at)
-                    .arg("COUNT")
-                    .arg(MIGRATE_PAGE)
-                    .query(conn)
-            })?;
-            for pair in page.chunks_exact(2) {
-                moved += u64::from(self.spread_one(&pair[0], &pair[1])?);
+        match recorded.as_deref() {
+            Some(LAYOUT) => return Ok(()),
+            Some(other) => {
+                return Err(StoreError::Corrupt(format!(
+                    "{}: Redis layout {other} (this program reads {LAYOUT} and older)",
+                    self.location
+                )))
             }
-            if next == 0 {
-                break;
-            }
-            at = next;
+            None => {}
         }
-        tracing::info!(location = %self.location, moved, "documents moved to their own keys");
+        let mut moved = 0u64;
+        if old > 0 {
+            let mut at = 0u64;
+            loop {
+                let (next, page): (u64, Vec<String>) = self.run(|conn| {
+                    redis::cmd("HSCAN")
+                        .arg(&slots)
+                        .arg(at)
+                        .arg("COUNT")
+                        .arg(MIGRATE_PAGE)
+                        .query(conn)
+                })?;
+                for pair in page.chunks_exact(2) {
+                    moved += u64::from(self.move_one(&pair[0], &pair[1])?);
+                }
+                if next == 0 {
+                    break;
+                }
+                at = next;
+            }
+        }
+        let ids = self.key("ids");
+        self.run(|conn| {
+            redis::cmd("DEL").arg(&ids).exec(conn)?;
+            redis::cmd("SET").arg(&layout).arg(LAYOUT).exec(conn)
+        })?;
+        if moved > 0 {
+            tracing::info!(location = %self.location, moved, layout = LAYOUT, "documents moved to this layout");
+        }
         Ok(())
     }
 
-    /// Moves document `id` (in `slot`) of the layout before spreading: copies its record to a
-    /// body key, then [`MIGRATE`] names it and deletes the old hash. False if another process
-    /// moved it first.
-    fn spread_one(&self, slot: &str, id: &str) -> Result<bool> {
-        let old = self.keys.unspread(id);
-        let record: Option<String> =
-            self.run(|conn| redis::cmd("HGET").arg(&old).arg("record").query(conn))?;
+    /// Moves document `id` in `slot` of an earlier layout: copies its record (from its layout-3
+    /// body, or its hash of the layout before spreading) to its slot's body key, claims its id
+    /// (unless claimed: by an earlier try of this move, or by an insert after another process
+    /// moved it), then [`MIGRATE`] commits it; last, the old body is deleted. False if another
+    /// process moved it first.
+    fn move_one(&self, slot: &str, id: &str) -> Result<bool> {
+        let number: u64 = slot.parse().map_err(|_| corrupt(slot))?;
+        let (ids, old) = (self.key("ids"), self.keys.unspread(id));
+        let (held, unspread): (Option<String>, Option<String>) = self.run(|conn| {
+            Ok((
+                redis::cmd("HGET").arg(&ids).arg(id).query(conn)?,
+                redis::cmd("HGET").arg(&old).arg("record").query(conn)?,
+            ))
+        })?;
+        let old_body = held
+            .as_deref()
+            .and_then(|held| held.split_once(':'))
+            .map(|(_, nonce)| self.keys.nonce_body(id, nonce));
+        let record: Option<String> = match &old_body {
+            Some(key) => self.run(|conn| redis::cmd("GET").arg(key).query(conn))?,
+            None => unspread,
+        };
         let Some(record) = record else {
             return Ok(false);
         };
-        let nonce = nonce();
-        let body = self.keys.body(id, &nonce);
+        let (body, claim) = (self.keys.body(number), self.keys.claim(id));
         let mut invocation = self.migrate.prepare_invoke();
         invocation
-            .key(self.key("ids"))
+            .key(self.key("slots"))
+            .key(&ids)
+            .key(self.key("state"))
+            .key(self.key("count"))
             .key(&old)
-            .arg(id)
             .arg(slot)
-            .arg(&nonce);
-        let moved = self.run(|conn| {
+            .arg(id);
+        self.run(|conn| {
             redis::cmd("SET").arg(&body).arg(&record).exec(conn)?;
             if let Some(error) = self.unreplicated(conn, &body) {
                 return Ok(Err(error));
             }
-            let moved: i64 = invocation.invoke(conn)?;
-            if moved == 0 {
-                redis::cmd("DEL").arg(&body).exec(conn)?;
+            redis::cmd("SET")
+                .arg(&claim)
+                .arg(format!("{slot}:0"))
+                .arg("NX")
+                .exec(conn)?;
+            if let Some(error) = self.unreplicated(conn, &claim) {
+                return Ok(Err(error));
             }
-            Ok(Ok(moved == 1))
-        })??;
-        Ok(moved)
+            let moved: Vec<String> = invocation.invoke(conn)?;
+            if moved.is_empty() {
+                return Ok(Ok(false));
+            }
+            if let Some(error) = self.unreplicated(conn, &ids) {
+                return Ok(Err(error));
+            }
+            if let Some(key) = &old_body {
+                redis::cmd("DEL").arg(key).exec(conn)?;
+            }
+            Ok(Ok(true))
+        })?
+    }
+
+    /// The state of each slot ([`crate::redis_layout::FREE`], [`LIVE`] or [`DEAD`]): one
+    /// `BITFIELD_RO` on the ordering node.
+    fn states(&self, slots: &[u64]) -> Result<Vec<u8>> {
+        let mut read = redis::cmd("BITFIELD_RO");
+        read.arg(self.key("state"));
+        for slot in slots {
+            read.arg("GET").arg("u2").arg(format!("#{slot}"));
+        }
+        self.run(|conn| read.query(conn))
+    }
+
+    /// Claims `id` for the insert in `slot` ([`CLAIM`], then a replica under strict durability).
+    /// A claim held by another slot: the id is stored if that slot is committed; a dead slot's
+    /// claim is taken over; a claim in progress is waited for, then, once older than the store
+    /// timeout (its writer stalled or died), its slot is fenced and the claim taken over.
+    fn claim(&self, id: &str, slot: u64) -> Result<Claimed> {
+        let key = self.keys.claim(id);
+        let stale = self.timeout.as_millis() as u64;
+        let started = std::time::Instant::now();
+        let mut take_over: Option<String> = None;
+        loop {
+            let mut invocation = self.claim.prepare_invoke();
+            invocation.key(&key).arg(slot);
+            if let Some(held) = &take_over {
+                invocation.arg(held);
+            }
+            let reply = self.run(|conn| {
+                let reply: Vec<String> = invocation.invoke(conn)?;
+                let unreplicated = match reply.first().map(String::as_str) {
+                    Some("ok") => self.unreplicated(conn, &key),
+                    _ => None,
+                };
+                Ok((reply, unreplicated))
+            })?;
+            let held = match reply {
+                (reply, None) if reply.first().map(String::as_str) == Some("ok") => {
+                    return Ok(Claimed::Mine)
+                }
+                (_, Some(error)) => {
+                    self.release(id, slot);
+                    return Err(error);
+                }
+                (reply, None) => reply,
+            };
+            let [_, held, now] = held.as_slice() else {
+                return Err(corrupt("claim script reply"));
+            };
+            let (theirs, since) =
+                parse_claim(held).ok_or_else(|| corrupt(&format!("claim {held:?} of {id}")))?;
+            let now: u64 = now.parse().map_err(|_| corrupt(now))?;
+            let state = match self.states(&[theirs])?.first() {
+                Some(&FREE) if now.saturating_sub(since) >= stale => self.fence_slot(theirs)?,
+                Some(&state) => state,
+                None => return Err(corrupt("slot states reply")),
+            };
+            match state {
+                LIVE => return Ok(Claimed::Stored),
+                DEAD => take_over = Some(held.clone()),
+                _ => {
+                    if started.elapsed() > self.timeout * 3 {
+                        return Err(StoreError::Timeout(format!(
+                            "{}: the id {id} stayed claimed by another insert in progress",
+                            self.location
+                        )));
+                    }
+                    take_over = None;
+                    std::thread::sleep(CLAIM_POLL);
+                }
+            }
+        }
+    }
+
+    /// Marks `slot` dead unless it was committed ([`FENCE`], then a replica under strict
+    /// durability); its state after.
+    fn fence_slot(&self, slot: u64) -> Result<u8> {
+        let state = self.key("state");
+        let mut invocation = self.fence.prepare_invoke();
+        invocation.key(&state).arg(slot);
+        self.run(|conn| {
+            let after: u8 = invocation.invoke(conn)?;
+            Ok(match self.unreplicated(conn, &state) {
+                Some(error) => Err(error),
+                None => Ok(after),
+            })
+        })?
+    }
+
+    /// Releases `id`'s claim if it names `slot`; a failure is only logged (a claim left names
+    /// a slot never committed: the next insert of the id takes it over once it is stale).
+    fn release(&self, id: &str, slot: u64) {
+        let mut invocation = self.release.prepare_invoke();
+        invocation.key(self.keys.claim(id)).arg(slot);
+        if let Err(error) = self.run(|conn| invocation.invoke::<i64>(conn)) {
+            tracing::warn!(%error, id, slot, "a claim was left");
+        }
     }
 
     /// The lists under block keys `keys` (empty for a key never written), and the value of
@@ -412,34 +573,40 @@ impl RedisStore {
         ))
     }
 
-    /// The bodies of documents located by `ids` entries (`(id, slot:nonce)`), in order: `None`
-    /// for a body missing (lost with a master that failed over before a replica had it).
-    fn bodies(&self, located: &[(&str, &str)]) -> Result<Vec<Option<Record>>> {
-        let keys: Vec<(String, u64)> = located
-            .iter()
-            .map(|(id, held)| {
-                self.keys
-                    .held_body(id, held)
-                    .ok_or_else(|| corrupt(&format!("ids entry {held:?} of {id}")))
-            })
-            .collect::<Result<_>>()?;
-        if keys.is_empty() {
+    /// The bodies of the documents in `slots`, in order: `None` for a body missing (lost with
+    /// a master that failed over before a replica had it).
+    fn bodies(&self, slots: &[u64]) -> Result<Vec<Option<Record>>> {
+        if slots.is_empty() {
             return Ok(Vec::new());
         }
-        let names: Vec<&str> = keys.iter().map(|(key, _)| key.as_str()).collect();
+        let names: Vec<String> = slots.iter().map(|&slot| self.keys.body(slot)).collect();
         // MGET: one round trip per node holding some of them.
         let jsons: Vec<Option<String>> =
             self.run(|conn| redis::cmd("MGET").arg(&names).query(conn))?;
-        keys.iter()
+        names
+            .iter()
+            .zip(slots)
             .zip(jsons)
-            .map(|((key, slot), json)| match json {
-                Some(json) => parse_record(&json, *slot).map(Some),
+            .map(|((key, &slot), json)| match json {
+                Some(json) => parse_record(&json, slot).map(Some),
                 None => {
                     tracing::warn!(location = %self.location, key, "a stored document has no body");
                     Ok(None)
                 }
             })
             .collect()
+    }
+
+    /// The slot `id`'s claim names, if it has one.
+    fn claimed_slot(&self, id: &str) -> Result<Option<u64>> {
+        let key = self.keys.claim(id);
+        let held: Option<String> = self.run(|conn| redis::cmd("GET").arg(&key).query(conn))?;
+        held.map(|held| {
+            parse_claim(&held)
+                .map(|(slot, _)| slot)
+                .ok_or_else(|| corrupt(&format!("claim {held:?} of {id}")))
+        })
+        .transpose()
     }
 }
 
@@ -662,48 +829,61 @@ impl Store for RedisStore {
         }
     }
 
-    /// Writes the body under a key of its own, then runs the conflict-checked insert script
-    /// on the ordering node: a document is in the log only once its body is written. A body
-    /// whose insert was refused is deleted.
-    fn insert(&self, record: Record, seen: Cursor) -> Result<Insert> {
+    /// Claims the id, writes the body under its slot's key, then runs the conflict-checked
+    /// insert script on the ordering node: a slot is committed only once its claim and body are
+    /// written. An insert refused deletes its body and releases its claim.
+    fn insert(&self, mut record: Record, seen: Cursor) -> Result<Insert> {
+        if record.slot == 0 {
+            record.slot = self.reserve_slot()?;
+        }
+        let slot = record.slot;
+        if let Claimed::Stored = self.claim(&record.id, slot)? {
+            return Ok(Insert::IdExists);
+        }
         let entry = record.entry();
         let json = serde_json::to_string(&record)?;
-        let nonce = nonce();
-        let body = self.keys.body(&record.id, &nonce);
+        let body = self.keys.body(slot);
         let last = self.key("last");
         let mut invocation = self.insert.prepare_invoke();
         invocation
             .key(&last)
             .key(self.key("log"))
-            .key(self.key("seq"))
-            .key(self.key("slots"))
-            .key(self.key("ids"))
+            .key(self.key("state"))
+            .key(self.key("count"))
             .arg(format!("{}-{}", seen.0, seen.1))
-            .arg(&record.id)
-            .arg(&nonce)
+            .arg(slot)
             .arg(format!("{:x}", entry.simhash))
             .arg(format!("{:x}", entry.digest));
-        if record.slot != 0 {
-            invocation.arg(record.slot);
+        // Before the script runs, the claim can go again if the body is not written (or not
+        // replicated); once it may have run, the claim stays: it may name a stored slot.
+        let body_written = self.run(|conn| {
+            redis::cmd("SET").arg(&body).arg(&json).exec(conn)?;
+            Ok(self.unreplicated(conn, &body))
+        });
+        if let Some(error) = body_written.unwrap_or_else(Some) {
+            self.release(&record.id, slot);
+            return Err(error);
         }
         let (reply, unreplicated) = self.run(|conn| {
-            redis::cmd("SET").arg(&body).arg(&json).exec(conn)?;
-            if let Some(error) = self.unreplicated(conn, &body) {
-                return Ok(Err(error));
-            }
             let reply: Vec<String> = invocation.invoke(conn)?;
             match reply.first().map(String::as_str) {
-                Some("ok") => Ok(Ok((reply, self.unreplicated(conn, &last)))),
-                Some("mine") => Ok(Ok((reply, None))),
+                Some("ok") => Ok((reply, self.unreplicated(conn, &last))),
+                Some("mine") => Ok((reply, None)),
                 _ => {
                     redis::cmd("DEL").arg(&body).exec(conn)?;
-                    Ok(Ok((reply, None)))
+                    Ok((reply, None))
                 }
             }
-        })??;
+        })?;
         match reply.as_slice() {
-            [status] if status == "conflict" => Ok(Insert::Conflict),
-            [status] if status == "exists" => Ok(Insert::IdExists),
+            [status] if status == "conflict" => {
+                self.release(&record.id, slot);
+                Ok(Insert::Conflict)
+            }
+            [status] if status == "fenced" => Err(StoreError::Timeout(format!(
+                "{}: the insert of {} stalled past the store timeout and another took its id over",
+                self.location, record.id
+            ))),
             [status] if status == "mine" => Err(StoreError::Timeout(format!(
                 "{}: the insert of {} was made, but its answer was lost with the connection",
                 self.location, record.id
@@ -717,82 +897,79 @@ impl Store for RedisStore {
         }
     }
 
-    /// Runs the delete script on the ordering node, then deletes the body.
+    /// Reads the id's claim, runs the delete script on the ordering node (the slot dies), then
+    /// deletes the body and releases the claim.
     fn delete(&self, id: &str) -> Result<Option<Record>> {
+        let Some(slot) = self.claimed_slot(id)? else {
+            return Ok(None);
+        };
         let last = self.key("last");
+        let body = self.keys.body(slot);
         let mut invocation = self.delete.prepare_invoke();
         invocation
-            .key(self.key("ids"))
-            .key(self.key("slots"))
+            .key(self.key("state"))
+            .key(self.key("count"))
             .key(self.key("log"))
             .key(&last)
-            .arg(id);
-        let found = self.run(|conn| {
-            let reply: Vec<String> = invocation.invoke(conn)?;
-            let Some(held) = reply.into_iter().next() else {
+            .arg(slot);
+        let json = self.run(|conn| {
+            let deleted: i64 = invocation.invoke(conn)?;
+            if deleted == 0 {
                 return Ok(Ok(None));
-            };
+            }
             if let Some(error) = self.unreplicated(conn, &last) {
                 return Ok(Err(error));
             }
-            let Some((body, slot)) = self.keys.held_body(id, &held) else {
-                return Ok(Err(corrupt(&format!("ids entry {held:?} of {id}"))));
-            };
             let json: Option<String> = redis::cmd("GETDEL").arg(&body).query(conn)?;
-            Ok(Ok(Some((json, slot))))
+            Ok(Ok(Some(json)))
         })??;
-        match found {
-            None => Ok(None),
-            Some((Some(json), slot)) => Ok(Some(parse_record(&json, slot)?)),
-            Some((None, _)) => Err(corrupt(&format!("deleted document {id} had no body"))),
+        let Some(json) = json else {
+            return Ok(None);
+        };
+        self.release(id, slot);
+        match json {
+            Some(json) => Ok(Some(parse_record(&json, slot)?)),
+            None => Err(corrupt(&format!("deleted document {id} had no body"))),
         }
     }
 
     fn get(&self, id: &str) -> Result<Option<Record>> {
-        let ids = self.key("ids");
-        let held: Option<String> =
-            self.run(|conn| redis::cmd("HGET").arg(&ids).arg(id).query(conn))?;
-        match held {
-            Some(held) => Ok(self.bodies(&[(id, &held)])?.pop().flatten()),
+        match self.claimed_slot(id)? {
+            Some(slot) => Ok(self.get_slots(&[slot])?.pop().flatten()),
             None => Ok(None),
         }
     }
 
+    /// The slots' states in one read on the ordering node, then the bodies of the stored ones
+    /// in one `MGET`.
     fn get_slots(&self, slots: &[u64]) -> Result<Vec<Option<Record>>> {
         if slots.is_empty() {
             return Ok(Vec::new());
         }
-        let mut invocation = self.locate.prepare_invoke();
-        invocation
-            .key(self.key("slots"))
-            .key(self.key("ids"))
-            .arg(slots);
-        let located: Vec<String> = self.run(|conn| invocation.invoke(conn))?;
-        let pairs: Vec<(&str, &str)> = located
-            .chunks_exact(2)
-            .map(|pair| (pair[0].as_str(), pair[1].as_str()))
-            .collect();
-        let stored: Vec<(&str, &str)> = pairs
+        let states = self.states(slots)?;
+        let stored: Vec<u64> = slots
             .iter()
-            .copied()
-            .filter(|(id, _)| !id.is_empty())
+            .zip(&states)
+            .filter(|(_, &state)| state == LIVE)
+            .map(|(&slot, _)| slot)
             .collect();
         let mut bodies = self.bodies(&stored)?.into_iter();
-        Ok(pairs
+        Ok(states
             .iter()
-            .map(|(id, _)| {
-                if id.is_empty() {
-                    None
-                } else {
+            .map(|&state| {
+                if state == LIVE {
                     bodies.next().flatten()
+                } else {
+                    None
                 }
             })
             .collect())
     }
 
     fn len(&self) -> Result<u64> {
-        let key = self.key("slots");
-        self.run(|conn| redis::cmd("HLEN").arg(&key).query(conn))
+        let key = self.key("count");
+        let count: Option<u64> = self.run(|conn| redis::cmd("GET").arg(&key).query(conn))?;
+        Ok(count.unwrap_or(0))
     }
 
     fn probe(&self) -> Result<()> {

@@ -1,6 +1,7 @@
-//! One database over a real Redis Cluster (3 masters, a replica each): its bodies spread over
-//! every master, check-and-insert atomic across handles, a master killed mid-load without
-//! losing an acknowledged insert, and a database of the one-tag layout moved at open.
+//! One database over a real Redis Cluster (3 masters, a replica each): its bodies and id claims
+//! spread over every master, check-and-insert atomic across handles (an id stored once), a
+//! master killed mid-load without losing an acknowledged insert, and databases of earlier
+//! layouts (one tag; slot and id maps on the ordering node) moved at open.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
@@ -86,8 +87,9 @@ fn spreads_and_reads_back(test: &str, index_in: IndexIn) {
     }
     let masters = cluster.masters();
     let keys: Vec<u64> = masters.iter().map(|m| m.keys_but_blocks()).collect();
-    // + meta, log, last, seq, slots, ids, and the plan of the block keys
-    assert_eq!(keys.iter().sum::<u64>(), n + 7, "{keys:?}");
+    // A body and a claim a document; + meta, layout, log, last, seq, state, count, and the plan
+    // of the block keys.
+    assert_eq!(keys.iter().sum::<u64>(), 2 * n + ORDERING_KEYS, "{keys:?}");
     // The block keys of the SimHash index, each its own hash tag, spread too.
     let blocks: Vec<u64> = masters.iter().map(|m| m.block_keys()).collect();
     assert!(
@@ -97,7 +99,7 @@ fn spreads_and_reads_back(test: &str, index_in: IndexIn) {
     for held in &keys {
         assert!(
             *held >= n / 5,
-            "every master holds a share of the bodies: {keys:?}"
+            "every master holds a share of the bodies and claims: {keys:?}"
         );
     }
     let other = open_db(&url, OpenOptions::default()).unwrap();
@@ -112,15 +114,21 @@ fn spreads_and_reads_back(test: &str, index_in: IndexIn) {
         (duplicate.duplicate_of.as_str(), duplicate.kind),
         ("d7", Kind::Near)
     );
-    // A delete removes the document from every handle, and its body from its node.
+    // A delete removes the document from every handle, and its body and claim from their nodes.
     assert_eq!(other.delete("d7").unwrap().unwrap().id, "d7");
     assert_eq!(
         db.check(&doc("x", &edited(7))).unwrap().verdict,
         Verdict::Unique
     );
     let keys_after: u64 = cluster.masters().iter().map(|m| m.keys_but_blocks()).sum();
-    assert_eq!(keys_after, n + 6);
+    assert_eq!(keys_after, 2 * (n - 1) + ORDERING_KEYS);
+    // The id is free again.
+    assert!(db.insert(&doc("d7", &text(7))).unwrap().inserted);
 }
+
+/// The keys of a database on its ordering node: meta, layout, log, last, seq, state, count, and
+/// the plan of the block keys.
+const ORDERING_KEYS: u64 = 8;
 
 #[test]
 fn two_handles_racing_one_near_duplicate_text_insert_it_once() {
@@ -138,6 +146,29 @@ fn two_handles_answering_from_the_cluster_s_index_insert_a_raced_text_once() {
     );
 }
 
+/// `f(side, handle)` run on each of `handles` in a thread of its own, the threads let go at once;
+/// what each returned, in order.
+fn at_once<T: Send>(
+    handles: &[Arc<NearDupDb>],
+    f: impl Fn(usize, &NearDupDb) -> T + Sync,
+) -> Vec<T> {
+    let start = Barrier::new(handles.len());
+    std::thread::scope(|scope| {
+        let racers: Vec<_> = handles
+            .iter()
+            .enumerate()
+            .map(|(side, db)| {
+                let (start, f) = (&start, &f);
+                scope.spawn(move || {
+                    start.wait();
+                    f(side, db)
+                })
+            })
+            .collect();
+        racers.into_iter().map(|r| r.join().unwrap()).collect()
+    })
+}
+
 fn race(test: &str, index_in: IndexIn) {
     if !redis_available(test) {
         return;
@@ -148,28 +179,14 @@ fn race(test: &str, index_in: IndexIn) {
         .map(|_| Arc::new(open_db(&url, answering_from(index_in)).unwrap()))
         .collect();
     for round in 0..30u64 {
-        let start = Arc::new(Barrier::new(2));
-        let racers: Vec<_> = handles
-            .iter()
-            .enumerate()
-            .map(|(side, db)| {
-                let (db, start) = (Arc::clone(db), Arc::clone(&start));
-                std::thread::spawn(move || {
-                    let body = if side == 0 {
-                        text(round)
-                    } else {
-                        edited(round)
-                    };
-                    start.wait();
-                    db.check_and_insert(
-                        &doc(&format!("r{round}-{side}"), &body),
-                        InsertMode::IfUnique,
-                    )
-                    .unwrap()
-                })
-            })
-            .collect();
-        let outcomes: Vec<_> = racers.into_iter().map(|r| r.join().unwrap()).collect();
+        let bodies = [text(round), edited(round)];
+        let outcomes = at_once(&handles, |side, db| {
+            db.check_and_insert(
+                &doc(&format!("r{round}-{side}"), &bodies[side]),
+                InsertMode::IfUnique,
+            )
+            .unwrap()
+        });
         let unique: Vec<_> = outcomes
             .iter()
             .filter(|o| o.verdict == Verdict::Unique)
@@ -187,9 +204,112 @@ fn race(test: &str, index_in: IndexIn) {
         );
     }
     assert_eq!(handles[0].stats().unwrap().documents, 30);
-    // Every refused insert deleted its body: 30 bodies and the 7 ordering keys, nothing else.
+    // Every refused insert deleted its body and released its claim: 30 bodies, 30 claims and
+    // the ordering keys, nothing else.
     let keys: u64 = cluster.masters().iter().map(|m| m.keys_but_blocks()).sum();
-    assert_eq!(keys, 30 + 7);
+    assert_eq!(keys, 2 * 30 + ORDERING_KEYS);
+}
+
+#[test]
+fn two_handles_racing_one_id_store_it_once() {
+    if !redis_available("two_handles_racing_one_id_store_it_once") {
+        return;
+    }
+    let cluster = RedisCluster::start();
+    let url = cluster.url("sameid");
+    let handles: Vec<Arc<NearDupDb>> = (0..2)
+        .map(|_| Arc::new(open_db(&url, OpenOptions::default()).unwrap()))
+        .collect();
+    let rounds = 30u64;
+    for round in 0..rounds {
+        // Texts far apart: only the id decides.
+        let bodies = [text(1000 + 2 * round), text(1001 + 2 * round)];
+        let outcomes = at_once(&handles, |side, db| {
+            let body = bodies[side].clone();
+            let outcome = db.insert(&doc(&format!("same{round}"), &body));
+            (body, outcome)
+        });
+        let stored: Vec<&String> = outcomes
+            .iter()
+            .filter(|(_, outcome)| outcome.as_ref().is_ok_and(|o| o.inserted))
+            .map(|(body, _)| body)
+            .collect();
+        assert_eq!(stored.len(), 1, "round {round}: {outcomes:?}");
+        let refused = outcomes
+            .iter()
+            .find_map(|(_, outcome)| outcome.as_ref().err())
+            .unwrap_or_else(|| panic!("round {round}: {outcomes:?}"));
+        assert!(
+            matches!(refused, neardup_store::StoreError::IdExists(_)),
+            "{refused}"
+        );
+        // The stored record is the winner's, through either handle.
+        let id = format!("same{round}");
+        for db in &handles {
+            let found = db.check(&doc("probe", stored[0])).unwrap();
+            assert_eq!(
+                found.verdict.duplicate().map(|d| d.duplicate_of.as_str()),
+                Some(id.as_str())
+            );
+        }
+    }
+    assert_eq!(handles[1].stats().unwrap().documents, rounds);
+    let keys: u64 = cluster.masters().iter().map(|m| m.keys_but_blocks()).sum();
+    assert_eq!(keys, 2 * rounds + ORDERING_KEYS);
+}
+
+/// A claim left by a writer that died before its insert script (its slot never committed) is
+/// taken over once older than the store timeout, and its slot can never be committed after.
+#[test]
+fn a_claim_left_by_a_dead_writer_is_taken_over() {
+    if !redis_available("a_claim_left_by_a_dead_writer_is_taken_over") {
+        return;
+    }
+    let cluster = RedisCluster::start();
+    let db = open_db(&cluster.url("dead"), OpenOptions::default()).unwrap();
+    let client = redis::cluster::ClusterClient::new(vec![cluster.nodes[0].url()]).unwrap();
+    let mut conn = client.get_connection().unwrap();
+    let claim = "neardup:{dead:orphan}:id";
+    let now: Vec<u64> = redis::cmd("TIME").query(&mut conn).unwrap();
+    // A writer that reserved slot 900, claimed the id just now, then died.
+    let fresh = format!("900:{}", now[0] * 1000 + now[1] / 1000);
+    redis::cmd("SET")
+        .arg(claim)
+        .arg(&fresh)
+        .exec(&mut conn)
+        .unwrap();
+    let started = Instant::now();
+    assert!(db.insert(&doc("orphan", &text(5))).unwrap().inserted);
+    let waited = started.elapsed();
+    assert!(
+        waited >= DEFAULT_STORE_TIMEOUT - Duration::from_millis(100)
+            && waited <= DEFAULT_STORE_TIMEOUT + Duration::from_secs(1),
+        "the stale claim was taken over after {waited:?}"
+    );
+    let held: String = redis::cmd("GET").arg(claim).query(&mut conn).unwrap();
+    assert!(!held.starts_with("900:"), "{held}");
+    // Slot 900 is dead: the dead writer's insert script, were it to run now, is refused.
+    let reply: Vec<String> = redis::cmd("EVAL")
+        .arg("return {tostring(redis.call('BITFIELD', KEYS[1], 'GET', 'u2', '#900')[1])}")
+        .arg(1)
+        .arg("neardup:{dead}:state")
+        .query(&mut conn)
+        .unwrap();
+    assert_eq!(reply, ["2"]);
+    // An old claim is taken over at once; a claim of a stored document means "stored".
+    redis::cmd("SET")
+        .arg("neardup:{dead:older}:id")
+        .arg("901:1")
+        .exec(&mut conn)
+        .unwrap();
+    let started = Instant::now();
+    assert!(db.insert(&doc("older", &text(6))).unwrap().inserted);
+    assert!(started.elapsed() < DEFAULT_STORE_TIMEOUT);
+    assert!(matches!(
+        db.insert(&doc("older", &text(7))),
+        Err(neardup_store::StoreError::IdExists(_))
+    ));
+    assert_eq!(db.stats().unwrap().documents, 2);
 }
 
 /// What the writers of the failover test saw.
@@ -390,36 +510,119 @@ redis.call('SET', KEYS[1], xid)
 return {'ok', tostring(slot), xid}
 ";
 
-/// Writes `n` documents into the database `name` of the cluster as the version before spreading
-/// did: its records made by a database in memory, then stored by that version's script.
-fn write_unspread(cluster: &RedisCluster, name: &str, n: u64) {
+/// The `n` documents `PREFIX<i>` of an earlier layout (text `text(i)`) moved: each readable
+/// through each of `dbs`, their texts verified against (a near duplicate found), and the
+/// cluster holds a body and a claim a document, spread over every master, and the ordering keys:
+/// no old record, body, slot or id map left.
+fn all_moved(cluster: &RedisCluster, dbs: &[&NearDupDb], prefix: &str, n: u64) {
+    for db in dbs {
+        for i in 0..n {
+            let id = format!("{prefix}{i}");
+            assert_eq!(db.get(&id).unwrap().unwrap().id, id);
+        }
+        let near = db.check(&doc("x", &edited(11))).unwrap();
+        assert_eq!(
+            near.verdict.duplicate().unwrap().duplicate_of,
+            format!("{prefix}11")
+        );
+    }
+    let after: Vec<u64> = cluster
+        .masters()
+        .iter()
+        .map(|m| m.keys_but_blocks())
+        .collect();
+    assert_eq!(
+        after.iter().sum::<u64>(),
+        2 * n + ORDERING_KEYS,
+        "{after:?}"
+    );
+    for held in &after {
+        assert!(*held >= n / 5, "every master holds a share: {after:?}");
+    }
+}
+
+/// Starts a database `name` of an earlier layout on the cluster: writes its meta, and makes `n`
+/// records (ids `PREFIX<i>`, texts `text(i)`) by a database in memory; a connection to the
+/// cluster to store them with, and the records.
+fn old_records(
+    cluster: &RedisCluster,
+    name: &str,
+    prefix: &str,
+    n: u64,
+) -> (
+    redis::cluster::ClusterConnection,
+    Vec<neardup_store::Record>,
+) {
     let memory = MemoryStore::new("records");
     let made = NearDupDb::open(Box::new(memory.clone()), OpenOptions::default()).unwrap();
     let client = redis::cluster::ClusterClient::new(vec![cluster.nodes[0].url()]).unwrap();
     let mut conn = client.get_connection().unwrap();
-    let key = |what: &str| format!("neardup:{{{name}}}:{what}");
     let meta = serde_json::to_string(&Meta::new(made.policy().clone())).unwrap();
     redis::cmd("SET")
-        .arg(key("meta"))
+        .arg(format!("neardup:{{{name}}}:meta"))
         .arg(meta)
         .exec(&mut conn)
         .unwrap();
-    let script = redis::Script::new(UNSPREAD_INSERT);
+    let records = (0..n)
+        .map(|i| {
+            let id = format!("{prefix}{i}");
+            made.insert(&doc(&id, &text(i))).unwrap();
+            memory.get(&id).unwrap().unwrap()
+        })
+        .collect();
+    (conn, records)
+}
+
+/// An earlier layout of a database in Redis.
+#[derive(Clone, Copy, PartialEq)]
+enum Old {
+    /// Before spreading: every key under `{name}`, records in hashes (ids `old<i>`).
+    OneTag,
+    /// Layout 3: bodies spread under `neardup:{name:<id>}:<nonce>`, `slots` and `ids` on the
+    /// ordering node (ids `v3-<i>`).
+    V3,
+}
+
+impl Old {
+    /// The ids' prefix.
+    fn prefix(self) -> &'static str {
+        match self {
+            Old::OneTag => "old",
+            Old::V3 => "v3-",
+        }
+    }
+}
+
+/// Writes `n` documents into the database `name` of the cluster as the version of layout `old`
+/// did: its records made by a database in memory, then stored by that version's script (after
+/// the body, for layout 3).
+fn write_old(cluster: &RedisCluster, name: &str, n: u64, old: Old) {
+    let (mut conn, records) = old_records(cluster, name, old.prefix(), n);
+    let key = |what: &str| format!("neardup:{{{name}}}:{what}");
+    let script = redis::Script::new(match old {
+        Old::OneTag => UNSPREAD_INSERT,
+        Old::V3 => V3_INSERT,
+    });
     let mut last = "0-0".to_string();
-    for i in 0..n {
-        let id = format!("old{i}");
-        made.insert(&doc(&id, &text(i))).unwrap();
-        let record = memory.get(&id).unwrap().unwrap();
-        let entry = record.entry();
-        let reply: Vec<String> = script
-            .key(key("last"))
-            .key(key("log"))
-            .key(key("seq"))
-            .key(key(&format!("doc:{id}")))
-            .key(key("slots"))
-            .arg(&last)
-            .arg(&id)
-            .arg(serde_json::to_string(&record).unwrap())
+    for (i, record) in records.into_iter().enumerate() {
+        let (id, entry) = (record.id.clone(), record.entry());
+        let json = serde_json::to_string(&record).unwrap();
+        let mut invocation = script.prepare_invoke();
+        invocation.key(key("last")).key(key("log")).key(key("seq"));
+        if old == Old::OneTag {
+            invocation.key(key(&format!("doc:{id}"))).key(key("slots"));
+            invocation.arg(&last).arg(&id).arg(json);
+        } else {
+            let nonce = format!("{:x}", 0xabc0 + i);
+            redis::cmd("SET")
+                .arg(format!("neardup:{{{name}:{id}}}:{nonce}"))
+                .arg(json)
+                .exec(&mut conn)
+                .unwrap();
+            invocation.key(key("slots")).key(key("ids"));
+            invocation.arg(&last).arg(&id).arg(nonce);
+        }
+        let reply: Vec<String> = invocation
             .arg(format!("{:x}", entry.simhash))
             .arg(format!("{:x}", entry.digest))
             .invoke(&mut conn)
@@ -438,7 +641,7 @@ fn a_database_of_the_one_tag_layout_is_moved_at_open_without_losing_a_document()
     }
     let cluster = RedisCluster::start();
     let n = 120u64;
-    write_unspread(&cluster, "old", n);
+    write_old(&cluster, "old", n, Old::OneTag);
     let before: Vec<u64> = cluster
         .masters()
         .iter()
@@ -450,24 +653,68 @@ fn a_database_of_the_one_tag_layout_is_moved_at_open_without_losing_a_document()
     );
     let db = open_db(&cluster.url("old"), OpenOptions::default()).unwrap();
     assert_eq!(db.indexed(), n as usize);
-    for i in 0..n {
-        let id = format!("old{i}");
-        assert_eq!(db.get(&id).unwrap().unwrap().id, id);
-    }
-    // The stored texts moved too: a near duplicate is verified against one.
-    let near = db.check(&doc("x", &edited(11))).unwrap();
-    assert_eq!(near.verdict.duplicate().unwrap().duplicate_of, "old11");
-    let after: Vec<u64> = cluster
-        .masters()
-        .iter()
-        .map(|m| m.keys_but_blocks())
-        .collect();
-    assert_eq!(after.iter().sum::<u64>(), n + 7, "{after:?}"); // no old record left
-    for held in &after {
-        assert!(*held >= n / 5, "every master holds a share: {after:?}");
-    }
+    all_moved(&cluster, &[&db], "old", n);
     // Opening again finds nothing to move, and the database takes new documents.
     let again = open_db(&cluster.url("old"), OpenOptions::default()).unwrap();
     assert!(again.insert(&doc("new", &text(999))).unwrap().inserted);
     assert_eq!(db.stats().unwrap().documents, n + 1);
+}
+
+/// The insert script of layout 3 (bodies spread under `neardup:{name:<id>}:<nonce>`, `slots` and
+/// `ids` on the ordering node).
+const V3_INSERT: &str = r"
+local held = redis.call('HGET', KEYS[5], ARGV[2])
+if held then return {'exists'} end
+local last = redis.call('GET', KEYS[1]) or '0-0'
+if last ~= ARGV[1] then return {'conflict'} end
+local slot = redis.call('INCR', KEYS[3])
+redis.call('HSET', KEYS[4], slot, ARGV[2])
+redis.call('HSET', KEYS[5], ARGV[2], slot .. ':' .. ARGV[3])
+local xid = redis.call('XADD', KEYS[2], '*', 'op', 'i', 'slot', slot, 'sim', ARGV[4], 'dig', ARGV[5])
+redis.call('SET', KEYS[1], xid)
+return {'ok', tostring(slot), xid}
+";
+
+#[test]
+fn a_database_of_layout_3_is_moved_at_open_without_losing_a_document() {
+    if !redis_available("a_database_of_layout_3_is_moved_at_open_without_losing_a_document") {
+        return;
+    }
+    let cluster = RedisCluster::start();
+    let n = 150u64;
+    write_old(&cluster, "v3", n, Old::V3);
+    let ordering = cluster.master_of("neardup:{v3}:log");
+    let slots_and_ids = || {
+        cluster.nodes[ordering]
+            .cli(&["EXISTS", "neardup:{v3}:slots", "neardup:{v3}:ids"])
+            .trim()
+            .to_string()
+    };
+    assert_eq!(slots_and_ids(), "2");
+    // Two processes opening at once each move what is left.
+    let url = cluster.url("v3");
+    let openers: Vec<_> = (0..2)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || open_db(&url, OpenOptions::default()).unwrap())
+        })
+        .collect();
+    let dbs: Vec<NearDupDb> = openers.into_iter().map(|o| o.join().unwrap()).collect();
+    assert_eq!(slots_and_ids(), "0", "the slot and id maps are gone");
+    for db in &dbs {
+        assert_eq!(db.indexed(), n as usize);
+        assert_eq!(db.stats().unwrap().documents, n);
+    }
+    all_moved(&cluster, &[&dbs[0], &dbs[1]], "v3-", n);
+    // Ids moved are stored once; deletes and new documents work.
+    assert!(matches!(
+        dbs[1].insert(&doc("v3-3", &text(5000))),
+        Err(neardup_store::StoreError::IdExists(_))
+    ));
+    assert_eq!(dbs[1].delete("v3-3").unwrap().unwrap().id, "v3-3");
+    assert!(dbs[0].get("v3-3").unwrap().is_none());
+    assert!(dbs[0].insert(&doc("v3-3", &text(5001))).unwrap().inserted);
+    let again = open_db(&url, OpenOptions::default()).unwrap();
+    assert!(again.insert(&doc("new", &text(999))).unwrap().inserted);
+    assert_eq!(again.stats().unwrap().documents, n + 1);
 }
