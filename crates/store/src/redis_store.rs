@@ -341,16 +341,22 @@ impl RedisStore {
 
     /// Moves a database of an earlier layout to this one, unless `layout` says it is moved: every
     /// document named in `slots` gets its body under its slot's key and its claim, then
-    /// [`MIGRATE`] commits it in the slot states and removes it from `slots` and `ids`. A new
-    /// database (no `slots`) only records the layout.
+    /// [`MIGRATE`] commits it in the slot states and removes it from `slots` and `ids`. An empty
+    /// database of an earlier layout (a policy, no `slots`) only records the layout; an absent
+    /// one is left unwritten (a read-only command must write nothing; [`Store::init_meta`]
+    /// records the layout when the database is made).
     fn migrate_layout(&self) -> Result<()> {
-        let (layout, slots) = (self.key("layout"), self.key("slots"));
-        let (recorded, old): (Option<String>, u64) = self.run(|conn| {
+        let (layout, slots, meta) = (self.key("layout"), self.key("slots"), self.key("meta"));
+        let (recorded, old, made): (Option<String>, u64, u64) = self.run(|conn| {
             Ok((
                 redis::cmd("GET").arg(&layout).query(conn)?,
                 redis::cmd("EXISTS").arg(&slots).query(conn)?,
+                redis::cmd("EXISTS").arg(&meta).query(conn)?,
             ))
         })?;
+        if recorded.is_none() && old == 0 && made == 0 {
+            return Ok(());
+        }
         match recorded.as_deref() {
             Some(LAYOUT) => return Ok(()),
             Some(other) => {
@@ -773,10 +779,16 @@ impl Store for RedisStore {
     fn init_meta(&self, meta: &Meta) -> Result<Meta> {
         let key = self.key("meta");
         let json = serde_json::to_string(meta)?;
+        let layout = self.key("layout");
         let stored: String = self.run(|conn| {
             redis::cmd("SET")
                 .arg(&key)
                 .arg(&json)
+                .arg("NX")
+                .exec(conn)?;
+            redis::cmd("SET")
+                .arg(&layout)
+                .arg(LAYOUT)
                 .arg("NX")
                 .exec(conn)?;
             redis::cmd("GET").arg(&key).query(conn)
