@@ -242,8 +242,8 @@ fn kept_documents(texts: &[String]) -> Vec<bool> {
 /// Documents of the pieces, and near copies of some of them (one piece more at the end, or
 /// the same text again): document-level dedup has work to do.
 fn documents_with_copies() -> impl Strategy<Value = Vec<String>> {
-    let story = prop::collection::vec((0..PIECES.len(), 0..3usize, 0..1000u32), 1..8)
-        .prop_map(|parts| {
+    let story =
+        prop::collection::vec((0..PIECES.len(), 0..3usize, 0..1000u32), 1..8).prop_map(|parts| {
             let mut text = String::new();
             for (piece, join, n) in parts {
                 // A number makes a paragraph rarer: long documents differ, near copies do not.
