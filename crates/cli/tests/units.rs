@@ -95,14 +95,7 @@ fn a_bad_granularity_or_a_document_option_is_a_usage_error() {
         run.stderr
     );
     let run = neardup(
-        &[
-            "dedup",
-            "-",
-            "--granularity",
-            "line",
-            "--kept",
-            "out.parquet",
-        ],
+        &["dedup", "-", "--granularity", "line", "--kept", "out.warc"],
         CORPUS.as_bytes(),
     );
     assert_one_line_error(&run, 2, "JSON Lines");
@@ -265,4 +258,100 @@ fn near_duplicate_pages_go_whole_and_shared_paragraphs_go_from_the_rest() {
         "Rain on Monday across the valley, the farmers said.\n\n"
     );
     assert!(run.stderr.contains("below the document"), "{}", run.stderr);
+}
+
+#[test]
+fn rewritten_records_are_compressed_as_the_name_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    std::fs::write(path("c.jsonl"), CORPUS).unwrap();
+    let written = |name: &str| {
+        let run = neardup(
+            &[
+                "dedup",
+                &path("c.jsonl"),
+                "--granularity",
+                "paragraph",
+                "--kept",
+                &path(name),
+            ],
+            b"",
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        std::fs::read(path(name)).unwrap()
+    };
+    let plain = written("kept.jsonl");
+    assert_eq!(json_lines(std::str::from_utf8(&plain).unwrap()).len(), 2);
+    let gzip = written("kept.jsonl.gz");
+    let mut unzipped = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::MultiGzDecoder::new(&gzip[..]),
+        &mut unzipped,
+    )
+    .unwrap();
+    assert_eq!(unzipped, plain);
+    let zstd = written("kept.jsonl.zst");
+    assert_eq!(zstd::decode_all(&zstd[..]).unwrap(), plain);
+}
+
+#[test]
+fn parquet_rows_keep_every_column_with_the_text_replaced() {
+    use arrow_array::{Array, ArrayRef, Int64Array, LargeStringArray, StringArray};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    std::fs::write(path("c.jsonl"), CORPUS).unwrap();
+    let records = json_lines(CORPUS);
+    let field = |name: &str| -> Vec<String> {
+        records
+            .iter()
+            .map(|r| r[name].as_str().unwrap().to_string())
+            .collect()
+    };
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("id", Arc::new(StringArray::from(field("id")))),
+        ("text", Arc::new(LargeStringArray::from(field("text")))),
+        ("n", Arc::new(Int64Array::from(vec![10, 11, 12]))),
+    ];
+    // Row groups of one row: the rows are read back across groups.
+    common::parquet::write(dir.path().join("c.parquet").as_path(), columns, 1);
+    let run = |input: &str, kept: &str| {
+        neardup(
+            &[
+                "dedup",
+                &path(input),
+                "--granularity",
+                "paragraph",
+                "--kept",
+                &path(kept),
+            ],
+            b"",
+        )
+    };
+    let jsonl = run("c.jsonl", "kept.jsonl");
+    assert_eq!(jsonl.code, 0, "{}", jsonl.stderr);
+    let parquet = run("c.parquet", "kept.parquet");
+    assert_eq!(parquet.code, 0, "{}", parquet.stderr);
+    let want = json_lines(&std::fs::read_to_string(path("kept.jsonl")).unwrap());
+    let got = common::parquet::read(dir.path().join("kept.parquet").as_path());
+    assert_eq!(got.num_columns(), 3, "every column, in place");
+    let strings = |name: &str| -> Vec<String> {
+        let column = got.column_by_name(name).unwrap();
+        let column = column.as_any().downcast_ref::<StringArray>().unwrap();
+        (0..column.len())
+            .map(|i| column.value(i).to_string())
+            .collect()
+    };
+    let wanted = |name: &str| -> Vec<String> {
+        want.iter()
+            .map(|r| r[name].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(strings("id"), wanted("id"));
+    assert_eq!(strings("text"), wanted("text"));
+    let n = got.column_by_name("n").unwrap();
+    let n = n.as_any().downcast_ref::<Int64Array>().unwrap();
+    assert_eq!(n.values().to_vec(), vec![10, 11]);
+    // Parquet only from Parquet inputs.
+    assert_one_line_error(&run("c.jsonl", "kept.parquet"), 2, "Parquet");
 }

@@ -86,7 +86,9 @@ pub struct DedupArgs {
     /// block elements), lines, or spans of N sentences that repeat across the kept documents
     /// are removed from every one but the first that has them, in input order (by the
     /// profile's normalised text); --kept writes the kept records with their text rewritten
-    /// (JSON Lines), --removed the removed documents, --removed-spans the removed units.
+    /// (JSON Lines, compressed as its name says, or Parquet rows from Parquet inputs with the
+    /// text column replaced), --removed the removed documents, --removed-spans the removed
+    /// units.
     /// `document`: whole documents only (the default).
     #[arg(long, value_name = "UNIT", value_parser = parse_granularity,
           conflicts_with = "index")]
@@ -422,7 +424,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         units || args.kept.is_some() || (args.index.is_none() && options.policy.verifies());
     let corpus = args.input.corpus(rereads)?;
     match &args.kept {
-        Some(path) if units => crate::commands::units::check_kept(path)?,
+        Some(path) if units => crate::commands::units::check_kept(&corpus, path)?,
         Some(path) => kept::check(&corpus, path)?,
         None => {}
     }
@@ -556,10 +558,10 @@ fn run_units(args: &DedupArgs, policy: &Policy) -> anyhow::Result<()> {
         ))
         .into());
     }
-    if let Some(path) = &args.kept {
-        crate::commands::units::check_kept(path)?;
-    }
     let corpus = args.input.corpus(true)?;
+    if let Some(path) = &args.kept {
+        crate::commands::units::check_kept(&corpus, path)?;
+    }
     let (budget, _spill_dir) = args.budget.budget()?;
     crate::commands::units::run_alone(policy, &corpus, &budget, &unit_outputs(args))
 }

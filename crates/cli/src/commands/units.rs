@@ -9,12 +9,12 @@ use std::time::Instant;
 use anyhow::Context;
 use neardup_dedup::units::{rewrite_record, Rewritten, UnitDedup, UnitFigures, UnitReport};
 use neardup_dedup::{Budget, Policy};
+use neardup_ingest::kept::Rewrites;
 use neardup_ingest::{Corpus, Document};
 use serde::Serialize;
 
 use crate::commands::extract::TextLine;
 use crate::output::{Output, Outputs};
-use crate::usage::usage;
 
 /// What the run writes.
 pub struct UnitOutputs<'a> {
@@ -64,19 +64,10 @@ struct Summary<'a> {
     policy: String,
 }
 
-/// Checks that `--kept` names JSON Lines: the rewritten records are written as JSONL only.
-pub fn check_kept(path: &Path) -> anyhow::Result<()> {
-    let name = path.to_string_lossy();
-    if [".gz", ".zst", ".parquet", ".warc"]
-        .iter()
-        .any(|ext| name.ends_with(ext))
-    {
-        return Err(usage(anyhow::anyhow!(
-            "--kept {name}: with --granularity the rewritten records are written as JSON Lines (.jsonl); compressed and Parquet outputs are not written yet"
-        ))
-        .into());
-    }
-    Ok(())
+/// Checks, before anything is read, that `--kept` can hold rewritten records: JSON Lines
+/// (compressed as its name says), or Parquet from Parquet inputs.
+pub fn check_kept(corpus: &Corpus, path: &Path) -> anyhow::Result<()> {
+    neardup_ingest::kept::check_rewritten(corpus, path).map_err(crate::kept::into_anyhow)
 }
 
 /// Runs the rule of `policy.units` over `corpus` alone (`--units-only`), writes the outputs
@@ -137,20 +128,33 @@ pub fn run(
     let mut spans = Outputs::default();
     let mut kept_count = 0u64;
     let mut figures = UnitFigures::default();
-    optional(files, outputs.kept, |mut kept| {
+    optional(files, outputs.kept, |kept| {
+        let mut kept = match (kept, outputs.kept) {
+            (Some(out), Some(path)) => Some(
+                Rewrites::new(out, path, corpus, &budget.spill_dir())
+                    .map_err(crate::kept::into_anyhow)?,
+            ),
+            _ => None,
+        };
         optional(&mut spans, outputs.removed_spans, |mut removed| {
             figures = dedup.run(corpus, |doc, rewritten| {
                 kept_count += u64::from(!rewritten.report.dropped);
                 if let Some(out) = removed.as_deref_mut() {
                     write_report(out, &doc, &rewritten.report)?;
                 }
-                match kept.as_deref_mut() {
+                match kept.as_mut() {
                     Some(out) => write_record(out, &doc, &rewritten, outputs.text_field),
                     None => Ok(()),
                 }
             })?;
             Ok(())
-        })
+        })?;
+        match kept {
+            Some(kept) => kept
+                .finish(corpus, outputs.text_field)
+                .map_err(crate::kept::into_anyhow),
+            None => Ok(()),
+        }
     })?;
     files.extend(spans);
     let seen_saved = match outputs.seen {
@@ -187,17 +191,22 @@ fn optional(
     }
 }
 
-/// A document's record with its text rewritten: its JSON record with the text field replaced,
-/// or a line `{"id", "url", "title", "text"}` for a document read from another format. A
-/// dropped document writes nothing.
+/// A document's record with its text rewritten: its Parquet row with the text column
+/// replaced, its JSON record with the text field replaced, or a line `{"id", "url", "title",
+/// "text"}` for a document read from another format. A dropped document writes nothing.
 fn write_record(
-    out: &mut Output,
+    out: &mut Rewrites<'_, Output>,
     doc: &Document,
     rewritten: &Rewritten,
     text_field: &str,
 ) -> anyhow::Result<()> {
     if rewritten.report.dropped {
         return Ok(());
+    }
+    if out.is_parquet() {
+        return out
+            .row(doc, &rewritten.text)
+            .map_err(crate::kept::into_anyhow);
     }
     let line = match doc.raw.as_deref().filter(|raw| raw.first() == Some(&b'{')) {
         Some(raw) => rewrite_record(raw, text_field, &rewritten.text)?,
@@ -208,9 +217,7 @@ fn write_record(
             text: &rewritten.text,
         })?,
     };
-    out.write_all(&line)?;
-    out.write_all(b"\n")?;
-    Ok(())
+    out.line(&line).map_err(crate::kept::into_anyhow)
 }
 
 /// A line of `--removed-spans` for a document something was removed from (or dropped).
