@@ -534,18 +534,7 @@ fn unit_policy(args: &DedupArgs, policy: Policy) -> anyhow::Result<Policy> {
     let Some(Granularity(unit)) = args.granularity else {
         return Ok(policy);
     };
-    let units = unit.map(|unit| neardup_dedup::units::UnitRule {
-        unit,
-        min_chars: args
-            .min_chars
-            .unwrap_or(neardup_dedup::units::UnitRule::DEFAULT_MIN_CHARS),
-    });
-    let changes = neardup_dedup::PolicyChanges {
-        units: Some(units),
-        ..Default::default()
-    };
-    changes
-        .apply(policy)
+    neardup_dedup::units::with_units(policy, unit, args.min_chars)
         .map_err(|e| crate::usage::usage(e).into())
 }
 
