@@ -232,18 +232,10 @@ fn near_duplicate_pages_go_whole_and_shared_paragraphs_go_from_the_rest() {
     let input = dir.path().join("c.jsonl");
     std::fs::write(&input, corpus).unwrap();
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
-    let run = neardup(
-        &[
-            "dedup",
-            &path("c.jsonl"),
-            "--granularity",
-            "paragraph",
-            "--kept",
-            &path("kept.jsonl"),
-            "--removed",
-            &path("removed.jsonl"),
-        ],
-        b"",
+    let run = paragraphs(
+        &path("c.jsonl"),
+        &path("kept.jsonl"),
+        &["--removed", &path("removed.jsonl")],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let removed = json_lines(&std::fs::read_to_string(path("removed.jsonl")).unwrap());
@@ -260,23 +252,19 @@ fn near_duplicate_pages_go_whole_and_shared_paragraphs_go_from_the_rest() {
     assert!(run.stderr.contains("below the document"), "{}", run.stderr);
 }
 
+/// Runs `neardup dedup INPUT --granularity paragraph --kept KEPT EXTRA...`.
+fn paragraphs(input: &str, kept: &str, extra: &[&str]) -> common::Run {
+    let args = ["dedup", input, "--granularity", "paragraph", "--kept", kept];
+    neardup(&[&args[..], extra].concat(), b"")
+}
+
 #[test]
 fn rewritten_records_are_compressed_as_the_name_says() {
     let dir = tempfile::tempdir().unwrap();
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     std::fs::write(path("c.jsonl"), CORPUS).unwrap();
     let written = |name: &str| {
-        let run = neardup(
-            &[
-                "dedup",
-                &path("c.jsonl"),
-                "--granularity",
-                "paragraph",
-                "--kept",
-                &path(name),
-            ],
-            b"",
-        );
+        let run = paragraphs(&path("c.jsonl"), &path(name), &[]);
         assert_eq!(run.code, 0, "{}", run.stderr);
         std::fs::read(path(name)).unwrap()
     };
@@ -315,19 +303,7 @@ fn parquet_rows_keep_every_column_with_the_text_replaced() {
     ];
     // Row groups of one row: the rows are read back across groups.
     common::parquet::write(dir.path().join("c.parquet").as_path(), columns, 1);
-    let run = |input: &str, kept: &str| {
-        neardup(
-            &[
-                "dedup",
-                &path(input),
-                "--granularity",
-                "paragraph",
-                "--kept",
-                &path(kept),
-            ],
-            b"",
-        )
-    };
+    let run = |input: &str, kept: &str| paragraphs(&path(input), &path(kept), &[]);
     let jsonl = run("c.jsonl", "kept.jsonl");
     assert_eq!(jsonl.code, 0, "{}", jsonl.stderr);
     let parquet = run("c.parquet", "kept.parquet");
