@@ -456,7 +456,6 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     });
     let read_seconds = started.elapsed().as_secs_f64();
     let outcome = dedup_documents(&mut documents, &options, &mut features);
-    drop(features);
     phase.finish_and_clear();
     let outcome = outcome?;
     let written = Instant::now();
