@@ -26,7 +26,7 @@ pub fn write_kept(
 
 /// The error as the command line reports it: a usage error for a name of the wrong kind, and
 /// write errors as themselves (so that a closed standard output is recognised).
-fn into_anyhow(error: KeptError) -> anyhow::Error {
+pub fn into_anyhow(error: KeptError) -> anyhow::Error {
     match error {
         KeptError::Io(error) => error.into(),
         KeptError::Json(error) => error.into(),

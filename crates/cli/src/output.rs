@@ -50,6 +50,11 @@ impl Outputs {
         Ok(())
     }
 
+    /// Takes over the outputs `other` wrote, to be committed with these.
+    pub fn extend(&mut self, other: Outputs) {
+        self.finished.extend(other.finished);
+    }
+
     /// Moves every output written into place, unless a signal came: then none is, and the
     /// temporary files are removed.
     pub fn commit(self) -> anyhow::Result<()> {

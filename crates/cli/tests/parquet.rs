@@ -13,8 +13,8 @@ use arrow_array::{
     Array, ArrayRef, Int64Array, LargeStringArray, RecordBatch, StringArray,
     TimestampMillisecondArray,
 };
+use common::parquet::{read, write};
 use common::{assert_one_line_error, json_lines, neardup};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 
@@ -28,29 +28,6 @@ fn example() -> Vec<(String, String)> {
             (field("id"), field("text"))
         })
         .collect()
-}
-
-/// Writes `columns` as a Parquet file of row groups of `group_rows` rows.
-fn write(path: &Path, columns: Vec<(&str, ArrayRef)>, group_rows: usize) {
-    let batch = RecordBatch::try_from_iter(columns).unwrap();
-    let properties = WriterProperties::builder()
-        .set_max_row_group_row_count(Some(group_rows))
-        .build();
-    let file = std::fs::File::create(path).unwrap();
-    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(properties)).unwrap();
-    writer.write(&batch).unwrap();
-    writer.close().unwrap();
-}
-
-/// Every row of a Parquet file.
-fn read(path: &Path) -> RecordBatch {
-    let file = std::fs::File::open(path).unwrap();
-    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-        .unwrap()
-        .build()
-        .unwrap();
-    let batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
-    arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap()
 }
 
 /// The `(removed, kept)` id pairs of a `dedup --removed -` run.

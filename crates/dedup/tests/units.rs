@@ -221,3 +221,104 @@ fn a_seen_file_of_another_rule_is_refused() {
     let error = run(&mut paragraphs, &corpus).unwrap_err().to_string();
     assert!(error.contains("not a file of seen units"), "{error}");
 }
+
+/// Document-level dedup of `texts` by the default policy (the engine as every door calls
+/// it): which are kept.
+fn kept_documents(texts: &[String]) -> Vec<bool> {
+    let options = neardup_dedup::DedupOptions::new(neardup_dedup::Policy::default());
+    let fingerprinter = neardup_core::Fingerprinter::new(options.policy.profile.clone()).unwrap();
+    let items: Vec<neardup_dedup::Item> = texts
+        .iter()
+        .map(|text| {
+            let mut item =
+                neardup_dedup::Item::new(fingerprinter.fingerprint(text), text.len() as u64);
+            item.features = Some(fingerprinter.feature_set(text));
+            item
+        })
+        .collect();
+    neardup_dedup::dedup(&items, &options).unwrap().kept
+}
+
+/// Documents of the pieces, and near copies of some of them (one piece more at the end, or
+/// the same text again): document-level dedup has work to do.
+fn documents_with_copies() -> impl Strategy<Value = Vec<String>> {
+    let story =
+        prop::collection::vec((0..PIECES.len(), 0..3usize, 0..1000u32), 1..8).prop_map(|parts| {
+            let mut text = String::new();
+            for (piece, join, n) in parts {
+                // A number makes a paragraph rarer: long documents differ, near copies do not.
+                text.push_str(&format!("{} {n}", PIECES[piece]));
+                text.push_str(["\n\n", "\n", " "][join]);
+            }
+            text
+        });
+    let copies = prop::collection::vec((any::<prop::sample::Index>(), 0..3usize), 0..10);
+    (prop::collection::vec(story, 1..16), copies).prop_map(|(mut texts, copies)| {
+        for (of, change) in copies {
+            let original = texts[of.index(texts.len())].clone();
+            texts.push(match change {
+                0 => original,
+                1 => format!("{original}\n\nAccept cookies?"),
+                _ => original.to_uppercase(),
+            });
+        }
+        texts
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// One run does both: units over the documents document-level dedup keeps give what unit
+    /// dedup of the kept records alone gives (`dedup --kept` then `dedup --granularity`), in
+    /// memory, spilled, and over texts in memory.
+    #[test]
+    fn units_over_the_kept_documents_equal_unit_dedup_of_the_kept_output(
+        texts in documents_with_copies(),
+        rule in rules(),
+        set_memory in prop_oneof![Just(0u64), 64u64..4096, Just(1u64 << 30)],
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = kept_documents(&texts);
+        let kept_texts: Vec<String> = texts
+            .iter()
+            .zip(&kept)
+            .filter(|(_, k)| **k)
+            .map(|(t, _)| t.clone())
+            .collect();
+        let alone = corpus_of(dir.path(), "kept.jsonl", &kept_texts);
+        let mut pipeline = UnitDedup::new(rule, NormalizeOptions::web(), &budget(dir.path()));
+        let (expected, _) = run(&mut pipeline, &alone).unwrap();
+        let all = corpus_of(dir.path(), "all.jsonl", &texts);
+        let mut combined = UnitDedup::new(rule, NormalizeOptions::web(), &budget(dir.path()))
+            .with_set_memory(set_memory)
+            .over_kept(kept.clone());
+        let (got, passes) = run(&mut combined, &all).unwrap();
+        prop_assert_eq!(&got, &expected);
+        if set_memory == 0 {
+            prop_assert_eq!(passes, 2, "no room: the keys go to disk");
+        }
+        let mut in_memory = UnitDedup::new(rule, NormalizeOptions::web(), &budget(dir.path()))
+            .over_kept(kept.clone());
+        let (rewrites, figures) = in_memory.run_texts(&texts).unwrap();
+        prop_assert_eq!(rewrites.iter().map(Option::is_some).collect::<Vec<_>>(), kept);
+        prop_assert_eq!(rewrites.into_iter().flatten().collect::<Vec<_>>(), expected);
+        prop_assert_eq!(figures.documents as usize, kept_texts.len());
+    }
+}
+
+#[test]
+fn a_kept_list_of_another_length_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts = vec!["One.".to_string(), "Two.".to_string()];
+    let corpus = corpus_of(dir.path(), "c.jsonl", &texts);
+    let mut dedup = UnitDedup::new(
+        UnitRule::new(Unit::Paragraph),
+        NormalizeOptions::web(),
+        &budget(dir.path()),
+    )
+    .over_kept(vec![true]);
+    let error = run(&mut dedup, &corpus).unwrap_err().to_string();
+    assert!(error.contains("changed between reads"), "{error}");
+    assert!(dedup.run_texts(&texts).is_err());
+}

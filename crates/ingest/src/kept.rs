@@ -21,6 +21,10 @@ use parquet::file::properties::WriterProperties;
 use crate::corpus::{Corpus, CorpusError};
 use crate::format::{Compression, Format};
 
+mod rewritten;
+
+pub use rewritten::{check_rewritten, Rewrites};
+
 /// Why kept records could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum KeptError {
@@ -311,10 +315,7 @@ fn write_kept_parquet(
         return Err(KeptError::NoParquetRow);
     };
     let schema = open_again(first, rows)?.schema();
-    let properties = WriterProperties::builder()
-        .set_compression(ParquetCompression::ZSTD(ZstdLevel::default()))
-        .build();
-    let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(properties))?;
+    let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(parquet_properties()))?;
     for (source, rows) in &files {
         let mut reader = open_again(source, rows)?;
         if reader.schema() != schema {
@@ -335,6 +336,13 @@ fn write_kept_parquet(
     }
     writer.close()?;
     Ok(())
+}
+
+/// The properties of a `--kept` Parquet output: zstd-compressed columns.
+fn parquet_properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(ParquetCompression::ZSTD(ZstdLevel::default()))
+        .build()
 }
 
 /// Parquet input files, each with the 0-based numbers of its kept rows, in order.

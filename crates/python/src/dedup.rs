@@ -11,6 +11,8 @@ use crate::convert;
 use crate::error::{invalid, to_py};
 use crate::policy::policy_arg;
 
+mod units;
+
 /// Deduplicates `texts` (any iterable of str) by the policy, as `neardup dedup` does: exact
 /// groups, candidates, verification, representative-centred clusters. `keep` is `first`,
 /// `longest` or `newest` (with `fetched_at`, Unix seconds or None per text).
@@ -20,17 +22,34 @@ use crate::policy::policy_arg;
 /// removed text: `id`, `verdict`, `duplicate_of`, `kind`, `distance`, `measure`, `value`,
 /// `threshold`), `clusters` (`cluster`, `members`, `representative`), `pairs` (every accepted
 /// pair: `a`, `b`, `kind`, `distance`, `measure`, `value`, `threshold`).
+///
+/// With `granularity` (`paragraph`, `line`, `sentences:N`; or a policy with `units`), as
+/// `neardup dedup --granularity` (see [`units`]): also `texts` (each kept text rewritten, None
+/// for a removed or dropped one), `units` (per text the unit pass read, the report of
+/// `--removed-spans`, else None) and `unit_figures`.
 #[pyfunction]
-#[pyo3(signature = (texts, policy = None, keep = "first", fetched_at = None))]
+#[pyo3(signature = (texts, policy = None, keep = "first", fetched_at = None, granularity = None,
+                    min_chars = None, seen = None, units_only = false))]
+#[allow(clippy::too_many_arguments)]
 pub fn dedup(
     py: Python<'_>,
     texts: &Bound<'_, PyAny>,
     policy: Option<&Bound<'_, PyAny>>,
     keep: &str,
     fetched_at: Option<Vec<Option<i64>>>,
+    granularity: Option<&str>,
+    min_chars: Option<u64>,
+    seen: Option<std::path::PathBuf>,
+    units_only: bool,
 ) -> PyResult<Py<PyAny>> {
+    let below = units::Below {
+        granularity,
+        min_chars,
+        seen,
+        units_only,
+    };
     let options = DedupOptions {
-        policy: policy_arg(policy)?,
+        policy: below.policy(policy_arg(policy)?)?,
         keep: convert::named::<KeepPolicy>(keep, "keep")?,
         url_dedup: false,
         // The result lists every accepted pair (`pairs`).
@@ -50,6 +69,9 @@ pub fn dedup(
     }
     let fingerprinter =
         neardup_core::Fingerprinter::new(options.policy.profile.clone()).map_err(to_py)?;
+    if options.policy.units.is_some() && units_only {
+        return units::units_only(py, &texts, &options, &below);
+    }
     let verifies = options.policy.verifies();
     let outcome = py.detach(|| {
         let items: Vec<Item> = texts
@@ -115,5 +137,8 @@ pub fn dedup(
     result.set_item("removals", removals)?;
     result.set_item("clusters", clusters)?;
     result.set_item("pairs", pairs)?;
+    if options.policy.units.is_some() {
+        units::add_units(py, &result, &texts, &options, &below, outcome.kept.clone())?;
+    }
     Ok(result.into_any().unbind())
 }

@@ -81,14 +81,25 @@ pub struct DedupArgs {
     /// none, whatever the database's size).
     #[arg(long, value_parser = choice::<IndexIn>(), default_value = "local", requires = "index")]
     index_in: IndexIn,
-    /// What is deduplicated: whole documents (the default), or the paragraphs (blocks between
-    /// blank lines; of HTML, block elements), lines, or spans of N sentences that repeat across
-    /// the corpus: each is removed from every document but the first that has it (by the
-    /// profile's normalised text), and --kept writes the records with their text rewritten
-    /// (JSON Lines).
+    /// Dedup below the document as well: after the documents are decided (exact, near, URL,
+    /// by the policy, as without it), the paragraphs (blocks between blank lines; of HTML,
+    /// block elements), lines, or spans of N sentences that repeat across the kept documents
+    /// are removed from every one but the first that has them, in input order (by the
+    /// profile's normalised text); --kept writes the kept records with their text rewritten
+    /// (JSON Lines, compressed as its name says, or Parquet rows from Parquet inputs with the
+    /// text column replaced), --removed the removed documents, --removed-spans the removed
+    /// units.
+    /// `document`: whole documents only (the default).
     #[arg(long, value_name = "UNIT", value_parser = parse_granularity,
-          conflicts_with_all = ["index", "pairs", "clusters", "components", "removed", "url_dedup"])]
+          conflicts_with = "index")]
     granularity: Option<Granularity>,
+    /// With --granularity: no document-level decision; the units of every document are
+    /// deduplicated (for inputs deduplicated whole already, or to see what repeats below the
+    /// document alone). Refuses the document-level outputs and options (--removed, --pairs,
+    /// --clusters, --components, --url-dedup, --keep).
+    #[arg(long, requires = "granularity",
+          conflicts_with_all = ["pairs", "clusters", "components", "removed", "url_dedup"])]
+    units_only: bool,
     /// With --granularity: a document left with fewer characters than this (white space not
     /// counted) is dropped [default: 1, only documents left empty].
     #[arg(long, value_name = "CHARS", requires = "granularity")]
@@ -157,6 +168,9 @@ struct Summary {
     records: Accounting,
     /// Their sum: what the inputs hold.
     records_total: u64,
+    /// With --granularity: the pass below the document, over the kept documents.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    units: Option<crate::commands::units::UnitSummary>,
 }
 
 /// A document of `dedup --index` found a duplicate of one in the index.
@@ -291,12 +305,15 @@ fn fingerprint_corpus(
     })
 }
 
-/// Writes the outputs asked for (all but the summary), to be committed when the run succeeds.
+/// Writes the outputs asked for (all but the summary; --kept's records unless `records` is
+/// false: the pass below the document writes them rewritten), to be committed when the run
+/// succeeds.
 fn write_outputs(
     args: &DedupArgs,
     corpus: &Corpus,
     outcome: &Outcome,
     ids: &NameReader,
+    records: bool,
 ) -> anyhow::Result<Outputs> {
     let mut outputs = Outputs::default();
     if let Some(path) = &args.removed {
@@ -311,7 +328,7 @@ fn write_outputs(
     if let Some(path) = &args.components {
         write_components(&mut outputs, path, outcome, ids)?;
     }
-    if let Some(path) = &args.kept {
+    if let Some(path) = args.kept.as_ref().filter(|_| records) {
         write_kept(&mut outputs, path, corpus, &outcome.kept)?;
     }
     Ok(outputs)
@@ -398,14 +415,18 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     if args.policy.show(&options.policy)? {
         return Ok(());
     }
-    if options.policy.units.is_some() {
-        return run_units(&args, &options.policy, started);
+    let units = options.policy.units.is_some();
+    if units && args.units_only {
+        return run_units(&args, &options.policy);
     }
-    // Verification and --kept read the inputs again.
-    let rereads = args.kept.is_some() || (args.index.is_none() && options.policy.verifies());
+    // Verification, --kept and the units below the document read the inputs again.
+    let rereads =
+        units || args.kept.is_some() || (args.index.is_none() && options.policy.verifies());
     let corpus = args.input.corpus(rereads)?;
-    if let Some(path) = &args.kept {
-        kept::check(&corpus, path)?;
+    match &args.kept {
+        Some(path) if units => crate::commands::units::check_kept(&corpus, path)?,
+        Some(path) => kept::check(&corpus, path)?,
+        None => {}
     }
     if let Some(spec) = &args.index {
         let policy = args
@@ -438,11 +459,8 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     phase.finish_and_clear();
     let outcome = outcome?;
     let written = Instant::now();
-    let mut outputs = write_outputs(&args, &corpus, &outcome, &ids)?;
-    let seconds = started.elapsed().as_secs_f64();
-    let count = |kind| outcome.removals.iter().filter(|r| r.kind == kind).count();
-    let accounting = corpus.accounting();
-    let phases = std::iter::once(Phase {
+    let mut outputs = write_outputs(&args, &corpus, &outcome, &ids, !units)?;
+    let mut phases: Vec<Phase> = std::iter::once(Phase {
         name: "reading and fingerprinting",
         seconds: read_seconds,
     })
@@ -452,32 +470,56 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         seconds: written.elapsed().as_secs_f64(),
     }))
     .collect();
+    let count = |kind| outcome.removals.iter().filter(|r| r.kind == kind).count();
+    let (exact, near, url) = (count(Kind::Exact), count(Kind::Near), count(Kind::Url));
+    let (clusters, pairs) = (outcome.clusters.len(), outcome.pairs.len());
+    let (candidates, verified_candidates) = (outcome.candidates, outcome.verified_candidates);
+    let spilled_bytes = outcome.spilled_bytes + ids.spilled_bytes();
+    let kept = outcome.kept;
+    let documents_count = documents.len();
+    // The pass below the document holds the kept flags and its keys: the document engine's
+    // state is let go first.
+    drop((documents, ids));
+    let units = match units {
+        false => None,
+        true => {
+            let summary = run_units_over(&args, &options, &corpus, kept.clone(), &mut outputs)?;
+            phases.push(Phase {
+                name: "removing repeated units",
+                seconds: summary.seconds,
+            });
+            Some(summary)
+        }
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let accounting = corpus.accounting();
     let summary = Summary {
-        documents: documents.len(),
+        documents: documents_count,
         input_bytes,
         text_bytes,
-        exact_duplicates: count(Kind::Exact),
-        near_duplicates: count(Kind::Near),
-        url_duplicates: count(Kind::Url),
-        kept: outcome.kept.iter().filter(|k| **k).count(),
-        clusters: outcome.clusters.len(),
-        pairs: outcome.pairs.len(),
-        candidates: outcome.candidates,
-        verified_candidates: outcome.verified_candidates,
+        exact_duplicates: exact,
+        near_duplicates: near,
+        url_duplicates: url,
+        kept: kept.iter().filter(|k| **k).count(),
+        clusters,
+        pairs,
+        candidates,
+        verified_candidates,
         skipped_records: stats.errors,
         skipped_files: stats.skipped_files,
         seconds,
         mb_per_second: input_bytes as f64 / 1e6 / seconds.max(1e-9),
-        documents_per_second: documents.len() as f64 / seconds.max(1e-9),
+        documents_per_second: documents_count as f64 / seconds.max(1e-9),
         memory_budget_bytes: options.budget.memory,
         peak_rss_bytes: neardup_dedup::peak_resident_bytes(),
-        spilled_bytes: outcome.spilled_bytes + ids.spilled_bytes(),
+        spilled_bytes,
         phases,
         profile: fingerprinter.profile().name.clone(),
         policy: options.policy.describe(),
         clustering: "representative-centred",
         records_total: accounting.records(),
         records: accounting,
+        units,
     };
     print_summary(&summary);
     if let Some(path) = &args.summary {
@@ -491,42 +533,56 @@ fn unit_policy(args: &DedupArgs, policy: Policy) -> anyhow::Result<Policy> {
     let Some(Granularity(unit)) = args.granularity else {
         return Ok(policy);
     };
-    let units = unit.map(|unit| neardup_dedup::units::UnitRule {
-        unit,
-        min_chars: args
-            .min_chars
-            .unwrap_or(neardup_dedup::units::UnitRule::DEFAULT_MIN_CHARS),
-    });
-    let changes = neardup_dedup::PolicyChanges {
-        units: Some(units),
-        ..Default::default()
-    };
-    changes
-        .apply(policy)
+    neardup_dedup::units::with_units(policy, unit, args.min_chars)
         .map_err(|e| crate::usage::usage(e).into())
 }
 
-/// `neardup dedup --granularity paragraph|line|sentences:N` ([`crate::commands::units`]).
-fn run_units(args: &DedupArgs, policy: &Policy, started: Instant) -> anyhow::Result<()> {
+/// `neardup dedup --granularity paragraph|line|sentences:N --units-only`: the units of every
+/// document ([`crate::commands::units`]), no document-level decision.
+fn run_units(args: &DedupArgs, policy: &Policy) -> anyhow::Result<()> {
     if args.keep != KeepPolicy::First {
         return Err(crate::usage::usage(anyhow::anyhow!(
-            "--keep: below the document the first occurrence of a unit is kept"
+            "--keep: with --units-only the first occurrence of a unit is kept"
         ))
         .into());
     }
-    if let Some(path) = &args.kept {
-        crate::commands::units::check_kept(path)?;
-    }
     let corpus = args.input.corpus(true)?;
+    if let Some(path) = &args.kept {
+        crate::commands::units::check_kept(&corpus, path)?;
+    }
     let (budget, _spill_dir) = args.budget.budget()?;
-    let outputs = crate::commands::units::UnitOutputs {
+    crate::commands::units::run_alone(policy, &corpus, &budget, &unit_outputs(args))
+}
+
+/// The pass below the document over the documents document-level dedup kept (`kept`, by
+/// position), its outputs written into `outputs`.
+fn run_units_over(
+    args: &DedupArgs,
+    options: &DedupOptions,
+    corpus: &Corpus,
+    kept: Vec<bool>,
+    outputs: &mut Outputs,
+) -> anyhow::Result<crate::commands::units::UnitSummary> {
+    let units = &unit_outputs(args);
+    crate::commands::units::run(
+        &options.policy,
+        corpus,
+        &options.budget,
+        units,
+        Some(kept),
+        outputs,
+    )
+}
+
+/// The outputs of the pass below the document.
+fn unit_outputs(args: &DedupArgs) -> crate::commands::units::UnitOutputs<'_> {
+    crate::commands::units::UnitOutputs {
         kept: args.kept.as_deref(),
         removed_spans: args.removed_spans.as_deref(),
         seen: args.seen.as_ref(),
         summary: args.summary.as_deref(),
         text_field: &args.input.read.text_field,
-    };
-    crate::commands::units::run(policy, &corpus, &budget, &outputs, started)
+    }
 }
 
 /// Writes `value` as pretty JSON and a newline: the `--summary` file.
@@ -690,6 +746,9 @@ fn print_summary(s: &Summary) {
         megabytes(Some(s.spilled_bytes)),
         phases.join(", ")
     );
+    if let Some(units) = &s.units {
+        crate::commands::units::print_summary(units);
+    }
 }
 
 /// `bytes` in MB for the summary line, or "unknown".

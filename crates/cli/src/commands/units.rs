@@ -9,12 +9,12 @@ use std::time::Instant;
 use anyhow::Context;
 use neardup_dedup::units::{rewrite_record, Rewritten, UnitDedup, UnitFigures, UnitReport};
 use neardup_dedup::{Budget, Policy};
+use neardup_ingest::kept::Rewrites;
 use neardup_ingest::{Corpus, Document};
 use serde::Serialize;
 
 use crate::commands::extract::TextLine;
 use crate::output::{Output, Outputs};
-use crate::usage::usage;
 
 /// What the run writes.
 pub struct UnitOutputs<'a> {
@@ -38,70 +38,125 @@ struct RemovedLine<'a> {
     report: &'a UnitReport,
 }
 
-/// The figures printed and written with `--summary`.
+/// The figures of the pass below the document, printed and written with `--summary` (in a
+/// combined run, as its `units` field).
+#[derive(Debug, Serialize)]
+pub struct UnitSummary {
+    #[serde(flatten)]
+    figures: UnitFigures,
+    /// Documents written to `--kept`: those the pass read, less those it dropped.
+    documents_kept: u64,
+    /// Keys saved to `--seen`.
+    seen_saved: Option<u64>,
+    /// Wall time of the pass (both reads when it spilled).
+    pub seconds: f64,
+    /// Megabytes of text the pass read a second.
+    mb_per_second: f64,
+}
+
+/// The figures of a run below the document only (`--units-only`).
 #[derive(Serialize)]
 struct Summary<'a> {
     #[serde(flatten)]
-    figures: &'a UnitFigures,
-    documents_kept: u64,
-    seen_saved: Option<u64>,
-    seconds: f64,
-    mb_per_second: f64,
+    units: &'a UnitSummary,
     memory_budget_bytes: u64,
     peak_rss_bytes: Option<u64>,
     policy: String,
 }
 
-/// Checks that `--kept` names JSON Lines: the rewritten records are written as JSONL only.
-pub fn check_kept(path: &Path) -> anyhow::Result<()> {
-    let name = path.to_string_lossy();
-    if [".gz", ".zst", ".parquet", ".warc"]
-        .iter()
-        .any(|ext| name.ends_with(ext))
-    {
-        return Err(usage(anyhow::anyhow!(
-            "--kept {name}: with --granularity the rewritten records are written as JSON Lines (.jsonl); compressed and Parquet outputs are not written yet"
-        ))
-        .into());
-    }
-    Ok(())
+/// Checks, before anything is read, that `--kept` can hold rewritten records: JSON Lines
+/// (compressed as its name says), or Parquet from Parquet inputs.
+pub fn check_kept(corpus: &Corpus, path: &Path) -> anyhow::Result<()> {
+    neardup_ingest::kept::check_rewritten(corpus, path).map_err(crate::kept::into_anyhow)
 }
 
-/// Runs the rule of `policy.units` over `corpus` and writes the outputs.
+/// Runs the rule of `policy.units` over `corpus` alone (`--units-only`), writes the outputs
+/// and the summary.
+pub fn run_alone(
+    policy: &Policy,
+    corpus: &Corpus,
+    budget: &Budget,
+    outputs: &UnitOutputs<'_>,
+) -> anyhow::Result<()> {
+    let mut files = Outputs::default();
+    let units = run(policy, corpus, budget, outputs, None, &mut files)?;
+    let summary = Summary {
+        units: &units,
+        memory_budget_bytes: budget.memory,
+        peak_rss_bytes: neardup_dedup::peak_resident_bytes(),
+        policy: policy.describe(),
+    };
+    print_summary(&units);
+    eprintln!(
+        "neardup: peak memory {:.1} MB, budget {:.1} MB",
+        summary.peak_rss_bytes.unwrap_or(0) as f64 / 1e6,
+        summary.memory_budget_bytes as f64 / 1e6,
+    );
+    if let Some(path) = outputs.summary {
+        files.write(path, |out| {
+            serde_json::to_writer_pretty(&mut *out, &summary)?;
+            writeln!(out)?;
+            Ok(())
+        })?;
+    }
+    files.commit()
+}
+
+/// Runs the rule of `policy.units` over `corpus` (over the documents `kept` says only, when
+/// document-level dedup decided first) and writes `--kept`, `--removed-spans` and `--seen`
+/// into `files`, to be committed with the run's other outputs. Returns the figures.
 pub fn run(
     policy: &Policy,
     corpus: &Corpus,
     budget: &Budget,
     outputs: &UnitOutputs<'_>,
-    started: Instant,
-) -> anyhow::Result<()> {
+    kept: Option<Vec<bool>>,
+    files: &mut Outputs,
+) -> anyhow::Result<UnitSummary> {
+    let started = Instant::now();
     let rule = policy.units.context("no unit rule in the policy")?;
     let mut dedup = UnitDedup::new(rule, policy.profile.normalize, budget);
+    if let Some(kept) = kept {
+        dedup = dedup.over_kept(kept);
+    }
     if outputs.kept.is_some() {
         dedup = dedup.with_records();
     }
     if let Some(path) = outputs.seen {
         dedup = dedup.with_seen(path)?;
     }
-    let mut files = Outputs::default();
     let mut spans = Outputs::default();
     let mut kept_count = 0u64;
     let mut figures = UnitFigures::default();
-    optional(&mut files, outputs.kept, |mut kept| {
+    optional(files, outputs.kept, |kept| {
+        let mut kept = match (kept, outputs.kept) {
+            (Some(out), Some(path)) => Some(
+                Rewrites::new(out, path, corpus, &budget.spill_dir())
+                    .map_err(crate::kept::into_anyhow)?,
+            ),
+            _ => None,
+        };
         optional(&mut spans, outputs.removed_spans, |mut removed| {
             figures = dedup.run(corpus, |doc, rewritten| {
                 kept_count += u64::from(!rewritten.report.dropped);
                 if let Some(out) = removed.as_deref_mut() {
                     write_report(out, &doc, &rewritten.report)?;
                 }
-                match kept.as_deref_mut() {
+                match kept.as_mut() {
                     Some(out) => write_record(out, &doc, &rewritten, outputs.text_field),
                     None => Ok(()),
                 }
             })?;
             Ok(())
-        })
+        })?;
+        match kept {
+            Some(kept) => kept
+                .finish(corpus, outputs.text_field)
+                .map_err(crate::kept::into_anyhow),
+            None => Ok(()),
+        }
     })?;
+    files.extend(spans);
     let seen_saved = match outputs.seen {
         Some(path) => {
             let mut count = 0;
@@ -114,26 +169,13 @@ pub fn run(
         None => None,
     };
     let seconds = started.elapsed().as_secs_f64();
-    let summary = Summary {
-        figures: &figures,
+    Ok(UnitSummary {
+        mb_per_second: figures.text_bytes as f64 / 1e6 / seconds.max(1e-9),
+        figures,
         documents_kept: kept_count,
         seen_saved,
         seconds,
-        mb_per_second: figures.text_bytes as f64 / 1e6 / seconds.max(1e-9),
-        memory_budget_bytes: budget.memory,
-        peak_rss_bytes: neardup_dedup::peak_resident_bytes(),
-        policy: policy.describe(),
-    };
-    print_summary(&summary);
-    if let Some(path) = outputs.summary {
-        files.write(path, |out| {
-            serde_json::to_writer_pretty(&mut *out, &summary)?;
-            writeln!(out)?;
-            Ok(())
-        })?;
-    }
-    spans.commit()?;
-    files.commit()
+    })
 }
 
 /// Calls `write` with the output `path` when one is given (written into `outputs`), else
@@ -149,17 +191,22 @@ fn optional(
     }
 }
 
-/// A document's record with its text rewritten: its JSON record with the text field replaced,
-/// or a line `{"id", "url", "title", "text"}` for a document read from another format. A
-/// dropped document writes nothing.
+/// A document's record with its text rewritten: its Parquet row with the text column
+/// replaced, its JSON record with the text field replaced, or a line `{"id", "url", "title",
+/// "text"}` for a document read from another format. A dropped document writes nothing.
 fn write_record(
-    out: &mut Output,
+    out: &mut Rewrites<'_, Output>,
     doc: &Document,
     rewritten: &Rewritten,
     text_field: &str,
 ) -> anyhow::Result<()> {
     if rewritten.report.dropped {
         return Ok(());
+    }
+    if out.is_parquet() {
+        return out
+            .row(doc, &rewritten.text)
+            .map_err(crate::kept::into_anyhow);
     }
     let line = match doc.raw.as_deref().filter(|raw| raw.first() == Some(&b'{')) {
         Some(raw) => rewrite_record(raw, text_field, &rewritten.text)?,
@@ -170,9 +217,7 @@ fn write_record(
             text: &rewritten.text,
         })?,
     };
-    out.write_all(&line)?;
-    out.write_all(b"\n")?;
-    Ok(())
+    out.line(&line).map_err(crate::kept::into_anyhow)
 }
 
 /// A line of `--removed-spans` for a document something was removed from (or dropped).
@@ -191,10 +236,11 @@ fn write_report(out: &mut Output, doc: &Document, report: &UnitReport) -> anyhow
     Ok(())
 }
 
-fn print_summary(s: &Summary<'_>) {
-    let f = s.figures;
+/// Prints the figures of the pass below the document (two lines) to stderr.
+pub fn print_summary(s: &UnitSummary) {
+    let f = &s.figures;
     eprintln!(
-        "neardup: {} documents ({:.1} MB of text) in {:.2} s ({:.1} MB/s): {} of {} units removed ({:.1} MB, {:.1}%), {} documents dropped, {} kept",
+        "neardup: below the document, {} documents ({:.1} MB of text) in {:.2} s ({:.1} MB/s): {} of {} units removed ({:.1} MB, {:.1}%), {} documents dropped, {} kept",
         f.documents,
         f.text_bytes as f64 / 1e6,
         s.seconds,
@@ -207,12 +253,11 @@ fn print_summary(s: &Summary<'_>) {
         s.documents_kept
     );
     eprintln!(
-        "neardup: {} reads, {} seen keys loaded{}; peak memory {:.1} MB, budget {:.1} MB, {:.1} MB spilled",
+        "neardup: {} reads, {} seen keys loaded{}, {:.1} MB spilled",
         f.passes,
         f.seen_loaded,
-        s.seen_saved.map_or(String::new(), |n| format!(", {n} saved")),
-        s.peak_rss_bytes.unwrap_or(0) as f64 / 1e6,
-        s.memory_budget_bytes as f64 / 1e6,
+        s.seen_saved
+            .map_or(String::new(), |n| format!(", {n} saved")),
         f.spilled_bytes as f64 / 1e6
     );
 }

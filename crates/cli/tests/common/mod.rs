@@ -1,5 +1,8 @@
 //! Running the built `neardup` binary in tests.
 
+#[allow(dead_code)]
+pub mod parquet;
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 

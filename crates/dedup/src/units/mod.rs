@@ -139,6 +139,25 @@ impl<'de> Deserialize<'de> for Unit {
     }
 }
 
+/// `policy` with the rule below the document `unit` names (`None`, `--granularity document`:
+/// none), keeping `min_chars` characters at least (default
+/// [`UnitRule::DEFAULT_MIN_CHARS`]): what `--granularity` and `--min-chars` do to a policy.
+pub fn with_units(
+    policy: crate::Policy,
+    unit: Option<Unit>,
+    min_chars: Option<u64>,
+) -> Result<crate::Policy, DedupError> {
+    let units = unit.map(|unit| UnitRule {
+        unit,
+        min_chars: min_chars.unwrap_or(UnitRule::DEFAULT_MIN_CHARS),
+    });
+    crate::PolicyChanges {
+        units: Some(units),
+        ..Default::default()
+    }
+    .apply(policy)
+}
+
 /// The rule below the document, a field of the [`crate::Policy`] (`units`): which unit, and
 /// the least a document must keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

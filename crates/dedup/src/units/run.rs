@@ -14,6 +14,7 @@ use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use neardup_core::normalize::NormalizeOptions;
 use neardup_index::{Runs, Sorted, SpillDir};
 use neardup_ingest::{Body, Corpus, Document};
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::report::Rewritten;
@@ -70,6 +71,9 @@ pub struct UnitDedup {
     seen: Option<SeenFile>,
     /// Whether documents carry their input records ([`Document::raw`]).
     keep_raw: bool,
+    /// The documents the rule runs over, by position (the others are passed over), when
+    /// document-level dedup decided first ([`UnitDedup::over_kept`]).
+    kept: Option<Vec<bool>>,
     /// The union of the seen keys and this run's, once the run is over.
     union: Option<Union>,
 }
@@ -92,6 +96,7 @@ impl UnitDedup {
             set_memory: budget.memory / 2,
             seen: None,
             keep_raw: false,
+            kept: None,
             union: None,
         }
     }
@@ -115,6 +120,34 @@ impl UnitDedup {
     pub fn with_records(mut self) -> Self {
         self.keep_raw = true;
         self
+    }
+
+    /// Runs the rule over the documents whose entry in `kept` is true only (a document-level
+    /// decision's, by position in the input): the others add no key and are not handed to
+    /// the sink, as if the input held the kept documents alone. A read that finds another
+    /// number of documents than `kept` has is an error.
+    pub fn over_kept(mut self, kept: Vec<bool>) -> Self {
+        self.kept = Some(kept);
+        self
+    }
+
+    /// Whether the document at `position` is one the rule runs over.
+    fn includes(&self, position: usize) -> bool {
+        self.kept
+            .as_ref()
+            .is_none_or(|kept| kept.get(position).copied().unwrap_or(false))
+    }
+
+    /// Fails when a read found `read` documents and [`UnitDedup::over_kept`] was given
+    /// another number.
+    fn same_documents(&self, read: usize) -> Result<(), DedupError> {
+        match &self.kept {
+            Some(kept) if kept.len() != read => Err(DedupError::InvalidOption(format!(
+                "the inputs changed between reads ({read} documents, {} decided)",
+                kept.len()
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// The splitter of this rule (units and keys of one text).
@@ -141,16 +174,21 @@ impl UnitDedup {
         corpus.for_each_document(
             "removing repeated units",
             self.keep_raw,
-            |_, doc, text| self.split(doc, text),
-            |doc, (units, text)| {
-                let flags = self.decide(&mut state, index, &units)?;
+            |i, doc, text| self.includes(i).then(|| self.split(doc, text)),
+            |doc, split| {
+                let position = index;
                 index += 1;
+                let Some((units, text)) = split else {
+                    return Ok(());
+                };
+                let flags = self.decide(&mut state, position, &units)?;
                 if let Some(flags) = flags {
                     self.emit(&mut figures, doc, text, &units, &flags, &mut sink)?;
                 }
                 Ok::<_, E>(())
             },
         )?;
+        self.same_documents(index)?;
         match state {
             State::Memory(set) => self.union = Some(Union::Memory(set)),
             State::Runs {
@@ -191,16 +229,72 @@ impl UnitDedup {
         sink: &mut impl FnMut(Document, Rewritten) -> Result<(), E>,
     ) -> Result<(), E> {
         let text = text.as_deref().unwrap_or(doc.body.as_str());
+        let rewritten = self.rewrite(figures, text, units, flags);
+        sink(doc, rewritten)
+    }
+
+    /// `text` rewritten by its keys' flags, counted in `figures`.
+    fn rewrite(
+        &self,
+        figures: &mut UnitFigures,
+        text: &str,
+        units: &DocumentUnits,
+        flags: &[bool],
+    ) -> Rewritten {
         let rewritten = Rewritten::new(text, units, flags, self.rule.min_chars);
-        let text_bytes = text.len() as u64;
         let report = &rewritten.report;
         figures.documents += 1;
         figures.documents_dropped += u64::from(report.dropped);
         figures.units += report.units;
         figures.units_removed += report.units_removed;
-        figures.text_bytes += text_bytes;
+        figures.text_bytes += text.len() as u64;
         figures.bytes_removed += report.bytes_removed;
-        sink(doc, rewritten)
+        rewritten
+    }
+
+    /// Runs the rule over plain texts held in memory, in order (with
+    /// [`UnitDedup::over_kept`], over the texts it keeps): the rewrite of each, `None` for a
+    /// text passed over, and the figures. The keys are held in memory whatever the budget
+    /// (8 to 30 bytes a unit, fewer than the texts already held); the seen file is read and
+    /// [`UnitDedup::write_seen`] saves the union, as with [`UnitDedup::run`], whose answer
+    /// this is for a corpus of these texts.
+    pub fn run_texts<S: AsRef<str> + Sync>(
+        &mut self,
+        texts: &[S],
+    ) -> Result<(Vec<Option<Rewritten>>, UnitFigures), DedupError> {
+        /// Texts split at a time (in parallel), then decided in order.
+        const CHUNK: usize = 4096;
+        self.same_documents(texts.len())?;
+        let mut figures = UnitFigures {
+            passes: 1,
+            ..UnitFigures::default()
+        };
+        let mut set = KeySet::default();
+        if let Some(seen) = self.seen.clone().filter(SeenFile::exists) {
+            figures.seen_loaded = seen.read(|key| {
+                set.insert(key);
+                Ok(())
+            })?;
+        }
+        let mut out = Vec::with_capacity(texts.len());
+        for (chunk, some) in texts.chunks(CHUNK).enumerate() {
+            let split: Vec<Option<DocumentUnits>> = some
+                .par_iter()
+                .enumerate()
+                .map(|(i, text)| {
+                    let included = self.includes(chunk * CHUNK + i);
+                    included.then(|| self.splitter.split(text.as_ref()))
+                })
+                .collect();
+            for (text, units) in some.iter().zip(split) {
+                out.push(units.map(|units| {
+                    let flags = seen_flags(&mut set, &units);
+                    self.rewrite(&mut figures, text.as_ref(), &units, &flags)
+                }));
+            }
+        }
+        self.union = Some(Union::Memory(set));
+        Ok((out, figures))
     }
 
     /// A key seen before the run.
@@ -233,7 +327,7 @@ impl UnitDedup {
             }
         }
         match state {
-            State::Memory(set) => Ok(Some(units.keys.iter().map(|k| !set.insert(*k)).collect())),
+            State::Memory(set) => Ok(Some(seen_flags(set, units))),
             State::Runs {
                 runs, batch, next, ..
             } => {
@@ -324,7 +418,7 @@ impl UnitDedup {
         corpus.for_each_document(
             "removing repeated units (second read)",
             self.keep_raw,
-            |i, doc, text| (i >= from).then(|| self.split(doc, text)),
+            |i, doc, text| (i >= from && self.includes(i)).then(|| self.split(doc, text)),
             |doc, split| {
                 let Some((units, text)) = split else {
                     return Ok(());
@@ -376,6 +470,11 @@ impl UnitDedup {
             }
         }
     }
+}
+
+/// The seen flag of each key of `units`, adding the keys to `set`.
+fn seen_flags(set: &mut KeySet, units: &DocumentUnits) -> Vec<bool> {
+    units.keys.iter().map(|k| !set.insert(*k)).collect()
 }
 
 /// Adds `record` to `batch`, handing the batch to `runs` when full.

@@ -16,6 +16,7 @@ service's), batch dedup of lists, pandas DataFrames and Arrow tables, drop-ins f
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
@@ -104,6 +105,16 @@ class DedupResult:
     - ``clusters``: groups of two or more, ``cluster`` (their number), ``members`` (ascending)
       and their ``representative`` (the kept one);
     - ``pairs``: every accepted pair (``a < b``) with its evidence.
+
+    With a ``granularity`` (dedup below the document, after the documents are decided):
+
+    - ``texts``: each kept text with its repeated units removed, ``None`` for a text removed
+      as a duplicate or dropped (too little left): what ``neardup dedup --granularity
+      --kept`` writes;
+    - ``units``: per text the unit pass read, its report as ``--removed-spans`` writes it
+      (``units``, ``units_removed``, ``bytes_removed``, ``removed_spans`` as UTF-8 byte
+      offsets ``[start, end)``, ``dropped``), ``None`` for a removed text;
+    - ``unit_figures``: the pass's totals (documents, units, units and bytes removed, ...).
     """
 
     keep: List[bool]
@@ -111,6 +122,9 @@ class DedupResult:
     removals: List[Dict[str, Any]] = field(default_factory=list)
     clusters: List[Dict[str, Any]] = field(default_factory=list)
     pairs: List[Dict[str, Any]] = field(default_factory=list)
+    texts: Optional[List[Optional[str]]] = None
+    units: Optional[List[Optional[Dict[str, Any]]]] = None
+    unit_figures: Optional[Dict[str, Any]] = None
 
     def cluster_ids(self) -> List[Optional[int]]:
         """Per text, the index of its cluster's representative (``None`` when it is in none)."""
@@ -127,6 +141,10 @@ def dedup(
     keep: str = "first",
     text_column: str = "text",
     fetched_at: Optional[Iterable[Optional[int]]] = None,
+    granularity: Optional[str] = None,
+    min_chars: Optional[int] = None,
+    seen: Union[str, "os.PathLike[str]", None] = None,
+    units_only: bool = False,
 ) -> DedupResult:
     """Deduplicate texts by the policy, as ``neardup dedup`` does.
 
@@ -136,7 +154,23 @@ def dedup(
     ``keep``: ``first``, ``longest`` or ``newest`` (with ``fetched_at``, Unix seconds or
     ``None`` per text). Fingerprints are computed in parallel with the GIL released; the
     decision is the Rust engine's.
+
+    Below the document, as ``neardup dedup --granularity`` (the same answer): ``granularity``
+    ``paragraph``, ``line`` or ``sentences:N``; after the documents are decided, the units that
+    repeat across the kept texts are removed from every one but the first (in input order),
+    and a text left with fewer than ``min_chars`` characters (default 1) is dropped.
+    ``seen``: a file of the units of earlier runs (``--seen``), replaced by the union with
+    this run's. ``units_only``: no document-level decision (``--units-only``).
     """
     times = None if fetched_at is None else list(fetched_at)
-    raw = _dedup(_texts(texts_or_table, text_column), policy, keep, times)
+    raw = _dedup(
+        _texts(texts_or_table, text_column),
+        policy,
+        keep,
+        times,
+        granularity,
+        min_chars,
+        None if seen is None else os.fspath(seen),
+        units_only,
+    )
     return DedupResult(**raw)

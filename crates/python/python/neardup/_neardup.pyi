@@ -106,6 +106,10 @@ def dedup(
     policy: PolicyArg = None,
     keep: str = "first",
     fetched_at: Optional[List[Optional[int]]] = None,
+    granularity: Optional[str] = None,
+    min_chars: Optional[int] = None,
+    seen: Optional[str] = None,
+    units_only: bool = False,
 ) -> Dict[str, Any]: ...
 
 class SearchKeys:

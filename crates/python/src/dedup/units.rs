@@ -1,0 +1,121 @@
+//! `dedup(..., granularity=...)`: the rule below the document ([`neardup_dedup::units`]) over
+//! the texts, after the document-level decision, as `neardup dedup --granularity` runs it.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use neardup_dedup::units::{with_units, Unit, UnitDedup};
+use neardup_dedup::{DedupOptions, Policy};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::convert;
+use crate::error::{invalid, to_py};
+
+/// The arguments of the pass below the document.
+pub struct Below<'a> {
+    /// `paragraph`, `line`, `sentences:N` or `document` (`--granularity`).
+    pub granularity: Option<&'a str>,
+    /// `--min-chars`.
+    pub min_chars: Option<u64>,
+    /// `--seen`: the keys of earlier runs, replaced by the union with this run's.
+    pub seen: Option<PathBuf>,
+    /// `--units-only`: no document-level decision.
+    pub units_only: bool,
+}
+
+impl Below<'_> {
+    /// `policy` with the rule `granularity` and `min_chars` name (as `--granularity` and
+    /// `--min-chars` change it); the other arguments need a rule.
+    pub fn policy(&self, policy: Policy) -> PyResult<Policy> {
+        let policy = match self.granularity {
+            None if self.min_chars.is_some() => {
+                return Err(invalid("min_chars needs a granularity"))
+            }
+            None => policy,
+            Some(text) => {
+                let unit = Unit::parse_granularity(text).map_err(to_py)?;
+                with_units(policy, unit, self.min_chars).map_err(to_py)?
+            }
+        };
+        if policy.units.is_none() && (self.seen.is_some() || self.units_only) {
+            return Err(invalid("seen and units_only need a granularity"));
+        }
+        Ok(policy)
+    }
+}
+
+/// `units_only`: every text kept whole, its units deduplicated.
+pub fn units_only<S: AsRef<str> + Sync>(
+    py: Python<'_>,
+    texts: &[S],
+    options: &DedupOptions,
+    below: &Below<'_>,
+) -> PyResult<Py<PyAny>> {
+    let result = PyDict::new(py);
+    let none: Vec<Option<u32>> = vec![None; texts.len()];
+    result.set_item("keep", vec![true; texts.len()])?;
+    result.set_item("duplicate_of", none)?;
+    for name in ["removals", "clusters", "pairs"] {
+        result.set_item(name, Vec::<u32>::new())?;
+    }
+    add_units(py, &result, texts, options, below, vec![true; texts.len()])?;
+    Ok(result.into_any().unbind())
+}
+
+/// Adds `texts`, `units` and `unit_figures` to `result`: the rule of the policy over the texts
+/// `kept` says, in order, the seen file read and replaced (atomically) when named.
+pub fn add_units<S: AsRef<str> + Sync>(
+    py: Python<'_>,
+    result: &Bound<'_, PyDict>,
+    texts: &[S],
+    options: &DedupOptions,
+    below: &Below<'_>,
+    kept: Vec<bool>,
+) -> PyResult<()> {
+    let rule = options
+        .policy
+        .units
+        .ok_or_else(|| invalid("no rule below the document"))?;
+    let mut dedup =
+        UnitDedup::new(rule, options.policy.profile.normalize, &options.budget).over_kept(kept);
+    if let Some(path) = &below.seen {
+        dedup = dedup.with_seen(path).map_err(to_py)?;
+    }
+    let (rewrites, figures) = py.detach(|| dedup.run_texts(texts)).map_err(to_py)?;
+    if let Some(path) = &below.seen {
+        save_seen(&mut dedup, path)?;
+    }
+    let mut new_texts: Vec<Option<String>> = Vec::with_capacity(rewrites.len());
+    let mut reports = Vec::with_capacity(rewrites.len());
+    for rewrite in rewrites {
+        match rewrite {
+            Some(rewrite) => {
+                new_texts.push((!rewrite.report.dropped).then_some(rewrite.text));
+                reports.push(Some(rewrite.report));
+            }
+            None => {
+                new_texts.push(None);
+                reports.push(None);
+            }
+        }
+    }
+    result.set_item("texts", new_texts)?;
+    result.set_item("units", convert::serialize_to_python(py, &reports)?)?;
+    result.set_item("unit_figures", convert::serialize_to_python(py, &figures)?)?;
+    Ok(())
+}
+
+/// Replaces the seen file at `path` by the keys seen (a temporary file beside it, renamed).
+fn save_seen(dedup: &mut UnitDedup, path: &std::path::Path) -> PyResult<()> {
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => std::path::Path::new("."),
+    };
+    let cannot = |e: std::io::Error| invalid(format!("cannot write {}: {e}", path.display()));
+    let mut file = tempfile::NamedTempFile::new_in(folder).map_err(cannot)?;
+    dedup.write_seen(file.as_file_mut()).map_err(to_py)?;
+    file.as_file_mut().flush().map_err(cannot)?;
+    file.persist(path).map_err(|e| cannot(e.error))?;
+    Ok(())
+}
