@@ -95,6 +95,11 @@ fn a_bad_granularity_or_a_document_option_is_a_usage_error() {
         run.stderr
     );
     let run = neardup(
+        &["dedup", "-", "--granularity", "document", "--units-only"],
+        CORPUS.as_bytes(),
+    );
+    assert_one_line_error(&run, 1, "--units-only needs a unit below the document");
+    let run = neardup(
         &["dedup", "-", "--granularity", "line", "--kept", "out.warc"],
         CORPUS.as_bytes(),
     );

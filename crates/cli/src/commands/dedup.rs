@@ -416,7 +416,11 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let units = options.policy.units.is_some();
-    if units && args.units_only {
+    if args.units_only {
+        anyhow::ensure!(
+            units,
+            "--units-only needs a unit below the document (--granularity paragraph, line or sentences:N)"
+        );
         return run_units(&args, &options.policy);
     }
     // Verification, --kept and the units below the document read the inputs again.
