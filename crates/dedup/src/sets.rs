@@ -3,9 +3,9 @@
 //! through a cache of bounded size.
 //!
 //! Each set's size and [`BucketCounts`] (a quarter of a byte a shingle) stay in memory
-//! whatever is spilled, while the counts fit a quarter of the store's share: most pairs
+//! whatever is spilled, while the counts fit half of the store's share: most pairs
 //! verification sees fail on them alone (template pages close in SimHash, under the threshold),
-//! so a set is read back only for a pair that may pass. Sets stored once the counts' quarter is
+//! so a set is read back only for a pair that may pass. Sets stored once the counts' half is
 //! full have no counts (a bound of nothing): a pair with one of them is verified on the sets
 //! read back, the same decision, more reads.
 //!
@@ -102,8 +102,8 @@ struct Cache {
 }
 
 impl SetStore {
-    /// A store that holds up to `bytes` of sets in memory (a quarter as written sets, at most a
-    /// quarter as their bucket counts, the rest as the cache of sets read back) and spills the
+    /// A store that holds up to `bytes` of sets in memory (a quarter as written sets, at most
+    /// half as their bucket counts, the rest, at least an eighth, as the cache of sets read back) and spills the
     /// rest to a file in `spill_dir`. The cache is
     /// the larger share: the decision reads every set through it, and on the 1 GB corpus with a
     /// budget a third of its sets' size, verification took 90 s with the shares the other way
@@ -119,8 +119,8 @@ impl SetStore {
             memory: Vec::with_capacity(memory_limit),
             memory_limit,
             // Reserved once, as `memory`.
-            counts: Vec::with_capacity(quarter),
-            counts_limit: quarter,
+            counts: Vec::with_capacity(2 * quarter),
+            counts_limit: 2 * quarter,
             share: usize::try_from(bytes).unwrap_or(usize::MAX),
             spill_dir: spill_dir.to_path_buf(),
             spill: None,
@@ -395,15 +395,15 @@ mod tests {
         );
     }
 
-    /// Counts held up to a quarter of the share: the sets stored after it is full have none,
+    /// Counts held up to half of the share: the sets stored after it is full have none,
     /// and bound nothing (`usize::MAX`); every set still comes back whole.
     #[test]
-    fn bucket_counts_stay_within_their_quarter() {
+    fn bucket_counts_stay_within_their_half() {
         let dir = tempfile::tempdir().unwrap();
         let sets: Vec<FeatureSet> = (0..20).map(|i| set(i * 1000, 100)).collect();
         let per_set = BucketCounts::of(&sets[0]).as_bytes().len();
-        // A quarter of the share holds the counts of 5 sets and a half.
-        let mut store = SetStore::new((4 * per_set * 11 / 2) as u64, dir.path());
+        // Half of the share holds the counts of 5 sets and a half.
+        let mut store = SetStore::new((2 * per_set * 11 / 2) as u64, dir.path());
         for (i, s) in sets.iter().enumerate() {
             store.push(i as u32, s).unwrap();
         }
