@@ -480,6 +480,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let (candidates, verified_candidates) = (outcome.candidates, outcome.verified_candidates);
     let spilled_bytes = outcome.spilled_bytes + ids.spilled_bytes();
     let kept = outcome.kept;
+    let kept_count = kept.iter().filter(|k| **k).count();
     let documents_count = documents.len();
     // The pass below the document holds the kept flags and its keys: the document engine's
     // state is let go first.
@@ -487,7 +488,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let units = match units {
         false => None,
         true => {
-            let summary = run_units_over(&args, &options, &corpus, kept.clone(), &mut outputs)?;
+            let summary = run_units_over(&args, &options, &corpus, kept, &mut outputs)?;
             phases.push(Phase {
                 name: "removing repeated units",
                 seconds: summary.seconds,
@@ -504,7 +505,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         exact_duplicates: exact,
         near_duplicates: near,
         url_duplicates: url,
-        kept: kept.iter().filter(|k| **k).count(),
+        kept: kept_count,
         clusters,
         pairs,
         candidates,
