@@ -11,7 +11,8 @@
 //! within `k` (the batch search, merging each pair found without listing it; in memory while it
 //! fits what the budget leaves, else from bucket files on disk), and a unit can only ever
 //! join a unit of its own component, so components are decided independently, each in keep
-//! order, with the same result as one walk over the whole corpus in keep order. That keeps the
+//! order, with the same result as one walk over the whole corpus in keep order (they are walked
+//! in parallel, each by one thread, and their outcomes taken in component order). That keeps the
 //! shingle sets a walk reads together: a component's sets are read from the spill file once and
 //! stay in the cache while it is decided (the 4 GB test corpus read its sets hundreds of times
 //! over in plain keep order, its families being spread over the whole file). Only units in a
@@ -20,17 +21,19 @@
 //! The decision is the one [`crate::clusters::centred_clusters`] makes from every candidate
 //! pair (the property tests compare the two on generated families, chains and exact copies).
 //!
-//! A unit alone in its component is kept without a search, and the index holds the kept units
-//! of one component at a time (a scan of them for a small component, [`ProbedBlocks`] sized for
-//! a large one): the index no longer grows with the corpus (a global index of every kept unit
+//! A unit alone in its component is kept without a search, and an index holds the kept units
+//! of one component (a scan of them for a small component, [`ProbedBlocks`] sized for a large
+//! one; one index a thread): the index no longer grows with the corpus (a global index of every kept unit
 //! took 59% of the CPU on 3 million news leads, and about 70 bytes a kept unit).
 //!
 //! Memory, beyond the documents: the search within what the budget leaves, 5 bytes a unit for
-//! its components; one byte a document for the flags and one for the kept marks, 4 a unit for
-//! the keep order (8 while it is made), the largest component's index, and the shingle sets of
-//! the units with a neighbour (within the budget, spilled beyond it).
+//! its components; one byte a document for the flags, 4 a unit for the keep order (8 while it
+//! is made), the index and kept marks of each component walked (one a thread), and the
+//! shingle sets of the units with a neighbour (within the budget, spilled beyond it).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+use rayon::prelude::*;
 
 use neardup_core::Simhash;
 use neardup_index::{
@@ -124,7 +127,7 @@ impl Run<'_> {
         &self,
         source: &mut dyn FeatureSource,
         phases: &mut Phases,
-        fp_of: impl Fn(u32) -> F,
+        fp_of: impl Fn(u32) -> F + Sync,
     ) -> Result<Decided, DedupError> {
         let policy = &self.options.policy;
         let budget = &self.options.budget;
@@ -177,23 +180,21 @@ impl Run<'_> {
         let component = self.components_with_links(components, &units);
         let walk = WalkOrder::new(representatives, &component, self.exact.groups, &units);
         drop(component);
-        let mut state = Walk::new(self.documents.len(), policy.k, self.accepted);
-        let mut walked = walk.order.iter();
-        for &len in &walk.spans {
-            state.begin_component(len as usize)?;
-            for &unit in walked.by_ref().take(len as usize) {
-                let fp = fp_of(unit);
-                let choices = state.choices(&units, unit, fp)?;
-                let found =
-                    self.first_passing(unit, choices, verifier.as_ref(), &mut state.verified)?;
-                if let (Some(_), Some(verifier)) = (&found, &verifier) {
-                    // A unit that joins another is never a candidate again: its set leaves the
-                    // cache, which so holds the kept units' sets that later units are verified
-                    // on.
-                    verifier.forget(unit);
-                }
-                state.settle(unit, fp, found)?;
-            }
+        let links = Links::new(self.accepted);
+        // Components are independent: they are decided in parallel, and their outcomes taken
+        // in component order, as one walk over them in turn would give them.
+        let outcomes: Vec<Outcome> = walk
+            .components()
+            .par_iter()
+            .map(|component| {
+                self.walk_component(component, &units, &links, verifier.as_ref(), &fp_of)
+            })
+            .collect::<Result<_, _>>()?;
+        let mut state = Outcome::default();
+        for outcome in outcomes {
+            state.joined.extend(outcome.joined);
+            state.candidates += outcome.candidates;
+            state.verified += outcome.verified;
         }
         let spilled_bytes = search_spilled + verifier.as_ref().map_or(0, Verifier::spilled_bytes);
         let decided = state
@@ -218,6 +219,31 @@ impl Run<'_> {
             verified: state.verified,
             spilled_bytes,
         })
+    }
+
+    /// Decides the units of one component (`component`: in keep order), each against the kept
+    /// units before it.
+    fn walk_component<F: Fingerprint>(
+        &self,
+        component: &[u32],
+        units: &Units<'_>,
+        links: &Links,
+        verifier: Option<&Verifier>,
+        fp_of: &(impl Fn(u32) -> F + Sync),
+    ) -> Result<Outcome, DedupError> {
+        let mut walk = Walk::new(component.len(), self.options.policy.k, links, self.accepted)?;
+        for &unit in component {
+            let fp = fp_of(unit);
+            let choices = walk.choices(units, unit, fp)?;
+            let found = self.first_passing(unit, choices, verifier, &mut walk.outcome.verified)?;
+            if let (Some(_), Some(verifier)) = (&found, verifier) {
+                // A unit that joins another is never a candidate again: its set leaves the
+                // cache, which so holds the kept units' sets that later units are verified on.
+                verifier.forget(unit);
+            }
+            walk.settle(unit, fp, found)?;
+        }
+        Ok(walk.outcome)
     }
 
     /// The first of `choices` (in order) whose pair the policy accepts, with that pair.
@@ -275,10 +301,10 @@ impl Run<'_> {
     }
 
     /// Bytes held besides the shingle sets: the documents and the walk's state (an estimate;
-    /// [`crate::Budget`] takes the measured peak when that is larger). The index of kept units
-    /// holds one component at a time, not counted here.
+    /// [`crate::Budget`] takes the measured peak when that is larger). The indexes of kept units
+    /// (one a component walked, one a thread at a time) are not counted here.
     fn held_bytes(&self) -> u64 {
-        let walk = self.documents.len() as u64 * 2 + self.exact.representatives.len() as u64 * 8;
+        let walk = self.documents.len() as u64 + self.exact.representatives.len() as u64 * 8;
         self.documents.held_bytes() + walk
     }
 }
@@ -334,59 +360,90 @@ impl WalkOrder {
             alone_groups,
         }
     }
+
+    /// The units walked, a slice a component.
+    fn components(&self) -> Vec<&[u32]> {
+        let mut rest = self.order.as_slice();
+        self.spans
+            .iter()
+            .map(|&len| {
+                let (component, after) = rest.split_at(len as usize);
+                rest = after;
+                component
+            })
+            .collect()
+    }
 }
 
 /// Components up to this many units are searched by a scan of their kept units: cheaper than the
 /// probes of a [`ProbedBlocks`] query (64 comparisons a probe, 68 probes a table set at k = 6).
 const SCAN_LIMIT: usize = 4096;
 
-/// The state of the walk in keep order: which units are kept, and the index of the kept units
-/// of the component walked.
-struct Walk<'a, F> {
-    kept: Vec<bool>,
-    /// The kept units of the component walked, by their SimHash.
-    index: Box<dyn HammingIndex<F>>,
-    k: u32,
-    /// Accepted pairs between two units, by document: `(other document, index in accepted)`.
-    links: HashMap<u32, Vec<(u32, u32)>>,
-    accepted: &'a [FoundPair],
-    joined: Vec<Joined>,
-    candidates: usize,
-    verified: usize,
-}
+/// The accepted pairs between two units (exact pairs are within one), by document: `(other
+/// document, index in the accepted pairs)`.
+struct Links(HashMap<u32, Vec<(u32, u32)>>);
 
-impl<'a, F: Fingerprint> Walk<'a, F> {
-    fn new(documents: usize, k: u32, accepted: &'a [FoundPair]) -> Self {
+impl Links {
+    fn new(accepted: &[FoundPair]) -> Self {
         let mut links: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
-        // The accepted pairs between different units (exact pairs are within one).
         for (i, p) in accepted.iter().enumerate() {
             if p.kind != Kind::Exact {
                 links.entry(p.a).or_default().push((p.b, i as u32));
                 links.entry(p.b).or_default().push((p.a, i as u32));
             }
         }
-        Walk {
-            kept: vec![false; documents],
-            index: Box::new(BruteForce::new()),
+        Links(links)
+    }
+
+    fn of(&self, doc: u32) -> &[(u32, u32)] {
+        self.0.get(&doc).map_or(&[][..], Vec::as_slice)
+    }
+}
+
+/// What the walk of one component decided.
+#[derive(Default)]
+struct Outcome {
+    joined: Vec<Joined>,
+    /// Pairs of a unit and a kept unit within `k` that the decision looked at.
+    candidates: usize,
+    /// How many of them were verified on shingle sets.
+    verified: usize,
+}
+
+/// The state of the walk of one component in keep order: its kept units, and their index.
+struct Walk<'a, F> {
+    /// The kept units of the component, by their SimHash (a unit can only find kept units of
+    /// its own component).
+    index: Box<dyn HammingIndex<F>>,
+    kept: HashSet<u32>,
+    k: u32,
+    links: &'a Links,
+    accepted: &'a [FoundPair],
+    outcome: Outcome,
+}
+
+impl<'a, F: Fingerprint> Walk<'a, F> {
+    /// The walk of a component of `len` units: an empty index, sized for it.
+    fn new(
+        len: usize,
+        k: u32,
+        links: &'a Links,
+        accepted: &'a [FoundPair],
+    ) -> Result<Self, DedupError> {
+        let index: Box<dyn HammingIndex<F>> = if len <= SCAN_LIMIT {
+            Box::new(BruteForce::new())
+        } else {
+            let blocks = ProbedBlocks::<F>::blocks_for(len, k);
+            Box::new(ProbedBlocks::with_capacity(blocks, k, len)?)
+        };
+        Ok(Walk {
+            index,
+            kept: HashSet::new(),
             k,
             links,
             accepted,
-            joined: Vec::new(),
-            candidates: 0,
-            verified: 0,
-        }
-    }
-
-    /// Starts a component of `len` units: an empty index, sized for it (a unit can only find
-    /// kept units of its own component).
-    fn begin_component(&mut self, len: usize) -> Result<(), DedupError> {
-        self.index = if len <= SCAN_LIMIT {
-            Box::new(BruteForce::new())
-        } else {
-            let blocks = ProbedBlocks::<F>::blocks_for(len, self.k);
-            Box::new(ProbedBlocks::with_capacity(blocks, self.k, len)?)
-        };
-        Ok(())
+            outcome: Outcome::default(),
+        })
     }
 
     /// The kept units `unit` (of SimHash `fp`) could join, nearest first (distance, kind, keep
@@ -403,11 +460,11 @@ impl<'a, F: Fingerprint> Walk<'a, F> {
                 accepted: None,
             })
             .collect();
-        self.candidates += choices.len();
+        self.outcome.candidates += choices.len();
         for member in units.members(unit) {
-            for &(doc, i) in self.links.get(member).map_or(&[][..], Vec::as_slice) {
+            for &(doc, i) in self.links.of(*member) {
                 let other = units.first_of(doc);
-                if other != unit && self.kept[other as usize] {
+                if other != unit && self.kept.contains(&other) {
                     let p = &self.accepted[i as usize];
                     choices.push(Choice {
                         other,
@@ -431,9 +488,9 @@ impl<'a, F: Fingerprint> Walk<'a, F> {
         found: Option<(u32, FoundPair)>,
     ) -> Result<(), DedupError> {
         match found {
-            Some((leader, pair)) => self.joined.push(Joined { unit, leader, pair }),
+            Some((leader, pair)) => self.outcome.joined.push(Joined { unit, leader, pair }),
             None => {
-                self.kept[unit as usize] = true;
+                self.kept.insert(unit);
                 self.index.insert(u64::from(unit), fp)?;
             }
         }
