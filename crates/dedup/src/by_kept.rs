@@ -108,10 +108,44 @@ pub(crate) fn decide_by_kept(
 /// One way a unit could join a kept unit.
 struct Choice {
     other: u32,
-    distance: u32,
-    kind: Kind,
+    /// Where it comes among the unit's choices: nearest first (distance, kind, keep order).
+    key: ChoiceKey,
     /// The accepted pair (exact or URL) that links them, or `None`: a candidate to verify.
     accepted: Option<u32>,
+}
+
+/// The order of a unit's choices: SimHash distance, kind, the keep rank of the kept unit.
+type ChoiceKey = (u32, Kind, (u64, i64, u32));
+
+impl Choice {
+    fn new(
+        units: &Units<'_>,
+        other: u32,
+        distance: u32,
+        kind: Kind,
+        accepted: Option<u32>,
+    ) -> Self {
+        Choice {
+            other,
+            key: (distance, kind, units.rank(units.best(other))),
+            accepted,
+        }
+    }
+}
+
+/// The choice a unit joins, and the pair that decided it.
+struct Found {
+    key: ChoiceKey,
+    other: u32,
+    pair: FoundPair,
+}
+
+/// What a unit's search among some kept units found.
+struct Searched {
+    found: Option<Found>,
+    /// Choices looked at, and how many of them were verified on shingle sets.
+    candidates: usize,
+    verified: usize,
 }
 
 /// The inputs of one decision.
@@ -180,7 +214,18 @@ impl Run<'_> {
         let component = self.components_with_links(components, &units);
         let walk = WalkOrder::new(representatives, &component, self.exact.groups, &units);
         drop(component);
-        let links = Links::new(self.accepted);
+        tracing::info!(
+            components = walk.spans.len(),
+            units = walk.order.len(),
+            largest = walk.spans.iter().max().copied().unwrap_or(0),
+            units_in_probed = walk
+                .spans
+                .iter()
+                .filter(|&&len| len as usize > SCAN_LIMIT)
+                .sum::<u32>(),
+            "components to walk"
+        );
+        let links = AcceptedByDoc::new(self.accepted);
         // Components are independent: they are decided in parallel, and their outcomes taken
         // in component order, as one walk over them in turn would give them.
         let outcomes: Vec<Outcome> = walk
@@ -223,44 +268,81 @@ impl Run<'_> {
 
     /// Decides the units of one component (`component`: in keep order), each against the kept
     /// units before it.
+    ///
+    /// Units are taken in batches: each unit of a batch is searched for among the units kept
+    /// before the batch, in parallel (the index and the kept marks are only read), then, in keep
+    /// order, among the units the batch kept before it, closer in the order of choices than
+    /// what the first search found. The first passing choice of the union is the one a walk
+    /// unit by unit finds: the same decisions, with the searches and verifications of a
+    /// component (one component holds most units of a crawl of templates) on every thread.
     fn walk_component<F: Fingerprint>(
         &self,
         component: &[u32],
         units: &Units<'_>,
-        links: &Links,
+        links: &AcceptedByDoc,
         verifier: Option<&Verifier>,
         fp_of: &(impl Fn(u32) -> F + Sync),
     ) -> Result<Outcome, DedupError> {
         let mut walk = Walk::new(component.len(), self.options.policy.k, links, self.accepted)?;
-        for &unit in component {
-            let fp = fp_of(unit);
-            let choices = walk.choices(units, unit, fp)?;
-            let found = self.first_passing(unit, choices, verifier, &mut walk.outcome.verified)?;
-            if let (Some(_), Some(verifier)) = (&found, verifier) {
-                // A unit that joins another is never a candidate again: its set leaves the
-                // cache, which so holds the kept units' sets that later units are verified on.
-                verifier.forget(unit);
+        for batch in component.chunks(batch_len(component.len())) {
+            let search = |&unit: &u32| {
+                let choices = walk.choices_before(units, unit, fp_of(unit))?;
+                self.first_passing(unit, choices, None, verifier)
+            };
+            let before: Vec<Searched> = if batch.len() >= PARALLEL_BATCH {
+                batch.par_iter().map(search).collect::<Result<_, _>>()?
+            } else {
+                batch.iter().map(search).collect::<Result<_, _>>()?
+            };
+            for (&unit, before) in batch.iter().zip(before) {
+                let fp = fp_of(unit);
+                let choices = walk.choices_in_batch(units, unit, fp);
+                let within = self.first_passing(
+                    unit,
+                    choices,
+                    before.found.as_ref().map(|f| f.key),
+                    verifier,
+                )?;
+                walk.outcome.candidates += before.candidates + within.candidates;
+                walk.outcome.verified += before.verified + within.verified;
+                let found = within.found.or(before.found);
+                if let (Some(_), Some(verifier)) = (&found, verifier) {
+                    // A unit that joins another is never a candidate again: its set leaves the
+                    // cache, which so holds the kept units' sets that later units are verified
+                    // on.
+                    verifier.forget(unit);
+                }
+                walk.settle(unit, fp, found);
             }
-            walk.settle(unit, fp, found)?;
+            walk.end_batch()?;
         }
         Ok(walk.outcome)
     }
 
-    /// The first of `choices` (in order) whose pair the policy accepts, with that pair.
+    /// The first of `choices` (sorted by key) whose pair the policy accepts, among those before
+    /// `until` (all when `None`).
     fn first_passing(
         &self,
         unit: u32,
         choices: Vec<Choice>,
+        until: Option<ChoiceKey>,
         verifier: Option<&Verifier>,
-        verified: &mut usize,
-    ) -> Result<Option<(u32, FoundPair)>, DedupError> {
+    ) -> Result<Searched, DedupError> {
         let policy = &self.options.policy;
+        let mut searched = Searched {
+            found: None,
+            candidates: choices.iter().filter(|c| c.accepted.is_none()).count(),
+            verified: 0,
+        };
         for choice in choices {
+            if until.is_some_and(|until| choice.key >= until) {
+                break;
+            }
             let (a, b) = (unit.min(choice.other), unit.max(choice.other));
             let pair = match (choice.accepted, verifier) {
                 (Some(i), _) => Some(self.accepted[i as usize]),
                 (None, Some(verifier)) => {
-                    *verified += 1;
+                    searched.verified += 1;
                     verifier.verify(self.documents, policy, a, b)?
                 }
                 (None, None) => Some(pair(
@@ -270,16 +352,21 @@ impl Run<'_> {
                     Kind::Near,
                     Evidence {
                         measure: Measure::SimhashDistance,
-                        value: f64::from(choice.distance),
+                        value: f64::from(choice.key.0),
                         threshold: f64::from(policy.k),
                     },
                 )),
             };
             if let Some(pair) = pair {
-                return Ok(Some((choice.other, pair)));
+                searched.found = Some(Found {
+                    key: choice.key,
+                    other: choice.other,
+                    pair,
+                });
+                break;
             }
         }
-        Ok(None)
+        Ok(searched)
     }
 
     /// Each unit's component (by its index among the representatives), named by its first
@@ -379,11 +466,26 @@ impl WalkOrder {
 /// probes of a [`ProbedBlocks`] query (64 comparisons a probe, 68 probes a table set at k = 6).
 const SCAN_LIMIT: usize = 4096;
 
+/// The most units of a component decided together (see [`Run::walk_component`]): enough to
+/// keep every thread busy, few enough that the units a batch keeps, searched by a scan, stay
+/// few. A component of fewer than four times as many takes batches of a quarter of its units
+/// (at least 8), so that small components too are decided in several batches.
+const WALK_BATCH: usize = 256;
+
+/// Batches smaller than this are searched on one thread (the components themselves are walked
+/// in parallel).
+const PARALLEL_BATCH: usize = 16;
+
+/// The units of a component of `len` decided together.
+fn batch_len(len: usize) -> usize {
+    (len / 4).clamp(8, WALK_BATCH)
+}
+
 /// The accepted pairs between two units (exact pairs are within one), by document: `(other
 /// document, index in the accepted pairs)`.
-struct Links(HashMap<u32, Vec<(u32, u32)>>);
+struct AcceptedByDoc(HashMap<u32, Vec<(u32, u32)>>);
 
-impl Links {
+impl AcceptedByDoc {
     fn new(accepted: &[FoundPair]) -> Self {
         let mut links: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
         for (i, p) in accepted.iter().enumerate() {
@@ -392,7 +494,7 @@ impl Links {
                 links.entry(p.b).or_default().push((p.a, i as u32));
             }
         }
-        Links(links)
+        AcceptedByDoc(links)
     }
 
     fn of(&self, doc: u32) -> &[(u32, u32)] {
@@ -410,14 +512,17 @@ struct Outcome {
     verified: usize,
 }
 
-/// The state of the walk of one component in keep order: its kept units, and their index.
+/// The state of the walk of one component in keep order: its kept units, by batch.
 struct Walk<'a, F> {
-    /// The kept units of the component, by their SimHash (a unit can only find kept units of
-    /// its own component).
-    index: Box<dyn HammingIndex<F>>,
+    /// The units kept before the current batch, by their SimHash (a unit can only find kept
+    /// units of its own component).
+    index: Box<dyn HammingIndex<F> + Send + Sync>,
+    /// Every unit kept so far.
     kept: HashSet<u32>,
+    /// The units the current batch kept so far, with their SimHash.
+    batch_kept: Vec<(u32, F)>,
     k: u32,
-    links: &'a Links,
+    links: &'a AcceptedByDoc,
     accepted: &'a [FoundPair],
     outcome: Outcome,
 }
@@ -427,10 +532,10 @@ impl<'a, F: Fingerprint> Walk<'a, F> {
     fn new(
         len: usize,
         k: u32,
-        links: &'a Links,
+        links: &'a AcceptedByDoc,
         accepted: &'a [FoundPair],
     ) -> Result<Self, DedupError> {
-        let index: Box<dyn HammingIndex<F>> = if len <= SCAN_LIMIT {
+        let index: Box<dyn HammingIndex<F> + Send + Sync> = if len <= SCAN_LIMIT {
             Box::new(BruteForce::new())
         } else {
             let blocks = ProbedBlocks::<F>::blocks_for(len, k);
@@ -439,6 +544,7 @@ impl<'a, F: Fingerprint> Walk<'a, F> {
         Ok(Walk {
             index,
             kept: HashSet::new(),
+            batch_kept: Vec::new(),
             k,
             links,
             accepted,
@@ -446,56 +552,79 @@ impl<'a, F: Fingerprint> Walk<'a, F> {
         })
     }
 
-    /// The kept units `unit` (of SimHash `fp`) could join, nearest first (distance, kind, keep
-    /// order).
-    fn choices(&mut self, units: &Units<'_>, unit: u32, fp: F) -> Result<Vec<Choice>, DedupError> {
-        let mut choices: Vec<Choice> = self
+    /// The units kept before the current batch that `unit` (of SimHash `fp`) could join, in
+    /// the order of choices.
+    fn choices_before(
+        &self,
+        units: &Units<'_>,
+        unit: u32,
+        fp: F,
+    ) -> Result<Vec<Choice>, DedupError> {
+        let near = self
             .index
             .query(fp, self.k)?
             .into_iter()
-            .map(|found| Choice {
-                other: found.id as u32,
-                distance: found.distance,
-                kind: Kind::Near,
-                accepted: None,
-            })
-            .collect();
-        self.outcome.candidates += choices.len();
-        for member in units.members(unit) {
-            for &(doc, i) in self.links.of(*member) {
+            .map(|found| Choice::new(units, found.id as u32, found.distance, Kind::Near, None));
+        let choices = near.chain(self.linked(units, unit, |other| self.kept.contains(&other)));
+        Ok(sorted(choices.collect()))
+    }
+
+    /// The units the current batch kept so far that `unit` (of SimHash `fp`) could join, in
+    /// the order of choices.
+    fn choices_in_batch(&self, units: &Units<'_>, unit: u32, fp: F) -> Vec<Choice> {
+        let near = self.batch_kept.iter().filter_map(|&(other, other_fp)| {
+            let distance = fp.xor(other_fp).ones();
+            (distance <= self.k).then(|| Choice::new(units, other, distance, Kind::Near, None))
+        });
+        let in_batch = |other: u32| self.batch_kept.iter().any(|&(kept, _)| kept == other);
+        sorted(near.chain(self.linked(units, unit, in_batch)).collect())
+    }
+
+    /// The kept units (as `kept` says) an accepted pair links to `unit`.
+    fn linked(&self, units: &Units<'_>, unit: u32, kept: impl Fn(u32) -> bool) -> Vec<Choice> {
+        let mut choices = Vec::new();
+        for &member in units.members(unit) {
+            for &(doc, i) in self.links.of(member) {
                 let other = units.first_of(doc);
-                if other != unit && self.kept.contains(&other) {
+                if other != unit && kept(other) {
                     let p = &self.accepted[i as usize];
-                    choices.push(Choice {
-                        other,
-                        distance: p.distance,
-                        kind: p.kind,
-                        accepted: Some(i),
-                    });
+                    choices.push(Choice::new(units, other, p.distance, p.kind, Some(i)));
                 }
             }
         }
-        choices.sort_by_cached_key(|c| (c.distance, c.kind, units.rank(units.best(c.other))));
-        Ok(choices)
+        choices
     }
 
-    /// Records the decision on `unit`: joined to a kept unit by a pair, or kept (and indexed by
-    /// its SimHash `fp`).
-    fn settle(
-        &mut self,
-        unit: u32,
-        fp: F,
-        found: Option<(u32, FoundPair)>,
-    ) -> Result<(), DedupError> {
+    /// Records the decision on `unit`: joined to a kept unit by a pair, or kept (indexed by its
+    /// SimHash `fp` when the batch ends).
+    fn settle(&mut self, unit: u32, fp: F, found: Option<Found>) {
         match found {
-            Some((leader, pair)) => self.outcome.joined.push(Joined { unit, leader, pair }),
+            Some(found) => self.outcome.joined.push(Joined {
+                unit,
+                leader: found.other,
+                pair: found.pair,
+            }),
             None => {
                 self.kept.insert(unit);
-                self.index.insert(u64::from(unit), fp)?;
+                self.batch_kept.push((unit, fp));
             }
+        }
+    }
+
+    /// Ends a batch: the units it kept go into the index.
+    fn end_batch(&mut self) -> Result<(), DedupError> {
+        for (unit, fp) in self.batch_kept.drain(..) {
+            self.index.insert(u64::from(unit), fp)?;
         }
         Ok(())
     }
+}
+
+/// `choices` in the order of choices (a stable sort: the accepted pairs between the same two
+/// units stay in the order they were listed).
+fn sorted(mut choices: Vec<Choice>) -> Vec<Choice> {
+    choices.sort_by_key(|c| c.key);
+    choices
 }
 
 /// For each element of `components`, whether its component has another element.
