@@ -1,24 +1,29 @@
 //! Dedup below the document against a brute-force reference (a set of the normalised units'
-//! text, in keep order), in memory and spilled to disk, with and without a seen file.
+//! text, or of their n-grams of words as strings, in keep order), in memory and spilled to
+//! disk, with and without a seen file.
 
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
 use neardup_core::normalize::{NormalizeOptions, Normalizer};
-use neardup_dedup::units::{Rewritten, Unit, UnitDedup, UnitRule, UnitSplitter};
+use neardup_core::tokenize::Tokenizer;
+use neardup_dedup::units::{
+    Cover, DocumentUnits, NgramRule, Rewritten, Unit, UnitDedup, UnitRule, UnitSplitter,
+};
 use neardup_dedup::Budget;
 use neardup_ingest::{Corpus, CorpusError, CorpusOptions, NoHooks};
 use proptest::prelude::*;
 
-/// The reference: each key as the text of its normalised units, first occurrence kept.
+/// The reference: each key as the text of its normalised units (the exact rule) or of its
+/// n-grams of words (the fraction rule), first occurrence kept.
 fn reference(rule: UnitRule, texts: &[String], seen: &mut HashSet<String>) -> Vec<Rewritten> {
     let splitter = UnitSplitter::new(rule.unit, NormalizeOptions::web());
     let normalizer = Normalizer::new(NormalizeOptions::web());
     texts
         .iter()
         .map(|text| {
-            let mut units = splitter.split(text);
+            let units = splitter.split(text);
             let normalized: Vec<String> = units
                 .segments
                 .iter()
@@ -28,13 +33,48 @@ fn reference(rule: UnitRule, texts: &[String], seen: &mut HashSet<String>) -> Ve
                     out
                 })
                 .collect();
-            let flags: Vec<bool> = (0..units.keys.len())
-                .map(|i| !seen.insert(normalized[units.covered(i)].join("\n")))
-                .collect();
-            units.keys.clear();
-            Rewritten::new(text, &units, &flags, rule.min_chars)
+            let removed = match rule.ngrams {
+                None => {
+                    let flags: Vec<bool> = (0..units.keys.len())
+                        .map(|i| !seen.insert(normalized[units.covered(i)].join("\n")))
+                        .collect();
+                    units.removed(&flags)
+                }
+                Some(ngrams) => normalized
+                    .iter()
+                    .map(|unit| fraction_seen(unit, ngrams, seen))
+                    .collect(),
+            };
+            // One key a unit, its flag the unit's removal: the rewrite alone is the library's.
+            let by_unit = DocumentUnits {
+                keys: vec![0; units.segments.len()],
+                segments: units.segments,
+                cover: Cover::Window(1),
+            };
+            Rewritten::new(text, &by_unit, &removed, rule.min_chars)
         })
         .collect()
+}
+
+/// The fraction rule on one normalised unit: its n-grams of words as strings (or the unit
+/// itself when it has `n` words or fewer), each looked up and added in order; whether at
+/// least the threshold of them were seen.
+fn fraction_seen(unit: &str, rule: NgramRule, seen: &mut HashSet<String>) -> bool {
+    let mut words = Vec::new();
+    Tokenizer::Words.for_each_token(unit, |w| words.push(w));
+    let keys: Vec<String> = if words.len() <= rule.n as usize {
+        vec![format!("unit {unit}")]
+    } else {
+        words
+            .windows(rule.n as usize)
+            .map(|gram| format!("gram {}", gram.join(" ")))
+            .collect()
+    };
+    let count = keys
+        .iter()
+        .filter(|key| !seen.insert((*key).clone()))
+        .count();
+    count as f64 >= rule.threshold * keys.len() as f64
 }
 
 fn corpus_of(dir: &Path, name: &str, texts: &[String]) -> Corpus {
@@ -112,13 +152,24 @@ fn documents() -> impl Strategy<Value = Vec<String>> {
     prop::collection::vec(doc, 0..25)
 }
 
+/// Rules of every unit; for paragraphs and lines, the exact rule or the fraction rule (n from
+/// 1 to 4 words, thresholds of 1, 0.5 and between).
 fn rules() -> impl Strategy<Value = UnitRule> {
     let unit = prop_oneof![
         Just(Unit::Paragraph),
         Just(Unit::Line),
         (1u32..4).prop_map(Unit::Sentences)
     ];
-    (unit, 0u64..30).prop_map(|(unit, min_chars)| UnitRule { unit, min_chars })
+    let threshold = prop_oneof![Just(1.0), Just(0.5), 0.01f64..1.0];
+    let ngrams = prop_oneof![
+        Just(None),
+        (1u32..5, threshold).prop_map(|(n, threshold)| Some(NgramRule { n, threshold })),
+    ];
+    (unit, 0u64..30, ngrams).prop_map(|(unit, min_chars, ngrams)| UnitRule {
+        unit,
+        min_chars,
+        ngrams: ngrams.filter(|_| !matches!(unit, Unit::Sentences(_))),
+    })
 }
 
 proptest! {
@@ -196,6 +247,37 @@ fn navigation_repeated_across_pages_is_removed_after_the_first() {
 }
 
 #[test]
+fn a_paragraph_mostly_seen_before_goes_under_the_fraction_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts = vec![
+        "The council met on Monday and approved the new budget for the river bridge.".to_string(),
+        "Intro.\n\nthe COUNCIL met on Monday and approved the new budget for the school.\n\nThe council met on Monday and approved the new budget for the river bridge again."
+            .to_string(),
+    ];
+    let corpus = corpus_of(dir.path(), "c.jsonl", &texts);
+    let rule = |threshold| UnitRule {
+        ngrams: Some(NgramRule { n: 3, threshold }),
+        ..UnitRule::new(Unit::Paragraph)
+    };
+    // The second paragraph shares 10 of its 11 3-grams with the first document, the third 12
+    // of 13.
+    let mut half = UnitDedup::new(rule(0.5), NormalizeOptions::web(), &budget(dir.path()));
+    let (got, _) = run(&mut half, &corpus).unwrap();
+    assert_eq!(got[0].report.units_removed, 0);
+    assert_eq!(got[1].text, "Intro.\n\n");
+    let mut most = UnitDedup::new(rule(0.92), NormalizeOptions::web(), &budget(dir.path()));
+    let (got, _) = run(&mut most, &corpus).unwrap();
+    assert_eq!(
+        got[1].report.units_removed, 1,
+        "12 / 13 >= 0.92, 10 / 11 < 0.92"
+    );
+    assert!(got[1].text.contains("for the school"));
+    let mut all = UnitDedup::new(rule(1.0), NormalizeOptions::web(), &budget(dir.path()));
+    let (got, _) = run(&mut all, &corpus).unwrap();
+    assert_eq!(got[1].report.units_removed, 0);
+}
+
+#[test]
 fn a_seen_file_of_another_rule_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("seen.units");
@@ -217,6 +299,21 @@ fn a_seen_file_of_another_rule_is_refused() {
     let mut paragraphs = with_seen(Unit::Paragraph);
     let error = run(&mut paragraphs, &corpus).unwrap_err().to_string();
     assert!(error.contains("another rule"), "{error}");
+    let ngrams = UnitRule {
+        ngrams: Some(NgramRule {
+            n: 3,
+            threshold: 0.5,
+        }),
+        ..UnitRule::new(Unit::Line)
+    };
+    let mut fraction = UnitDedup::new(ngrams, NormalizeOptions::web(), &budget(dir.path()))
+        .with_seen(&path)
+        .unwrap();
+    let error = run(&mut fraction, &corpus).unwrap_err().to_string();
+    assert!(
+        error.contains("3-grams"),
+        "n-gram keys are not unit keys: {error}"
+    );
     std::fs::write(&path, b"not a seen file").unwrap();
     let error = run(&mut paragraphs, &corpus).unwrap_err().to_string();
     assert!(error.contains("not a file of seen units"), "{error}");

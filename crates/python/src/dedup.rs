@@ -26,10 +26,12 @@ mod units;
 /// With `granularity` (`paragraph`, `line`, `sentences:N`; or a policy with `units`), as
 /// `neardup dedup --granularity` (see [`units`]): also `texts` (each kept text rewritten, None
 /// for a removed or dropped one), `units` (per text the unit pass read, the report of
-/// `--removed-spans`, else None) and `unit_figures`.
+/// `--removed-spans`, else None) and `unit_figures`. `ngrams` and `ngram_threshold`: the
+/// fraction rule (`--ngrams`, `--ngram-threshold`).
 #[pyfunction]
 #[pyo3(signature = (texts, policy = None, keep = "first", fetched_at = None, granularity = None,
-                    min_chars = None, seen = None, units_only = false))]
+                    min_chars = None, seen = None, units_only = false, ngrams = None,
+                    ngram_threshold = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn dedup(
     py: Python<'_>,
@@ -41,10 +43,14 @@ pub fn dedup(
     min_chars: Option<u64>,
     seen: Option<std::path::PathBuf>,
     units_only: bool,
+    ngrams: Option<u32>,
+    ngram_threshold: Option<f64>,
 ) -> PyResult<Py<PyAny>> {
     let below = units::Below {
         granularity,
         min_chars,
+        ngrams,
+        ngram_threshold,
         seen,
         units_only,
     };

@@ -104,6 +104,17 @@ pub struct DedupArgs {
     /// counted) is dropped [default: 1, only documents left empty].
     #[arg(long, value_name = "CHARS", requires = "granularity")]
     min_chars: Option<u64>,
+    /// With --granularity paragraph or line: the fraction rule (dolma's paragraph dedup by
+    /// n-grams) instead of the exact one: a unit is removed when at least --ngram-threshold
+    /// of its N-grams of words were seen before it (in earlier kept documents, earlier in the
+    /// same one, or in --seen); a unit of N words or fewer is removed when its whole text was.
+    /// [default with --ngram-threshold: 13]
+    #[arg(long, value_name = "N", requires = "granularity")]
+    ngrams: Option<u32>,
+    /// With --granularity paragraph or line: the fraction rule's threshold, above 0, at most
+    /// 1 [default with --ngrams: 1.0, dolma's: every n-gram seen before].
+    #[arg(long, value_name = "FRACTION", requires = "granularity")]
+    ngram_threshold: Option<f64>,
     /// With --granularity: one JSON line per document something was removed from: {"id",
     /// "units", "units_removed", "bytes_removed", "removed_spans": [[start, end], ...] (byte
     /// offsets in the document's text as extracted), "dropped"}.
@@ -538,7 +549,8 @@ fn unit_policy(args: &DedupArgs, policy: Policy) -> anyhow::Result<Policy> {
     let Some(Granularity(unit)) = args.granularity else {
         return Ok(policy);
     };
-    neardup_dedup::units::with_units(policy, unit, args.min_chars)
+    let ngrams = neardup_dedup::units::NgramRule::from_options(args.ngrams, args.ngram_threshold);
+    neardup_dedup::units::with_units(policy, unit, args.min_chars, ngrams)
         .map_err(|e| crate::usage::usage(e).into())
 }
 

@@ -30,13 +30,11 @@ pub struct Rewritten {
 }
 
 impl Rewritten {
-    /// `text` (split into `units`) without the units covered by a key whose `seen` flag is set;
+    /// `text` (split into `units`) without the units its keys' `seen` flags remove
+    /// ([`DocumentUnits::removed`]);
     /// dropped when fewer than `min_chars` characters other than white space are left.
     pub fn new(text: &str, units: &DocumentUnits, seen: &[bool], min_chars: u64) -> Rewritten {
-        let mut removed = vec![false; units.segments.len()];
-        for (i, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
-            removed[units.covered(i)].fill(true);
-        }
+        let removed = units.removed(seen);
         let mut report = UnitReport {
             units: units.segments.len() as u64,
             ..UnitReport::default()

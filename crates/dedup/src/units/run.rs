@@ -90,7 +90,7 @@ impl UnitDedup {
     pub fn new(rule: UnitRule, normalize: NormalizeOptions, budget: &Budget) -> Self {
         UnitDedup {
             rule,
-            splitter: UnitSplitter::new(rule.unit, normalize),
+            splitter: UnitSplitter::of_rule(&rule, normalize),
             normalize,
             spill: SpillDir::new(&budget.spill_dir()),
             set_memory: budget.memory / 2,
@@ -111,7 +111,7 @@ impl UnitDedup {
     /// Keys of earlier runs, from `path` (none if it does not exist yet): they count as seen
     /// before the first document, and [`UnitDedup::write_seen`] saves them with this run's.
     pub fn with_seen(mut self, path: &std::path::Path) -> Result<Self, DedupError> {
-        self.seen = Some(SeenFile::new(path, self.rule.unit, self.normalize)?);
+        self.seen = Some(SeenFile::new(path, &self.rule, self.normalize)?);
         Ok(self)
     }
 

@@ -110,6 +110,8 @@ def dedup(
     min_chars: Optional[int] = None,
     seen: Optional[str] = None,
     units_only: bool = False,
+    ngrams: Optional[int] = None,
+    ngram_threshold: Optional[float] = None,
 ) -> Dict[str, Any]: ...
 
 class SearchKeys:
