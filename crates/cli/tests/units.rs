@@ -435,3 +435,38 @@ fn the_fraction_rule_is_a_policy_field_and_removes_mostly_seen_paragraphs() {
     );
     assert_one_line_error(&threshold, 2, "threshold");
 }
+
+#[test]
+fn a_later_document_keep_prefers_keeps_the_shared_paragraph() {
+    let corpus = concat!(
+        r#"{"id":"a","text":"Home | News | Sport\n\nRain on Monday."}"#,
+        "\n",
+        r#"{"id":"b","text":"Home | News | Sport\n\nThe council approved the budget for the new bridge over the river."}"#,
+        "\n",
+    );
+    let run = |keep: &str| {
+        let args = [
+            "dedup",
+            "-",
+            "--granularity",
+            "paragraph",
+            "--keep",
+            keep,
+            "--kept",
+            "-",
+        ];
+        let run = neardup(&args, corpus.as_bytes());
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        json_lines(&run.stdout)
+    };
+    let first = run("first");
+    assert_eq!(first[0]["text"], "Home | News | Sport\n\nRain on Monday.");
+    assert_eq!(
+        first[1]["text"],
+        "The council approved the budget for the new bridge over the river."
+    );
+    let longest = run("longest");
+    assert_eq!(longest[0]["id"], "a", "written in input order");
+    assert_eq!(longest[0]["text"], "Rain on Monday.");
+    assert_eq!(longest[1]["text"], json_lines(corpus)[1]["text"]);
+}

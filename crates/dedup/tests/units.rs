@@ -419,3 +419,79 @@ fn a_kept_list_of_another_length_is_an_error() {
     assert!(error.contains("changed between reads"), "{error}");
     assert!(dedup.run_texts(&texts).is_err());
 }
+
+/// Texts, a keep order of them (each text's place) and which are kept.
+fn ordered_documents() -> impl Strategy<Value = (Vec<String>, Vec<u32>, Vec<bool>)> {
+    documents().prop_flat_map(|texts| {
+        let n = texts.len();
+        let places = Just((0..n as u32).collect::<Vec<u32>>()).prop_shuffle();
+        let kept = prop::collection::vec(prop::bool::weighted(0.8), n);
+        (Just(texts), places, kept)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// In keep order, the first occurrence of a unit is the one of the document taken first:
+    /// the rewrites are the reference's over the kept texts taken in that order, handed back
+    /// in input order; in memory, spilled, and over texts in memory.
+    #[test]
+    fn units_in_keep_order_match_the_reference_in_that_order(
+        (texts, places, kept) in ordered_documents(),
+        rule in rules(),
+        set_memory in prop_oneof![Just(0u64), 64u64..4096, Just(1u64 << 30)],
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut in_order: Vec<usize> = (0..texts.len()).collect();
+        in_order.sort_by_key(|&i| places[i]);
+        let taken: Vec<usize> = in_order.into_iter().filter(|&i| kept[i]).collect();
+        let ordered: Vec<String> = taken.iter().map(|&i| texts[i].clone()).collect();
+        let rewrites = reference(rule, &ordered, &mut HashSet::new());
+        let mut expected: Vec<Option<Rewritten>> = vec![None; texts.len()];
+        for (&i, rewrite) in taken.iter().zip(rewrites) {
+            expected[i] = Some(rewrite);
+        }
+        let corpus = corpus_of(dir.path(), "c.jsonl", &texts);
+        let mut dedup = UnitDedup::new(rule, NormalizeOptions::web(), &budget(dir.path()))
+            .with_set_memory(set_memory)
+            .over_kept(kept.clone())
+            .in_keep_order(places.clone());
+        let (got, _) = run(&mut dedup, &corpus).unwrap();
+        let wanted: Vec<Rewritten> = expected.iter().flatten().cloned().collect();
+        prop_assert_eq!(got, wanted);
+        let mut in_memory = UnitDedup::new(rule, NormalizeOptions::web(), &budget(dir.path()))
+            .over_kept(kept.clone())
+            .in_keep_order(places.clone());
+        let (rewrites, _) = in_memory.run_texts(&texts).unwrap();
+        prop_assert_eq!(rewrites, expected);
+    }
+}
+
+#[test]
+fn a_later_document_taken_first_keeps_the_shared_paragraph() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts = vec![
+        "Home | News\n\nShort.".to_string(),
+        "Home | News\n\nA much longer story about the council.".to_string(),
+    ];
+    let corpus = corpus_of(dir.path(), "c.jsonl", &texts);
+    let ranks =
+        neardup_dedup::KeepPolicy::Longest.ranks(2, |i| (texts[i as usize].len() as u64, None));
+    assert_eq!(ranks, [1, 0]);
+    let mut dedup = UnitDedup::new(
+        UnitRule::new(Unit::Paragraph),
+        NormalizeOptions::web(),
+        &budget(dir.path()),
+    )
+    .in_keep_order(ranks);
+    let (got, passes) = run(&mut dedup, &corpus).unwrap();
+    assert_eq!(
+        got[0].text, "Short.",
+        "in input order, the first without the menu"
+    );
+    assert_eq!(got[1].text, texts[1]);
+    assert_eq!(passes, 2);
+    let error = dedup.run_texts(&texts[..1]).unwrap_err().to_string();
+    assert!(error.contains("changed between reads"), "{error}");
+}

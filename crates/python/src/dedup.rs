@@ -76,6 +76,11 @@ pub fn dedup(
     let fingerprinter =
         neardup_core::Fingerprinter::new(options.policy.profile.clone()).map_err(to_py)?;
     if options.policy.units.is_some() && units_only {
+        if options.keep != KeepPolicy::First {
+            return Err(invalid(
+                "keep: with units_only the first occurrence of a unit is kept",
+            ));
+        }
         return units::units_only(py, &texts, &options, &below);
     }
     let verifies = options.policy.verifies();
@@ -144,7 +149,16 @@ pub fn dedup(
     result.set_item("clusters", clusters)?;
     result.set_item("pairs", pairs)?;
     if options.policy.units.is_some() {
-        units::add_units(py, &result, &texts, &options, &below, outcome.kept.clone())?;
+        // In the order `keep` prefers the texts in, as the document engine took them.
+        let ranks = (options.keep != KeepPolicy::First).then(|| {
+            let times = fetched_at.as_deref();
+            options.keep.ranks(texts.len() as u32, |i| {
+                let i = i as usize;
+                (texts[i].len() as u64, times.and_then(|t| t[i]))
+            })
+        });
+        let kept = outcome.kept.clone();
+        units::add_units(py, &result, &texts, &options, &below, kept, ranks)?;
     }
     Ok(result.into_any().unbind())
 }

@@ -493,13 +493,16 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let kept = outcome.kept;
     let kept_count = kept.iter().filter(|k| **k).count();
     let documents_count = documents.len();
+    // The unit pass takes the kept documents in the order --keep prefers them in.
+    let ranks =
+        (units && options.keep != KeepPolicy::First).then(|| documents.keep_ranks(options.keep));
     // The pass below the document holds the kept flags and its keys: the document engine's
     // state is let go first.
     drop((documents, ids));
     let units = match units {
         false => None,
         true => {
-            let summary = run_units_over(&args, &options, &corpus, kept, &mut outputs)?;
+            let summary = run_units_over(&args, &options, &corpus, kept, ranks, &mut outputs)?;
             phases.push(Phase {
                 name: "removing repeated units",
                 seconds: summary.seconds,
@@ -572,21 +575,27 @@ fn run_units(args: &DedupArgs, policy: &Policy) -> anyhow::Result<()> {
 }
 
 /// The pass below the document over the documents document-level dedup kept (`kept`, by
-/// position), its outputs written into `outputs`.
+/// position), in keep order (`ranks`: each document's place; `None`: input order), its
+/// outputs written into `outputs`.
 fn run_units_over(
     args: &DedupArgs,
     options: &DedupOptions,
     corpus: &Corpus,
     kept: Vec<bool>,
+    ranks: Option<Vec<u32>>,
     outputs: &mut Outputs,
 ) -> anyhow::Result<crate::commands::units::UnitSummary> {
     let units = &unit_outputs(args);
+    let decided = crate::commands::units::Decided {
+        kept: Some(kept),
+        ranks,
+    };
     crate::commands::units::run(
         &options.policy,
         corpus,
         &options.budget,
         units,
-        Some(kept),
+        decided,
         outputs,
     )
 }

@@ -67,12 +67,21 @@ pub fn units_only<S: AsRef<str> + Sync>(
     for name in ["removals", "clusters", "pairs"] {
         result.set_item(name, Vec::<u32>::new())?;
     }
-    add_units(py, &result, texts, options, below, vec![true; texts.len()])?;
+    add_units(
+        py,
+        &result,
+        texts,
+        options,
+        below,
+        vec![true; texts.len()],
+        None,
+    )?;
     Ok(result.into_any().unbind())
 }
 
 /// Adds `texts`, `units` and `unit_figures` to `result`: the rule of the policy over the texts
-/// `kept` says, in order, the seen file read and replaced (atomically) when named.
+/// `kept` says, in input order or in the keep order `ranks` gives (each text's place), the
+/// seen file read and replaced (atomically) when named.
 pub fn add_units<S: AsRef<str> + Sync>(
     py: Python<'_>,
     result: &Bound<'_, PyDict>,
@@ -80,6 +89,7 @@ pub fn add_units<S: AsRef<str> + Sync>(
     options: &DedupOptions,
     below: &Below<'_>,
     kept: Vec<bool>,
+    ranks: Option<Vec<u32>>,
 ) -> PyResult<()> {
     let rule = options
         .policy
@@ -87,6 +97,9 @@ pub fn add_units<S: AsRef<str> + Sync>(
         .ok_or_else(|| invalid("no rule below the document"))?;
     let mut dedup =
         UnitDedup::new(rule, options.policy.profile.normalize, &options.budget).over_kept(kept);
+    if let Some(ranks) = ranks {
+        dedup = dedup.in_keep_order(ranks);
+    }
     if let Some(path) = &below.seen {
         dedup = dedup.with_seen(path).map_err(to_py)?;
     }
