@@ -11,7 +11,7 @@ use crate::convert;
 use crate::error::{invalid, to_py};
 use crate::policy::policy_arg;
 
-mod units;
+pub(crate) mod units;
 
 /// Deduplicates `texts` (any iterable of str) by the policy, as `neardup dedup` does: exact
 /// groups, candidates, verification, representative-centred clusters. `keep` is `first`,

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::DedupError;
 
 pub use record::rewrite_record;
-pub use report::{Rewritten, UnitReport};
+pub use report::{rewrite_repeats, Rewritten, UnitReport};
 pub use run::{UnitDedup, UnitFigures};
 pub use seen::SeenFile;
 pub use split::{Cover, DocumentUnits, Segment, UnitSplitter};
