@@ -15,6 +15,9 @@ use crate::dedup::units::Below;
 use crate::error::{invalid, to_py};
 use crate::policy::policy_arg;
 
+/// Two NumPy int64 arrays.
+type Int64Pair<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>);
+
 /// The rule below the document of a policy (with `granularity` and the other arguments of
 /// `neardup.dedup`), and the executors' steps of `neardup.spark_units.dedup_units`.
 #[pyclass(module = "neardup", frozen)]
@@ -70,7 +73,7 @@ impl UnitKeys {
         py: Python<'py>,
         offsets: PyReadonlyArray1<'py, i64>,
         data: &[u8],
-    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+    ) -> PyResult<Int64Pair<'py>> {
         let texts = convert::arrow_texts(offsets.as_slice()?, data)?;
         let per_text: Vec<Vec<u64>> = py.detach(|| {
             texts

@@ -10,14 +10,7 @@ import pytest
 
 import neardup.spark_units
 from test_spark import spark  # noqa: F401 (the Spark session fixture)
-
-SHARED = [
-    "Home | News | Sport | Weather",
-    "Accept cookies? We use cookies to improve your experience on this site.",
-    "Copyright 2026 The Daily Example. All rights reserved worldwide.",
-    "Subscribe to our newsletter for the latest stories, every morning.",
-]
-WORDS = "council budget river school market train storm harvest museum bridge library festival election hospital factory garden airport concert village harbour mayor teacher farmer doctor pilot singer".split()
+from test_units import SHARED, WORDS
 
 
 def _pages():
