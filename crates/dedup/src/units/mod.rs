@@ -1,5 +1,6 @@
 //! Dedup below the document: the paragraphs, lines or sentence spans that repeat across a
-//! corpus, removed from every document but the first that has them (in input order).
+//! corpus, removed from every document but the first that has them (in input order, or in
+//! the keep order of the document-level decision: [`UnitDedup::in_keep_order`]).
 //!
 //! The rule, as CCNet applies it to paragraphs (and datatrove to spans of three sentences):
 //! 1. a document's text is cut into **units** ([`Unit`]): paragraphs (blocks of lines
@@ -14,7 +15,9 @@
 //!    CCNet keeps 8 bytes of SHA-1, the same width);
 //! 4. a key already seen, in an earlier document or earlier in the same one, removes the
 //!    units it covers; the first occurrence stays. With a saved set of keys ([`SeenFile`]),
-//!    keys of earlier runs count as seen before the first document;
+//!    keys of earlier runs count as seen before the first document. Under the fraction rule
+//!    ([`NgramRule`], dolma's), a paragraph's or line's keys are its n-grams of words, and it
+//!    goes when at least a threshold of them were seen ([`DocumentUnits::removed`]);
 //! 5. the document is the original text with the removed units cut out, each with the blank
 //!    (or white space) that follows it; it is dropped when fewer than
 //!    [`UnitRule::min_chars`] characters (other than white space) are left.
