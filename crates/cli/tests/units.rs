@@ -394,6 +394,22 @@ fn the_fraction_rule_is_a_policy_field_and_removes_mostly_seen_paragraphs() {
     );
     assert_eq!(from_file.code, 0, "{}", from_file.stderr);
     assert_eq!(from_file.stdout, run.stdout);
+    // --granularity with the file keeps the file's n-gram rule (only what is given changes).
+    let file_and_unit = neardup(
+        &[
+            "dedup",
+            &input,
+            "--policy-file",
+            &path("policy.json"),
+            "--granularity",
+            "paragraph",
+            "--units-only",
+            "--kept",
+            "-",
+        ],
+        b"",
+    );
+    assert_eq!(file_and_unit.stdout, run.stdout, "{}", file_and_unit.stderr);
     let exact = neardup(
         &[
             "dedup",

@@ -143,10 +143,10 @@ impl<'de> Deserialize<'de> for Unit {
 }
 
 /// `policy` with the rule below the document `unit` names (`None`, `--granularity document`:
-/// none), keeping `min_chars` characters at least (default
-/// [`UnitRule::DEFAULT_MIN_CHARS`]), removing units by the fraction of their n-grams seen
-/// when `ngrams` is given (else by their whole key): what `--granularity`, `--min-chars`,
-/// `--ngrams` and `--ngram-threshold` do to a policy.
+/// none), keeping `min_chars` characters at least, removing units by the fraction of their
+/// n-grams seen when `ngrams` is given: what `--granularity`, `--min-chars`, `--ngrams` and
+/// `--ngram-threshold` do to a policy. `min_chars` and `ngrams` not given are the policy's
+/// rule's when it has one (else [`UnitRule::DEFAULT_MIN_CHARS`] and the exact rule).
 pub fn with_units(
     policy: crate::Policy,
     unit: Option<Unit>,
@@ -158,10 +158,14 @@ pub fn with_units(
             "the n-gram rule needs a unit below the document (paragraph or line)".into(),
         ));
     }
+    // Each one given replaces the policy's rule's; the others are kept (or default).
+    let base = policy.units;
     let units = unit.map(|unit| UnitRule {
         unit,
-        min_chars: min_chars.unwrap_or(UnitRule::DEFAULT_MIN_CHARS),
-        ngrams,
+        min_chars: min_chars
+            .or(base.map(|rule| rule.min_chars))
+            .unwrap_or(UnitRule::DEFAULT_MIN_CHARS),
+        ngrams: ngrams.or(base.and_then(|rule| rule.ngrams)),
     });
     crate::PolicyChanges {
         units: Some(units),
