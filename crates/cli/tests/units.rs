@@ -368,14 +368,17 @@ fn the_fraction_rule_is_a_policy_field_and_removes_mostly_seen_paragraphs() {
     );
     std::fs::write(path("c.jsonl"), corpus).unwrap();
     let input = path("c.jsonl");
-    let alone = [
-        &["dedup", &input, "--units-only", "--kept", "-"][..],
-        &flags,
-    ]
-    .concat();
-    let run = neardup(&alone, b"");
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let kept = json_lines(&run.stdout);
+    let policy_file = path("policy.json");
+    let units_only = |extra: &[&str]| {
+        let run = neardup(
+            &[&["dedup", &input, "--units-only", "--kept", "-"][..], extra].concat(),
+            b"",
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.stdout
+    };
+    let alone = units_only(&flags);
+    let kept = json_lines(&alone);
     assert_eq!(
         kept[1]["text"], "Intro.\n\n",
         "8 of its 10 3-grams were seen"
@@ -384,48 +387,21 @@ fn the_fraction_rule_is_a_policy_field_and_removes_mostly_seen_paragraphs() {
     let from_file = neardup(
         &[
             "dedup",
-            &path("c.jsonl"),
+            &input,
             "--policy-file",
-            &path("policy.json"),
+            &policy_file,
             "--kept",
             "-",
         ],
         b"",
     );
     assert_eq!(from_file.code, 0, "{}", from_file.stderr);
-    assert_eq!(from_file.stdout, run.stdout);
+    assert_eq!(from_file.stdout, alone);
     // --granularity with the file keeps the file's n-gram rule (only what is given changes).
-    let file_and_unit = neardup(
-        &[
-            "dedup",
-            &input,
-            "--policy-file",
-            &path("policy.json"),
-            "--granularity",
-            "paragraph",
-            "--units-only",
-            "--kept",
-            "-",
-        ],
-        b"",
-    );
-    assert_eq!(file_and_unit.stdout, run.stdout, "{}", file_and_unit.stderr);
-    let exact = neardup(
-        &[
-            "dedup",
-            &path("c.jsonl"),
-            "--granularity",
-            "paragraph",
-            "--units-only",
-            "--kept",
-            "-",
-        ],
-        b"",
-    );
-    assert_eq!(
-        json_lines(&exact.stdout)[1]["text"],
-        json_lines(corpus)[1]["text"]
-    );
+    let file_and_unit = units_only(&["--policy-file", &policy_file, "--granularity", "paragraph"]);
+    assert_eq!(file_and_unit, alone);
+    let exact = units_only(&["--granularity", "paragraph"]);
+    assert_eq!(json_lines(&exact)[1]["text"], json_lines(corpus)[1]["text"]);
     let sentences = neardup(
         &[
             "dedup",
