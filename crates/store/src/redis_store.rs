@@ -975,7 +975,7 @@ impl Store for RedisStore {
             ))),
             [status, slot, xid] if status == "ok" => {
                 let slot: u64 = slot.parse().map_err(|_| corrupt(slot))?;
-                if slot % window::TRIM_EVERY == 0 {
+                if slot.is_multiple_of(window::TRIM_EVERY) {
                     // The insert is made: a trim that fails is tried again TRIM_EVERY later.
                     if let Err(error) = self.trim_log() {
                         tracing::warn!(%error, "the log was not trimmed");
