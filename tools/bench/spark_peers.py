@@ -27,6 +27,11 @@ rows counted:
   implements (`neardup.spark._components`: why the peer venv gets `neardup` too). Its
   `repartition(4096)` calls and 8,192 shuffle partitions are replaced by `--partitions`.
 
+It runs from a fresh venv (`python3 -m venv v && v/bin/pip install pyspark 'pyarrow<21'
+./crates/python`, then `v/bin/python tools/bench/spark_peers.py`): what it needs beyond that
+(the peer's venv) it installs from PyPI, and it exits non-zero with one line when something
+cannot be had (Java, a package, a run that fails).
+
 Quality: every CopyCat pair labelled 3, 2 or 0.5 becomes two documents of one corpus; a pair
 is flagged when both land in one cluster (neardup: the same `cluster`; text-dedup: the same
 connected component). Positives: label 3 (strict), 3 and 2 (lenient); negatives: 0.5.
@@ -227,7 +232,9 @@ def launch(python, tool, path, args, tmp, collect, policy="{}"):
         command += ["--graphframes-jar", args.graphframes_jar]
     if collect:
         command.append("--collect")
-    subprocess.run(command, check=True, stderr=subprocess.DEVNULL if not args.verbose else None)
+    done = subprocess.run(command, stderr=subprocess.DEVNULL if not args.verbose else None)
+    if done.returncode:
+        sys.exit(f"spark_peers.py: the {tool} run on {path} failed (exit {done.returncode}; --verbose shows its log)")
     with open(out, encoding="utf-8") as f:
         return json.load(f)
 
@@ -235,15 +242,38 @@ def launch(python, tool, path, args, tmp, collect, policy="{}"):
 def peer_python(venv, neardup_source):
     """The peer's interpreter: `venv`, made and filled on first use (text-dedup 0.4.0, the
     Python half of GraphFrames that its module imports, this pyspark, and neardup for the
-    components)."""
+    components); a venv whose install did not finish is made again. Exits with one line when
+    something cannot be had."""
     import pyspark
 
     python = os.path.join(venv, "bin", "python")
-    if not os.path.exists(python):
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        packages = ["text-dedup==0.4.0", "graphframes-py", "typing_extensions", f"pyspark=={pyspark.__version__}"]
-        subprocess.run([python, "-m", "pip", "install", "-q", *packages, neardup_source], check=True)
+    ready = os.path.join(venv, "spark-peers-ready")
+    if os.path.exists(ready):
+        return python
+    packages = ["text-dedup==0.4.0", "graphframes-py", "typing_extensions", f"pyspark=={pyspark.__version__}"]
+    for step in ([sys.executable, "-m", "venv", "--clear", venv],
+                 [python, "-m", "pip", "install", "-q", *packages, neardup_source]):
+        done = subprocess.run(step, capture_output=True, text=True)
+        if done.returncode:
+            said = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            sys.exit(f"spark_peers.py: cannot make the peer's venv {venv}: {' '.join(step[:4])} ...: {said}")
+    open(ready, "w").close()
     return python
+
+
+def check_this_python():
+    """Exits with one line unless this interpreter can run the neardup side: Java for Spark,
+    and pyspark, pyarrow and neardup installed."""
+    import shutil
+
+    if shutil.which("java") is None:
+        sys.exit("spark_peers.py: Spark needs Java 17 (apt-get install -y openjdk-17-jre-headless)")
+    for module in ("pyspark", "pyarrow", "neardup"):
+        try:
+            __import__(module)
+        except ImportError as error:
+            sys.exit(f"spark_peers.py: {sys.executable} cannot import {module} ({error}): "
+                     "pip install pyspark 'pyarrow<21' ./crates/python")
 
 
 def write_first(corpus, path, docs):
@@ -281,6 +311,7 @@ def main():
     if args.run:
         return child(args)
 
+    check_this_python()
     copycat = os.path.join(args.data, "copycat-canonical-pairs.jsonl")
     for needed in (args.corpus, copycat):
         if not os.path.exists(needed):
