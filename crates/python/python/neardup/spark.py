@@ -348,7 +348,8 @@ class _Stages:
         from pyspark.sql.types import LongType, StructField, StructType
 
         answer = id_type or LongType()
-        out = StructType([StructField(_ROW, LongType())] + [StructField(c, answer) for c in ("cluster", "duplicate_of")])
+        fields = ((_ROW, LongType()), ("cluster", answer), ("duplicate_of", answer))
+        out = StructType([StructField(name, kind) for name, kind in fields])
         schema, policy_json = self._schema(out), self.policy_json
         columns = ["part", _ROW, "text", "fetched_at"] + (["id"] if id_type else [])
 
