@@ -5,6 +5,7 @@ run: time, and quality on the CopyCat pairs (BENCHMARKS.md, "On Spark").
     python3 tools/bench/spark_peers.py [--corpus /tmp/spark-data/text-1gb.jsonl] [--docs 10000,100000]
         [--data ../shared/data] [--peer-venv /tmp/neardup-peers/textdedup] [--neardup ./crates/python]
         [--graphframes-jar JAR] [--master local-cluster[2,1,2048]] [--partitions 8]
+        [--driver-memory 4g] [--no-copycat]
 
 Every run is a fresh Spark application (a subprocess) on the same master with the same shuffle
 partitions, reading the same JSON Lines file, timed from reading the file to the deduplicated
@@ -154,8 +155,10 @@ def child(args):
     """One timed run in this process: writes {"seconds", "rows", "kept", "cluster"?} to --out
     (text-dedup drops documents under 5 words: they are neither rows nor kept)."""
     events = tempfile.mkdtemp(prefix="spark-events-")
-    jar = {"spark.jars": args.graphframes_jar} if args.graphframes_jar else None
-    spark = spark_session(args.master, args.partitions, events, jar)
+    settings = {"spark.driver.memory": args.driver_memory}
+    if args.graphframes_jar:
+        settings["spark.jars"] = args.graphframes_jar
+    spark = spark_session(args.master, args.partitions, events, settings)
     start = time.perf_counter()
     if args.run == "text-dedup":
         clusters, held = run_text_dedup(spark, args.input, args.partitions, bool(args.graphframes_jar))
@@ -227,6 +230,7 @@ def launch(python, tool, path, args, tmp, collect, policy="{}"):
     command = [
         python, os.path.abspath(__file__), "--run", tool, "--input", path, "--out", out,
         "--master", args.master, "--partitions", str(args.partitions), "--policy", policy,
+        "--driver-memory", args.driver_memory,
     ]
     if args.graphframes_jar:
         command += ["--graphframes-jar", args.graphframes_jar]
@@ -300,6 +304,8 @@ def main():
     parser.add_argument("--graphframes-jar", help="a GraphFrames JAR for this Spark (Scala 2.13)")
     parser.add_argument("--master", default="local-cluster[2,1,2048]")
     parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--driver-memory", default="4g", help="spark.driver.memory of every run (local: the executor)")
+    parser.add_argument("--no-copycat", action="store_true", help="time only, no CopyCat runs")
     parser.add_argument("--verbose", action="store_true")
     # One run in a child process.
     parser.add_argument("--run", help=argparse.SUPPRESS)
@@ -316,9 +322,9 @@ def main():
     for needed in (args.corpus, copycat):
         if not os.path.exists(needed):
             sys.exit(f"spark_peers.py: {needed} is missing (see the usage above)")
-    tools = [
-        ("neardup (cascade, default)", sys.executable, "neardup", "{}"),
+    tools = [  # the peer first: the longer run
         ("text-dedup 0.4.0 MinHash (0.7)", peer_python(args.peer_venv, args.neardup), "text-dedup", "{}"),
+        ("neardup (cascade, default)", sys.executable, "neardup", "{}"),
     ]
     with tempfile.TemporaryDirectory() as tmp:
         pairs = [json.loads(line) for line in open(copycat, encoding="utf-8")]
@@ -329,11 +335,12 @@ def main():
                 f.write(json.dumps({"id": f"a{i}", "text": p["text_a"]}) + "\n")
                 f.write(json.dumps({"id": f"b{i}", "text": p["text_b"]}) + "\n")
         labels = [p["label"] for p in pairs]
-        print(f"master {args.master}, {args.partitions} shuffle partitions; CopyCat: {len(pairs)} pairs")
+        print(f"master {args.master}, {args.partitions} shuffle partitions, driver memory {args.driver_memory}; "
+              f"CopyCat: {len(pairs)} pairs")
         print()
         print("| tool | CopyCat strict P / R / F1 | lenient P / R / F1 |")
         print("|---|---|---|")
-        for name, python, tool, policy in tools:
+        for name, python, tool, policy in [] if args.no_copycat else tools:
             cluster = launch(python, tool, labelled, args, tmp, True, policy)["cluster"]
             flags = [cluster.get(f"a{i}", f"a{i}") == cluster.get(f"b{i}", f"b{i}") for i in range(len(pairs))]
             strict, lenient = metrics(flags, labels, (3,)), metrics(flags, labels, (3, 2))
@@ -347,7 +354,7 @@ def main():
             corpus = os.path.join(tmp, f"first-{size_name}.jsonl")
             docs, size = write_first(args.corpus, corpus, None if size_name == "all" else int(size_name))
             timed = [(name, launch(python, tool, corpus, args, tmp, False, policy)) for name, python, tool, policy in tools]
-            peer = timed[-1][1]["seconds"]
+            peer = timed[0][1]["seconds"]
             for name, t in timed:
                 s = t["seconds"]
                 print(f"| {docs:,} | {size / 1e6:,.0f} | {name} | {s:.1f} | {docs / s:,.0f} | {docs - t['kept']:,} "
