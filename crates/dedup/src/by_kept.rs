@@ -497,6 +497,10 @@ impl AcceptedByDoc {
         AcceptedByDoc(links)
     }
 
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     fn of(&self, doc: u32) -> &[(u32, u32)] {
         self.0.get(&doc).map_or(&[][..], Vec::as_slice)
     }
@@ -517,7 +521,7 @@ struct Walk<'a, F> {
     /// The units kept before the current batch, by their SimHash (a unit can only find kept
     /// units of its own component).
     index: Box<dyn HammingIndex<F> + Send + Sync>,
-    /// Every unit kept so far.
+    /// Every unit kept so far, when accepted pairs link units (else empty: never read).
     kept: HashSet<u32>,
     /// The units the current batch kept so far, with their SimHash.
     batch_kept: Vec<(u32, F)>,
@@ -605,7 +609,10 @@ impl<'a, F: Fingerprint> Walk<'a, F> {
                 pair: found.pair,
             }),
             None => {
-                self.kept.insert(unit);
+                if !self.links.is_empty() {
+                    // Read only to follow accepted pairs: without any, not held.
+                    self.kept.insert(unit);
+                }
                 self.batch_kept.push((unit, fp));
             }
         }
