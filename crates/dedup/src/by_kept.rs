@@ -72,9 +72,10 @@ pub(crate) struct ExactGroups<'a> {
 }
 
 /// Decides `documents` with a SimHash method (see the module doc). `accepted`: the exact and URL
-/// pairs, sorted by `(a, b)`.
+/// pairs, sorted by `(a, b)`; the rows of their documents and of every exact group's members
+/// are gathered already (see [`Documents::gather`]).
 pub(crate) fn decide_by_kept(
-    documents: &Documents,
+    documents: &mut Documents,
     exact: &ExactGroups<'_>,
     accepted: &[FoundPair],
     options: &DedupOptions,
@@ -93,16 +94,102 @@ pub(crate) fn decide_by_kept(
             spilled_bytes: 0,
         });
     };
+    match documents.simhash(first) {
+        Simhash::B64(_) => {
+            decide_at_width(documents, exact, accepted, options, source, phases, |s| {
+                s.as_u128() as u64
+            })
+        }
+        Simhash::B128(_) => {
+            decide_at_width(documents, exact, accepted, options, source, phases, |s| {
+                s.as_u128()
+            })
+        }
+    }
+}
+
+/// [`decide_by_kept`] with the SimHash values as `F` (`fingerprint` makes one of a SimHash).
+fn decide_at_width<F: Fingerprint>(
+    documents: &mut Documents,
+    exact: &ExactGroups<'_>,
+    accepted: &[FoundPair],
+    options: &DedupOptions,
+    source: &mut dyn FeatureSource,
+    phases: &mut Phases,
+    fingerprint: impl Fn(Simhash) -> F + Sync + Copy,
+) -> Result<Decided, DedupError> {
+    let held = held_bytes(documents, exact);
+    let linked = search_components(documents, exact, options, held, fingerprint)?;
+    phases.end("candidate search");
+    // The walk reads the rows of the units with a neighbour (the members of exact groups and
+    // the documents of accepted pairs are gathered already).
+    let near: Vec<u32> = exact
+        .representatives
+        .iter()
+        .zip(&linked.near)
+        .filter(|(_, &near)| near)
+        .map(|(&r, _)| r)
+        .collect();
+    documents.gather(&near)?;
+    drop(near);
+    let documents = &*documents;
     let run = Run {
         documents,
         exact,
         accepted,
         options,
     };
-    match documents.simhash(first) {
-        Simhash::B64(_) => run.decide(source, phases, |i| documents.simhash(i).as_u128() as u64),
-        Simhash::B128(_) => run.decide(source, phases, |i| documents.simhash(i).as_u128()),
-    }
+    run.decide(linked, source, phases, |i| {
+        fingerprint(documents.simhash(i))
+    })
+}
+
+/// What the batch search found: each unit's component, and whether it has a neighbour.
+struct Linked {
+    components: UnionFind,
+    /// By index among the representatives: in a component of two or more.
+    near: Vec<bool>,
+    spilled_bytes: u64,
+}
+
+/// Links every two units within `k` ([`ExternalPairs::components`]), the units' SimHash values
+/// read in position order (spilled rows front to back).
+fn search_components<F: Fingerprint>(
+    documents: &mut Documents,
+    exact: &ExactGroups<'_>,
+    options: &DedupOptions,
+    held: u64,
+    fingerprint: impl Fn(Simhash) -> F,
+) -> Result<Linked, DedupError> {
+    let (policy, budget) = (&options.policy, &options.budget);
+    let representatives = exact.representatives;
+    // The search holds what is left besides the walk's state and the components (5 bytes a
+    // unit), working from disk beyond it.
+    let held = held + representatives.len() as u64 * 5;
+    let mut search = ExternalPairs::<F>::new(budget.for_search(held), &budget.spill_dir());
+    documents.scan_simhashes(representatives.iter().copied(), |simhash| {
+        search.push(fingerprint(simhash))?;
+        Ok(())
+    })?;
+    let design = Design::for_expected_len(representatives.len(), policy.k, F::BITS);
+    let FoundComponents {
+        mut components,
+        spilled_bytes,
+    } = search.components(policy.k, design)?;
+    let near = in_groups_of_two_or_more(&mut components);
+    Ok(Linked {
+        components,
+        near,
+        spilled_bytes,
+    })
+}
+
+/// Bytes held besides the shingle sets: the documents and the walk's state (an estimate;
+/// [`crate::Budget`] takes the measured peak when that is larger). The indexes of kept units
+/// (one a component walked, one a thread at a time) are not counted here.
+fn held_bytes(documents: &Documents, exact: &ExactGroups<'_>) -> u64 {
+    let walk = documents.len() as u64 + exact.representatives.len() as u64 * 8;
+    documents.held_bytes() + walk
 }
 
 /// One way a unit could join a kept unit.
@@ -159,6 +246,7 @@ struct Run<'a> {
 impl Run<'_> {
     fn decide<F: Fingerprint>(
         &self,
+        linked: Linked,
         source: &mut dyn FeatureSource,
         phases: &mut Phases,
         fp_of: impl Fn(u32) -> F + Sync,
@@ -166,20 +254,11 @@ impl Run<'_> {
         let policy = &self.options.policy;
         let budget = &self.options.budget;
         let representatives = self.exact.representatives;
-        // The search holds what is left besides the walk's state and the components (5 bytes a
-        // unit), working from disk beyond it.
-        let held = self.held_bytes() + representatives.len() as u64 * 5;
-        let mut search = ExternalPairs::<F>::new(budget.for_search(held), &budget.spill_dir());
-        for &r in representatives {
-            search.push(fp_of(r))?;
-        }
-        let design = Design::for_expected_len(representatives.len(), policy.k, F::BITS);
-        let FoundComponents {
-            mut components,
+        let Linked {
+            components,
+            near,
             spilled_bytes: search_spilled,
-        } = search.components(policy.k, design)?;
-        let near = in_groups_of_two_or_more(&mut components);
-        phases.end("candidate search");
+        } = linked;
         let verifier = if policy.verifies() {
             let involved: Vec<u32> = representatives
                 .iter()
@@ -187,7 +266,7 @@ impl Run<'_> {
                 .filter(|(_, &near)| near)
                 .map(|(&r, _)| r)
                 .collect();
-            let memory = budget.left(self.held_bytes());
+            let memory = budget.left(held_bytes(self.documents, self.exact));
             tracing::info!(
                 units = representatives.len(),
                 with_sets = involved.len(),
@@ -385,14 +464,6 @@ impl Run<'_> {
             first[root as usize] = first[root as usize].min(i as u32);
         }
         roots.iter().map(|&root| first[root as usize]).collect()
-    }
-
-    /// Bytes held besides the shingle sets: the documents and the walk's state (an estimate;
-    /// [`crate::Budget`] takes the measured peak when that is larger). The indexes of kept units
-    /// (one a component walked, one a thread at a time) are not counted here.
-    fn held_bytes(&self) -> u64 {
-        let walk = self.documents.len() as u64 + self.exact.representatives.len() as u64 * 8;
-        self.documents.held_bytes() + walk
     }
 }
 

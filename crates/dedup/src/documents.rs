@@ -1,12 +1,13 @@
 //! [`Documents`]: what the engine holds of each document, in columns.
 //!
 //! An [`Item`] takes 192 bytes (a `Fingerprints` of 112, aligned for 128-bit SimHash values,
-//! the options and their padding) before its heap parts; the engine reads five things of it
+//! the options and their padding) before its heap parts; the engine reads a few things of it
 //! all run long. Held as columns, a document of a 64-bit profile costs 8 bytes of SimHash, 8 of
-//! length and 8 of digest key (the whole digest, read once for the exact groups, is held
-//! within a share of the budget and spilled beyond it: see [`crate::digests`]): 24 bytes, an
-//! eighth. The optional parts (MinHash signature, fetch time, canonical URL) take room only
-//! from the first document that has one.
+//! length and 8 of digest key: 24 bytes, an eighth. The SimHash, length and fetch time
+//! ([`crate::rows`]) are held within an eighth of the budget and spilled beyond it, read back
+//! for the documents a phase needs; the whole digest, read once for the exact groups, within
+//! another eighth (see [`crate::digests`]). The optional parts (MinHash signature, canonical
+//! URL) are held, and take room only from the first document that has one.
 
 use neardup_core::Simhash;
 
@@ -14,15 +15,7 @@ use crate::budget::Budget;
 use crate::digests::Digests;
 use crate::engine::Item;
 use crate::error::DedupError;
-
-/// The SimHash values of every document, at the run's one width.
-#[derive(Debug, Clone, Default)]
-enum Simhashes {
-    #[default]
-    Empty,
-    B64(Vec<u64>),
-    B128(Vec<u128>),
-}
+use crate::rows::{Row, Rows};
 
 /// What the engine needs of each document, by position, in columns (see the module
 /// documentation). Built with [`Documents::push`] in input order.
@@ -42,12 +35,10 @@ enum Simhashes {
 /// ```
 #[derive(Debug)]
 pub struct Documents {
-    simhashes: Simhashes,
+    rows: Rows,
     digests: Digests,
-    bytes: Vec<u64>,
     /// The optional columns: empty until a document has the value, `None` before it.
     minhashes: Vec<Option<Box<[u32]>>>,
-    fetched_at: Vec<Option<i64>>,
     url_keys: Vec<Option<Box<str>>>,
 }
 
@@ -63,15 +54,14 @@ impl Documents {
         Self::within(&Budget::default())
     }
 
-    /// No documents yet; whole digests are held within an eighth of `budget` and go to its
-    /// spill folder beyond it (the budget the run is given: pass the same).
+    /// No documents yet; their SimHash values, lengths and fetch times are held within an
+    /// eighth of `budget`, whole digests within another, and both go to its spill folder beyond
+    /// (the budget the run is given: pass the same).
     pub fn within(budget: &Budget) -> Self {
         Documents {
-            simhashes: Simhashes::Empty,
+            rows: Rows::within(budget),
             digests: Digests::within(budget),
-            bytes: Vec::new(),
             minhashes: Vec::new(),
-            fetched_at: Vec::new(),
             url_keys: Vec::new(),
         }
     }
@@ -113,39 +103,34 @@ impl Documents {
         if at > 0 && digest.len() != self.digests.digest_len() {
             return Err(mixed("digest length"));
         }
-        match (&mut self.simhashes, fingerprints.simhash) {
-            (Simhashes::Empty, Simhash::B64(v)) => self.simhashes = Simhashes::B64(vec![v]),
-            (Simhashes::Empty, Simhash::B128(v)) => self.simhashes = Simhashes::B128(vec![v]),
-            (Simhashes::B64(values), Simhash::B64(v)) => values.push(v),
-            (Simhashes::B128(values), Simhash::B128(v)) => values.push(v),
-            _ => return Err(mixed("SimHash width")),
+        let row = Row {
+            simhash: fingerprints.simhash,
+            bytes,
+            fetched_at,
+        };
+        if !self.rows.push(row)? {
+            return Err(mixed("SimHash width"));
         }
         self.digests.push(digest)?;
-        self.bytes.push(bytes);
         let minhash = fingerprints.minhash.map(Vec::into_boxed_slice);
         set_at(&mut self.minhashes, at, minhash);
-        set_at(&mut self.fetched_at, at, fetched_at);
         set_at(&mut self.url_keys, at, url_key.map(String::into_boxed_str));
         Ok(())
     }
 
     /// How many documents there are.
     pub fn len(&self) -> usize {
-        self.bytes.len()
+        self.rows.len() as usize
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
+        self.rows.len() == 0
     }
 
-    /// Bytes the columns take (their capacity, and the heap parts of the optional ones).
+    /// Bytes the columns take in memory (their capacity, and the heap parts of the optional
+    /// ones).
     pub fn held_bytes(&self) -> u64 {
-        let simhashes = match &self.simhashes {
-            Simhashes::Empty => 0,
-            Simhashes::B64(v) => v.capacity() * 8,
-            Simhashes::B128(v) => v.capacity() * 16,
-        };
         let heap: usize = self
             .minhashes
             .iter()
@@ -153,22 +138,40 @@ impl Documents {
             .map(|m| m.len() * 4)
             .chain(self.url_keys.iter().flatten().map(|u| u.len()))
             .sum();
-        (simhashes
-            + self.digests.held_bytes() as usize
-            + self.bytes.capacity() * 8
-            + self.minhashes.capacity() * 16
-            + self.fetched_at.capacity() * 16
-            + self.url_keys.capacity() * 16
-            + heap) as u64
+        self.rows.held_bytes()
+            + self.digests.held_bytes()
+            + (self.minhashes.capacity() * 16 + self.url_keys.capacity() * 16 + heap) as u64
     }
 
-    /// The SimHash of document `i`.
+    /// The SimHash of document `i` (held, or [gathered](Documents::gather) before).
     pub(crate) fn simhash(&self, i: u32) -> Simhash {
-        match &self.simhashes {
-            Simhashes::B64(v) => Simhash::B64(v[i as usize]),
-            Simhashes::B128(v) => Simhash::B128(v[i as usize]),
-            Simhashes::Empty => unreachable!("a position of an empty set of documents"),
+        self.rows.get(i).simhash
+    }
+
+    /// Reads back the spilled columns of the documents at `positions` (ascending) that a phase
+    /// is about to read; those gathered before stay.
+    pub(crate) fn gather(&mut self, positions: &[u32]) -> Result<(), DedupError> {
+        self.rows.gather(positions)
+    }
+
+    /// Every document's columns in memory (the decisions from every candidate pair read any
+    /// document's), beyond the budget if they were spilled.
+    pub(crate) fn gather_all(&mut self) -> Result<(), DedupError> {
+        if self.rows.all_held() {
+            return Ok(());
         }
+        let all: Vec<u32> = (0..self.rows.len()).collect();
+        self.rows.gather(&all)
+    }
+
+    /// Hands the SimHash values of the documents at `positions` (ascending) to `visit`, in
+    /// order, reading spilled ones front to back.
+    pub(crate) fn scan_simhashes(
+        &mut self,
+        positions: impl Iterator<Item = u32>,
+        mut visit: impl FnMut(Simhash) -> Result<(), DedupError>,
+    ) -> Result<(), DedupError> {
+        self.rows.scan(positions, |_, row| visit(row.simhash))
     }
 
     /// Groups of two or more documents whose digests are equal (exact duplicates): positions
@@ -177,15 +180,21 @@ impl Documents {
         self.digests.exact_groups()
     }
 
-    /// Bytes of whole digests written to disk (beyond their share of the budget).
+    /// Bytes written to disk beyond their shares of the budget: whole digests and columns.
     pub(crate) fn spilled_bytes(&self) -> u64 {
-        self.digests.spilled_bytes()
+        self.digests.spilled_bytes() + self.rows.spilled_bytes()
     }
 
     /// Each document's place in `keep`'s order ([`crate::KeepPolicy::ranks`]): the order the unit
-    /// pass below the document takes the kept documents in.
-    pub fn keep_ranks(&self, keep: crate::KeepPolicy) -> Vec<u32> {
-        keep.ranks(self.len() as u32, |i| (self.bytes(i), self.fetched_at(i)))
+    /// pass below the document takes the kept documents in. Reads every document's length and
+    /// fetch time (spilled ones front to back) into memory while it sorts them.
+    pub fn keep_ranks(&mut self, keep: crate::KeepPolicy) -> Result<Vec<u32>, DedupError> {
+        let mut keys = Vec::with_capacity(self.len());
+        self.rows.scan(0..self.rows.len(), |_, row| {
+            keys.push((row.bytes, row.fetched_at));
+            Ok(())
+        })?;
+        Ok(keep.ranks(self.len() as u32, |i| keys[i as usize]))
     }
 
     /// Document `i`'s MinHash signature, if it has one.
@@ -193,14 +202,14 @@ impl Documents {
         self.minhashes.get(i as usize)?.as_deref()
     }
 
-    /// The length of document `i`'s text in bytes.
+    /// The length of document `i`'s text in bytes (held, or gathered before).
     pub(crate) fn bytes(&self, i: u32) -> u64 {
-        self.bytes[i as usize]
+        self.rows.get(i).bytes
     }
 
-    /// When document `i` was fetched, if known.
+    /// When document `i` was fetched, if known (held, or gathered before).
     pub(crate) fn fetched_at(&self, i: u32) -> Option<i64> {
-        self.fetched_at.get(i as usize).copied().flatten()
+        self.rows.get(i).fetched_at
     }
 
     /// Document `i`'s canonical URL, if it has one.

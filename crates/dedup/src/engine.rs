@@ -233,7 +233,23 @@ pub fn dedup_documents(
         .map_err(|_| DedupError::InvalidOption("more than 4,294,967,295 documents".into()))?;
     let mut phases = Phases::start();
     let groups = documents.exact_groups()?;
-    let documents = &*documents;
+    let linear = matches!(policy.method, Method::Simhash | Method::Cascade) && !options.list_pairs;
+    // The rows read before the search: the exact groups' members (their pairs, the member each
+    // keeps) and the documents sharing a canonical URL; every row for a decision from every
+    // candidate pair.
+    let url_links = match options.url_dedup {
+        true => url_links(documents),
+        false => Vec::new(),
+    };
+    if linear {
+        let mut read: Vec<u32> = groups.iter().flatten().copied().collect();
+        read.extend(url_links.iter().flat_map(|&(a, b)| [a, b]));
+        read.sort_unstable();
+        read.dedup();
+        documents.gather(&read)?;
+    } else {
+        documents.gather_all()?;
+    }
     let mut pairs: Vec<FoundPair> = Vec::new();
     // The first member of each document's exact group (itself when it has no copy).
     let mut first_of: Vec<u32> = (0..n).collect();
@@ -249,9 +265,11 @@ pub fn dedup_documents(
             ));
         }
     }
-    if options.url_dedup {
-        pairs.extend(url_pairs(documents));
-    }
+    pairs.extend(
+        url_links
+            .into_iter()
+            .map(|(a, b)| pair(documents, a, b, Kind::Url, Evidence::URL)),
+    );
     pairs.sort_by_key(|p| (p.a, p.b, p.kind));
     pairs.dedup_by_key(|p| (p.a, p.b));
     // Near-duplicates among one representative (the first) of each exact group.
@@ -262,7 +280,6 @@ pub fn dedup_documents(
         first_of: &first_of,
         representatives: &representatives,
     };
-    let linear = matches!(policy.method, Method::Simhash | Method::Cascade) && !options.list_pairs;
     let found = if linear {
         let decided = decide_by_kept(documents, &exact, &pairs, options, features, &mut phases)?;
         pairs.extend(decided.decided);
@@ -285,6 +302,7 @@ pub fn dedup_documents(
     };
     phases.end("verification and clusters");
     pairs.sort_by_key(|p| (p.a, p.b, p.kind));
+    let documents = &*documents;
     let mut kept = vec![true; documents.len()];
     for removal in &found.removals {
         kept[removal.index as usize] = false;
@@ -450,20 +468,20 @@ pub(crate) fn removal(
     }
 }
 
-/// Pairs of documents with the same canonical URL: each with the first of its URL.
-fn url_pairs(documents: &Documents) -> Vec<FoundPair> {
+/// The positions of documents with the same canonical URL: each with the first of its URL.
+fn url_links(documents: &Documents) -> Vec<(u32, u32)> {
     let mut first: HashMap<&str, u32> = HashMap::new();
-    let mut pairs = Vec::new();
+    let mut links = Vec::new();
     for i in 0..documents.len() as u32 {
         let Some(key) = documents.url_key(i) else {
             continue;
         };
         match first.get(key) {
-            Some(&a) => pairs.push(pair(documents, a, i, Kind::Url, Evidence::URL)),
+            Some(&a) => links.push((a, i)),
             None => {
                 first.insert(key, i);
             }
         }
     }
-    pairs
+    links
 }

@@ -64,6 +64,7 @@ pub mod mirrors;
 mod names;
 mod options;
 mod policy;
+mod rows;
 mod sets;
 pub mod units;
 mod verdict;

@@ -194,6 +194,46 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    /// With no room, every document's row (SimHash, length, fetch time) but the first goes to
+    /// disk and is read back for the phases that need it: the same decisions under every keep
+    /// policy, with canonical URLs, with and without verification, and every accepted pair
+    /// listed or not.
+    #[test]
+    fn spilled_rows_decide_the_same_under_every_keep_policy(
+        fps in prop_oneof![families(), corpus()],
+        keep in prop_oneof![Just(KeepPolicy::First), Just(KeepPolicy::Longest), Just(KeepPolicy::Newest)],
+        verify in any::<bool>(),
+        list_pairs in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let mut items = with_features(&fps);
+        for (i, item) in items.iter_mut().enumerate() {
+            let mix = (i as u64 ^ seed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            item.bytes = 50 + mix % 7;
+            item.fetched_at = (!mix.is_multiple_of(3)).then_some((mix >> 8) as i64 % 5 - 2);
+            item.url_key = mix.is_multiple_of(5).then(|| format!("example.com/{}", mix % 3));
+        }
+        let base = if verify { policy(|p| p.k = 3) } else { simhash(3) };
+        let in_memory = DedupOptions { keep, list_pairs, url_dedup: true, ..base };
+        let dir = tempfile::tempdir().unwrap();
+        let spilled = DedupOptions {
+            budget: Budget { memory: 0, tmp_dir: Some(dir.path().to_path_buf()) },
+            ..in_memory.clone()
+        };
+        let expected = dedup(&items, &in_memory).unwrap();
+        let found = dedup(&items, &spilled).unwrap();
+        prop_assert_eq!(&found.removals, &expected.removals);
+        prop_assert_eq!(&found.clusters, &expected.clusters);
+        prop_assert_eq!(&found.pairs, &expected.pairs);
+        prop_assert_eq!(&found.kept, &expected.kept);
+        prop_assert!(items.len() < 2 || found.spilled_bytes > expected.spilled_bytes);
+        prop_assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(100))]
 
     /// For every pair, the batch run accepts it exactly when the one-pair decision does

@@ -494,8 +494,10 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let kept_count = kept.iter().filter(|k| **k).count();
     let documents_count = documents.len();
     // The unit pass takes the kept documents in the order --keep prefers them in.
-    let ranks =
-        (units && options.keep != KeepPolicy::First).then(|| documents.keep_ranks(options.keep));
+    let ranks = match units && options.keep != KeepPolicy::First {
+        true => Some(documents.keep_ranks(options.keep)?),
+        false => None,
+    };
     // The pass below the document holds the kept flags and its keys: the document engine's
     // state is let go first.
     drop((documents, ids));
