@@ -26,9 +26,12 @@
 //! one; one index a thread): the index no longer grows with the corpus (a global index of every kept unit
 //! took 59% of the CPU on 3 million news leads, and about 70 bytes a kept unit).
 //!
-//! Memory, beyond the documents: the search within what the budget leaves, 5 bytes a unit for
-//! its components; one byte a document for the flags, 4 a unit for the keep order (8 while it
-//! is made), the index and kept marks of each component walked (one a thread), and the
+//! Memory, beyond the documents (their rows spilled beyond a share of the budget, the rows of
+//! the units with a neighbour gathered for the walk) and the exact groups (8 bytes a copy,
+//! [`ExactGroups`]): the search within what the budget leaves, 5 bytes a unit for its
+//! components, then 8 more while each unit's component is named (its first unit); one byte a
+//! document for the flags; 4 bytes a unit with a neighbour for the keep order (about 40 while
+//! it is sorted), the index and kept marks of each component walked (one a thread), and the
 //! shingle sets of the units with a neighbour (within the budget, spilled beyond it).
 
 use std::collections::{HashMap, HashSet};
@@ -46,6 +49,7 @@ use crate::clusters::{gather, Joined, Units};
 use crate::documents::Documents;
 use crate::engine::{pair, FeatureSource, FoundPair, Phases, Removal};
 use crate::error::DedupError;
+use crate::exact::ExactGroups;
 use crate::options::DedupOptions;
 use crate::policy::{Evidence, Kind, Measure};
 
@@ -62,28 +66,19 @@ pub(crate) struct Decided {
     pub(crate) spilled_bytes: u64,
 }
 
-/// The exact groups, as the engine found them.
-pub(crate) struct ExactGroups<'a> {
-    pub(crate) groups: &'a [Vec<u32>],
-    /// The first member of each document's exact group.
-    pub(crate) first_of: &'a [u32],
-    /// The units: first members, ascending.
-    pub(crate) representatives: &'a [u32],
-}
-
 /// Decides `documents` with a SimHash method (see the module doc). `accepted`: the exact and URL
 /// pairs, sorted by `(a, b)`; the rows of their documents and of every exact group's members
 /// are gathered already (see [`Documents::gather`]).
 pub(crate) fn decide_by_kept(
     documents: &mut Documents,
-    exact: &ExactGroups<'_>,
+    exact: &ExactGroups,
     accepted: &[FoundPair],
     options: &DedupOptions,
     source: &mut dyn FeatureSource,
     phases: &mut Phases,
 ) -> Result<Decided, DedupError> {
-    let Some(&first) = exact.representatives.first() else {
-        let units = Units::new(documents, exact.groups, exact.first_of, options.keep);
+    let Some(first) = exact.units().next() else {
+        let units = Units::new(documents, exact, options.keep);
         let (clusters, removals) = gather(documents, &units, std::iter::empty(), Vec::new());
         return Ok(Decided {
             clusters,
@@ -111,7 +106,7 @@ pub(crate) fn decide_by_kept(
 /// [`decide_by_kept`] with the SimHash values as `F` (`fingerprint` makes one of a SimHash).
 fn decide_at_width<F: Fingerprint>(
     documents: &mut Documents,
-    exact: &ExactGroups<'_>,
+    exact: &ExactGroups,
     accepted: &[FoundPair],
     options: &DedupOptions,
     source: &mut dyn FeatureSource,
@@ -123,15 +118,7 @@ fn decide_at_width<F: Fingerprint>(
     phases.end("candidate search");
     // The walk reads the rows of the units with a neighbour (the members of exact groups and
     // the documents of accepted pairs are gathered already).
-    let near: Vec<u32> = exact
-        .representatives
-        .iter()
-        .zip(&linked.near)
-        .filter(|(_, &near)| near)
-        .map(|(&r, _)| r)
-        .collect();
-    documents.gather(&near)?;
-    drop(near);
+    documents.gather(&linked.near)?;
     let documents = &*documents;
     let run = Run {
         documents,
@@ -147,8 +134,8 @@ fn decide_at_width<F: Fingerprint>(
 /// What the batch search found: each unit's component, and whether it has a neighbour.
 struct Linked {
     components: UnionFind,
-    /// By index among the representatives: in a component of two or more.
-    near: Vec<bool>,
+    /// The units in a component of two or more, ascending.
+    near: Vec<u32>,
     spilled_bytes: u64,
 }
 
@@ -156,27 +143,32 @@ struct Linked {
 /// read in position order (spilled rows front to back).
 fn search_components<F: Fingerprint>(
     documents: &mut Documents,
-    exact: &ExactGroups<'_>,
+    exact: &ExactGroups,
     options: &DedupOptions,
     held: u64,
     fingerprint: impl Fn(Simhash) -> F,
 ) -> Result<Linked, DedupError> {
     let (policy, budget) = (&options.policy, &options.budget);
-    let representatives = exact.representatives;
+    let units = exact.unit_count();
     // The search holds what is left besides the walk's state and the components (5 bytes a
     // unit), working from disk beyond it.
-    let held = held + representatives.len() as u64 * 5;
+    let held = held + u64::from(units) * 5;
     let mut search = ExternalPairs::<F>::new(budget.for_search(held), &budget.spill_dir());
-    documents.scan_simhashes(representatives.iter().copied(), |simhash| {
+    documents.scan_simhashes(exact.units(), |simhash| {
         search.push(fingerprint(simhash))?;
         Ok(())
     })?;
-    let design = Design::for_expected_len(representatives.len(), policy.k, F::BITS);
+    let design = Design::for_expected_len(units as usize, policy.k, F::BITS);
     let FoundComponents {
         mut components,
         spilled_bytes,
     } = search.components(policy.k, design)?;
-    let near = in_groups_of_two_or_more(&mut components);
+    let near = exact
+        .units()
+        .zip(in_groups_of_two_or_more(&mut components))
+        .filter(|&(_, near)| near)
+        .map(|(unit, _)| unit)
+        .collect();
     Ok(Linked {
         components,
         near,
@@ -187,8 +179,8 @@ fn search_components<F: Fingerprint>(
 /// Bytes held besides the shingle sets: the documents and the walk's state (an estimate;
 /// [`crate::Budget`] takes the measured peak when that is larger). The indexes of kept units
 /// (one a component walked, one a thread at a time) are not counted here.
-fn held_bytes(documents: &Documents, exact: &ExactGroups<'_>) -> u64 {
-    let walk = documents.len() as u64 + exact.representatives.len() as u64 * 8;
+fn held_bytes(documents: &Documents, exact: &ExactGroups) -> u64 {
+    let walk = documents.len() as u64 + u64::from(exact.unit_count()) * 8;
     documents.held_bytes() + walk
 }
 
@@ -238,7 +230,7 @@ struct Searched {
 /// The inputs of one decision.
 struct Run<'a> {
     documents: &'a Documents,
-    exact: &'a ExactGroups<'a>,
+    exact: &'a ExactGroups,
     accepted: &'a [FoundPair],
     options: &'a DedupOptions,
 }
@@ -253,45 +245,28 @@ impl Run<'_> {
     ) -> Result<Decided, DedupError> {
         let policy = &self.options.policy;
         let budget = &self.options.budget;
-        let representatives = self.exact.representatives;
         let Linked {
             components,
             near,
             spilled_bytes: search_spilled,
         } = linked;
         let verifier = if policy.verifies() {
-            let involved: Vec<u32> = representatives
-                .iter()
-                .zip(&near)
-                .filter(|(_, &near)| near)
-                .map(|(&r, _)| r)
-                .collect();
             let memory = budget.left(held_bytes(self.documents, self.exact));
             tracing::info!(
-                units = representatives.len(),
-                with_sets = involved.len(),
+                units = self.exact.unit_count(),
+                with_sets = near.len(),
                 set_bytes = memory,
                 "units with a neighbour found"
             );
-            Some(Verifier::fetch(
-                source,
-                &involved,
-                memory,
-                &budget.spill_dir(),
-            )?)
+            Some(Verifier::fetch(source, &near, memory, &budget.spill_dir())?)
         } else {
             None
         };
         drop(near);
         phases.end("shingle sets");
-        let units = Units::new(
-            self.documents,
-            self.exact.groups,
-            self.exact.first_of,
-            self.options.keep,
-        );
+        let units = Units::new(self.documents, self.exact, self.options.keep);
         let component = self.components_with_links(components, &units);
-        let walk = WalkOrder::new(representatives, &component, self.exact.groups, &units);
+        let walk = WalkOrder::new(self.exact, &component, &units);
         drop(component);
         tracing::info!(
             components = walk.spans.len(),
@@ -448,22 +423,24 @@ impl Run<'_> {
         Ok(searched)
     }
 
-    /// Each unit's component (by its index among the representatives), named by its first
+    /// Each unit's component (by its index among the units), named by its first
     /// unit: the near components, merged further by the accepted pairs between units (URL
     /// duplicates), since a unit may join a kept unit by those too.
     fn components_with_links(&self, mut components: UnionFind, units: &Units<'_>) -> Vec<u32> {
-        let representatives = self.exact.representatives;
-        let at = |doc: u32| representatives.partition_point(|&r| r < units.first_of(doc)) as u32;
+        let exact = self.exact;
+        let at = |doc: u32| exact.index_of(units.first_of(doc));
         for p in self.accepted.iter().filter(|p| p.kind != Kind::Exact) {
             components.union(at(p.a), at(p.b));
         }
-        let n = representatives.len() as u32;
-        let mut first = vec![u32::MAX; representatives.len()];
-        let roots: Vec<u32> = (0..n).map(|i| components.find(i)).collect();
-        for (i, &root) in roots.iter().enumerate() {
-            first[root as usize] = first[root as usize].min(i as u32);
+        // Each root's first unit, then each unit's: a second find is a step or two, cheaper
+        // than holding every root.
+        let n = exact.unit_count();
+        let mut first = vec![u32::MAX; n as usize];
+        for i in 0..n {
+            let root = components.find(i) as usize;
+            first[root] = first[root].min(i);
         }
-        roots.iter().map(|&root| first[root as usize]).collect()
+        (0..n).map(|i| first[components.find(i) as usize]).collect()
     }
 }
 
@@ -481,14 +458,9 @@ struct WalkOrder {
 }
 
 impl WalkOrder {
-    /// `component`: each unit's component (by index among `representatives`), named by its
-    /// first unit.
-    fn new(
-        representatives: &[u32],
-        component: &[u32],
-        groups: &[Vec<u32>],
-        units: &Units<'_>,
-    ) -> Self {
+    /// `component`: each unit's component (by its index among the units), named by its first
+    /// unit.
+    fn new(exact: &ExactGroups, component: &[u32], units: &Units<'_>) -> Self {
         let mut size = vec![0u32; component.len()];
         for &c in component {
             size[c as usize] += 1;
@@ -498,17 +470,15 @@ impl WalkOrder {
             .filter(|&at| shared(at as usize))
             .collect();
         walked.sort_by_cached_key(|&at| {
-            let unit = representatives[at as usize];
+            let unit = exact.unit_at(at);
             (component[at as usize], units.rank(units.best(unit)))
         });
-        let order = walked
-            .into_iter()
-            .map(|at| representatives[at as usize])
-            .collect();
-        let alone_groups = groups
+        let order = walked.into_iter().map(|at| exact.unit_at(at)).collect();
+        let alone_groups = exact
+            .groups()
             .iter()
             .map(|group| group[0])
-            .filter(|&first| !shared(representatives.partition_point(|&r| r < first)))
+            .filter(|&first| !shared(exact.index_of(first) as usize))
             .collect();
         // Component names ascend with their first unit, as the sort above takes them.
         let spans = size.into_iter().filter(|&len| len > 1).collect();
@@ -658,7 +628,7 @@ impl<'a, F: Fingerprint> Walk<'a, F> {
     /// The kept units (as `kept` says) an accepted pair links to `unit`.
     fn linked(&self, units: &Units<'_>, unit: u32, kept: impl Fn(u32) -> bool) -> Vec<Choice> {
         let mut choices = Vec::new();
-        for &member in units.members(unit) {
+        for &member in units.members(&unit) {
             for &(doc, i) in self.links.of(member) {
                 let other = units.first_of(doc);
                 if other != unit && kept(other) {

@@ -8,6 +8,7 @@ use neardup_index::Cluster;
 use crate::documents::Documents;
 use crate::engine::{distance, removal, FoundPair, Removal};
 use crate::error::DedupError;
+use crate::exact::ExactGroups;
 use crate::options::KeepPolicy;
 use crate::policy::{Evidence, Kind};
 
@@ -15,38 +16,29 @@ use crate::policy::{Evidence, Kind};
 /// members, which member each keeps, and the order units are taken in.
 pub(crate) struct Units<'a> {
     documents: &'a Documents,
-    members_of: HashMap<u32, &'a [u32]>,
-    first_of: &'a [u32],
+    exact: &'a ExactGroups,
     keep: KeepPolicy,
 }
 
 impl<'a> Units<'a> {
-    pub(crate) fn new(
-        documents: &'a Documents,
-        groups: &'a [Vec<u32>],
-        first_of: &'a [u32],
-        keep: KeepPolicy,
-    ) -> Self {
-        let members_of = groups.iter().map(|g| (g[0], g.as_slice())).collect();
+    pub(crate) fn new(documents: &'a Documents, exact: &'a ExactGroups, keep: KeepPolicy) -> Self {
         Units {
             documents,
-            members_of,
-            first_of,
+            exact,
             keep,
         }
     }
 
     /// The unit (first member of the exact group) of document `doc`.
     pub(crate) fn first_of(&self, doc: u32) -> u32 {
-        self.first_of[doc as usize]
+        self.exact.first_of(doc)
     }
 
     /// The members of `unit`: its exact group, or itself alone.
-    pub(crate) fn members(&self, unit: u32) -> &[u32] {
-        self.members_of
-            .get(&unit)
-            .copied()
-            .unwrap_or(std::slice::from_ref(&self.first_of[unit as usize]))
+    pub(crate) fn members<'b>(&'b self, unit: &'b u32) -> &'b [u32] {
+        self.exact
+            .members(*unit)
+            .unwrap_or(std::slice::from_ref(unit))
     }
 
     /// The key documents are taken in, smaller first: the keep policy's order.
@@ -58,7 +50,7 @@ impl<'a> Units<'a> {
 
     /// The member `unit` keeps.
     pub(crate) fn best(&self, unit: u32) -> u32 {
-        self.members(unit)
+        self.members(&unit)
             .iter()
             .copied()
             .min_by_key(|&m| self.rank(m))
@@ -99,21 +91,20 @@ enum Link {
 /// keep order (the earlier one decides nothing by it), in one vector sorted by that unit.
 pub(crate) fn centred_clusters(
     documents: &Documents,
-    groups: &[Vec<u32>],
-    first_of: &[u32],
+    exact: &ExactGroups,
     links: Links<'_>,
     keep: KeepPolicy,
     verify: &mut dyn FnMut(u32, u32) -> Result<Option<FoundPair>, DedupError>,
 ) -> Result<Centred, DedupError> {
-    let units = Units::new(documents, groups, first_of, keep);
-    let unit_pair = |a: u32, b: u32| (first_of[a as usize], first_of[b as usize]);
+    let units = Units::new(documents, exact, keep);
+    let unit_pair = |a: u32, b: u32| (exact.first_of(a), exact.first_of(b));
     let accepted_pairs = links.accepted.iter().map(|p| unit_pair(p.a, p.b));
     let pending_pairs = links.pending.iter().map(|&(a, b, _)| unit_pair(a, b));
     let mut order: Vec<u32> = accepted_pairs
         .chain(pending_pairs)
         .filter(|(ua, ub)| ua != ub)
         .flat_map(|(ua, ub)| [ua, ub])
-        .chain(groups.iter().map(|g| g[0]))
+        .chain(exact.groups().iter().map(|g| g[0]))
         .collect();
     order.sort_unstable();
     order.dedup();
@@ -239,12 +230,16 @@ pub(crate) fn gather(
     let mut clusters = Vec::new();
     for unit in heads.filter(|unit| !followers.contains(unit)) {
         let followers = followers_of.remove(&unit).unwrap_or_default();
-        if followers.is_empty() && units.members(unit).len() < 2 {
+        if followers.is_empty() && units.members(&unit).len() < 2 {
             continue;
         }
         let representative = units.best(unit);
-        let mut cluster: Vec<u32> = units.members(unit).to_vec();
-        for &m in units.members(unit).iter().filter(|&&m| m != representative) {
+        let mut cluster: Vec<u32> = units.members(&unit).to_vec();
+        for &m in units
+            .members(&unit)
+            .iter()
+            .filter(|&&m| m != representative)
+        {
             removals.push(removal(
                 documents,
                 m,
@@ -254,7 +249,7 @@ pub(crate) fn gather(
             ));
         }
         for follower in followers {
-            cluster.extend_from_slice(units.members(follower));
+            cluster.extend_from_slice(units.members(&follower));
         }
         cluster.sort_unstable();
         clusters.push(Cluster {
@@ -264,7 +259,7 @@ pub(crate) fn gather(
     }
     for join in joined {
         let representative = units.best(join.leader);
-        for &m in units.members(join.unit) {
+        for &m in units.members(&join.unit) {
             removals.push(removal(
                 documents,
                 m,

@@ -8,11 +8,12 @@ use neardup_core::Fingerprints;
 use neardup_index::Cluster;
 use serde::Serialize;
 
-use crate::by_kept::{decide_by_kept, ExactGroups};
+use crate::by_kept::decide_by_kept;
 use crate::candidates::{accept_all, near_candidates, NearCandidates, Verifier};
 use crate::clusters::{centred_clusters, Centred, Links};
 use crate::documents::Documents;
 use crate::error::DedupError;
+use crate::exact::ExactGroups;
 use crate::options::DedupOptions;
 use crate::policy::{Evidence, Kind, Method};
 
@@ -232,7 +233,7 @@ pub fn dedup_documents(
     let n = u32::try_from(documents.len())
         .map_err(|_| DedupError::InvalidOption("more than 4,294,967,295 documents".into()))?;
     let mut phases = Phases::start();
-    let groups = documents.exact_groups()?;
+    let exact = ExactGroups::new(n, documents.exact_groups()?);
     let linear = matches!(policy.method, Method::Simhash | Method::Cascade) && !options.list_pairs;
     // The rows read before the search: the exact groups' members (their pairs, the member each
     // keeps) and the documents sharing a canonical URL; every row for a decision from every
@@ -242,7 +243,7 @@ pub fn dedup_documents(
         false => Vec::new(),
     };
     if linear {
-        let mut read: Vec<u32> = groups.iter().flatten().copied().collect();
+        let mut read: Vec<u32> = exact.groups().iter().flatten().copied().collect();
         read.extend(url_links.iter().flat_map(|&(a, b)| [a, b]));
         read.sort_unstable();
         read.dedup();
@@ -250,21 +251,14 @@ pub fn dedup_documents(
     } else {
         documents.gather_all()?;
     }
-    let mut pairs: Vec<FoundPair> = Vec::new();
-    // The first member of each document's exact group (itself when it has no copy).
-    let mut first_of: Vec<u32> = (0..n).collect();
-    for group in &groups {
-        for &member in &group[1..] {
-            first_of[member as usize] = group[0];
-            pairs.push(pair(
-                documents,
-                group[0],
-                member,
-                Kind::Exact,
-                Evidence::EXACT,
-            ));
-        }
-    }
+    // Each copy with the first of its group; near-duplicates are then searched among the
+    // units (the first member of each group, and every document without a copy).
+    let mut pairs: Vec<FoundPair> = exact
+        .groups()
+        .iter()
+        .flat_map(|group| group[1..].iter().map(|&member| (group[0], member)))
+        .map(|(first, member)| pair(documents, first, member, Kind::Exact, Evidence::EXACT))
+        .collect();
     pairs.extend(
         url_links
             .into_iter()
@@ -272,14 +266,7 @@ pub fn dedup_documents(
     );
     pairs.sort_by_key(|p| (p.a, p.b, p.kind));
     pairs.dedup_by_key(|p| (p.a, p.b));
-    // Near-duplicates among one representative (the first) of each exact group.
-    let representatives: Vec<u32> = (0..n).filter(|&i| first_of[i as usize] == i).collect();
     phases.end("exact duplicates");
-    let exact = ExactGroups {
-        groups: &groups,
-        first_of: &first_of,
-        representatives: &representatives,
-    };
     let found = if linear {
         let decided = decide_by_kept(documents, &exact, &pairs, options, features, &mut phases)?;
         pairs.extend(decided.decided);
@@ -333,7 +320,7 @@ struct Found {
 /// URL pairs, sorted; the near pairs accepted are added.
 fn decide_by_pairs(
     documents: &Documents,
-    exact: &ExactGroups<'_>,
+    exact: &ExactGroups,
     pairs: &mut Vec<FoundPair>,
     options: &DedupOptions,
     features: &mut dyn FeatureSource,
@@ -345,7 +332,7 @@ fn decide_by_pairs(
         verifier,
     } = near_candidates(
         documents,
-        exact.representatives,
+        &exact.units().collect::<Vec<_>>(),
         policy,
         features,
         &options.budget,
@@ -376,14 +363,7 @@ fn decide_by_pairs(
         clusters,
         removals,
         decided,
-    } = centred_clusters(
-        documents,
-        exact.groups,
-        exact.first_of,
-        links,
-        options.keep,
-        &mut verify,
-    )?;
+    } = centred_clusters(documents, exact, links, options.keep, &mut verify)?;
     pairs.extend(decided);
     Ok(Found {
         clusters,

@@ -59,6 +59,7 @@ mod digests;
 mod documents;
 mod engine;
 mod error;
+mod exact;
 mod keys;
 pub mod mirrors;
 mod names;
