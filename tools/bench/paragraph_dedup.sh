@@ -4,12 +4,14 @@
 # (tools/bench/ccnet_line_dedup.py) on the same data in the same run.
 #
 #   tools/bench/paragraph_dedup.sh [CORPUS.jsonl] [MEMORY]
-#   RUNS="combined" tools/bench/paragraph_dedup.sh ...   # some of: units combined ccnet
+#   RUNS="combined" tools/bench/paragraph_dedup.sh ...   # some of: units combined ccnet ngrams
 #
 # `units`: the unit pass alone (--units-only) for line, paragraph and sentences:3, then
 # sentences:3 spilled; `combined`: one run of document dedup and then paragraph (and
 # sentences:3) dedup of the kept documents, the unit pass's own time and MB/s from --summary;
-# `ccnet`: CCNet's rule in plain Python.
+# `ccnet`: CCNet's rule in plain Python; `ngrams` (not run by default): the fraction rule
+# (dolma's) by paragraph, 13-grams at thresholds 1.0 and 0.5, then 0.5 with the keys in 16 MiB
+# (spilled; output compared).
 #
 # Needs a release build (cargo build --release -p neardup) and /usr/bin/time (GNU). On a
 # loaded machine the wall time is the machine's: CPU seconds (user + sys) are the figure to
@@ -67,6 +69,18 @@ print(f"  unit pass: {u['documents']} documents, {u['text_bytes'] / 1e6:.1f} MB 
       f"({u['bytes_removed'] / 1e6:.1f} MB), {u['documents_dropped']} dropped; peak RSS {s['peak_rss_bytes'] / 1e6:.1f} MB")
 PY
     done
+fi
+
+if [[ " $runs " == *" ngrams "* ]]; then
+    for threshold in 1.0 0.5; do
+        measure "neardup paragraph 13-grams $threshold" "$bin" dedup "$corpus" --granularity paragraph \
+            --ngrams 13 --ngram-threshold "$threshold" --units-only --memory "$memory" \
+            --kept "$out/kept-ngrams-$threshold.jsonl" --tmp-dir "$out"
+    done
+    measure "neardup 13-grams 0.5, 16 MiB" "$bin" dedup "$corpus" --granularity paragraph \
+        --ngrams 13 --ngram-threshold 0.5 --units-only --memory 16MiB \
+        --kept "$out/kept-ngrams-spilled.jsonl" --tmp-dir "$out"
+    cmp "$out/kept-ngrams-0.5.jsonl" "$out/kept-ngrams-spilled.jsonl" && echo "spilled output identical"
 fi
 
 if [[ " $runs " == *" ccnet "* ]]; then

@@ -5,6 +5,7 @@ run: time, and quality on the CopyCat pairs (BENCHMARKS.md, "On Spark").
     python3 tools/bench/spark_peers.py [--corpus /tmp/spark-data/text-1gb.jsonl] [--docs 10000,100000]
         [--data ../shared/data] [--peer-venv /tmp/neardup-peers/textdedup] [--neardup ./crates/python]
         [--graphframes-jar JAR] [--master local-cluster[2,1,2048]] [--partitions 8]
+        [--driver-memory 4g] [--no-copycat]
 
 Every run is a fresh Spark application (a subprocess) on the same master with the same shuffle
 partitions, reading the same JSON Lines file, timed from reading the file to the deduplicated
@@ -26,6 +27,11 @@ rows counted:
   one they are computed by the same alternating large-star/small-star rounds GraphFrames
   implements (`neardup.spark._components`: why the peer venv gets `neardup` too). Its
   `repartition(4096)` calls and 8,192 shuffle partitions are replaced by `--partitions`.
+
+It runs from a fresh venv (`python3 -m venv v && v/bin/pip install pyspark 'pyarrow<21'
+./crates/python`, then `v/bin/python tools/bench/spark_peers.py`): what it needs beyond that
+(the peer's venv) it installs from PyPI, and it exits non-zero with one line when something
+cannot be had (Java, a package, a run that fails).
 
 Quality: every CopyCat pair labelled 3, 2 or 0.5 becomes two documents of one corpus; a pair
 is flagged when both land in one cluster (neardup: the same `cluster`; text-dedup: the same
@@ -149,8 +155,10 @@ def child(args):
     """One timed run in this process: writes {"seconds", "rows", "kept", "cluster"?} to --out
     (text-dedup drops documents under 5 words: they are neither rows nor kept)."""
     events = tempfile.mkdtemp(prefix="spark-events-")
-    jar = {"spark.jars": args.graphframes_jar} if args.graphframes_jar else None
-    spark = spark_session(args.master, args.partitions, events, jar)
+    settings = {"spark.driver.memory": args.driver_memory}
+    if args.graphframes_jar:
+        settings["spark.jars"] = args.graphframes_jar
+    spark = spark_session(args.master, args.partitions, events, settings)
     start = time.perf_counter()
     if args.run == "text-dedup":
         clusters, held = run_text_dedup(spark, args.input, args.partitions, bool(args.graphframes_jar))
@@ -222,12 +230,15 @@ def launch(python, tool, path, args, tmp, collect, policy="{}"):
     command = [
         python, os.path.abspath(__file__), "--run", tool, "--input", path, "--out", out,
         "--master", args.master, "--partitions", str(args.partitions), "--policy", policy,
+        "--driver-memory", args.driver_memory,
     ]
     if args.graphframes_jar:
         command += ["--graphframes-jar", args.graphframes_jar]
     if collect:
         command.append("--collect")
-    subprocess.run(command, check=True, stderr=subprocess.DEVNULL if not args.verbose else None)
+    done = subprocess.run(command, stderr=subprocess.DEVNULL if not args.verbose else None)
+    if done.returncode:
+        sys.exit(f"spark_peers.py: the {tool} run on {path} failed (exit {done.returncode}; --verbose shows its log)")
     with open(out, encoding="utf-8") as f:
         return json.load(f)
 
@@ -235,15 +246,38 @@ def launch(python, tool, path, args, tmp, collect, policy="{}"):
 def peer_python(venv, neardup_source):
     """The peer's interpreter: `venv`, made and filled on first use (text-dedup 0.4.0, the
     Python half of GraphFrames that its module imports, this pyspark, and neardup for the
-    components)."""
+    components); a venv whose install did not finish is made again. Exits with one line when
+    something cannot be had."""
     import pyspark
 
     python = os.path.join(venv, "bin", "python")
-    if not os.path.exists(python):
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        packages = ["text-dedup==0.4.0", "graphframes-py", "typing_extensions", f"pyspark=={pyspark.__version__}"]
-        subprocess.run([python, "-m", "pip", "install", "-q", *packages, neardup_source], check=True)
+    ready = os.path.join(venv, "spark-peers-ready")
+    if os.path.exists(ready):
+        return python
+    packages = ["text-dedup==0.4.0", "graphframes-py", "typing_extensions", f"pyspark=={pyspark.__version__}"]
+    for step in ([sys.executable, "-m", "venv", "--clear", venv],
+                 [python, "-m", "pip", "install", "-q", *packages, neardup_source]):
+        done = subprocess.run(step, capture_output=True, text=True)
+        if done.returncode:
+            said = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            sys.exit(f"spark_peers.py: cannot make the peer's venv {venv}: {' '.join(step[:4])} ...: {said}")
+    open(ready, "w").close()
     return python
+
+
+def check_this_python():
+    """Exits with one line unless this interpreter can run the neardup side: Java for Spark,
+    and pyspark, pyarrow and neardup installed."""
+    import shutil
+
+    if shutil.which("java") is None:
+        sys.exit("spark_peers.py: Spark needs Java 17 (apt-get install -y openjdk-17-jre-headless)")
+    for module in ("pyspark", "pyarrow", "neardup"):
+        try:
+            __import__(module)
+        except ImportError as error:
+            sys.exit(f"spark_peers.py: {sys.executable} cannot import {module} ({error}): "
+                     "pip install pyspark 'pyarrow<21' ./crates/python")
 
 
 def write_first(corpus, path, docs):
@@ -270,6 +304,8 @@ def main():
     parser.add_argument("--graphframes-jar", help="a GraphFrames JAR for this Spark (Scala 2.13)")
     parser.add_argument("--master", default="local-cluster[2,1,2048]")
     parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--driver-memory", default="4g", help="spark.driver.memory of every run (local: the executor)")
+    parser.add_argument("--no-copycat", action="store_true", help="time only, no CopyCat runs")
     parser.add_argument("--verbose", action="store_true")
     # One run in a child process.
     parser.add_argument("--run", help=argparse.SUPPRESS)
@@ -281,13 +317,14 @@ def main():
     if args.run:
         return child(args)
 
+    check_this_python()
     copycat = os.path.join(args.data, "copycat-canonical-pairs.jsonl")
     for needed in (args.corpus, copycat):
         if not os.path.exists(needed):
             sys.exit(f"spark_peers.py: {needed} is missing (see the usage above)")
-    tools = [
-        ("neardup (cascade, default)", sys.executable, "neardup", "{}"),
+    tools = [  # the peer first: the longer run
         ("text-dedup 0.4.0 MinHash (0.7)", peer_python(args.peer_venv, args.neardup), "text-dedup", "{}"),
+        ("neardup (cascade, default)", sys.executable, "neardup", "{}"),
     ]
     with tempfile.TemporaryDirectory() as tmp:
         pairs = [json.loads(line) for line in open(copycat, encoding="utf-8")]
@@ -298,11 +335,12 @@ def main():
                 f.write(json.dumps({"id": f"a{i}", "text": p["text_a"]}) + "\n")
                 f.write(json.dumps({"id": f"b{i}", "text": p["text_b"]}) + "\n")
         labels = [p["label"] for p in pairs]
-        print(f"master {args.master}, {args.partitions} shuffle partitions; CopyCat: {len(pairs)} pairs")
+        print(f"master {args.master}, {args.partitions} shuffle partitions, driver memory {args.driver_memory}; "
+              f"CopyCat: {len(pairs)} pairs")
         print()
         print("| tool | CopyCat strict P / R / F1 | lenient P / R / F1 |")
         print("|---|---|---|")
-        for name, python, tool, policy in tools:
+        for name, python, tool, policy in [] if args.no_copycat else tools:
             cluster = launch(python, tool, labelled, args, tmp, True, policy)["cluster"]
             flags = [cluster.get(f"a{i}", f"a{i}") == cluster.get(f"b{i}", f"b{i}") for i in range(len(pairs))]
             strict, lenient = metrics(flags, labels, (3,)), metrics(flags, labels, (3, 2))
@@ -316,7 +354,7 @@ def main():
             corpus = os.path.join(tmp, f"first-{size_name}.jsonl")
             docs, size = write_first(args.corpus, corpus, None if size_name == "all" else int(size_name))
             timed = [(name, launch(python, tool, corpus, args, tmp, False, policy)) for name, python, tool, policy in tools]
-            peer = timed[-1][1]["seconds"]
+            peer = timed[0][1]["seconds"]
             for name, t in timed:
                 s = t["seconds"]
                 print(f"| {docs:,} | {size / 1e6:,.0f} | {name} | {s:.1f} | {docs / s:,.0f} | {docs - t['kept']:,} "

@@ -40,7 +40,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Find the exact and near duplicates in a corpus: what to keep, what goes, and why.
-    Dedup(commands::dedup::DedupArgs),
+    Dedup(Box<commands::dedup::DedupArgs>),
     /// Find mirror sites: host or path-prefix pairs whose shared paths carry the same content.
     Mirrors(commands::mirrors::MirrorsArgs),
     /// Write one JSON line per document with the text the other commands fingerprint for it.
@@ -85,7 +85,7 @@ fn main() -> ExitCode {
         }
     }
     let result = match cli.command {
-        Command::Dedup(args) => commands::dedup::run(args),
+        Command::Dedup(args) => commands::dedup::run(*args),
         Command::Extract(args) => commands::extract::run(args),
         Command::Fingerprint(args) => commands::fingerprint::run(args),
         Command::Mirrors(args) => commands::mirrors::run(args),

@@ -336,3 +336,129 @@ fn parquet_rows_keep_every_column_with_the_text_replaced() {
     // Parquet only from Parquet inputs.
     assert_one_line_error(&run("c.jsonl", "kept.parquet"), 2, "Parquet");
 }
+
+#[test]
+fn the_fraction_rule_is_a_policy_field_and_removes_mostly_seen_paragraphs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let flags = [
+        "--granularity",
+        "paragraph",
+        "--ngrams",
+        "3",
+        "--ngram-threshold",
+        "0.5",
+    ];
+    let shown = neardup(
+        &[&["dedup", "-", "--show-policy"][..], &flags].concat(),
+        b"",
+    );
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    let policy: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    assert_eq!(
+        policy["units"],
+        serde_json::json!({"unit": "paragraph", "min_chars": 1, "ngrams": {"n": 3, "threshold": 0.5}})
+    );
+    std::fs::write(path("policy.json"), &shown.stdout).unwrap();
+    let corpus = concat!(
+        r#"{"id":"a","text":"The council met on Monday and approved the budget for the bridge."}"#,
+        "\n",
+        r#"{"id":"b","text":"Intro.\n\nThe council met on Monday and approved the budget for a school."}"#,
+        "\n",
+    );
+    std::fs::write(path("c.jsonl"), corpus).unwrap();
+    let input = path("c.jsonl");
+    let policy_file = path("policy.json");
+    let units_only = |extra: &[&str]| {
+        let run = neardup(
+            &[&["dedup", &input, "--units-only", "--kept", "-"][..], extra].concat(),
+            b"",
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.stdout
+    };
+    let alone = units_only(&flags);
+    let kept = json_lines(&alone);
+    assert_eq!(
+        kept[1]["text"], "Intro.\n\n",
+        "8 of its 10 3-grams were seen"
+    );
+    // The policy file carries the rule: documents first (both kept), then the same units.
+    let from_file = neardup(
+        &[
+            "dedup",
+            &input,
+            "--policy-file",
+            &policy_file,
+            "--kept",
+            "-",
+        ],
+        b"",
+    );
+    assert_eq!(from_file.code, 0, "{}", from_file.stderr);
+    assert_eq!(from_file.stdout, alone);
+    // --granularity with the file keeps the file's n-gram rule (only what is given changes).
+    let file_and_unit = units_only(&["--policy-file", &policy_file, "--granularity", "paragraph"]);
+    assert_eq!(file_and_unit, alone);
+    let exact = units_only(&["--granularity", "paragraph"]);
+    assert_eq!(json_lines(&exact)[1]["text"], json_lines(corpus)[1]["text"]);
+    let sentences = neardup(
+        &[
+            "dedup",
+            "-",
+            "--granularity",
+            "sentences:2",
+            "--ngrams",
+            "3",
+        ],
+        b"",
+    );
+    assert_one_line_error(&sentences, 2, "paragraphs or lines");
+    let threshold = neardup(
+        &[
+            "dedup",
+            "-",
+            "--granularity",
+            "line",
+            "--ngram-threshold",
+            "0",
+        ],
+        b"",
+    );
+    assert_one_line_error(&threshold, 2, "threshold");
+}
+
+#[test]
+fn a_later_document_keep_prefers_keeps_the_shared_paragraph() {
+    let corpus = concat!(
+        r#"{"id":"a","text":"Home | News | Sport\n\nRain on Monday."}"#,
+        "\n",
+        r#"{"id":"b","text":"Home | News | Sport\n\nThe council approved the budget for the new bridge over the river."}"#,
+        "\n",
+    );
+    let run = |keep: &str| {
+        let args = [
+            "dedup",
+            "-",
+            "--granularity",
+            "paragraph",
+            "--keep",
+            keep,
+            "--kept",
+            "-",
+        ];
+        let run = neardup(&args, corpus.as_bytes());
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        json_lines(&run.stdout)
+    };
+    let first = run("first");
+    assert_eq!(first[0]["text"], "Home | News | Sport\n\nRain on Monday.");
+    assert_eq!(
+        first[1]["text"],
+        "The council approved the budget for the new bridge over the river."
+    );
+    let longest = run("longest");
+    assert_eq!(longest[0]["id"], "a", "written in input order");
+    assert_eq!(longest[0]["text"], "Rain on Monday.");
+    assert_eq!(longest[1]["text"], json_lines(corpus)[1]["text"]);
+}

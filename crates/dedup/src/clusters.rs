@@ -52,11 +52,8 @@ impl<'a> Units<'a> {
     /// The key documents are taken in, smaller first: the keep policy's order.
     pub(crate) fn rank(&self, i: u32) -> (u64, i64, u32) {
         let documents = self.documents;
-        match self.keep {
-            KeepPolicy::First => (0, 0, i),
-            KeepPolicy::Longest => (u64::MAX - documents.bytes(i), 0, i),
-            KeepPolicy::Newest => (0, -documents.fetched_at(i).unwrap_or(i64::MIN + 1), i),
-        }
+        self.keep
+            .rank_key(i, documents.bytes(i), documents.fetched_at(i))
     }
 
     /// The member `unit` keeps.

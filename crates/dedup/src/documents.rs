@@ -182,6 +182,12 @@ impl Documents {
         self.digests.spilled_bytes()
     }
 
+    /// Each document's place in `keep`'s order ([`crate::KeepPolicy::ranks`]): the order the unit
+    /// pass below the document takes the kept documents in.
+    pub fn keep_ranks(&self, keep: crate::KeepPolicy) -> Vec<u32> {
+        keep.ranks(self.len() as u32, |i| (self.bytes(i), self.fetched_at(i)))
+    }
+
     /// Document `i`'s MinHash signature, if it has one.
     pub(crate) fn minhash(&self, i: u32) -> Option<&[u32]> {
         self.minhashes.get(i as usize)?.as_deref()

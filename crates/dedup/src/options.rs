@@ -32,6 +32,41 @@ impl Choice for KeepPolicy {
     }
 }
 
+impl KeepPolicy {
+    /// The key document `i` (of `bytes` of text, fetched at `fetched_at`) is taken in, smaller
+    /// first: the order in which this policy prefers documents (the document engine's, and
+    /// the unit pass's below the document).
+    pub fn rank_key(self, i: u32, bytes: u64, fetched_at: Option<i64>) -> (u64, i64, u32) {
+        match self {
+            KeepPolicy::First => (0, 0, i),
+            KeepPolicy::Longest => (u64::MAX - bytes, 0, i),
+            KeepPolicy::Newest => (0, -fetched_at.unwrap_or(i64::MIN + 1), i),
+        }
+    }
+
+    /// Each of `count` documents' place in this policy's order (0 for the one taken first),
+    /// by position; `of(i)` is document `i`'s bytes of text and fetch time.
+    ///
+    /// ```
+    /// use neardup_dedup::KeepPolicy;
+    /// let bytes = [3u64, 9, 5];
+    /// let ranks = KeepPolicy::Longest.ranks(3, |i| (bytes[i as usize], None));
+    /// assert_eq!(ranks, [2, 0, 1]);
+    /// ```
+    pub fn ranks(self, count: u32, of: impl Fn(u32) -> (u64, Option<i64>)) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..count).collect();
+        order.sort_by_cached_key(|&i| {
+            let (bytes, fetched_at) = of(i);
+            self.rank_key(i, bytes, fetched_at)
+        });
+        let mut ranks = vec![0u32; order.len()];
+        for (rank, &i) in order.iter().enumerate() {
+            ranks[i as usize] = rank as u32;
+        }
+        ranks
+    }
+}
+
 /// Everything a dedup run is told: the decision ([`Policy`]) and what to do with its clusters.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct DedupOptions {

@@ -18,7 +18,7 @@ use neardup_core::{Choice, Fingerprints, Profile, Simhash};
 use serde::{Deserialize, Serialize};
 
 use crate::error::DedupError;
-use crate::units::{Unit, UnitRule};
+use crate::units::UnitRule;
 
 /// How near-duplicates are searched for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -408,10 +408,8 @@ impl Policy {
         if !(0.0..=1.0).contains(&self.min_length_ratio) || self.min_length_ratio.is_nan() {
             return invalid("min_length_ratio must be between 0 and 1");
         }
-        if let Some(Unit::Sentences(n)) = self.units.map(|rule| rule.unit) {
-            if !(1..=64).contains(&n) {
-                return invalid("a sentence span has 1 to 64 sentences");
-            }
+        if let Some(units) = &self.units {
+            units.validate()?;
         }
         if self.min_length_ratio > 0.0 && self.verify.is_none() {
             return invalid(

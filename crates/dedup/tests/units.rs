@@ -1,24 +1,29 @@
 //! Dedup below the document against a brute-force reference (a set of the normalised units'
-//! text, in keep order), in memory and spilled to disk, with and without a seen file.
+//! text, or of their n-grams of words as strings, in keep order), in memory and spilled to
+//! disk, with and without a seen file.
 
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
 use neardup_core::normalize::{NormalizeOptions, Normalizer};
-use neardup_dedup::units::{Rewritten, Unit, UnitDedup, UnitRule, UnitSplitter};
+use neardup_core::tokenize::Tokenizer;
+use neardup_dedup::units::{
+    Cover, DocumentUnits, NgramRule, Rewritten, Unit, UnitDedup, UnitRule, UnitSplitter,
+};
 use neardup_dedup::Budget;
 use neardup_ingest::{Corpus, CorpusError, CorpusOptions, NoHooks};
 use proptest::prelude::*;
 
-/// The reference: each key as the text of its normalised units, first occurrence kept.
+/// The reference: each key as the text of its normalised units (the exact rule) or of its
+/// n-grams of words (the fraction rule), first occurrence kept.
 fn reference(rule: UnitRule, texts: &[String], seen: &mut HashSet<String>) -> Vec<Rewritten> {
     let splitter = UnitSplitter::new(rule.unit, NormalizeOptions::web());
     let normalizer = Normalizer::new(NormalizeOptions::web());
     texts
         .iter()
         .map(|text| {
-            let mut units = splitter.split(text);
+            let units = splitter.split(text);
             let normalized: Vec<String> = units
                 .segments
                 .iter()
@@ -28,13 +33,48 @@ fn reference(rule: UnitRule, texts: &[String], seen: &mut HashSet<String>) -> Ve
                     out
                 })
                 .collect();
-            let flags: Vec<bool> = (0..units.keys.len())
-                .map(|i| !seen.insert(normalized[units.covered(i)].join("\n")))
-                .collect();
-            units.keys.clear();
-            Rewritten::new(text, &units, &flags, rule.min_chars)
+            let removed = match rule.ngrams {
+                None => {
+                    let flags: Vec<bool> = (0..units.keys.len())
+                        .map(|i| !seen.insert(normalized[units.covered(i)].join("\n")))
+                        .collect();
+                    units.removed(&flags)
+                }
+                Some(ngrams) => normalized
+                    .iter()
+                    .map(|unit| fraction_seen(unit, ngrams, seen))
+                    .collect(),
+            };
+            // One key a unit, its flag the unit's removal: the rewrite alone is the library's.
+            let by_unit = DocumentUnits {
+                keys: vec![0; units.segments.len()],
+                segments: units.segments,
+                cover: Cover::Window(1),
+            };
+            Rewritten::new(text, &by_unit, &removed, rule.min_chars)
         })
         .collect()
+}
+
+/// The fraction rule on one normalised unit: its n-grams of words as strings (or the unit
+/// itself when it has `n` words or fewer), each looked up and added in order; whether at
+/// least the threshold of them were seen.
+fn fraction_seen(unit: &str, rule: NgramRule, seen: &mut HashSet<String>) -> bool {
+    let mut words = Vec::new();
+    Tokenizer::Words.for_each_token(unit, |w| words.push(w));
+    let keys: Vec<String> = if words.len() <= rule.n as usize {
+        vec![format!("unit {unit}")]
+    } else {
+        words
+            .windows(rule.n as usize)
+            .map(|gram| format!("gram {}", gram.join(" ")))
+            .collect()
+    };
+    let count = keys
+        .iter()
+        .filter(|key| !seen.insert((*key).clone()))
+        .count();
+    count as f64 >= rule.threshold * keys.len() as f64
 }
 
 fn corpus_of(dir: &Path, name: &str, texts: &[String]) -> Corpus {
@@ -112,13 +152,24 @@ fn documents() -> impl Strategy<Value = Vec<String>> {
     prop::collection::vec(doc, 0..25)
 }
 
+/// Rules of every unit; for paragraphs and lines, the exact rule or the fraction rule (n from
+/// 1 to 4 words, thresholds of 1, 0.5 and between).
 fn rules() -> impl Strategy<Value = UnitRule> {
     let unit = prop_oneof![
         Just(Unit::Paragraph),
         Just(Unit::Line),
         (1u32..4).prop_map(Unit::Sentences)
     ];
-    (unit, 0u64..30).prop_map(|(unit, min_chars)| UnitRule { unit, min_chars })
+    let threshold = prop_oneof![Just(1.0), Just(0.5), 0.01f64..1.0];
+    let ngrams = prop_oneof![
+        Just(None),
+        (1u32..5, threshold).prop_map(|(n, threshold)| Some(NgramRule { n, threshold })),
+    ];
+    (unit, 0u64..30, ngrams).prop_map(|(unit, min_chars, ngrams)| UnitRule {
+        unit,
+        min_chars,
+        ngrams: ngrams.filter(|_| !matches!(unit, Unit::Sentences(_))),
+    })
 }
 
 proptest! {
@@ -196,6 +247,37 @@ fn navigation_repeated_across_pages_is_removed_after_the_first() {
 }
 
 #[test]
+fn a_paragraph_mostly_seen_before_goes_under_the_fraction_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts = vec![
+        "The council met on Monday and approved the new budget for the river bridge.".to_string(),
+        "Intro.\n\nthe COUNCIL met on Monday and approved the new budget for the school.\n\nThe council met on Monday and approved the new budget for the river bridge again."
+            .to_string(),
+    ];
+    let corpus = corpus_of(dir.path(), "c.jsonl", &texts);
+    let rule = |threshold| UnitRule {
+        ngrams: Some(NgramRule { n: 3, threshold }),
+        ..UnitRule::new(Unit::Paragraph)
+    };
+    // The second paragraph shares 10 of its 11 3-grams with the first document, the third 12
+    // of 13.
+    let mut half = UnitDedup::new(rule(0.5), NormalizeOptions::web(), &budget(dir.path()));
+    let (got, _) = run(&mut half, &corpus).unwrap();
+    assert_eq!(got[0].report.units_removed, 0);
+    assert_eq!(got[1].text, "Intro.\n\n");
+    let mut most = UnitDedup::new(rule(0.92), NormalizeOptions::web(), &budget(dir.path()));
+    let (got, _) = run(&mut most, &corpus).unwrap();
+    assert_eq!(
+        got[1].report.units_removed, 1,
+        "12 / 13 >= 0.92, 10 / 11 < 0.92"
+    );
+    assert!(got[1].text.contains("for the school"));
+    let mut all = UnitDedup::new(rule(1.0), NormalizeOptions::web(), &budget(dir.path()));
+    let (got, _) = run(&mut all, &corpus).unwrap();
+    assert_eq!(got[1].report.units_removed, 0);
+}
+
+#[test]
 fn a_seen_file_of_another_rule_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("seen.units");
@@ -217,6 +299,21 @@ fn a_seen_file_of_another_rule_is_refused() {
     let mut paragraphs = with_seen(Unit::Paragraph);
     let error = run(&mut paragraphs, &corpus).unwrap_err().to_string();
     assert!(error.contains("another rule"), "{error}");
+    let ngrams = UnitRule {
+        ngrams: Some(NgramRule {
+            n: 3,
+            threshold: 0.5,
+        }),
+        ..UnitRule::new(Unit::Line)
+    };
+    let mut fraction = UnitDedup::new(ngrams, NormalizeOptions::web(), &budget(dir.path()))
+        .with_seen(&path)
+        .unwrap();
+    let error = run(&mut fraction, &corpus).unwrap_err().to_string();
+    assert!(
+        error.contains("3-grams"),
+        "n-gram keys are not unit keys: {error}"
+    );
     std::fs::write(&path, b"not a seen file").unwrap();
     let error = run(&mut paragraphs, &corpus).unwrap_err().to_string();
     assert!(error.contains("not a file of seen units"), "{error}");
@@ -321,4 +418,80 @@ fn a_kept_list_of_another_length_is_an_error() {
     let error = run(&mut dedup, &corpus).unwrap_err().to_string();
     assert!(error.contains("changed between reads"), "{error}");
     assert!(dedup.run_texts(&texts).is_err());
+}
+
+/// Texts, a keep order of them (each text's place) and which are kept.
+fn ordered_documents() -> impl Strategy<Value = (Vec<String>, Vec<u32>, Vec<bool>)> {
+    documents().prop_flat_map(|texts| {
+        let n = texts.len();
+        let places = Just((0..n as u32).collect::<Vec<u32>>()).prop_shuffle();
+        let kept = prop::collection::vec(prop::bool::weighted(0.8), n);
+        (Just(texts), places, kept)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// In keep order, the first occurrence of a unit is the one of the document taken first:
+    /// the rewrites are the reference's over the kept texts taken in that order, handed back
+    /// in input order; in memory, spilled, and over texts in memory.
+    #[test]
+    fn units_in_keep_order_match_the_reference_in_that_order(
+        (texts, places, kept) in ordered_documents(),
+        rule in rules(),
+        set_memory in prop_oneof![Just(0u64), 64u64..4096, Just(1u64 << 30)],
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut in_order: Vec<usize> = (0..texts.len()).collect();
+        in_order.sort_by_key(|&i| places[i]);
+        let taken: Vec<usize> = in_order.into_iter().filter(|&i| kept[i]).collect();
+        let ordered: Vec<String> = taken.iter().map(|&i| texts[i].clone()).collect();
+        let rewrites = reference(rule, &ordered, &mut HashSet::new());
+        let mut expected: Vec<Option<Rewritten>> = vec![None; texts.len()];
+        for (&i, rewrite) in taken.iter().zip(rewrites) {
+            expected[i] = Some(rewrite);
+        }
+        let corpus = corpus_of(dir.path(), "c.jsonl", &texts);
+        let mut dedup = UnitDedup::new(rule, NormalizeOptions::web(), &budget(dir.path()))
+            .with_set_memory(set_memory)
+            .over_kept(kept.clone())
+            .in_keep_order(places.clone());
+        let (got, _) = run(&mut dedup, &corpus).unwrap();
+        let wanted: Vec<Rewritten> = expected.iter().flatten().cloned().collect();
+        prop_assert_eq!(got, wanted);
+        let mut in_memory = UnitDedup::new(rule, NormalizeOptions::web(), &budget(dir.path()))
+            .over_kept(kept.clone())
+            .in_keep_order(places.clone());
+        let (rewrites, _) = in_memory.run_texts(&texts).unwrap();
+        prop_assert_eq!(rewrites, expected);
+    }
+}
+
+#[test]
+fn a_later_document_taken_first_keeps_the_shared_paragraph() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts = vec![
+        "Home | News\n\nShort.".to_string(),
+        "Home | News\n\nA much longer story about the council.".to_string(),
+    ];
+    let corpus = corpus_of(dir.path(), "c.jsonl", &texts);
+    let ranks =
+        neardup_dedup::KeepPolicy::Longest.ranks(2, |i| (texts[i as usize].len() as u64, None));
+    assert_eq!(ranks, [1, 0]);
+    let mut dedup = UnitDedup::new(
+        UnitRule::new(Unit::Paragraph),
+        NormalizeOptions::web(),
+        &budget(dir.path()),
+    )
+    .in_keep_order(ranks);
+    let (got, passes) = run(&mut dedup, &corpus).unwrap();
+    assert_eq!(
+        got[0].text, "Short.",
+        "in input order, the first without the menu"
+    );
+    assert_eq!(got[1].text, texts[1]);
+    assert_eq!(passes, 2);
+    let error = dedup.run_texts(&texts[..1]).unwrap_err().to_string();
+    assert!(error.contains("changed between reads"), "{error}");
 }

@@ -11,7 +11,7 @@ use crate::convert;
 use crate::error::{invalid, to_py};
 use crate::policy::policy_arg;
 
-mod units;
+pub(crate) mod units;
 
 /// Deduplicates `texts` (any iterable of str) by the policy, as `neardup dedup` does: exact
 /// groups, candidates, verification, representative-centred clusters. `keep` is `first`,
@@ -26,10 +26,12 @@ mod units;
 /// With `granularity` (`paragraph`, `line`, `sentences:N`; or a policy with `units`), as
 /// `neardup dedup --granularity` (see [`units`]): also `texts` (each kept text rewritten, None
 /// for a removed or dropped one), `units` (per text the unit pass read, the report of
-/// `--removed-spans`, else None) and `unit_figures`.
+/// `--removed-spans`, else None) and `unit_figures`. `ngrams` and `ngram_threshold`: the
+/// fraction rule (`--ngrams`, `--ngram-threshold`).
 #[pyfunction]
 #[pyo3(signature = (texts, policy = None, keep = "first", fetched_at = None, granularity = None,
-                    min_chars = None, seen = None, units_only = false))]
+                    min_chars = None, seen = None, units_only = false, ngrams = None,
+                    ngram_threshold = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn dedup(
     py: Python<'_>,
@@ -41,10 +43,14 @@ pub fn dedup(
     min_chars: Option<u64>,
     seen: Option<std::path::PathBuf>,
     units_only: bool,
+    ngrams: Option<u32>,
+    ngram_threshold: Option<f64>,
 ) -> PyResult<Py<PyAny>> {
     let below = units::Below {
         granularity,
         min_chars,
+        ngrams,
+        ngram_threshold,
         seen,
         units_only,
     };
@@ -70,6 +76,11 @@ pub fn dedup(
     let fingerprinter =
         neardup_core::Fingerprinter::new(options.policy.profile.clone()).map_err(to_py)?;
     if options.policy.units.is_some() && units_only {
+        if options.keep != KeepPolicy::First {
+            return Err(invalid(
+                "keep: with units_only the first occurrence of a unit is kept",
+            ));
+        }
         return units::units_only(py, &texts, &options, &below);
     }
     let verifies = options.policy.verifies();
@@ -138,7 +149,16 @@ pub fn dedup(
     result.set_item("clusters", clusters)?;
     result.set_item("pairs", pairs)?;
     if options.policy.units.is_some() {
-        units::add_units(py, &result, &texts, &options, &below, outcome.kept.clone())?;
+        // In the order `keep` prefers the texts in, as the document engine took them.
+        let ranks = (options.keep != KeepPolicy::First).then(|| {
+            let times = fetched_at.as_deref();
+            options.keep.ranks(texts.len() as u32, |i| {
+                let i = i as usize;
+                (texts[i].len() as u64, times.and_then(|t| t[i]))
+            })
+        });
+        let kept = outcome.kept.clone();
+        units::add_units(py, &result, &texts, &options, &below, kept, ranks)?;
     }
     Ok(result.into_any().unbind())
 }

@@ -43,7 +43,15 @@ def _line(value):
 
 @pytest.mark.parametrize(
     "granularity, extra",
-    [("paragraph", []), ("sentences:3", []), ("line", ["--min-chars", "40"]), ("paragraph", ["--units-only"])],
+    [
+        ("paragraph", []),
+        ("sentences:3", []),
+        ("line", ["--min-chars", "40"]),
+        ("paragraph", ["--units-only"]),
+        ("paragraph", ["--ngrams", "4", "--ngram-threshold", "0.5"]),
+        ("line", ["--ngrams", "3", "--units-only"]),
+        ("paragraph", ["--keep", "longest"]),
+    ],
 )
 def test_python_equals_the_cli_byte_for_byte(neardup_bin, tmp_path, granularity, extra):
     texts = _corpus()
@@ -55,9 +63,13 @@ def test_python_equals_the_cli_byte_for_byte(neardup_bin, tmp_path, granularity,
          "--seen", str(tmp_path / "cli.seen")],
         check=True, capture_output=True,
     )
-    min_chars = int(extra[1]) if "--min-chars" in extra else None
-    result = neardup.dedup(texts, granularity=granularity, min_chars=min_chars,
-                           seen=tmp_path / "py.seen", units_only="--units-only" in extra)
+    def option(name, kind):
+        return kind(extra[extra.index(name) + 1]) if name in extra else None
+
+    result = neardup.dedup(texts, granularity=granularity, min_chars=option("--min-chars", int),
+                           seen=tmp_path / "py.seen", units_only="--units-only" in extra,
+                           ngrams=option("--ngrams", int), ngram_threshold=option("--ngram-threshold", float),
+                           keep=option("--keep", str) or "first")
     kept = "".join(_line({"id": str(i), "text": t}) + "\n" for i, t in enumerate(result.texts) if t is not None)
     # The fields in the order of `--removed-spans`' records.
     fields = ["units", "units_removed", "bytes_removed", "removed_spans", "dropped"]
@@ -87,3 +99,14 @@ def test_without_granularity_nothing_changes_and_bad_arguments_are_errors():
     result = neardup.dedup(texts, granularity="paragraph")
     assert result.texts == ["One.\n\nTwo.", "Three."]
     assert result.units[1]["removed_spans"] == [[0, 6]]
+
+
+def test_keep_longest_takes_the_shared_paragraph_from_the_longest_text():
+    texts = ["Menu\n\nShort.", "Menu\n\nA much longer story about the council."]
+    assert neardup.dedup(texts, granularity="paragraph").texts[1] == "A much longer story about the council."
+    result = neardup.dedup(texts, granularity="paragraph", keep="longest")
+    assert result.texts == ["Short.", texts[1]]
+    with pytest.raises(neardup.NeardupError):
+        neardup.dedup(texts, granularity="paragraph", keep="longest", units_only=True)
+    with pytest.raises(neardup.NeardupError):
+        neardup.dedup(texts, ngrams=3)

@@ -104,6 +104,17 @@ pub struct DedupArgs {
     /// counted) is dropped [default: 1, only documents left empty].
     #[arg(long, value_name = "CHARS", requires = "granularity")]
     min_chars: Option<u64>,
+    /// With --granularity paragraph or line: the fraction rule (dolma's paragraph dedup by
+    /// n-grams) instead of the exact one: a unit is removed when at least --ngram-threshold
+    /// of its N-grams of words were seen before it (in earlier kept documents, earlier in the
+    /// same one, or in --seen); a unit of N words or fewer is removed when its whole text was.
+    /// [default with --ngram-threshold: 13]
+    #[arg(long, value_name = "N", requires = "granularity")]
+    ngrams: Option<u32>,
+    /// With --granularity paragraph or line: the fraction rule's threshold, above 0, at most
+    /// 1 [default with --ngrams: 1.0, dolma's: every n-gram seen before].
+    #[arg(long, value_name = "FRACTION", requires = "granularity")]
+    ngram_threshold: Option<f64>,
     /// With --granularity: one JSON line per document something was removed from: {"id",
     /// "units", "units_removed", "bytes_removed", "removed_spans": [[start, end], ...] (byte
     /// offsets in the document's text as extracted), "dropped"}.
@@ -482,13 +493,16 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
     let kept = outcome.kept;
     let kept_count = kept.iter().filter(|k| **k).count();
     let documents_count = documents.len();
+    // The unit pass takes the kept documents in the order --keep prefers them in.
+    let ranks =
+        (units && options.keep != KeepPolicy::First).then(|| documents.keep_ranks(options.keep));
     // The pass below the document holds the kept flags and its keys: the document engine's
     // state is let go first.
     drop((documents, ids));
     let units = match units {
         false => None,
         true => {
-            let summary = run_units_over(&args, &options, &corpus, kept, &mut outputs)?;
+            let summary = run_units_over(&args, &options, &corpus, kept, ranks, &mut outputs)?;
             phases.push(Phase {
                 name: "removing repeated units",
                 seconds: summary.seconds,
@@ -538,7 +552,8 @@ fn unit_policy(args: &DedupArgs, policy: Policy) -> anyhow::Result<Policy> {
     let Some(Granularity(unit)) = args.granularity else {
         return Ok(policy);
     };
-    neardup_dedup::units::with_units(policy, unit, args.min_chars)
+    let ngrams = neardup_dedup::units::NgramRule::from_options(args.ngrams, args.ngram_threshold);
+    neardup_dedup::units::with_units(policy, unit, args.min_chars, ngrams)
         .map_err(|e| crate::usage::usage(e).into())
 }
 
@@ -560,21 +575,27 @@ fn run_units(args: &DedupArgs, policy: &Policy) -> anyhow::Result<()> {
 }
 
 /// The pass below the document over the documents document-level dedup kept (`kept`, by
-/// position), its outputs written into `outputs`.
+/// position), in keep order (`ranks`: each document's place; `None`: input order), its
+/// outputs written into `outputs`.
 fn run_units_over(
     args: &DedupArgs,
     options: &DedupOptions,
     corpus: &Corpus,
     kept: Vec<bool>,
+    ranks: Option<Vec<u32>>,
     outputs: &mut Outputs,
 ) -> anyhow::Result<crate::commands::units::UnitSummary> {
     let units = &unit_outputs(args);
+    let decided = crate::commands::units::Decided {
+        kept: Some(kept),
+        ranks,
+    };
     crate::commands::units::run(
         &options.policy,
         corpus,
         &options.budget,
         units,
-        Some(kept),
+        decided,
         outputs,
     )
 }

@@ -30,6 +30,15 @@ pub struct UnitOutputs<'a> {
     pub text_field: &'a str,
 }
 
+/// What the document-level decision hands the unit pass.
+#[derive(Default)]
+pub struct Decided {
+    /// The kept documents, by position (`None`: every document).
+    pub kept: Option<Vec<bool>>,
+    /// Each document's place in keep order (`None`: input order).
+    pub ranks: Option<Vec<u32>>,
+}
+
 /// One line of `--removed-spans`.
 #[derive(Serialize)]
 struct RemovedLine<'a> {
@@ -79,7 +88,14 @@ pub fn run_alone(
     outputs: &UnitOutputs<'_>,
 ) -> anyhow::Result<()> {
     let mut files = Outputs::default();
-    let units = run(policy, corpus, budget, outputs, None, &mut files)?;
+    let units = run(
+        policy,
+        corpus,
+        budget,
+        outputs,
+        Decided::default(),
+        &mut files,
+    )?;
     let summary = Summary {
         units: &units,
         memory_budget_bytes: budget.memory,
@@ -102,22 +118,26 @@ pub fn run_alone(
     files.commit()
 }
 
-/// Runs the rule of `policy.units` over `corpus` (over the documents `kept` says only, when
-/// document-level dedup decided first) and writes `--kept`, `--removed-spans` and `--seen`
-/// into `files`, to be committed with the run's other outputs. Returns the figures.
+/// Runs the rule of `policy.units` over `corpus` (over the documents `decided` keeps only,
+/// in its keep order, when document-level dedup decided first) and writes `--kept`,
+/// `--removed-spans` and `--seen` into `files`, to be committed with the run's other outputs.
+/// Returns the figures.
 pub fn run(
     policy: &Policy,
     corpus: &Corpus,
     budget: &Budget,
     outputs: &UnitOutputs<'_>,
-    kept: Option<Vec<bool>>,
+    decided: Decided,
     files: &mut Outputs,
 ) -> anyhow::Result<UnitSummary> {
     let started = Instant::now();
     let rule = policy.units.context("no unit rule in the policy")?;
     let mut dedup = UnitDedup::new(rule, policy.profile.normalize, budget);
-    if let Some(kept) = kept {
+    if let Some(kept) = decided.kept {
         dedup = dedup.over_kept(kept);
+    }
+    if let Some(ranks) = decided.ranks {
+        dedup = dedup.in_keep_order(ranks);
     }
     if outputs.kept.is_some() {
         dedup = dedup.with_records();

@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-use super::split::DocumentUnits;
+use super::split::{DocumentUnits, UnitSplitter};
+use crate::error::DedupError;
 
 /// What was removed from one document.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -30,13 +31,11 @@ pub struct Rewritten {
 }
 
 impl Rewritten {
-    /// `text` (split into `units`) without the units covered by a key whose `seen` flag is set;
+    /// `text` (split into `units`) without the units its keys' `seen` flags remove
+    /// ([`DocumentUnits::removed`]);
     /// dropped when fewer than `min_chars` characters other than white space are left.
     pub fn new(text: &str, units: &DocumentUnits, seen: &[bool], min_chars: u64) -> Rewritten {
-        let mut removed = vec![false; units.segments.len()];
-        for (i, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
-            removed[units.covered(i)].fill(true);
-        }
+        let removed = units.removed(seen);
         let mut report = UnitReport {
             units: units.segments.len() as u64,
             ..UnitReport::default()
@@ -70,6 +69,29 @@ impl Rewritten {
     }
 }
 
+/// `text` split by `splitter` and rewritten without what its repeated keys remove: `repeats`
+/// are the indexes of its keys (in [`DocumentUnits::keys`]) whose first occurrence is
+/// elsewhere, as a distributed run finds them (the Spark job: the first position of each key
+/// by an aggregation). An index beyond the text's keys is an error.
+pub fn rewrite_repeats(
+    splitter: &UnitSplitter,
+    text: &str,
+    repeats: &[u32],
+    min_chars: u64,
+) -> Result<Rewritten, DedupError> {
+    let units = splitter.split(text);
+    let mut seen = vec![false; units.keys.len()];
+    for &i in repeats {
+        *seen.get_mut(i as usize).ok_or_else(|| {
+            DedupError::InvalidOption(format!(
+                "key {i} of a text of {} keys: the repeats are of another text or rule",
+                units.keys.len()
+            ))
+        })? = true;
+    }
+    Ok(Rewritten::new(text, &units, &seen, min_chars))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +110,9 @@ mod tests {
         assert!(!done.report.dropped);
         let dropped = Rewritten::new(text, &units, &[true, false, true, true], 20);
         assert!(dropped.report.dropped && dropped.text.is_empty());
+        let splitter = UnitSplitter::new(Unit::Paragraph, NormalizeOptions::web());
+        let again = rewrite_repeats(&splitter, text, &[3, 0, 2], 1).unwrap();
+        assert_eq!(again, done);
+        assert!(rewrite_repeats(&splitter, text, &[4], 1).is_err());
     }
 }

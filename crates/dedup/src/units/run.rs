@@ -8,6 +8,12 @@
 //! first occurrence, the others are repeats, whose positions are sorted again; a second read
 //! rewrites the documents from the one where the set overflowed, taking the repeats in order.
 //! Both ways give the same output (a property test checks it against a brute-force set).
+//!
+//! In keep order ([`UnitDedup::in_keep_order`]: `--keep longest` or `newest`), a unit's first
+//! occurrence is the one of the document the keep policy prefers, not the first read: the
+//! records are `(key, place in keep order)` from the first document on (held in memory while
+//! they fit, in sorted runs beyond), the repeats' places are turned back into input
+//! positions, and the second read rewrites every document, in input order.
 
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 
@@ -51,13 +57,13 @@ pub struct UnitFigures {
 enum State {
     /// In memory.
     Memory(KeySet),
-    /// In sorted runs of `(key, position)` on disk, from the document `from` on; positions
-    /// count keys from 1 (0: seen before the run or before `from`).
+    /// In sorted runs of `(key, position)` on disk, from the document `from` on (positions:
+    /// [`position`], of the document's place in keep order; 0: seen before the run or before
+    /// `from`).
     Runs {
         runs: Runs<(u64, u64)>,
         batch: Vec<(u64, u64)>,
         from: usize,
-        next: u64,
     },
 }
 
@@ -76,6 +82,22 @@ pub struct UnitDedup {
     kept: Option<Vec<bool>>,
     /// The union of the seen keys and this run's, once the run is over.
     union: Option<Union>,
+    /// The documents' places in keep order, when it is not input order
+    /// ([`UnitDedup::in_keep_order`]).
+    order: Option<Order>,
+}
+
+/// A keep order: each document's place, and the document at each place.
+struct Order {
+    rank: Vec<u32>,
+    document: Vec<u32>,
+}
+
+/// The position of the key `key` of the document at `place` (its input position, or its
+/// place in keep order): ascending with the place, then the key; 0 is left for keys seen
+/// before the run.
+fn position(place: usize, key: usize) -> u64 {
+    (((place as u64) << 32) | key as u64) + 1
 }
 
 /// The keys seen, once the run is over.
@@ -90,7 +112,7 @@ impl UnitDedup {
     pub fn new(rule: UnitRule, normalize: NormalizeOptions, budget: &Budget) -> Self {
         UnitDedup {
             rule,
-            splitter: UnitSplitter::new(rule.unit, normalize),
+            splitter: UnitSplitter::of_rule(&rule, normalize),
             normalize,
             spill: SpillDir::new(&budget.spill_dir()),
             set_memory: budget.memory / 2,
@@ -98,6 +120,7 @@ impl UnitDedup {
             keep_raw: false,
             kept: None,
             union: None,
+            order: None,
         }
     }
 
@@ -111,7 +134,7 @@ impl UnitDedup {
     /// Keys of earlier runs, from `path` (none if it does not exist yet): they count as seen
     /// before the first document, and [`UnitDedup::write_seen`] saves them with this run's.
     pub fn with_seen(mut self, path: &std::path::Path) -> Result<Self, DedupError> {
-        self.seen = Some(SeenFile::new(path, self.rule.unit, self.normalize)?);
+        self.seen = Some(SeenFile::new(path, &self.rule, self.normalize)?);
         Ok(self)
     }
 
@@ -131,6 +154,34 @@ impl UnitDedup {
         self
     }
 
+    /// Takes the documents in the order `ranks` gives (each document's place, by position in
+    /// the input: [`crate::KeepPolicy::ranks`], the document engine's keep order) instead of
+    /// input order: the first occurrence of a unit is then the one of the document taken
+    /// first. The documents are still handed to the sink in input order, after a second
+    /// read. A `ranks` of another length than the input is an error.
+    pub fn in_keep_order(mut self, ranks: Vec<u32>) -> Self {
+        if ranks.iter().enumerate().all(|(i, &r)| i == r as usize) {
+            self.order = None;
+            return self;
+        }
+        let mut document = vec![0u32; ranks.len()];
+        for (i, &rank) in ranks.iter().enumerate() {
+            document[rank as usize] = i as u32;
+        }
+        self.order = Some(Order {
+            rank: ranks,
+            document,
+        });
+        self
+    }
+
+    /// The place of the document at `position` in the order the rule takes documents in.
+    fn place(&self, position: usize) -> usize {
+        self.order
+            .as_ref()
+            .map_or(position, |order| order.rank[position] as usize)
+    }
+
     /// Whether the document at `position` is one the rule runs over.
     fn includes(&self, position: usize) -> bool {
         self.kept
@@ -138,15 +189,18 @@ impl UnitDedup {
             .is_none_or(|kept| kept.get(position).copied().unwrap_or(false))
     }
 
-    /// Fails when a read found `read` documents and [`UnitDedup::over_kept`] was given
-    /// another number.
+    /// Fails when a read found `read` documents and [`UnitDedup::over_kept`] or
+    /// [`UnitDedup::in_keep_order`] was given another number.
     fn same_documents(&self, read: usize) -> Result<(), DedupError> {
-        match &self.kept {
-            Some(kept) if kept.len() != read => Err(DedupError::InvalidOption(format!(
-                "the inputs changed between reads ({read} documents, {} decided)",
-                kept.len()
+        let decided = [
+            self.kept.as_ref().map(Vec::len),
+            self.order.as_ref().map(|order| order.rank.len()),
+        ];
+        match decided.into_iter().flatten().find(|&n| n != read) {
+            Some(n) => Err(DedupError::InvalidOption(format!(
+                "the inputs changed between reads ({read} documents, {n} decided)"
             ))),
-            _ => Ok(()),
+            None => Ok(()),
         }
     }
 
@@ -166,7 +220,11 @@ impl UnitDedup {
             passes: 1,
             ..UnitFigures::default()
         };
-        let mut state = State::Memory(KeySet::default());
+        let mut state = match self.order {
+            // Decided after the read: nothing is decided in input order.
+            Some(_) => self.runs_from(0),
+            None => State::Memory(KeySet::default()),
+        };
         if let Some(seen) = self.seen.clone().filter(SeenFile::exists) {
             figures.seen_loaded = seen.read(|key| self.add_prior(&mut state, key))?;
         }
@@ -174,7 +232,9 @@ impl UnitDedup {
         corpus.for_each_document(
             "removing repeated units",
             self.keep_raw,
-            |i, doc, text| self.includes(i).then(|| self.split(doc, text)),
+            |i, doc, text| {
+                (self.includes(i) && i < self.documents_decided()).then(|| self.split(doc, text))
+            },
             |doc, split| {
                 let position = index;
                 index += 1;
@@ -205,6 +265,14 @@ impl UnitDedup {
         }
         figures.spilled_bytes = self.spill.written();
         Ok(figures)
+    }
+
+    /// How many documents a keep order was given for (any number without one): a document
+    /// beyond is not split (the read then fails, [`UnitDedup::same_documents`]).
+    fn documents_decided(&self) -> usize {
+        self.order
+            .as_ref()
+            .map_or(usize::MAX, |order| order.rank.len())
     }
 
     /// A document's units and keys, with its text when it is not the body (extracted HTML).
@@ -253,8 +321,9 @@ impl UnitDedup {
     }
 
     /// Runs the rule over plain texts held in memory, in order (with
-    /// [`UnitDedup::over_kept`], over the texts it keeps): the rewrite of each, `None` for a
-    /// text passed over, and the figures. The keys are held in memory whatever the budget
+    /// [`UnitDedup::over_kept`], over the texts it keeps; with [`UnitDedup::in_keep_order`],
+    /// in that order): the rewrite of each, by position, `None` for a text passed over, and
+    /// the figures. The keys are held in memory whatever the budget
     /// (8 to 30 bytes a unit, fewer than the texts already held); the seen file is read and
     /// [`UnitDedup::write_seen`] saves the union, as with [`UnitDedup::run`], whose answer
     /// this is for a corpus of these texts.
@@ -276,21 +345,24 @@ impl UnitDedup {
                 Ok(())
             })?;
         }
-        let mut out = Vec::with_capacity(texts.len());
-        for (chunk, some) in texts.chunks(CHUNK).enumerate() {
+        let mut sequence: Vec<usize> = (0..texts.len()).collect();
+        if let Some(order) = &self.order {
+            sequence = order.document.iter().map(|&i| i as usize).collect();
+        }
+        let mut out: Vec<Option<Rewritten>> = vec![None; texts.len()];
+        for some in sequence.chunks(CHUNK) {
             let split: Vec<Option<DocumentUnits>> = some
                 .par_iter()
-                .enumerate()
-                .map(|(i, text)| {
-                    let included = self.includes(chunk * CHUNK + i);
-                    included.then(|| self.splitter.split(text.as_ref()))
+                .map(|&i| {
+                    let included = self.includes(i);
+                    included.then(|| self.splitter.split(texts[i].as_ref()))
                 })
                 .collect();
-            for (text, units) in some.iter().zip(split) {
-                out.push(units.map(|units| {
+            for (&i, units) in some.iter().zip(split) {
+                out[i] = units.map(|units| {
                     let flags = seen_flags(&mut set, &units);
-                    self.rewrite(&mut figures, text.as_ref(), &units, &flags)
-                }));
+                    self.rewrite(&mut figures, texts[i].as_ref(), &units, &flags)
+                });
             }
         }
         self.union = Some(Union::Memory(set));
@@ -328,12 +400,10 @@ impl UnitDedup {
         }
         match state {
             State::Memory(set) => Ok(Some(seen_flags(set, units))),
-            State::Runs {
-                runs, batch, next, ..
-            } => {
-                for &key in &units.keys {
-                    push(runs, batch, (key, *next))?;
-                    *next += 1;
+            State::Runs { runs, batch, .. } => {
+                let place = self.place(index);
+                for (i, &key) in units.keys.iter().enumerate() {
+                    push(runs, batch, (key, position(place, i)))?;
                 }
                 Ok(None)
             }
@@ -359,22 +429,25 @@ impl UnitDedup {
             self.set_memory >> 20,
             self.spill.dir().display()
         );
-        let runs = Runs::new(self.spill.clone(), self.set_memory);
-        let mut batch = Vec::with_capacity(runs.batch());
-        for key in set {
-            push(&runs, &mut batch, (key, 0))?;
+        let mut runs = self.runs_from(from);
+        if let State::Runs { runs, batch, .. } = &mut runs {
+            for key in set {
+                push(runs, batch, (key, 0))?;
+            }
         }
-        *state = State::Runs {
-            runs,
-            batch,
-            from,
-            next: 1,
-        };
+        *state = runs;
         Ok(())
     }
 
+    /// Empty sorted runs, for the documents from `from` on.
+    fn runs_from(&self, from: usize) -> State {
+        let runs = Runs::new(self.spill.clone(), self.set_memory);
+        let batch = Vec::with_capacity(runs.batch());
+        State::Runs { runs, batch, from }
+    }
+
     /// Merges the runs: writes the union of the keys (the first record of each) to a file,
-    /// and returns the positions of the repeats, ascending.
+    /// and returns the positions of the repeats (in input order), ascending.
     fn repeats(&mut self, runs: Runs<(u64, u64)>) -> Result<Sorted<u64>, DedupError> {
         let repeats = Runs::<u64>::new(self.spill.clone(), self.set_memory);
         let mut batch = Vec::with_capacity(repeats.batch());
@@ -385,7 +458,7 @@ impl UnitDedup {
         for record in runs.into_sorted()? {
             let (key, position) = record?;
             if last == Some(key) {
-                push(&repeats, &mut batch, position)?;
+                push(&repeats, &mut batch, self.input_position(position))?;
             } else {
                 union
                     .write_all(&key.to_le_bytes())
@@ -404,6 +477,21 @@ impl UnitDedup {
         Ok(repeats.into_sorted()?)
     }
 
+    /// The input position of a key at `at`, a position of its document's place in keep order.
+    fn input_position(&self, at: u64) -> u64 {
+        match &self.order {
+            None => at,
+            Some(order) => {
+                let at = at - 1;
+                let place = (at >> 32) as usize;
+                position(
+                    order.document[place] as usize,
+                    (at & u64::from(u32::MAX)) as usize,
+                )
+            }
+        }
+    }
+
     /// The second read: the documents from `from` on, rewritten by the repeats' positions.
     fn second_pass<E: From<DedupError> + From<neardup_ingest::CorpusError>>(
         &self,
@@ -414,23 +502,24 @@ impl UnitDedup {
         sink: &mut impl FnMut(Document, Rewritten) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut next_repeat = repeats.next().transpose().map_err(DedupError::from)?;
-        let mut position = 1u64;
+        let mut index = 0usize;
         corpus.for_each_document(
             "removing repeated units (second read)",
             self.keep_raw,
             |i, doc, text| (i >= from && self.includes(i)).then(|| self.split(doc, text)),
             |doc, split| {
+                let document = index;
+                index += 1;
                 let Some((units, text)) = split else {
                     return Ok(());
                 };
                 let mut flags = Vec::with_capacity(units.keys.len());
-                for _ in &units.keys {
-                    let seen = next_repeat == Some(position);
+                for i in 0..units.keys.len() {
+                    let seen = next_repeat == Some(position(document, i));
                     if seen {
                         next_repeat = repeats.next().transpose().map_err(DedupError::from)?;
                     }
                     flags.push(seen);
-                    position += 1;
                 }
                 self.emit(figures, doc, text, &units, &flags, sink)
             },

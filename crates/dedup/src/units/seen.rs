@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use neardup_core::normalize::NormalizeOptions;
 use serde::{Deserialize, Serialize};
 
-use super::{Unit, KEY_BITS};
+use super::{Unit, UnitRule, KEY_BITS};
 use crate::error::DedupError;
 
 /// A key is already a uniform 64-bit hash: the set uses it as its own hash.
@@ -46,7 +46,9 @@ pub(crate) fn set_bytes(len: usize) -> u64 {
 const MAGIC: &[u8; 8] = b"NDUNITS1";
 
 /// What a saved set of keys was made under: a set made with another unit, normalisation or
-/// key is refused, since its keys would never match.
+/// key (whole units, or n-grams of words) is refused, since its keys would never match. The
+/// fraction rule's threshold is not part of it: the set holds every n-gram seen, whatever
+/// the threshold removed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Header {
     unit: Unit,
@@ -66,12 +68,20 @@ pub struct SeenFile {
 }
 
 impl SeenFile {
-    /// The saved set at `path`, for keys of `unit` under `normalize`.
-    pub fn new(path: &Path, unit: Unit, normalize: NormalizeOptions) -> Result<Self, DedupError> {
+    /// The saved set at `path`, for the keys of `rule` under `normalize`.
+    pub fn new(
+        path: &Path,
+        rule: &UnitRule,
+        normalize: NormalizeOptions,
+    ) -> Result<Self, DedupError> {
+        let key = match rule.ngrams {
+            None => format!("xxh3-{KEY_BITS}"),
+            Some(ngrams) => format!("xxh3-{KEY_BITS} of {}-grams of words", ngrams.n),
+        };
         let header = Header {
-            unit,
+            unit: rule.unit,
             normalize,
-            key: format!("xxh3-{KEY_BITS}"),
+            key,
         };
         let header = serde_json::to_vec(&header)
             .map_err(|e| DedupError::InvalidOption(format!("cannot encode a header: {e}")))?;

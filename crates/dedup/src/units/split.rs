@@ -5,7 +5,9 @@ use std::ops::Range;
 use neardup_core::hash::{FeatureHasher, Xxh3};
 use neardup_core::normalize::{NormalizeOptions, Normalizer};
 
-use super::Unit;
+use neardup_core::tokenize::Tokenizer;
+
+use super::{NgramRule, Unit, UnitRule};
 
 /// One unit of a text, as byte offsets: its content `start..content_end`, and the white space
 /// after it up to the next unit (or the end) `content_end..end`. A text's segments cover it
@@ -20,22 +22,71 @@ pub struct Segment {
     pub end: usize,
 }
 
-/// A document's units and keys: key `i` covers the units [`DocumentUnits::covered`] says.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// A document's units and keys, and which units a key decides ([`Cover`]).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DocumentUnits {
     /// The units, in text order.
     pub segments: Vec<Segment>,
     /// The keys, in text order.
     pub keys: Vec<u64>,
-    /// Units a key covers (1 for paragraphs and lines).
-    pub window: usize,
+    /// How the keys' seen flags decide the units.
+    pub cover: Cover,
+}
+
+/// How the seen flags of a document's keys decide which of its units go.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cover {
+    /// The exact rule: key `i` covers `n` units from unit `i` (every unit of a document that
+    /// has fewer), removed when the key was seen (`n` is 1 for paragraphs and lines).
+    Window(usize),
+    /// The fraction rule: unit `i` has the keys `starts[i]..starts[i + 1]`, and goes when at
+    /// least `threshold` of them were seen.
+    Fraction {
+        /// Where each unit's keys start, and the end of the last.
+        starts: Vec<u32>,
+        /// The least fraction seen.
+        threshold: f64,
+    },
+}
+
+impl Default for Cover {
+    fn default() -> Self {
+        Cover::Window(1)
+    }
 }
 
 impl DocumentUnits {
-    /// The units key `i` covers: `window` of them from `i`, or every unit of a document that
-    /// has fewer.
+    /// The units key `i` covers under the exact rule: `n` of them from `i`, or every unit of
+    /// a document that has fewer; under the fraction rule, the unit that has the key.
     pub fn covered(&self, i: usize) -> Range<usize> {
-        i..(i + self.window).min(self.segments.len())
+        match &self.cover {
+            Cover::Window(n) => i..(i + n).min(self.segments.len()),
+            Cover::Fraction { starts, .. } => {
+                let unit = starts.partition_point(|&start| start as usize <= i) - 1;
+                unit..unit + 1
+            }
+        }
+    }
+
+    /// Which units go, given the seen flag of each key.
+    pub fn removed(&self, seen: &[bool]) -> Vec<bool> {
+        let mut removed = vec![false; self.segments.len()];
+        match &self.cover {
+            Cover::Window(_) => {
+                for (i, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
+                    removed[self.covered(i)].fill(true);
+                }
+            }
+            Cover::Fraction { starts, threshold } => {
+                for (unit, keys) in starts.windows(2).enumerate() {
+                    let keys = &seen[keys[0] as usize..keys[1] as usize];
+                    let count = keys.iter().filter(|s| **s).count();
+                    removed[unit] =
+                        !keys.is_empty() && count as f64 >= threshold * keys.len() as f64;
+                }
+            }
+        }
+        removed
     }
 }
 
@@ -44,14 +95,25 @@ impl DocumentUnits {
 pub struct UnitSplitter {
     unit: Unit,
     normalizer: Normalizer,
+    ngrams: Option<NgramRule>,
 }
 
 impl UnitSplitter {
-    /// A splitter for `unit`, normalising as `normalize` says (the policy's profile's).
+    /// A splitter for `unit`, normalising as `normalize` says (the policy's profile's), with
+    /// the exact rule's keys.
     pub fn new(unit: Unit, normalize: NormalizeOptions) -> Self {
         UnitSplitter {
             unit,
             normalizer: Normalizer::new(normalize),
+            ngrams: None,
+        }
+    }
+
+    /// The splitter of `rule`: its unit, and n-gram keys under the fraction rule.
+    pub fn of_rule(rule: &UnitRule, normalize: NormalizeOptions) -> Self {
+        UnitSplitter {
+            ngrams: rule.ngrams,
+            ..Self::new(rule.unit, normalize)
         }
     }
 
@@ -85,6 +147,14 @@ impl UnitSplitter {
     /// (see [`UnitSplitter::segments`]).
     pub fn split_as(&self, text: &str, extracted: bool) -> DocumentUnits {
         let segments = self.segments(text, extracted);
+        match self.ngrams {
+            None => self.exact_keys(text, segments),
+            Some(rule) => self.ngram_keys(text, segments, rule),
+        }
+    }
+
+    /// The keys of the exact rule: one a unit, or one a window of `n` sentences.
+    fn exact_keys(&self, text: &str, segments: Vec<Segment>) -> DocumentUnits {
         let window = self.unit.window();
         // Every unit normalised into one buffer, a newline between two: the units of a window
         // joined by newlines are then one slice of it.
@@ -114,7 +184,45 @@ impl UnitSplitter {
         DocumentUnits {
             segments,
             keys,
-            window,
+            cover: Cover::Window(window),
+        }
+    }
+
+    /// The keys of the fraction rule: each unit's n-grams of words (the 64-bit XXH3 of the
+    /// n words' own hashes), or its whole normalised text when it has fewer than two.
+    fn ngram_keys(&self, text: &str, segments: Vec<Segment>, rule: NgramRule) -> DocumentUnits {
+        let n = rule.n as usize;
+        let mut keys = Vec::with_capacity(text.len() / 5);
+        let mut starts = Vec::with_capacity(segments.len() + 1);
+        let mut unit = String::new();
+        let mut words: Vec<u64> = Vec::new();
+        let mut gram: Vec<u8> = Vec::with_capacity(n * 8);
+        for segment in &segments {
+            starts.push(keys.len() as u32);
+            self.normalizer
+                .normalize_into(&text[segment.start..segment.content_end], &mut unit);
+            words.clear();
+            Tokenizer::Words.for_each_token(&unit, |word| words.push(Xxh3.hash64(word.as_bytes())));
+            if words.len() <= n {
+                keys.push(Xxh3.hash64(unit.as_bytes()));
+                continue;
+            }
+            for window in words.windows(n) {
+                gram.clear();
+                for word in window {
+                    gram.extend_from_slice(&word.to_le_bytes());
+                }
+                keys.push(Xxh3.hash64(&gram));
+            }
+        }
+        starts.push(keys.len() as u32);
+        DocumentUnits {
+            segments,
+            keys,
+            cover: Cover::Fraction {
+                starts,
+                threshold: rule.threshold,
+            },
         }
     }
 }
@@ -282,6 +390,7 @@ mod tests {
         assert_eq!(a.keys[0], b.keys[0], "normalised: case and spaces");
         assert_ne!(a.keys[1], b.keys[1]);
         assert_eq!(a.covered(1), 1..3);
+        assert_eq!(a.removed(&[false, true]), [false, true, true]);
         let short = splitter.split("Alone.");
         assert_eq!((short.keys.len(), short.covered(0)), (1, 0..1));
         assert!(splitter.split("  ").keys.is_empty());

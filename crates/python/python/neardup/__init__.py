@@ -145,6 +145,8 @@ def dedup(
     min_chars: Optional[int] = None,
     seen: Union[str, "os.PathLike[str]", None] = None,
     units_only: bool = False,
+    ngrams: Optional[int] = None,
+    ngram_threshold: Optional[float] = None,
 ) -> DedupResult:
     """Deduplicate texts by the policy, as ``neardup dedup`` does.
 
@@ -161,6 +163,9 @@ def dedup(
     and a text left with fewer than ``min_chars`` characters (default 1) is dropped.
     ``seen``: a file of the units of earlier runs (``--seen``), replaced by the union with
     this run's. ``units_only``: no document-level decision (``--units-only``).
+    ``ngrams`` and ``ngram_threshold``: the fraction rule (dolma's, ``--ngrams``,
+    ``--ngram-threshold``): a paragraph or line goes when at least the threshold (default 1.0)
+    of its n-grams of words (default 13) were seen before it.
     """
     times = None if fetched_at is None else list(fetched_at)
     raw = _dedup(
@@ -172,5 +177,7 @@ def dedup(
         min_chars,
         None if seen is None else os.fspath(seen),
         units_only,
+        ngrams,
+        ngram_threshold,
     )
     return DedupResult(**raw)

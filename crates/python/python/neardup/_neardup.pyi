@@ -110,6 +110,8 @@ def dedup(
     min_chars: Optional[int] = None,
     seen: Optional[str] = None,
     units_only: bool = False,
+    ngrams: Optional[int] = None,
+    ngram_threshold: Optional[float] = None,
 ) -> Dict[str, Any]: ...
 
 class SearchKeys:
@@ -135,6 +137,37 @@ class SearchKeys:
     ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """Links ``(a, b)`` within groups (``offsets``) joining the members as every candidate
         pair of the group would: at most one a member."""
+
+class UnitKeys:
+    """The rule below the document of a policy (with ``granularity``, ``min_chars``,
+    ``ngrams``, ``ngram_threshold`` as :func:`dedup` takes them), and the executors' steps of
+    ``neardup.spark_units.dedup_units``."""
+
+    def __init__(
+        self,
+        policy: PolicyArg = None,
+        granularity: Optional[str] = None,
+        min_chars: Optional[int] = None,
+        ngrams: Optional[int] = None,
+        ngram_threshold: Optional[float] = None,
+    ) -> None: ...
+    @property
+    def policy_json(self) -> str:
+        """The policy with its rule below the document, as JSON."""
+    def keys(
+        self, offsets: npt.NDArray[np.int64], data: bytes
+    ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """``(key_offsets, keys)`` of the texts of an Arrow string column: text ``i``'s keys
+        are ``keys[key_offsets[i]:key_offsets[i + 1]]`` (the 64-bit keys' bits)."""
+    def rewrite(
+        self,
+        offsets: npt.NDArray[np.int64],
+        data: bytes,
+        repeat_offsets: npt.NDArray[np.int64],
+        repeats: npt.NDArray[np.int32],
+    ) -> Dict[str, Any]:
+        """The texts rewritten from the indexes of their repeated keys: ``text_offsets`` into
+        ``text``, and per text ``units``, ``units_removed``, ``bytes_removed``, ``dropped``."""
 
 def link_components(
     a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]

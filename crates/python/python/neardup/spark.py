@@ -28,7 +28,10 @@ over), and what is read twice is persisted once:
 5. The rows of parts of two or more, with their texts (the one shuffle of the text column),
    sorted by part and row, go through the Rust engine itself (``PartEngine``: the linear
    decision of ``neardup dedup``, representative-centred clusters in keep order), one part
-   at a time in bounded memory: a part's texts beyond 64 MB wait in a temporary file.
+   at a time in bounded memory: a part's texts beyond 64 MB wait in a temporary file. With an
+   ``id_col``, the rows' ids travel with their texts and the answers are named by them in the
+   same task (every row a part names is there), not by a second pass over the input.
+6. The input joined to the per-row answers (broadcast when few enough) and persisted.
 
 The ``overlap`` method is not available: its exact search holds every shingle set in one place.
 
@@ -120,13 +123,15 @@ def dedup(
         parts = _parts(stages.links(stages.keys(base.select(_ROW, text_col))))
         fetched_at = F.col(fetched_at_col).cast("long") if fetched_at_col else F.lit(None).cast("long")
         small = F.broadcast if rows <= _BROADCAST_ROWS else (lambda frame: frame)
+        named = [F.col(id_col).alias("id")] if id_col else []
         members = small(parts).join(
-            base.select(_ROW, F.col(text_col).alias("text"), fetched_at.alias("fetched_at")), _ROW
+            base.select(_ROW, F.col(text_col).alias("text"), fetched_at.alias("fetched_at"), *named), _ROW
         )
         memory = _engine_memory(spark.sparkContext.getConf().get("spark.executor.pyspark.memory", None))
-        decided = stages.decide(members, keep, fetched_at_col is not None, memory)
+        id_type = df.schema[id_col].dataType if id_col else None
+        decided = stages.decide(members, keep, fetched_at_col is not None, memory, id_type)
         started = time.perf_counter()
-        result = _result(base, decided, parts, df.columns, id_col, small).persist(StorageLevel.MEMORY_AND_DISK)
+        result = _result(base, decided, df.columns, id_col, small).persist(StorageLevel.MEMORY_AND_DISK)
         result.count()
         _log.info("the parts decided and the result persisted in %.1f s", time.perf_counter() - started)
     finally:
@@ -144,22 +149,16 @@ def _partitions(text_bytes: int, cores: int) -> int:
     return -(-wanted // cores) * cores
 
 
-def _result(
-    base: Any, decided: Any, parts: Any, columns: List[str], id_col: Optional[str], small: Any
-) -> Any:
+def _result(base: Any, decided: Any, columns: List[str], id_col: Optional[str], small: Any) -> Any:
     """The input rows with ``cluster``, ``duplicate_of`` and ``is_duplicate``: ``decided``
-    names rows by number (-1: none), always rows of ``parts``; with an ``id_col`` they are
-    named by it (the ids of the parts' rows only). ``small``: how the per-row tables are
-    joined to the input (broadcast when few enough: the input then does not move)."""
+    names rows by their ``id_col`` (null: none) when one is given, else by number (-1: none).
+    ``small``: how the per-row answers are joined to the input (broadcast when few enough: the
+    input then does not move)."""
     from pyspark.sql import functions as F
 
-    named = lambda c: F.when(F.col(c) >= 0, F.col(c))  # noqa: E731
-    decided = decided.select(_ROW, named("cluster").alias("cluster"), named("duplicate_of").alias("duplicate_of"))
-    if id_col:
-        ids = small(parts.select(_ROW)).join(base.select(_ROW, F.col(id_col).alias("id")), _ROW)
-        for column in ("cluster", "duplicate_of"):
-            by = small(ids.select(F.col(_ROW).alias(column), F.col("id").alias(f"{column}_id")))
-            decided = decided.join(by, column, "left").drop(column).withColumnRenamed(f"{column}_id", column)
+    if not id_col:
+        named = lambda c: F.when(F.col(c) >= 0, F.col(c)).alias(c)  # noqa: E731
+        decided = decided.select(_ROW, named("cluster"), named("duplicate_of"))
     id_expr = F.col(id_col) if id_col else F.col(_ROW)
     outputs = [F.col(c) for c in columns]
     if not id_col:
@@ -269,11 +268,13 @@ class _Stages:
         self.large_types = large_types
         self.key_width = SearchKeys(policy_json, rows).key_width
 
-    def _schema(self, ddl: str) -> Any:
+    def _schema(self, schema: Any) -> Any:
+        """The Arrow schema of a Spark schema (a ``StructType`` or its DDL)."""
         from pyspark.sql.pandas.types import to_arrow_schema
         from pyspark.sql.types import StructType
 
-        return to_arrow_schema(StructType.fromDDL(ddl), prefers_large_types=self.large_types)
+        struct = StructType.fromDDL(schema) if isinstance(schema, str) else schema
+        return to_arrow_schema(struct, prefers_large_types=self.large_types)
 
     def keys(self, texts: Any) -> Any:
         """One row per search key of every text: ``key``, the row and its ``simhash``. Under
@@ -336,19 +337,27 @@ class _Stages:
 
         return keyed.repartition("key").sortWithinPartitions("key").mapInArrow(links, "a long, b long")
 
-    def decide(self, members: Any, keep: str, dated: bool, memory: Optional[int]) -> Any:
-        """The engine on each part: ``members`` (``part``, row, ``text``, ``fetched_at``) in,
-        per row ``cluster`` and ``duplicate_of`` as row numbers (-1: none) out; each part
-        decided within ``memory`` bytes (``None``: the engine's default)."""
-        ddl = f"{_ROW} long, cluster long, duplicate_of long"
-        schema, policy_json = self._schema(ddl), self.policy_json
-        columns = ["part", _ROW, "text", "fetched_at"]
+    def decide(
+        self, members: Any, keep: str, dated: bool, memory: Optional[int], id_type: Any = None
+    ) -> Any:
+        """The engine on each part: ``members`` (``part``, row, ``text``, ``fetched_at`` and,
+        with an ``id_type``, ``id``) in, per row ``cluster`` and ``duplicate_of`` out: as row
+        numbers (-1: none), or with an ``id_type`` as the rows' ids (null: none), named in the
+        task that decides them (a part's rows are all there): no second pass over the input
+        for the ids. Each part decided within ``memory`` bytes (``None``: the engine's default)."""
+        from pyspark.sql.types import LongType, StructField, StructType
+
+        answer = id_type or LongType()
+        fields = ((_ROW, LongType()), ("cluster", answer), ("duplicate_of", answer))
+        out = StructType([StructField(name, kind) for name, kind in fields])
+        schema, policy_json = self._schema(out), self.policy_json
+        columns = ["part", _ROW, "text", "fetched_at"] + (["id"] if id_type else [])
 
         def decide(batches: Iterator[Any]) -> Iterator[Any]:
             import numpy as np
-            import pyarrow as pa
 
             engine = PartEngine(policy_json, keep, memory=memory)
+            names = _Names() if id_type else None
             for batch in batches:
                 if batch.num_rows == 0:
                     continue
@@ -357,20 +366,71 @@ class _Stages:
                     fetched = batch.column(3)
                     times["fetched_at"] = np.asarray(fetched.fill_null(0), dtype=np.int64)
                     times["dated"] = np.asarray(fetched.is_valid(), dtype=np.bool_)
+                rows = np.asarray(batch.column(1), dtype=np.int64)
+                if names is not None:
+                    names.add(rows, batch.column(4))
                 answers = engine.feed(
                     np.asarray(batch.column(0), dtype=np.int64),
-                    np.asarray(batch.column(1), dtype=np.int64),
+                    rows,
                     *_text_buffers(batch.column(2)),
                     **times,
                 )
                 if len(answers[0]):
-                    yield _batch([pa.array(a) for a in answers], schema)
+                    yield _answers(answers, names, schema)
             answers = engine.finish()
             if len(answers[0]):
-                yield _batch([pa.array(a) for a in answers], schema)
+                yield _answers(answers, names, schema)
 
         ordered = members.select(*columns).repartition("part").sortWithinPartitions("part", _ROW)
-        return ordered.mapInArrow(decide, ddl)
+        return ordered.mapInArrow(decide, out)
+
+
+class _Names:
+    """The row numbers and ids of the rows fed to a :class:`PartEngine` and not answered yet,
+    in feed order: the engine answers whole parts in the order their rows came."""
+
+    def __init__(self) -> None:
+        self.rows: List[Any] = []
+        self.ids: List[Any] = []
+
+    def add(self, rows: Any, ids: Any) -> None:
+        self.rows.append(rows)
+        self.ids.append(ids)
+
+    def take(self, rows: Any) -> Any:
+        """The ids of ``rows``, the next rows answered (checked)."""
+        import numpy as np
+        import pyarrow as pa
+
+        held_rows, held = np.concatenate(self.rows), pa.concat_arrays(self.ids)
+        count = len(rows)
+        if not np.array_equal(held_rows[:count], rows):
+            raise NeardupError("the engine answered rows out of their order")
+        self.rows, self.ids = [held_rows[count:]], [held.slice(count)]
+        return held.slice(0, count)
+
+
+def _answers(answers: Any, names: Optional[_Names], schema: Any) -> Any:
+    """The engine's ``answers`` (rows, and the rows of their cluster's kept row and of the kept
+    row they duplicate, -1 for none) as a batch of ``schema``: by row number, or with ``names``
+    the rows' ids (null for none)."""
+    import numpy as np
+    import pyarrow as pa
+
+    rows, cluster, duplicate_of = answers
+    if names is None:
+        return _batch([pa.array(a) for a in answers], schema)
+    ids = names.take(rows)
+    order = np.argsort(rows, kind="stable")
+
+    def named(of: Any) -> Any:
+        at = order[np.minimum(np.searchsorted(rows, of, sorter=order), len(rows) - 1)]
+        found = (of >= 0) & (rows[at] == of)
+        if np.any((of >= 0) & ~found):
+            raise NeardupError("the engine named a row outside its parts")
+        return ids.take(pa.array(at, mask=~found))
+
+    return _batch([pa.array(rows), named(cluster), named(duplicate_of)], schema)
 
 
 def _text_buffers(texts: Any) -> Any:

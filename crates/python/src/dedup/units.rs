@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use neardup_dedup::units::{with_units, Unit, UnitDedup};
+use neardup_dedup::units::{with_units, NgramRule, Unit, UnitDedup};
 use neardup_dedup::{DedupOptions, Policy};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -18,6 +18,10 @@ pub struct Below<'a> {
     pub granularity: Option<&'a str>,
     /// `--min-chars`.
     pub min_chars: Option<u64>,
+    /// `--ngrams`: the fraction rule's n.
+    pub ngrams: Option<u32>,
+    /// `--ngram-threshold`: the fraction rule's threshold.
+    pub ngram_threshold: Option<f64>,
     /// `--seen`: the keys of earlier runs, replaced by the union with this run's.
     pub seen: Option<PathBuf>,
     /// `--units-only`: no document-level decision.
@@ -25,17 +29,21 @@ pub struct Below<'a> {
 }
 
 impl Below<'_> {
-    /// `policy` with the rule `granularity` and `min_chars` name (as `--granularity` and
-    /// `--min-chars` change it); the other arguments need a rule.
+    /// `policy` with the rule `granularity`, `min_chars`, `ngrams` and `ngram_threshold` name
+    /// (as `--granularity`, `--min-chars`, `--ngrams` and `--ngram-threshold` change it); the
+    /// other arguments need a rule.
     pub fn policy(&self, policy: Policy) -> PyResult<Policy> {
+        let ngrams = NgramRule::from_options(self.ngrams, self.ngram_threshold);
         let policy = match self.granularity {
-            None if self.min_chars.is_some() => {
-                return Err(invalid("min_chars needs a granularity"))
+            None if self.min_chars.is_some() || ngrams.is_some() => {
+                return Err(invalid(
+                    "min_chars, ngrams and ngram_threshold need a granularity",
+                ))
             }
             None => policy,
             Some(text) => {
                 let unit = Unit::parse_granularity(text).map_err(to_py)?;
-                with_units(policy, unit, self.min_chars).map_err(to_py)?
+                with_units(policy, unit, self.min_chars, ngrams).map_err(to_py)?
             }
         };
         if policy.units.is_none() && (self.seen.is_some() || self.units_only) {
@@ -59,12 +67,21 @@ pub fn units_only<S: AsRef<str> + Sync>(
     for name in ["removals", "clusters", "pairs"] {
         result.set_item(name, Vec::<u32>::new())?;
     }
-    add_units(py, &result, texts, options, below, vec![true; texts.len()])?;
+    add_units(
+        py,
+        &result,
+        texts,
+        options,
+        below,
+        vec![true; texts.len()],
+        None,
+    )?;
     Ok(result.into_any().unbind())
 }
 
 /// Adds `texts`, `units` and `unit_figures` to `result`: the rule of the policy over the texts
-/// `kept` says, in order, the seen file read and replaced (atomically) when named.
+/// `kept` says, in input order or in the keep order `ranks` gives (each text's place), the
+/// seen file read and replaced (atomically) when named.
 pub fn add_units<S: AsRef<str> + Sync>(
     py: Python<'_>,
     result: &Bound<'_, PyDict>,
@@ -72,6 +89,7 @@ pub fn add_units<S: AsRef<str> + Sync>(
     options: &DedupOptions,
     below: &Below<'_>,
     kept: Vec<bool>,
+    ranks: Option<Vec<u32>>,
 ) -> PyResult<()> {
     let rule = options
         .policy
@@ -79,6 +97,9 @@ pub fn add_units<S: AsRef<str> + Sync>(
         .ok_or_else(|| invalid("no rule below the document"))?;
     let mut dedup =
         UnitDedup::new(rule, options.policy.profile.normalize, &options.budget).over_kept(kept);
+    if let Some(ranks) = ranks {
+        dedup = dedup.in_keep_order(ranks);
+    }
     if let Some(path) = &below.seen {
         dedup = dedup.with_seen(path).map_err(to_py)?;
     }
