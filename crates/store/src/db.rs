@@ -82,6 +82,14 @@ pub struct OpenOptions {
     /// verification cache, which gets what the index leaves. `None`: no limit on the index,
     /// the cache's default share.
     pub memory: Option<u64>,
+    /// Redis: the oldest a log entry may be before a writer trims it, whatever process still
+    /// needs it (default [`crate::DEFAULT_LOG_WINDOW`], a day); a process further behind loads
+    /// its index again. Give every writer the same.
+    pub log_window: Duration,
+    /// Redis: how long a process's reported log position holds the log back after it last
+    /// reported (it reports as it catches up); no entry younger is trimmed (default
+    /// [`crate::DEFAULT_READER_TIMEOUT`]). Give every process the same.
+    pub reader_timeout: Duration,
 }
 
 impl Default for OpenOptions {
@@ -95,6 +103,8 @@ impl Default for OpenOptions {
             must_exist: false,
             index_in: IndexIn::Local,
             memory: None,
+            log_window: crate::DEFAULT_LOG_WINDOW,
+            reader_timeout: crate::DEFAULT_READER_TIMEOUT,
         }
     }
 }
@@ -706,7 +716,7 @@ impl NearDupDb {
             other => other?,
         };
         if changes.is_empty() {
-            return Ok(());
+            return self.store.reader_at(after);
         }
         let mut state = self.write();
         for (at, change) in changes {
@@ -719,14 +729,18 @@ impl NearDupDb {
             }
             state.cursor = at;
         }
-        Ok(())
+        let reached = state.cursor;
+        drop(state);
+        self.store.reader_at(reached)
     }
 
-    /// Rebuilds the in-memory index from what the store holds now, after the store lost
-    /// changes: what it still has is the truth from here on (documents it lost are gone, as the
-    /// store's durability promised). Metadata lost with the rest is written again.
+    /// Rebuilds the in-memory index from what the store holds now, after its log no longer
+    /// reaches this process's position: trimmed past it (the process was away longer than the
+    /// log's window), or the store lost changes (what it still has is the truth from here on:
+    /// documents it lost are gone, as the store's durability promised). Metadata lost with the
+    /// rest is written again.
     fn reload(&self, why: &str) -> Result<()> {
-        tracing::warn!(location = %self.store.location(), why, "store went back in time: reloading the index");
+        tracing::warn!(location = %self.store.location(), why, "the log does not reach this process's position: reloading the index");
         if self.store.meta()?.is_none() {
             // Lost with the rest (a restart without persistence), unless Redis evicts keys:
             // then it was evicted, and that is reported, not covered up.

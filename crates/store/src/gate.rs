@@ -186,6 +186,10 @@ impl Store for Gated {
         self.call(|store| store.changes(after, sink))
     }
 
+    fn reader_at(&self, at: Cursor) -> Result<()> {
+        self.call(|store| store.reader_at(at))
+    }
+
     fn insert(&self, record: Record, seen: Cursor) -> Result<Insert> {
         self.call(|store| store.insert(record, seen))
     }

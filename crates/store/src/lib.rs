@@ -77,7 +77,7 @@ pub use meta::{Meta, FORMAT_VERSION};
 pub use record::{digest_key, Entry, Record, StoredText};
 pub use redact::redact;
 pub use redb_store::{RedbStore, CHUNK_ROWS, MAX_BATCH};
-pub use redis_store::RedisStore;
+pub use redis_store::{RedisStore, DEFAULT_LOG_WINDOW, DEFAULT_READER_TIMEOUT};
 pub use spec::{open_db, open_store, DbSpec};
 pub use store::{BlockWrite, Change, Cursor, Durable, Insert, Store};
 pub use verdict::{CheckOutcome, DocMatch, InsertMode, Verdict};

@@ -105,6 +105,14 @@ pub trait Store: Send + Sync {
     /// `after` (it lost changes this process has seen).
     fn changes(&self, after: Cursor, sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor>;
 
+    /// Records that this process's index reflects the store's changes up to `at` (a store
+    /// whose log is trimmed keeps it from there while this process reports; Redis). Called
+    /// after each catch-up; the store decides how often it writes.
+    fn reader_at(&self, at: Cursor) -> Result<()> {
+        let _ = at;
+        Ok(())
+    }
+
     /// Inserts `record` (its `slot` is ignored, unless a store holding blocks reserved it with
     /// [`Store::reserve_slot`]: the store assigns one otherwise) if the store is still at
     /// position `seen`.

@@ -86,9 +86,9 @@ fn spreads_and_reads_back(test: &str, index_in: IndexIn) {
         );
     }
     let masters = cluster.masters();
-    let keys: Vec<u64> = masters.iter().map(|m| m.keys_but_blocks()).collect();
-    // A body and a claim a document; + meta, layout, log, last, seq, state, count, and the plan
-    // of the block keys.
+    let keys: Vec<u64> = masters.iter().map(|m| m.keys_but_index()).collect();
+    // A body and a claim a document; + meta, layout, log, last, seq, state, count, the plan
+    // of the block keys, and the readers' positions.
     assert_eq!(keys.iter().sum::<u64>(), 2 * n + ORDERING_KEYS, "{keys:?}");
     // The block keys of the SimHash index, each its own hash tag, spread too.
     let blocks: Vec<u64> = masters.iter().map(|m| m.block_keys()).collect();
@@ -120,15 +120,15 @@ fn spreads_and_reads_back(test: &str, index_in: IndexIn) {
         db.check(&doc("x", &edited(7))).unwrap().verdict,
         Verdict::Unique
     );
-    let keys_after: u64 = cluster.masters().iter().map(|m| m.keys_but_blocks()).sum();
+    let keys_after: u64 = cluster.masters().iter().map(|m| m.keys_but_index()).sum();
     assert_eq!(keys_after, 2 * (n - 1) + ORDERING_KEYS);
     // The id is free again.
     assert!(db.insert(&doc("d7", &text(7))).unwrap().inserted);
 }
 
-/// The keys of a database on its ordering node: meta, layout, log, last, seq, state, count, and
-/// the plan of the block keys.
-const ORDERING_KEYS: u64 = 8;
+/// The keys of a database on its ordering node: meta, layout, log, last, seq, state, count, the
+/// plan of the block keys, and the readers' positions (a process loaded the index at open).
+const ORDERING_KEYS: u64 = 9;
 
 #[test]
 fn two_handles_racing_one_near_duplicate_text_insert_it_once() {
@@ -206,7 +206,7 @@ fn race(test: &str, index_in: IndexIn) {
     assert_eq!(handles[0].stats().unwrap().documents, 30);
     // Every refused insert deleted its body and released its claim: 30 bodies, 30 claims and
     // the ordering keys, nothing else.
-    let keys: u64 = cluster.masters().iter().map(|m| m.keys_but_blocks()).sum();
+    let keys: u64 = cluster.masters().iter().map(|m| m.keys_but_index()).sum();
     assert_eq!(keys, 2 * 30 + ORDERING_KEYS);
 }
 
@@ -254,7 +254,7 @@ fn two_handles_racing_one_id_store_it_once() {
         }
     }
     assert_eq!(handles[1].stats().unwrap().documents, rounds);
-    let keys: u64 = cluster.masters().iter().map(|m| m.keys_but_blocks()).sum();
+    let keys: u64 = cluster.masters().iter().map(|m| m.keys_but_index()).sum();
     assert_eq!(keys, 2 * rounds + ORDERING_KEYS);
 }
 
@@ -529,7 +529,7 @@ fn all_moved(cluster: &RedisCluster, dbs: &[&NearDupDb], prefix: &str, n: u64) {
     let after: Vec<u64> = cluster
         .masters()
         .iter()
-        .map(|m| m.keys_but_blocks())
+        .map(|m| m.keys_but_index())
         .collect();
     assert_eq!(
         after.iter().sum::<u64>(),
@@ -645,7 +645,7 @@ fn a_database_of_the_one_tag_layout_is_moved_at_open_without_losing_a_document()
     let before: Vec<u64> = cluster
         .masters()
         .iter()
-        .map(|m| m.keys_but_blocks())
+        .map(|m| m.keys_but_index())
         .collect();
     assert!(
         before.contains(&(n + 5)),
@@ -717,4 +717,257 @@ fn a_database_of_layout_3_is_moved_at_open_without_losing_a_document() {
     let again = open_db(&url, OpenOptions::default()).unwrap();
     assert!(again.insert(&doc("new", &text(999))).unwrap().inserted);
     assert_eq!(again.stats().unwrap().documents, n + 1);
+}
+
+/// Options trimming the log to a `window` (ms), with readers silent for `timeout` (ms) ignored.
+fn windowed(index_in: IndexIn, window: u64, timeout: u64) -> OpenOptions {
+    OpenOptions {
+        log_window: Duration::from_millis(window),
+        reader_timeout: Duration::from_millis(timeout),
+        ..answering_from(index_in)
+    }
+}
+
+/// `redis-cli ARGS` on the master holding the ordering keys of database `name`, as a number.
+fn ordering(cluster: &RedisCluster, name: &str, args: &[&str]) -> u64 {
+    let node = &cluster.nodes[cluster.master_of(&format!("neardup:{{{name}}}:log"))];
+    let out = node.cli(args);
+    out.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{args:?}: {out}"))
+}
+
+/// Entries in the log of database `name`.
+fn log_len(cluster: &RedisCluster, name: &str) -> u64 {
+    ordering(cluster, name, &["XLEN", &format!("neardup:{{{name}}}:log")])
+}
+
+/// Inserts `text(i)` as `PREFIX<i>` for each `i` of `seeds` through `db`.
+fn insert_all(db: &NearDupDb, prefix: &str, seeds: impl Iterator<Item = u64>) {
+    for i in seeds {
+        assert!(
+            db.insert(&doc(&format!("{prefix}{i}"), &text(i)))
+                .unwrap()
+                .inserted
+        );
+    }
+}
+
+/// The verdict (duplicate of, kind) of each of the questions the one-decision tests ask: the
+/// near duplicate and the exact copy of each of `seeds`, and texts never inserted.
+fn verdicts(db: &NearDupDb, seeds: &[u64]) -> Vec<Option<(String, Kind)>> {
+    let mut asked: Vec<String> = seeds.iter().flat_map(|&i| [edited(i), text(i)]).collect();
+    asked.extend((0..5).map(|i| text(1_000_000 + i)));
+    asked
+        .iter()
+        .map(|asked| {
+            db.check(&doc("q", asked))
+                .unwrap()
+                .verdict
+                .duplicate()
+                .map(|d| (d.duplicate_of.clone(), d.kind))
+        })
+        .collect()
+}
+
+#[test]
+fn a_process_started_after_the_log_was_trimmed_answers_as_one_that_read_it_all() {
+    if !redis_available(
+        "a_process_started_after_the_log_was_trimmed_answers_as_one_that_read_it_all",
+    ) {
+        return;
+    }
+    let cluster = RedisCluster::start();
+    let url = cluster.url("trimmed");
+    // The writer read the whole log (it wrote it); a window of half a second, readers silent
+    // for 300 ms ignored.
+    let writer = open_db(&url, windowed(IndexIn::Local, 500, 300)).unwrap();
+    insert_all(&writer, "d", 0..300);
+    assert!(writer.delete("d5").unwrap().is_some());
+    std::thread::sleep(Duration::from_millis(700));
+    // Trimmed by the insert of slot 512 at the latest.
+    insert_all(&writer, "d", 300..600);
+    let kept = log_len(&cluster, "trimmed");
+    assert!(kept < 400, "the log was trimmed: {kept} entries of 601");
+    let seeds: Vec<u64> = (0..600).step_by(37).chain([5, 6, 599]).collect();
+    let expected = verdicts(&writer, &seeds);
+    assert_eq!(
+        expected[..4],
+        [
+            Some(("d0".to_string(), Kind::Near)),
+            Some(("d0".to_string(), Kind::Exact)),
+            Some(("d37".to_string(), Kind::Near)),
+            Some(("d37".to_string(), Kind::Exact)),
+        ]
+    );
+    assert_eq!(
+        expected.iter().flatten().count(),
+        2 * seeds.len() - 2,
+        "all but d5's"
+    );
+    for index_in in [IndexIn::Local, IndexIn::Store] {
+        let late = open_db(&url, windowed(index_in, 500, 300)).unwrap();
+        assert_eq!(late.indexed(), 599);
+        assert_eq!(verdicts(&late, &seeds), expected, "{index_in:?}");
+    }
+}
+
+#[test]
+fn a_reader_behind_the_window_reloads_and_answers_right() {
+    if !redis_available("a_reader_behind_the_window_reloads_and_answers_right") {
+        return;
+    }
+    let cluster = RedisCluster::start();
+    let url = cluster.url("behind");
+    let options = windowed(IndexIn::Local, 400, 200);
+    let away = open_db(&url, options.clone()).unwrap();
+    insert_all(&away, "a", 0..50);
+    let writer = open_db(&url, options).unwrap();
+    let readers = || ordering(&cluster, "behind", &["HLEN", "neardup:{behind}:readers"]);
+    assert_eq!(readers(), 2);
+    // `away` says nothing while the writer inserts for longer than the window.
+    let started = Instant::now();
+    let mut i = 1000;
+    while started.elapsed() < Duration::from_millis(1500) || i < 1600 {
+        insert_all(&writer, "w", i..i + 1);
+        i += 1;
+    }
+    assert_eq!(readers(), 1, "the silent reader was removed");
+    let kept = log_len(&cluster, "behind");
+    assert!(
+        kept < i - 1000,
+        "trimmed past the silent reader: {kept} of {}",
+        i - 1000
+    );
+    // It reloads from the rows, then answers for every document.
+    let near = away.check(&doc("x", &edited(1200))).unwrap();
+    let found = near.verdict.duplicate().expect("a near duplicate of w1200");
+    assert_eq!(
+        (found.duplicate_of.as_str(), found.kind),
+        ("w1200", Kind::Near)
+    );
+    assert_eq!(away.indexed() as u64, 50 + i - 1000);
+    let exact = away.check(&doc("x", &text(7))).unwrap();
+    assert_eq!(exact.verdict.duplicate().unwrap().kind, Kind::Exact);
+    assert_eq!(readers(), 2, "it reports again");
+}
+
+#[test]
+fn inserts_made_while_a_process_loads_are_not_lost() {
+    if !redis_available("inserts_made_while_a_process_loads_are_not_lost") {
+        return;
+    }
+    let cluster = RedisCluster::start();
+    let url = cluster.url("loading");
+    let options = windowed(IndexIn::Local, 300, 200);
+    let first = Arc::new(open_db(&url, options.clone()).unwrap());
+    insert_all(&first, "p", 0..1500);
+    let writing = Arc::new(AtomicBool::new(true));
+    let writer = {
+        let (db, writing) = (Arc::clone(&first), Arc::clone(&writing));
+        std::thread::spawn(move || {
+            let mut i = 10_000;
+            while writing.load(Ordering::Relaxed) {
+                insert_all(&db, "c", i..i + 1);
+                i += 1;
+            }
+            i
+        })
+    };
+    let loaded: Vec<NearDupDb> = (0..6)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(100));
+            open_db(&url, options.clone()).unwrap()
+        })
+        .collect();
+    writing.store(false, Ordering::Relaxed);
+    let end = writer.join().unwrap();
+    assert!(
+        end > 10_020,
+        "inserts ran during the loads: {}",
+        end - 10_000
+    );
+    let total = 1500 + end - 10_000;
+    for db in &loaded {
+        let _ = db.check(&doc("x", &text(3))).unwrap(); // catches up
+        assert_eq!(db.indexed() as u64, total);
+        for i in (10_000..end).step_by(7) {
+            let exact = db.check(&doc("x", &text(i))).unwrap();
+            assert_eq!(
+                exact.verdict.duplicate().map(|d| d.duplicate_of.clone()),
+                Some(format!("c{i}"))
+            );
+        }
+    }
+}
+
+#[test]
+fn the_ordering_master_s_log_stays_bounded_by_the_window() {
+    if !redis_available("the_ordering_master_s_log_stays_bounded_by_the_window") {
+        return;
+    }
+    let cluster = RedisCluster::start();
+    let url = cluster.url("bounded");
+    let db = open_db(&url, windowed(IndexIn::Store, 300, 100)).unwrap();
+    let started = Instant::now();
+    let mut longest = 0;
+    let n = 1200;
+    for chunk in 0..n / 100 {
+        insert_all(&db, "b", chunk * 100..(chunk + 1) * 100);
+        longest = longest.max(log_len(&cluster, "bounded"));
+    }
+    let rate = n as f64 / started.elapsed().as_secs_f64();
+    // The window's inserts, a trim every 256 slots, and a page of the insert rate's noise.
+    let bound = (rate * 0.3) as u64 + 256 + 100;
+    assert!(
+        longest <= bound,
+        "the log held {longest} entries, over {bound}"
+    );
+    assert!(longest < n / 2, "{longest} of {n}");
+    assert_eq!(db.indexed(), n as usize);
+}
+
+#[test]
+fn a_database_of_layout_4_gets_its_rows_at_open_without_losing_a_document() {
+    if !redis_available("a_database_of_layout_4_gets_its_rows_at_open_without_losing_a_document") {
+        return;
+    }
+    let cluster = RedisCluster::start();
+    let url = cluster.url("four");
+    let db = open_db(&url, answering_from(IndexIn::Store)).unwrap();
+    insert_all(&db, "f", 0..1100);
+    assert!(db.delete("f9").unwrap().is_some());
+    drop(db);
+    // Layout 4: the same keys without rows (nor readers).
+    for master in cluster.masters() {
+        for key in master
+            .cli(&["--scan", "--pattern", "neardup:{four/r*}"])
+            .lines()
+        {
+            master.cli(&["DEL", key]);
+        }
+    }
+    let node = &cluster.nodes[cluster.master_of("neardup:{four}:log")];
+    node.cli(&["SET", "neardup:{four}:layout", "4"]);
+    node.cli(&["DEL", "neardup:{four}:readers"]);
+    let opened: Vec<NearDupDb> = std::thread::scope(|scope| {
+        let opening: Vec<_> = (0..2)
+            .map(|_| scope.spawn(|| open_db(&url, OpenOptions::default()).unwrap()))
+            .collect();
+        opening.into_iter().map(|o| o.join().unwrap()).collect()
+    });
+    assert_eq!(node.cli(&["GET", "neardup:{four}:layout"]).trim(), "5");
+    for db in &opened {
+        assert_eq!(db.indexed(), 1099);
+        assert_eq!(
+            db.check(&doc("x", &text(9))).unwrap().verdict,
+            Verdict::Unique
+        );
+        let near = db.check(&doc("x", &edited(1050))).unwrap();
+        assert_eq!(near.verdict.duplicate().unwrap().duplicate_of, "f1050");
+    }
+    // A process starting later reads the rows (two buckets of slots), not the log.
+    node.cli(&["DEL", "neardup:{four}:log"]);
+    let late = open_db(&url, OpenOptions::default()).unwrap();
+    assert_eq!(late.indexed(), 1099);
 }
