@@ -120,6 +120,10 @@ pub struct RedisStore {
     window: Duration,
     /// A reader silent longer holds the log back no more ([`OpenOptions::reader_timeout`]).
     reader_timeout: Duration,
+    /// Bytes of a SimHash in the rows, once read from the metadata (which never changes it):
+    /// read once, so that reloads do not keep the metadata key the most recently used one,
+    /// which an evicting Redis would then never evict, and the eviction never be seen.
+    sim_len: std::sync::OnceLock<usize>,
 }
 
 /// What claiming an id found.
@@ -220,6 +224,7 @@ impl RedisStore {
             trim_script: Script::new(TRIM),
             reader: window::reader_name(),
             beat: Mutex::new(None),
+            sim_len: std::sync::OnceLock::new(),
             window: options.log_window,
             reader_timeout: options.reader_timeout,
         };

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::record::Entry;
 use crate::redis_layout::{row, rows, LIVE, ROWS_BUCKET};
 use crate::store::{Change, Cursor, Store};
@@ -74,8 +74,16 @@ impl RedisStore {
             .key(self.key("readers"))
             .arg(&self.reader)
             .arg(format!("{}-{}", at.0, at.1));
-        self.run(|conn| invocation.invoke::<i64>(conn))?;
-        Ok(())
+        match self.run(|conn| invocation.invoke::<i64>(conn)) {
+            // A full store refuses every write, this one too. The position only holds the log
+            // back for this process (a process the trim passes reloads from the rows), so the
+            // reads it came with go on.
+            Err(StoreError::Full(message)) => {
+                tracing::warn!(%message, "this process's log position not recorded");
+                Ok(())
+            }
+            other => other.map(drop),
+        }
     }
 
     /// Removes this process's position from `readers` (it holds the log back no more).
@@ -106,9 +114,16 @@ impl RedisStore {
 
     /// Bytes of a SimHash in this database's rows (from its metadata), `None` before it has any.
     fn sim_len(&self) -> Result<Option<usize>> {
-        Ok(self
+        if let Some(&len) = self.sim_len.get() {
+            return Ok(Some(len));
+        }
+        let len = self
             .meta()?
-            .map(|meta| meta.policy.profile.bits.count() as usize / 8))
+            .map(|meta| meta.policy.profile.bits.count() as usize / 8);
+        if let Some(len) = len {
+            let _ = self.sim_len.set(len);
+        }
+        Ok(len)
     }
 
     /// Every stored document's row, from the rows and the slot states (see the module's
