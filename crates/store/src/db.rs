@@ -741,7 +741,7 @@ impl NearDupDb {
     /// rest is written again.
     fn reload(&self, why: &str) -> Result<()> {
         tracing::warn!(location = %self.store.location(), why, "the log does not reach this process's position: reloading the index");
-        if self.store.meta()?.is_none() {
+        if !self.store.has_meta()? {
             // Lost with the rest (a restart without persistence), unless Redis evicts keys:
             // then it was evicted, and that is reported, not covered up.
             self.store.watch(self.store.check_eviction())?;

@@ -174,6 +174,10 @@ impl Store for Gated {
         self.call(|store| store.meta())
     }
 
+    fn has_meta(&self) -> Result<bool> {
+        self.call(|store| store.has_meta())
+    }
+
     fn replace_meta(&self, meta: &Meta) -> Result<()> {
         self.call(|store| store.replace_meta(meta))
     }

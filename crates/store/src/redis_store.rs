@@ -882,6 +882,14 @@ impl Store for RedisStore {
             .transpose()
     }
 
+    /// `EXISTS`, which leaves the key's access time and frequency as they were (a `GET` every
+    /// eviction check would keep the metadata the most recently used key of an evicting Redis,
+    /// and an eviction of the documents unseen).
+    fn has_meta(&self) -> Result<bool> {
+        let key = self.key("meta");
+        self.run(|conn| redis::cmd("EXISTS").arg(&key).query(conn))
+    }
+
     /// From the rows spread over the cluster and the slot states, not the log (which keeps
     /// only a window); this process's position is reported first, so the log from it stays.
     fn load(&self, sink: &mut dyn FnMut(Entry)) -> Result<Cursor> {

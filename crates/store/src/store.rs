@@ -94,6 +94,14 @@ pub trait Store: Send + Sync {
     /// The stored metadata, if the database has been created.
     fn meta(&self) -> Result<Option<Meta>>;
 
+    /// Whether the metadata is stored, asked without counting as a use of it. A store that
+    /// evicts its least recently (or frequently) used keys ([`Store::eviction`]) then evicts
+    /// the metadata, never read after open, among a database's first keys: its absence is how
+    /// evictions are found, which a read that kept it recently used would hide for ever.
+    fn has_meta(&self) -> Result<bool> {
+        Ok(self.meta()?.is_some())
+    }
+
     /// Replaces the stored metadata (a format migration).
     fn replace_meta(&self, meta: &Meta) -> Result<()>;
 
