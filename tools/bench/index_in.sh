@@ -22,6 +22,8 @@
 #   ARGS<i>: more arguments for the serving processes of the i-th directory (e.g.
 #   ARGS2="--log-window 5": its writers trim the log to 5 s). The ordering master's bytes are
 #   read again after each mode's loads (the last column): a trimmed log shows there.
+#   UNTIL=HH:MM (UTC): synth stops writing at that time, short of N if it must: the documents
+#   are then those counted (printed), the largest N the time allowed.
 # Needs wrk, redis-server, redis-cli, python3 (apt-get install wrk redis-server).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -143,8 +145,12 @@ for bins in $BINS; do
         if [ -n "${INPUT:-}" ]; then
             "$bins/neardup" index add --db "$DB" --insert always "$INPUT" >/dev/null
         else
-            # Writes the records, then opens once: the open builds the block keys.
-            "$bins/synth" "$DB" "$N"
+            # Writes the records, then opens once: the open builds the block keys. UNTIL: stops
+            # writing at that time (HH:MM UTC) if N are not written by then.
+            budget=""
+            if [ -n "${UNTIL:-}" ]; then budget=$(( $(date -u -d "$UNTIL" +%s) - $(date +%s) )); fi
+            # shellcheck disable=SC2086 # $budget: empty or one word
+            "$bins/synth" "$DB" "$N" $budget
         fi
     fi
     after=$(used)
@@ -183,7 +189,7 @@ for bins in $BINS; do
     done
 done
 echo
-echo "$N documents, $DURATION a load, 32 connections; RSS of the serving process; inserts are durable (acknowledged by Redis)"
+echo "$N documents asked ($D in the last database after its loads), $DURATION a load, 32 connections; RSS of the serving process; inserts are durable (acknowledged by Redis)"
 echo "| database | --index-in | ready | RSS at start | RSS after the load | checks/s | check p99 | inserts/s | insert p99 | ordering master, bytes/document |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${ROWS[@]}"

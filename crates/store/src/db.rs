@@ -30,6 +30,8 @@ const VERIFY_CHUNK: usize = 16;
 /// Inserts refused because another writer moved first, before an insert gives up (each retry
 /// catches up first, so only a store written without pause by others gets this far).
 const MAX_CONFLICTS: usize = 1000;
+/// A writer sweeps ([`NearDupDb::sweep`]) after each insert whose slot is a multiple of this.
+pub const SWEEP_EVERY: u64 = 256;
 /// The default longest wait for one store call: a Redis connection or command, a redb commit.
 pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -90,6 +92,11 @@ pub struct OpenOptions {
     /// reported (it reports as it catches up); no entry younger is trimmed (default
     /// [`crate::DEFAULT_READER_TIMEOUT`]). Give every process the same.
     pub reader_timeout: Duration,
+    /// Redis: a slot still free this long after it was reserved is an insert whose writer died:
+    /// writers sweep its keys ([`NearDupDb::sweep`]; default [`crate::DEFAULT_SWEEP_AFTER`], ten
+    /// minutes). Longer than any insert takes (a few store timeouts): a slower one is refused
+    /// (a 503, retried with its id).
+    pub sweep_after: Duration,
 }
 
 impl Default for OpenOptions {
@@ -105,6 +112,7 @@ impl Default for OpenOptions {
             memory: None,
             log_window: crate::DEFAULT_LOG_WINDOW,
             reader_timeout: crate::DEFAULT_READER_TIMEOUT,
+            sweep_after: crate::DEFAULT_SWEEP_AFTER,
         }
     }
 }
@@ -578,7 +586,8 @@ impl NearDupDb {
         }
     }
 
-    /// Waits for durability (outside the lock) and gives the outcome.
+    /// Waits for durability (outside the lock) and gives the outcome; after every
+    /// [`SWEEP_EVERY`]-th slot, sweeps ([`NearDupDb::sweep`]: a failure is only logged).
     fn finish(&self, prepared: Prepared, step: Step) -> Result<CheckOutcome> {
         let inserted = step.inserted.is_some();
         if let Some((slot, durable)) = step.inserted {
@@ -590,6 +599,11 @@ impl NearDupDb {
                     self.write().index.remove(slot);
                 }
             })?;
+            if slot.is_multiple_of(SWEEP_EVERY) {
+                if let Err(error) = self.sweep() {
+                    tracing::warn!(%error, "the remains of inserts never stored were not swept");
+                }
+            }
         }
         Ok(CheckOutcome {
             id: prepared.id,
@@ -605,6 +619,24 @@ impl NearDupDb {
             text: None,
             ..record
         }))
+    }
+
+    /// Removes what inserts never stored left behind, their writer taken for dead (Redis: a slot
+    /// still free [`OpenOptions::sweep_after`] after it was reserved, or fenced by a claim taken
+    /// over): bodies, rows and claims ([`Store::sweep`]), then block entries. Runs a pass if one
+    /// is due; writers call it after every [`SWEEP_EVERY`]-th slot. Returns the inserts whose
+    /// remains were removed.
+    pub fn sweep(&self) -> Result<usize> {
+        let swept = self.store.sweep()?;
+        if let Some(plan) = &self.plan {
+            for entry in &swept {
+                self.store.remove_blocks(
+                    &plan.homes(entry.slot, entry.simhash),
+                    &plan.entry(entry.slot, entry.simhash),
+                )?;
+            }
+        }
+        Ok(swept.len())
     }
 
     /// Deletes document `id` durably; returns its record if it was stored.

@@ -194,6 +194,10 @@ impl Store for Gated {
         self.call(|store| store.reader_at(at))
     }
 
+    fn sweep(&self) -> Result<Vec<Entry>> {
+        self.call(|store| store.sweep())
+    }
+
     fn insert(&self, record: Record, seen: Cursor) -> Result<Insert> {
         self.call(|store| store.insert(record, seen))
     }

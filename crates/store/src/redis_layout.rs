@@ -16,6 +16,9 @@
 //! * `neardup:{name}:readers` — a hash: each process holding an index of its own → the log
 //!   position it reflects and when it said so (`ms-seq|millis`, the server's clock). The log is
 //!   trimmed ([`TRIM`]) to the oldest live one, and never keeps entries older than the window.
+//! * `neardup:{name}:swept` — how far the sweep of abandoned slots went (`floor|bound|millis`),
+//!   and `neardup:{name}:fenced` — the slots fenced by a claim taken over since its last pass
+//!   ([`SWEEP`]).
 //!
 //! Spread over the cluster by their own hash tags, two keys per document, and one per
 //! [`ROWS_BUCKET`] slots:
@@ -40,6 +43,12 @@
 //! meanwhile) and takes the claim over (`CLAIM` with the old value to compare). A dead slot is
 //! never committed, so a writer that stalled past the store timeout cannot store its id a second
 //! time: its script answers `fenced`.
+//!
+//! A slot reserved but still free long after (its writer died) is fenced by a sweep
+//! ([`SWEEP`], run by writers), which then deletes its body, row and claim (found from the
+//! body) and, in [`crate::NearDupDb`], its block entries. A writer that died before writing its
+//! body leaves its block entries (skipped by every check: they name a dead slot) and its claim
+//! (taken over at once when its id is inserted again).
 //!
 //! A delete reads the claim, runs [`DELETE`] (the slot becomes [`DEAD`], a delete entry is
 //! logged), then deletes the body and its row, and releases the claim ([`RELEASE`]).
@@ -99,14 +108,56 @@ return 1
 ";
 
 /// Marks a slot never committed dead, on the ordering node, so the claim naming it may be taken
-/// over. KEYS: state. ARGV: the slot. Replies the slot's state after (2, or 1 if it was
-/// committed first).
+/// over, and adds it to the slots the next sweep cleans ([`SWEEP`]). KEYS: state, fenced. ARGV:
+/// the slot. Replies the slot's state after (2, or 1 if it was committed first).
 pub(crate) const FENCE: &str = r"
 local at = '#' .. ARGV[1]
 local state = redis.call('BITFIELD', KEYS[1], 'GET', 'u2', at)[1]
 if state ~= 0 then return state end
 redis.call('BITFIELD', KEYS[1], 'SET', 'u2', at, 2)
+redis.call('SADD', KEYS[2], ARGV[1])
 return 2
+";
+/// Sweeps the slots of inserts whose writer died, on the ordering node. KEYS: swept, seq,
+/// state, fenced. ARGV: the age (ms) past which a slot still free was abandoned, the most slots
+/// a pass reads.
+///
+/// `swept` is `floor|bound|millis`: every slot below `floor` was swept, and the slots up to
+/// `bound` (the slot counter then) were all reserved by `millis` (the server's clock). Once
+/// `millis` is the age ago, the slots from `floor` to `bound` (at most the most a pass reads)
+/// are swept: each still free is marked dead (so its writer, were it only stalled, can never
+/// commit it: its insert script answers `fenced`), then the mark moves on (to a new bound, the
+/// counter now, when the range is done). The slots fenced by a claim taken over since the last
+/// pass (`fenced`, a set) are swept too. Replies the slots to clean, each fenced by this
+/// script or by a claim taken over: never a slot committed, nor one a delete made dead.
+pub(crate) const SWEEP: &str = r"
+local time = redis.call('TIME')
+local now = time[1] * 1000 + math.floor(time[2] / 1000)
+local top = tonumber(redis.call('GET', KEYS[2]) or '0')
+local mark = redis.call('GET', KEYS[1])
+local function set(floor, bound, since)
+  redis.call('SET', KEYS[1], string.format('%d|%d|%d', floor, bound, since))
+end
+if not mark then set(1, top, now) return {} end
+local floor, bound, since = string.match(mark, '^(%d+)|(%d+)|(%d+)$')
+floor, bound, since = tonumber(floor), tonumber(bound), tonumber(since)
+if now - since < tonumber(ARGV[1]) then return {} end
+local stop = math.min(bound, floor + tonumber(ARGV[2]) - 1)
+if stop >= bound then set(bound + 1, top, now) else set(stop + 1, bound, since) end
+local found = redis.call('SMEMBERS', KEYS[4])
+redis.call('DEL', KEYS[4])
+if stop < floor then return found end
+local first = math.floor(floor / 4)
+local bytes = redis.call('GETRANGE', KEYS[3], first, math.floor(stop / 4))
+for slot = floor, stop do
+  local byte = string.byte(bytes, math.floor(slot / 4) - first + 1) or 0
+  local state = math.floor(byte / 2 ^ (6 - 2 * (slot % 4))) % 4
+  if state == 0 then
+    redis.call('BITFIELD', KEYS[3], 'SET', 'u2', '#' .. string.format('%d', slot), 2)
+    found[#found + 1] = string.format('%d', slot)
+  end
+end
+return found
 ";
 
 /// Claims an id for a slot, on the id's node. KEYS: the claim. ARGV: the slot, and the claim to

@@ -59,12 +59,14 @@ use crate::redact::redact;
 use crate::redis_conn::Conn;
 use crate::redis_layout::{
     parse_claim, Keys, CLAIM, DEAD, DELETE, FENCE, FREE, INSERT, LAYOUT, LIVE, MIGRATE, READER,
-    RELEASE, REMOVE_ENTRY, TRIM,
+    RELEASE, REMOVE_ENTRY, SWEEP, TRIM,
 };
 use crate::store::{BlockWrite, Change, Cursor, Durable, Insert, Store};
 
+mod sweep;
 mod window;
 
+pub use sweep::DEFAULT_SWEEP_AFTER;
 pub use window::{DEFAULT_LOG_WINDOW, DEFAULT_READER_TIMEOUT};
 
 /// Stream entries read per round trip.
@@ -112,6 +114,9 @@ pub struct RedisStore {
     remove_entry: Script,
     reader_script: Script,
     trim_script: Script,
+    sweep_script: Script,
+    /// A slot still free this long after it was reserved is swept ([`OpenOptions::sweep_after`]).
+    sweep_after: Duration,
     /// This process's name in `readers`.
     reader: String,
     /// When this process last reported its log position (`None`: never, it holds no index).
@@ -222,6 +227,8 @@ impl RedisStore {
             remove_entry: Script::new(REMOVE_ENTRY),
             reader_script: Script::new(READER),
             trim_script: Script::new(TRIM),
+            sweep_script: Script::new(SWEEP),
+            sweep_after: options.sweep_after,
             reader: window::reader_name(),
             beat: Mutex::new(None),
             sim_len: std::sync::OnceLock::new(),
@@ -610,7 +617,7 @@ impl RedisStore {
     fn fence_slot(&self, slot: u64) -> Result<u8> {
         let state = self.key("state");
         let mut invocation = self.fence.prepare_invoke();
-        invocation.key(&state).arg(slot);
+        invocation.key(&state).key(self.key("fenced")).arg(slot);
         self.run(|conn| {
             let after: u8 = invocation.invoke(conn)?;
             Ok(match self.unreplicated(conn, &state) {
@@ -898,6 +905,10 @@ impl Store for RedisStore {
 
     fn reader_at(&self, at: Cursor) -> Result<()> {
         self.report(at, false)
+    }
+
+    fn sweep(&self) -> Result<Vec<Entry>> {
+        self.sweep_orphans()
     }
 
     fn changes(&self, after: Cursor, sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor> {

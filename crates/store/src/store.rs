@@ -121,6 +121,14 @@ pub trait Store: Send + Sync {
         Ok(())
     }
 
+    /// Removes what inserts never stored left, once their writer is taken for dead (a store
+    /// whose insert writes several keys before it commits: Redis), if a pass is due; returns
+    /// the rows of those it removed, whose block entries the caller removes (it knows the
+    /// plan). Default: nothing to remove.
+    fn sweep(&self) -> Result<Vec<Entry>> {
+        Ok(Vec::new())
+    }
+
     /// Inserts `record` (its `slot` is ignored, unless a store holding blocks reserved it with
     /// [`Store::reserve_slot`]: the store assigns one otherwise) if the store is still at
     /// position `seen`.

@@ -971,3 +971,129 @@ fn a_database_of_layout_4_gets_its_rows_at_open_without_losing_a_document() {
     let late = open_db(&url, OpenOptions::default()).unwrap();
     assert_eq!(late.indexed(), 1099);
 }
+
+/// The bytes of every key matching `pattern` on the masters of `cluster`.
+fn bytes_under(cluster: &RedisCluster, pattern: &str) -> usize {
+    let mut total = 0;
+    for node in cluster.masters() {
+        let mut conn = redis::Client::open(node.url())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        let keys: Vec<String> = redis::cmd("KEYS").arg(pattern).query(&mut conn).unwrap();
+        for key in keys {
+            total += redis::cmd("STRLEN")
+                .arg(&key)
+                .query::<usize>(&mut conn)
+                .unwrap();
+        }
+    }
+    total
+}
+
+/// Inserts `id` through `db`, then undoes its commit: its slot free again, its count taken
+/// back, as a writer that died just before its insert script leaves it (its block entries,
+/// claim, body and row written). Returns the slot.
+fn orphan(
+    db: &NearDupDb,
+    conn: &mut redis::cluster::ClusterConnection,
+    id: &str,
+    seed: u64,
+) -> u64 {
+    assert!(db.insert(&doc(id, &text(seed))).unwrap().inserted);
+    let slot = db.get(id).unwrap().unwrap().slot;
+    redis::cmd("EVAL")
+        .arg("redis.call('BITFIELD', KEYS[1], 'SET', 'u2', '#' .. ARGV[1], 0) return redis.call('DECR', KEYS[2])")
+        .arg(2)
+        .arg("neardup:{sweep}:state")
+        .arg("neardup:{sweep}:count")
+        .arg(slot)
+        .exec(conn)
+        .unwrap();
+    slot
+}
+
+fn exists(conn: &mut redis::cluster::ClusterConnection, key: &str) -> bool {
+    redis::cmd("EXISTS").arg(key).query::<u64>(conn).unwrap() == 1
+}
+
+/// The remains of inserts never stored (a writer that died before its insert script) are swept
+/// once older than `sweep_after`: their bodies, rows, claims and block entries removed, their
+/// slots dead; a slot fenced by a claim taken over is swept too; stored documents are left as
+/// they were; writers sweep by themselves every 256 slots.
+#[test]
+fn the_remains_of_inserts_never_stored_are_swept() {
+    if !redis_available("the_remains_of_inserts_never_stored_are_swept") {
+        return;
+    }
+    let cluster = RedisCluster::start();
+    let sweeping = |after: u64| OpenOptions {
+        sweep_after: Duration::from_millis(after),
+        ..answering_from(IndexIn::Store)
+    };
+    let db = open_db(&cluster.url("sweep"), sweeping(500)).unwrap();
+    let client = redis::cluster::ClusterClient::new(vec![cluster.nodes[0].url()]).unwrap();
+    let mut conn = client.get_connection().unwrap();
+    insert_all(&db, "kept", 0..5);
+    let (blocks, rows) = (
+        bytes_under(&cluster, "neardup:{sweep/b*"),
+        bytes_under(&cluster, "neardup:{sweep/r*"),
+    );
+    let died = orphan(&db, &mut conn, "died", 10);
+    // A writer that died after claiming `taken` long ago: its next insert takes the claim over
+    // at once, fencing the slot.
+    let taken = orphan(&db, &mut conn, "taken", 11);
+    redis::cmd("SET")
+        .arg("neardup:{sweep:taken}:id")
+        .arg(format!("{taken}:1"))
+        .exec(&mut conn)
+        .unwrap();
+    assert!(db.insert(&doc("taken", &text(12))).unwrap().inserted);
+    assert_eq!(db.stats().unwrap().documents, 6);
+    let body = |slot: u64| format!("neardup:{{sweep/d{slot}}}");
+    assert!(exists(&mut conn, &body(died)) && exists(&mut conn, &body(taken)));
+    // The first pass marks where the slots are now; the next, once that is 500 ms old, sweeps.
+    assert_eq!(db.sweep().unwrap(), 0);
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(db.sweep().unwrap(), 2);
+    assert!(!exists(&mut conn, &body(died)) && !exists(&mut conn, &body(taken)));
+    assert!(
+        !exists(&mut conn, "neardup:{sweep:died}:id"),
+        "the dead insert's claim released"
+    );
+    // What is left: the 5 kept documents' and the new `taken`'s (4 tables of 16-byte entries,
+    // 32-byte rows), as if the dead inserts had never been.
+    assert_eq!(bytes_under(&cluster, "neardup:{sweep/b*"), blocks + 4 * 16);
+    assert_eq!(bytes_under(&cluster, "neardup:{sweep/r*"), rows + 32);
+    assert_eq!(
+        ordering(
+            &cluster,
+            "sweep",
+            &[
+                "BITFIELD",
+                "neardup:{sweep}:state",
+                "GET",
+                "u2",
+                &format!("#{died}")
+            ]
+        ),
+        2
+    );
+    assert_eq!(db.stats().unwrap().documents, 6);
+    // The swept id is free again at once; every stored document reads back, and a process
+    // loading now answers as this one.
+    let started = Instant::now();
+    assert!(db.insert(&doc("died", &text(10))).unwrap().inserted);
+    assert!(started.elapsed() < DEFAULT_STORE_TIMEOUT);
+    let fresh = open_db(&cluster.url("sweep"), OpenOptions::default()).unwrap();
+    let seeds: Vec<u64> = (0..5).chain([10, 12]).collect();
+    assert_eq!(verdicts(&db, &seeds), verdicts(&fresh, &seeds));
+    for id in ["kept0", "kept4", "died", "taken"] {
+        assert!(fresh.get(id).unwrap().is_some(), "{id}");
+    }
+    // Writers sweep by themselves: one inserting 600 documents passes two multiples of 256.
+    let writer = open_db(&cluster.url("sweep"), sweeping(1)).unwrap();
+    let later = orphan(&writer, &mut conn, "later", 20);
+    insert_all(&writer, "more", 100..700);
+    assert!(!exists(&mut conn, &body(later)));
+}
