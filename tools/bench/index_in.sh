@@ -17,6 +17,13 @@
 #   MOVE=1: only the first directory writes a database (and needs `synth`); each later one
 #   opens that same database with `neardup index migrate` (timed: a version of another Redis
 #   layout moves it at open), then is measured on it.
+#   INPUT=FILE.jsonl: a database is made by `neardup index add --insert always` of FILE's
+#   documents (N is then ignored) instead of `synth` (a directory then needs no `synth`).
+#   ARGS<i>: more arguments for the serving processes of the i-th directory (e.g.
+#   ARGS2="--log-window 5": its writers trim the log to 5 s). The ordering master's bytes are
+#   read again after each mode's loads (the last column): a trimmed log shows there.
+#   UNTIL=HH:MM (UTC): synth stops writing at that time, short of N if it must: the documents
+#   are then those counted (printed), the largest N the time allowed.
 # Needs wrk, redis-server, redis-cli, python3 (apt-get install wrk redis-server).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -98,6 +105,19 @@ bytes_of() {
     echo "$total $count"
 }
 
+# The ordering master's bytes (MEMORY USAGE of every key of the `{$name}` tag on :$ORDER), over
+# the documents stored now ($D set to them): printed, and left in $order_total.
+order_bytes() {
+    local key b
+    D=$(redis-cli -p "$ORDER" get "neardup:{$name}:count")
+    order_total=0
+    for key in $(redis-cli -p "$ORDER" --scan --pattern "neardup:{$name}:*"); do
+        b=$(redis-cli -p "$ORDER" memory usage "$key" samples 0)
+        order_total=$((order_total + b))
+        if [ "$b" -gt 10000 ]; then echo "  ordering key ${key#neardup:\{$name\}:}: $b bytes, $(python3 -c "print(round($b / $D, 1))") bytes/document"; fi
+    done
+    echo "  ordering master :$ORDER, every {$name} key: $order_total bytes, $(python3 -c "print(round($order_total / $D, 1))") bytes/document over $D documents"
+}
 rss() { awk '/VmRSS/ {print int($2 / 1024) " MB"}' "/proc/$1/status"; }
 # One wrk run: "requests/s p99" of PATH with texts of SEED.
 load() {
@@ -122,27 +142,34 @@ for bins in $BINS; do
         DB=$(url "$name")
         echo "== $bins: database $name"
         before=$(used)
-        # Writes the records, then opens once: the open builds the block keys.
-        "$bins/synth" "$DB" "$N"
+        if [ -n "${INPUT:-}" ]; then
+            "$bins/neardup" index add --db "$DB" --insert always "$INPUT" >/dev/null
+        else
+            # Writes the records, then opens once: the open builds the block keys. UNTIL: stops
+            # writing at that time (HH:MM UTC) if N are not written by then.
+            budget=""
+            if [ -n "${UNTIL:-}" ]; then budget=$(( $(date -u -d "$UNTIL" +%s) - $(date +%s) )); fi
+            # shellcheck disable=SC2086 # $budget: empty or one word
+            "$bins/synth" "$DB" "$N" $budget
+        fi
     fi
     after=$(used)
     ORDER=$(ordering "$name")
-    # The documents in the database (the log's inserts: none is deleted; with MOVE=1 the
-    # database also holds the inserts of the loads measured before).
-    D=$(redis-cli -p "$ORDER" xlen "neardup:{$name}:log")
+    # The documents in the database (with MOVE=1 it also holds the inserts of the loads
+    # measured before).
+    D=$(redis-cli -p "$ORDER" get "neardup:{$name}:count")
     echo "redis used_memory: $(( (after - before) / D )) bytes/document over $D documents (all masters: records + order + block keys)"
-    order_total=0
-    for key in $(redis-cli -p "$ORDER" --scan --pattern "neardup:{$name}:*"); do
-        b=$(redis-cli -p "$ORDER" memory usage "$key" samples 0)
-        order_total=$((order_total + b))
-        if [ "$b" -gt 10000 ]; then echo "  ordering key ${key#neardup:\{$name\}:}: $b bytes, $(python3 -c "print(round($b / $D, 1))") bytes/document"; fi
-    done
-    echo "  ordering master :$ORDER, every {$name} key: $order_total bytes, $(python3 -c "print(round($order_total / $D, 1))") bytes/document"
+    order_bytes
+    echo "  log: $(redis-cli -p "$ORDER" xlen "neardup:{$name}:log") entries"
     read -r blocks nblocks <<<"$(bytes_of "neardup:{$name/b*")"
     echo "  block keys: $blocks bytes in $nblocks keys, $(( blocks / D )) bytes/document ($(redis-cli -c -p "$ORDER" get "neardup:{$name}:blocks"))"
+    read -r rows nrows <<<"$(bytes_of "neardup:{$name/r*")"
+    echo "  rows: $rows bytes in $nrows keys, $(python3 -c "print(round($rows / $D, 1))") bytes/document"
+    eval "extra=\${ARGS$run:-}"
     for mode in local store; do
         started=$(date +%s.%N)
-        "$bins/neardup" serve --db "$DB" --index-in "$mode" --listen "127.0.0.1:$PORT" 2>"$WORK/serve-$mode.log" &
+        # shellcheck disable=SC2086 # $extra: words on purpose
+        "$bins/neardup" serve --db "$DB" --index-in "$mode" --listen "127.0.0.1:$PORT" $extra 2>"$WORK/serve-$mode.log" &
         SERVER=$!
         PIDS+=("$SERVER")
         until curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null; do
@@ -153,13 +180,16 @@ for bins in $BINS; do
         start_rss=$(rss "$SERVER")
         read -r checks check_p99 <<<"$(load /v1/check 11)"
         read -r inserts insert_p99 <<<"$(load "/v1/documents?insert=always" 12)"
+        echo "  after the $mode loads ($extra):"
+        order_bytes
+        echo "  log: $(redis-cli -p "$ORDER" xlen "neardup:{$name}:log") entries"
         ROWS+=("| $name | $mode | $ready s | $start_rss | $(rss "$SERVER") | $checks | $check_p99 | $inserts | $insert_p99 | $(python3 -c "print(round($order_total / $D, 1))") |")
         kill "$SERVER"
         wait "$SERVER" || true
     done
 done
 echo
-echo "$N documents, $DURATION a load, 32 connections; RSS of the serving process; inserts are durable (acknowledged by Redis)"
+echo "$N documents asked ($D in the last database after its loads), $DURATION a load, 32 connections; RSS of the serving process; inserts are durable (acknowledged by Redis)"
 echo "| database | --index-in | ready | RSS at start | RSS after the load | checks/s | check p99 | inserts/s | insert p99 | ordering master, bytes/document |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${ROWS[@]}"

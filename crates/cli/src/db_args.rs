@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use neardup_store::{
-    open_db, redact, DbSpec, IndexIn, NearDupDb, OpenOptions, StoreError, DEFAULT_STORE_TIMEOUT,
+    open_db, redact, DbSpec, IndexIn, NearDupDb, OpenOptions, StoreError, DEFAULT_LOG_WINDOW,
+    DEFAULT_STORE_TIMEOUT,
 };
 
 use crate::budget_args::parse_memory;
@@ -60,6 +61,12 @@ pub struct DbArgs {
     /// limit on the index, a cache of about 150 MB].
     #[arg(long, value_name = "SIZE", value_parser = parse_memory)]
     pub memory: Option<u64>,
+    /// Redis: the oldest, in seconds, a log entry may be before this process trims it, even
+    /// if a process still needs it (that process then loads its index again from the rows
+    /// spread over the cluster). The ordering node holds about this many seconds of inserts.
+    /// Give every process of a database the same.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_LOG_WINDOW.as_secs_f64(), value_parser = seconds)]
+    pub log_window: f64,
     /// The policy of a new database (the default one if none is given). An existing database
     /// keeps the policy it was made with: leave these out, or name that same policy.
     #[command(flatten)]
@@ -124,6 +131,8 @@ impl DbArgs {
             must_exist,
             index_in: self.index_in,
             memory: self.memory,
+            log_window: Duration::from_secs_f64(self.log_window),
+            ..OpenOptions::default()
         };
         open_db(&self.db, options).map_err(|error| opening(&self.db, error))
     }

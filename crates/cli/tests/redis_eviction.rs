@@ -74,6 +74,7 @@ fn an_evicting_redis_is_refused_unless_allowed_then_shown_and_its_losses_reporte
     assert!(Server::try_start(&redis.url(), &[]).is_err());
 
     let server = Server::start(&redis.url(), &["--allow-eviction"]);
+    let listening = Instant::now();
     assert!(server.banner.contains("WARNING"), "{}", server.banner);
     let reply = healthz(&server);
     assert_eq!(reply.status, 200, "{reply:?}");
@@ -85,14 +86,36 @@ fn an_evicting_redis_is_refused_unless_allowed_then_shown_and_its_losses_reporte
     let (_, stats) = call("GET", &server.url("/v1/stats"), b"", None);
     assert_eq!(stats["eviction"], "allkeys-lru", "{stats}");
 
-    // Fill it: Redis evicts the least recently used keys, the metadata among the first. Once
-    // it is gone the server says so (within the eviction check interval), and no check of an
-    // evicted document is answered "unique".
+    // Fill it: Redis evicts the least recently used keys, the metadata among the first (the
+    // server never reads it after open, its checks included: its idle time grows from the
+    // start). Once it is gone the server says so (within the eviction check interval), and no
+    // check of an evicted document is answered "unique".
     let meta_key = "neardup:{neardup}:meta";
+    let mut idle_seen = 0;
     insert_until(&server, |n, reply| {
         assert!(matches!(reply.status, 201 | 503), "{reply:?}");
-        n % 100 == 0 && redis.cli(&["EXISTS", meta_key]).trim() == "0"
+        if n % 100 != 0 {
+            return false;
+        }
+        let Ok(idle) = redis
+            .cli(&["OBJECT", "IDLETIME", meta_key])
+            .trim()
+            .parse::<u64>()
+        else {
+            return true; // Evicted.
+        };
+        let serving = listening.elapsed().as_secs();
+        assert!(
+            idle + 2 >= serving,
+            "the metadata read while serving: idle {idle} s after {serving} s"
+        );
+        idle_seen = idle;
+        false
     });
+    eprintln!(
+        "metadata evicted after {:?}, idle {idle_seen} s",
+        listening.elapsed()
+    );
     wait_until(
         || healthz(&server).status == 503,
         "healthz 503 after the eviction",

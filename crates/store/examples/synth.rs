@@ -1,8 +1,9 @@
 //! Creates (or extends) a database with N synthetic records, then times a fresh open.
 //!
-//! `cargo run --release -p neardup-store --example synth -- DIR|URL N` (a directory: redb; a
-//! Redis URL: records written one by one, and the block keys of the index the store holds
-//! built by the open that follows).
+//! `cargo run --release -p neardup-store --example synth -- DIR|URL N [SECONDS]` (a directory:
+//! redb; a Redis URL: records written one by one, and the block keys of the index the store
+//! holds built by the open that follows). With SECONDS, writing stops after that long even if
+//! fewer than N records are written (the count is printed).
 //!
 //! Records have random 64-bit SimHash fingerprints and digests (a fixed-seed generator), ids
 //! `s00000000`, ...: what the open path reads is the same as for real documents.
@@ -19,6 +20,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: synth DIR N".into());
     };
     let n: u64 = n.parse()?;
+    let budget = args
+        .next()
+        .map(|seconds| seconds.parse().map(std::time::Duration::from_secs))
+        .transpose()?;
     let started = Instant::now();
     {
         let store = open_store(&dir, &OpenOptions::default())?;
@@ -34,7 +39,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let mut waiting = Vec::new();
         let mut seen = Cursor::default();
+        let mut written = 0;
         for i in first..first + n {
+            if budget.is_some_and(|budget| i % 1000 == 0 && started.elapsed() > budget) {
+                break;
+            }
+            written += 1;
             let record = Record {
                 id: format!("s{i:08}"),
                 url: Some(format!("https://news.example/{i}")),
@@ -69,7 +79,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         waiting.drain(..).try_for_each(|d| d.wait())?;
         println!(
-            "wrote {n} records (now {}) in {:.1} s",
+            "wrote {written} records (now {}) in {:.1} s",
             store.len()?,
             started.elapsed().as_secs_f64()
         );

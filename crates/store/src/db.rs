@@ -30,6 +30,8 @@ const VERIFY_CHUNK: usize = 16;
 /// Inserts refused because another writer moved first, before an insert gives up (each retry
 /// catches up first, so only a store written without pause by others gets this far).
 const MAX_CONFLICTS: usize = 1000;
+/// A writer sweeps ([`NearDupDb::sweep`]) after each insert whose slot is a multiple of this.
+pub const SWEEP_EVERY: u64 = 256;
 /// The default longest wait for one store call: a Redis connection or command, a redb commit.
 pub const DEFAULT_STORE_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -82,6 +84,19 @@ pub struct OpenOptions {
     /// verification cache, which gets what the index leaves. `None`: no limit on the index,
     /// the cache's default share.
     pub memory: Option<u64>,
+    /// Redis: the oldest a log entry may be before a writer trims it, whatever process still
+    /// needs it (default [`crate::DEFAULT_LOG_WINDOW`], a day); a process further behind loads
+    /// its index again. Give every writer the same.
+    pub log_window: Duration,
+    /// Redis: how long a process's reported log position holds the log back after it last
+    /// reported (it reports as it catches up); no entry younger is trimmed (default
+    /// [`crate::DEFAULT_READER_TIMEOUT`]). Give every process the same.
+    pub reader_timeout: Duration,
+    /// Redis: a slot still free this long after it was reserved is an insert whose writer died:
+    /// writers sweep its keys ([`NearDupDb::sweep`]; default [`crate::DEFAULT_SWEEP_AFTER`], ten
+    /// minutes). Longer than any insert takes (a few store timeouts): a slower one is refused
+    /// (a 503, retried with its id).
+    pub sweep_after: Duration,
 }
 
 impl Default for OpenOptions {
@@ -95,6 +110,9 @@ impl Default for OpenOptions {
             must_exist: false,
             index_in: IndexIn::Local,
             memory: None,
+            log_window: crate::DEFAULT_LOG_WINDOW,
+            reader_timeout: crate::DEFAULT_READER_TIMEOUT,
+            sweep_after: crate::DEFAULT_SWEEP_AFTER,
         }
     }
 }
@@ -568,7 +586,8 @@ impl NearDupDb {
         }
     }
 
-    /// Waits for durability (outside the lock) and gives the outcome.
+    /// Waits for durability (outside the lock) and gives the outcome; after every
+    /// [`SWEEP_EVERY`]-th slot, sweeps ([`NearDupDb::sweep`]: a failure is only logged).
     fn finish(&self, prepared: Prepared, step: Step) -> Result<CheckOutcome> {
         let inserted = step.inserted.is_some();
         if let Some((slot, durable)) = step.inserted {
@@ -580,6 +599,11 @@ impl NearDupDb {
                     self.write().index.remove(slot);
                 }
             })?;
+            if slot.is_multiple_of(SWEEP_EVERY) {
+                if let Err(error) = self.sweep() {
+                    tracing::warn!(%error, "the remains of inserts never stored were not swept");
+                }
+            }
         }
         Ok(CheckOutcome {
             id: prepared.id,
@@ -595,6 +619,24 @@ impl NearDupDb {
             text: None,
             ..record
         }))
+    }
+
+    /// Removes what inserts never stored left behind, their writer taken for dead (Redis: a slot
+    /// still free [`OpenOptions::sweep_after`] after it was reserved, or fenced by a claim taken
+    /// over): bodies, rows and claims ([`Store::sweep`]), then block entries. Runs a pass if one
+    /// is due; writers call it after every [`SWEEP_EVERY`]-th slot. Returns the inserts whose
+    /// remains were removed.
+    pub fn sweep(&self) -> Result<usize> {
+        let swept = self.store.sweep()?;
+        if let Some(plan) = &self.plan {
+            for entry in &swept {
+                self.store.remove_blocks(
+                    &plan.homes(entry.slot, entry.simhash),
+                    &plan.entry(entry.slot, entry.simhash),
+                )?;
+            }
+        }
+        Ok(swept.len())
     }
 
     /// Deletes document `id` durably; returns its record if it was stored.
@@ -706,7 +748,7 @@ impl NearDupDb {
             other => other?,
         };
         if changes.is_empty() {
-            return Ok(());
+            return self.store.reader_at(after);
         }
         let mut state = self.write();
         for (at, change) in changes {
@@ -719,15 +761,19 @@ impl NearDupDb {
             }
             state.cursor = at;
         }
-        Ok(())
+        let reached = state.cursor;
+        drop(state);
+        self.store.reader_at(reached)
     }
 
-    /// Rebuilds the in-memory index from what the store holds now, after the store lost
-    /// changes: what it still has is the truth from here on (documents it lost are gone, as the
-    /// store's durability promised). Metadata lost with the rest is written again.
+    /// Rebuilds the in-memory index from what the store holds now, after its log no longer
+    /// reaches this process's position: trimmed past it (the process was away longer than the
+    /// log's window), or the store lost changes (what it still has is the truth from here on:
+    /// documents it lost are gone, as the store's durability promised). Metadata lost with the
+    /// rest is written again.
     fn reload(&self, why: &str) -> Result<()> {
-        tracing::warn!(location = %self.store.location(), why, "store went back in time: reloading the index");
-        if self.store.meta()?.is_none() {
+        tracing::warn!(location = %self.store.location(), why, "the log does not reach this process's position: reloading the index");
+        if !self.store.has_meta()? {
             // Lost with the rest (a restart without persistence), unless Redis evicts keys:
             // then it was evicted, and that is reported, not covered up.
             self.store.watch(self.store.check_eviction())?;

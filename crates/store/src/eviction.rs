@@ -82,7 +82,7 @@ impl EvictionWatch {
         if previous.as_ref() != Some(&policy) {
             tracing::warn!(location = %store.location(), %policy, "{}", warning(&policy));
         }
-        if expects_meta && store.meta()?.is_none() {
+        if expects_meta && !store.has_meta()? {
             return Err(StoreError::Eviction(format!(
                 "the metadata of the database at {} is gone while Redis evicts keys \
                  (maxmemory-policy {policy}): acknowledged documents may have been evicted",

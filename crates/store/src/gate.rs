@@ -174,6 +174,10 @@ impl Store for Gated {
         self.call(|store| store.meta())
     }
 
+    fn has_meta(&self) -> Result<bool> {
+        self.call(|store| store.has_meta())
+    }
+
     fn replace_meta(&self, meta: &Meta) -> Result<()> {
         self.call(|store| store.replace_meta(meta))
     }
@@ -184,6 +188,14 @@ impl Store for Gated {
 
     fn changes(&self, after: Cursor, sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor> {
         self.call(|store| store.changes(after, sink))
+    }
+
+    fn reader_at(&self, at: Cursor) -> Result<()> {
+        self.call(|store| store.reader_at(at))
+    }
+
+    fn sweep(&self) -> Result<Vec<Entry>> {
+        self.call(|store| store.sweep())
     }
 
     fn insert(&self, record: Record, seen: Cursor) -> Result<Insert> {

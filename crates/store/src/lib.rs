@@ -66,7 +66,9 @@ mod store;
 mod verdict;
 
 pub use corpus::DocumentError;
-pub use db::{NearDupDb, NewDocument, OpenOptions, Stats, DEFAULT_STORE_TIMEOUT, MAX_MATCHES};
+pub use db::{
+    NearDupDb, NewDocument, OpenOptions, Stats, DEFAULT_STORE_TIMEOUT, MAX_MATCHES, SWEEP_EVERY,
+};
 pub use durability::Durability;
 pub use error::{Cause, Result, StoreError};
 pub use eviction::EVICTION_CHECK_INTERVAL;
@@ -77,7 +79,9 @@ pub use meta::{Meta, FORMAT_VERSION};
 pub use record::{digest_key, Entry, Record, StoredText};
 pub use redact::redact;
 pub use redb_store::{RedbStore, CHUNK_ROWS, MAX_BATCH};
-pub use redis_store::RedisStore;
+pub use redis_store::{
+    RedisStore, DEFAULT_LOG_WINDOW, DEFAULT_READER_TIMEOUT, DEFAULT_SWEEP_AFTER,
+};
 pub use spec::{open_db, open_store, DbSpec};
 pub use store::{BlockWrite, Change, Cursor, Durable, Insert, Store};
 pub use verdict::{CheckOutcome, DocMatch, InsertMode, Verdict};

@@ -13,12 +13,22 @@
 //! * `neardup:{name}:state` — two bits a slot ([`FREE`], [`LIVE`], [`DEAD`]): whether the
 //!   insert script committed the slot's document (and no delete removed it since). Every other
 //!   key of a document is written before its slot is committed, so this is what says it exists.
+//! * `neardup:{name}:readers` — a hash: each process holding an index of its own → the log
+//!   position it reflects and when it said so (`ms-seq|millis`, the server's clock). The log is
+//!   trimmed ([`TRIM`]) to the oldest live one, and never keeps entries older than the window.
+//! * `neardup:{name}:swept` — how far the sweep of abandoned slots went (`floor|bound|millis`),
+//!   and `neardup:{name}:fenced` — the slots fenced by a claim taken over since its last pass
+//!   ([`SWEEP`]).
 //!
-//! Spread over the cluster by their own hash tags, two keys per document:
+//! Spread over the cluster by their own hash tags, two keys per document, and one per
+//! [`ROWS_BUCKET`] slots:
 //! * `neardup:{name/d<slot>}` — the body: the record as JSON (its text compressed), a string.
 //! * `neardup:{name:<id>}:id` — the id's **claim**: `slot:millis`, the slot of the insert that
 //!   holds the id and when (the server's clock) it claimed it. It makes "this id is stored once"
 //!   a decision on the id's own node.
+//! * `neardup:{name/r<slot / ROWS_BUCKET>}` — the **rows** of those slots: each document's
+//!   slot, SimHash and digest key ([`row`]), appended before its slot is committed. A process
+//!   builds its index from them and `state`, not from the log, which is trimmed.
 //!
 //! # The order of writes
 //! An insert (its slot reserved, its block entries written) claims its id ([`CLAIM`], on the
@@ -34,17 +44,29 @@
 //! never committed, so a writer that stalled past the store timeout cannot store its id a second
 //! time: its script answers `fenced`.
 //!
+//! A slot reserved but still free long after (its writer died) is fenced by a sweep
+//! ([`SWEEP`], run by writers), which then deletes its body, row and claim (found from the
+//! body) and, in [`crate::NearDupDb`], its block entries. A writer that died before writing its
+//! body leaves its block entries (skipped by every check: they name a dead slot) and its claim
+//! (taken over at once when its id is inserted again).
+//!
 //! A delete reads the claim, runs [`DELETE`] (the slot becomes [`DEAD`], a delete entry is
-//! logged), then deletes the body and releases the claim ([`RELEASE`]).
+//! logged), then deletes the body and its row, and releases the claim ([`RELEASE`]).
 //!
 //! # Layouts before this one
-//! Layout 3 (spread bodies `neardup:{name:<id>}:<nonce>`, with `slots`: slot → id and `ids`: id →
+//! Layout 4 (the same keys without rows and readers: the log was never trimmed) gets its rows
+//! at open, from its log. Layout 3 (spread bodies `neardup:{name:<id>}:<nonce>`, with `slots`: slot → id and `ids`: id →
 //! `slot:nonce` on the ordering node) and the layout before spreading (records in hashes
 //! `neardup:{name}:doc:<id>` on the ordering node, only `slots`) are moved at open, document by
 //! document ([`MIGRATE`]; see [`crate::RedisStore`]).
 
+use crate::record::Entry;
+
 /// The number of this layout, recorded under `neardup:{name}:layout`.
-pub(crate) const LAYOUT: &str = "4";
+pub(crate) const LAYOUT: &str = "5";
+/// Slots whose rows share one key: 1,024 rows of 32 bytes (40 for 128-bit SimHashes) make a
+/// 32 KB string, so a key's own cost (about 90 bytes) is under 0.1 byte a document.
+pub(crate) const ROWS_BUCKET: u64 = 1024;
 /// A slot's state: nothing committed (an insert in progress, or never used).
 pub(crate) const FREE: u8 = 0;
 /// A slot's state: its document is stored.
@@ -86,14 +108,56 @@ return 1
 ";
 
 /// Marks a slot never committed dead, on the ordering node, so the claim naming it may be taken
-/// over. KEYS: state. ARGV: the slot. Replies the slot's state after (2, or 1 if it was
-/// committed first).
+/// over, and adds it to the slots the next sweep cleans ([`SWEEP`]). KEYS: state, fenced. ARGV:
+/// the slot. Replies the slot's state after (2, or 1 if it was committed first).
 pub(crate) const FENCE: &str = r"
 local at = '#' .. ARGV[1]
 local state = redis.call('BITFIELD', KEYS[1], 'GET', 'u2', at)[1]
 if state ~= 0 then return state end
 redis.call('BITFIELD', KEYS[1], 'SET', 'u2', at, 2)
+redis.call('SADD', KEYS[2], ARGV[1])
 return 2
+";
+/// Sweeps the slots of inserts whose writer died, on the ordering node. KEYS: swept, seq,
+/// state, fenced. ARGV: the age (ms) past which a slot still free was abandoned, the most slots
+/// a pass reads.
+///
+/// `swept` is `floor|bound|millis`: every slot below `floor` was swept, and the slots up to
+/// `bound` (the slot counter then) were all reserved by `millis` (the server's clock). Once
+/// `millis` is the age ago, the slots from `floor` to `bound` (at most the most a pass reads)
+/// are swept: each still free is marked dead (so its writer, were it only stalled, can never
+/// commit it: its insert script answers `fenced`), then the mark moves on (to a new bound, the
+/// counter now, when the range is done). The slots fenced by a claim taken over since the last
+/// pass (`fenced`, a set) are swept too. Replies the slots to clean, each fenced by this
+/// script or by a claim taken over: never a slot committed, nor one a delete made dead.
+pub(crate) const SWEEP: &str = r"
+local time = redis.call('TIME')
+local now = time[1] * 1000 + math.floor(time[2] / 1000)
+local top = tonumber(redis.call('GET', KEYS[2]) or '0')
+local mark = redis.call('GET', KEYS[1])
+local function set(floor, bound, since)
+  redis.call('SET', KEYS[1], string.format('%d|%d|%d', floor, bound, since))
+end
+if not mark then set(1, top, now) return {} end
+local floor, bound, since = string.match(mark, '^(%d+)|(%d+)|(%d+)$')
+floor, bound, since = tonumber(floor), tonumber(bound), tonumber(since)
+if now - since < tonumber(ARGV[1]) then return {} end
+local stop = math.min(bound, floor + tonumber(ARGV[2]) - 1)
+if stop >= bound then set(bound + 1, top, now) else set(stop + 1, bound, since) end
+local found = redis.call('SMEMBERS', KEYS[4])
+redis.call('DEL', KEYS[4])
+if stop < floor then return found end
+local first = math.floor(floor / 4)
+local bytes = redis.call('GETRANGE', KEYS[3], first, math.floor(stop / 4))
+for slot = floor, stop do
+  local byte = string.byte(bytes, math.floor(slot / 4) - first + 1) or 0
+  local state = math.floor(byte / 2 ^ (6 - 2 * (slot % 4))) % 4
+  if state == 0 then
+    redis.call('BITFIELD', KEYS[3], 'SET', 'u2', '#' .. string.format('%d', slot), 2)
+    found[#found + 1] = string.format('%d', slot)
+  end
+end
+return found
 ";
 
 /// Claims an id for a slot, on the id's node. KEYS: the claim. ARGV: the slot, and the claim to
@@ -149,6 +213,82 @@ redis.call('INCR', KEYS[4])
 return {held}
 ";
 
+/// Records a reader's position, on the ordering node. KEYS: readers. ARGV: the reader, its
+/// position (`ms-seq`). Writes `position|millis` (the server's clock).
+pub(crate) const READER: &str = r"
+local time = redis.call('TIME')
+local now = time[1] * 1000 + math.floor(time[2] / 1000)
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. '|' .. string.format('%d', now))
+return 1
+";
+
+/// Trims the log, on the ordering node. KEYS: readers, log, last. ARGV: the window (ms: no
+/// entry older is kept), the readers' timeout (ms: a reader silent longer is removed, and no
+/// entry younger is trimmed). Keeps every entry from the oldest live reader's position (or from
+/// the timeout ago, if earlier), but nothing older than the window, and never the log's last
+/// entry (`last`, which the insert script compares, stays readable). Replies the entries
+/// removed.
+pub(crate) const TRIM: &str = r"
+local time = redis.call('TIME')
+local now = time[1] * 1000 + math.floor(time[2] / 1000)
+local function id(text)
+  local ms, seq = string.match(text, '^(%d+)-(%d+)$')
+  return {tonumber(ms), tonumber(seq)}
+end
+local function before(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end
+local last = redis.call('GET', KEYS[3])
+if not last then return 0 end
+local timeout = tonumber(ARGV[2])
+local keep = {now - timeout, 0}
+local readers = redis.call('HGETALL', KEYS[1])
+for i = 1, #readers, 2 do
+  local at, beat = string.match(readers[i + 1], '^(%d+%-%d+)|(%d+)$')
+  if not beat or now - tonumber(beat) > timeout then
+    redis.call('HDEL', KEYS[1], readers[i])
+  else
+    local position = id(at)
+    if before(position, keep) then keep = position end
+  end
+end
+local floor = {now - tonumber(ARGV[1]), 0}
+if before(keep, floor) then keep = floor end
+local stop = id(last)
+if before(stop, keep) then keep = stop end
+return redis.call('XTRIM', KEYS[2], 'MINID', string.format('%d-%d', keep[1], keep[2]))
+";
+
+/// A document's row: its slot (8 bytes), SimHash (8 or 16: `sim_len`) and digest key (16),
+/// little-endian.
+pub(crate) fn row(entry: &Entry, sim_len: usize) -> Vec<u8> {
+    let mut bytes = entry.slot.to_le_bytes().to_vec();
+    bytes.extend_from_slice(&entry.simhash.to_le_bytes()[..sim_len]);
+    bytes.extend_from_slice(&entry.digest.to_le_bytes());
+    bytes
+}
+
+/// The rows of one rows key, for SimHashes of `sim_len` bytes; `None` if it is not made of
+/// whole rows.
+pub(crate) fn rows(list: &[u8], sim_len: usize) -> Option<Vec<Entry>> {
+    let len = 8 + sim_len + 16;
+    if !list.len().is_multiple_of(len) {
+        return None;
+    }
+    let number = |bytes: &[u8]| {
+        let mut wide = [0u8; 16];
+        wide[..bytes.len()].copy_from_slice(bytes);
+        u128::from_le_bytes(wide)
+    };
+    Some(
+        list.chunks_exact(len)
+            .map(|chunk| Entry {
+                slot: number(&chunk[..8]) as u64,
+                simhash: number(&chunk[8..8 + sim_len]),
+                digest: number(&chunk[8 + sim_len..]),
+            })
+            .collect(),
+    )
+}
+
 /// The key names of one database.
 #[derive(Debug, Clone)]
 pub(crate) struct Keys {
@@ -183,6 +323,12 @@ impl Keys {
         format!("neardup:{{{}/b{table}:{key:x}}}", self.name)
     }
 
+    /// The rows of the slots of `bucket` (`slot / ROWS_BUCKET`), tagged by itself so rows
+    /// spread.
+    pub(crate) fn rows(&self, bucket: u64) -> String {
+        format!("neardup:{{{}/r{bucket}}}", self.name)
+    }
+
     /// The body of document `id` in layout 3, as written by the insert attempt `nonce`.
     pub(crate) fn nonce_body(&self, id: &str, nonce: &str) -> String {
         format!("neardup:{{{}:{id}}}:{nonce}", self.name)
@@ -214,5 +360,28 @@ mod tests {
         assert_eq!(parse_claim("7:1700000000123"), Some((7, 1_700_000_000_123)));
         assert_eq!(parse_claim("x"), None);
         assert_eq!(keys.block(2, 0xab), "neardup:{news/b2:ab}");
+        assert_eq!(keys.rows(3), "neardup:{news/r3}");
+    }
+
+    #[test]
+    fn rows_read_back_as_written() {
+        let entries = [
+            Entry {
+                slot: 7,
+                simhash: 0xdead_beef,
+                digest: u128::MAX - 5,
+            },
+            Entry {
+                slot: 1 << 40,
+                simhash: u128::from(u64::MAX),
+                digest: 1,
+            },
+        ];
+        for sim_len in [8, 16] {
+            let list: Vec<u8> = entries.iter().flat_map(|e| row(e, sim_len)).collect();
+            assert_eq!(list.len(), 2 * (24 + sim_len));
+            assert_eq!(rows(&list, sim_len).unwrap(), entries);
+            assert_eq!(rows(&list[1..], sim_len), None);
+        }
     }
 }

@@ -40,10 +40,9 @@
 //! repeat and to run from several processes opening at once. Stop processes of older versions
 //! first: they would keep writing their layout.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{mpsc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use redis::cluster::ClusterClient;
 use redis::{
@@ -59,10 +58,16 @@ use crate::record::{Entry, Record};
 use crate::redact::redact;
 use crate::redis_conn::Conn;
 use crate::redis_layout::{
-    parse_claim, Keys, CLAIM, DEAD, DELETE, FENCE, FREE, INSERT, LAYOUT, LIVE, MIGRATE, RELEASE,
-    REMOVE_ENTRY,
+    parse_claim, Keys, CLAIM, DEAD, DELETE, FENCE, FREE, INSERT, LAYOUT, LIVE, MIGRATE, READER,
+    RELEASE, REMOVE_ENTRY, SWEEP, TRIM,
 };
 use crate::store::{BlockWrite, Change, Cursor, Durable, Insert, Store};
+
+mod sweep;
+mod window;
+
+pub use sweep::DEFAULT_SWEEP_AFTER;
+pub use window::{DEFAULT_LOG_WINDOW, DEFAULT_READER_TIMEOUT};
 
 /// Stream entries read per round trip.
 const PAGE: usize = 10_000;
@@ -107,6 +112,23 @@ pub struct RedisStore {
     release: Script,
     migrate: Script,
     remove_entry: Script,
+    reader_script: Script,
+    trim_script: Script,
+    sweep_script: Script,
+    /// A slot still free this long after it was reserved is swept ([`OpenOptions::sweep_after`]).
+    sweep_after: Duration,
+    /// This process's name in `readers`.
+    reader: String,
+    /// When this process last reported its log position (`None`: never, it holds no index).
+    beat: Mutex<Option<Instant>>,
+    /// No log entry older is kept ([`OpenOptions::log_window`]).
+    window: Duration,
+    /// A reader silent longer holds the log back no more ([`OpenOptions::reader_timeout`]).
+    reader_timeout: Duration,
+    /// Bytes of a SimHash in the rows, once read from the metadata (which never changes it):
+    /// read once, so that reloads do not keep the metadata key the most recently used one,
+    /// which an evicting Redis would then never evict, and the eviction never be seen.
+    sim_len: std::sync::OnceLock<usize>,
 }
 
 /// What claiming an id found.
@@ -115,6 +137,13 @@ enum Claimed {
     Mine,
     /// The id is stored.
     Stored,
+}
+
+impl Drop for RedisStore {
+    /// A process closing the database holds the log back no more.
+    fn drop(&mut self) {
+        self.leave();
+    }
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -136,7 +165,7 @@ impl RedisStore {
             Some(path) => Client::build_with_tls(info, trusting(path, url)?)?,
             None => Client::open(info)?,
         };
-        Self::connect(url, name, Opener::Single(client), options.timeout, None)
+        Self::connect(url, name, Opener::Single(client), options, None)
     }
 
     /// Connects to a Redis Cluster through any of its nodes (the first one's user and
@@ -170,7 +199,7 @@ impl RedisStore {
             &location,
             name,
             Opener::Cluster(client, nodes.to_vec()),
-            options.timeout,
+            options,
             options.strict_durability.then_some(attempt / 2),
         )
     }
@@ -179,14 +208,14 @@ impl RedisStore {
         location: &str,
         name: &str,
         opener: Opener,
-        timeout: Duration,
+        options: &OpenOptions,
         replica_wait: Option<Duration>,
     ) -> Result<RedisStore> {
         let store = RedisStore {
             location: format!("{} (name {name})", redact(location)),
             keys: Keys::new(name),
             opener,
-            timeout,
+            timeout: options.timeout,
             replica_wait,
             idle: Mutex::new(Vec::new()),
             insert: Script::new(INSERT),
@@ -196,6 +225,15 @@ impl RedisStore {
             release: Script::new(RELEASE),
             migrate: Script::new(MIGRATE),
             remove_entry: Script::new(REMOVE_ENTRY),
+            reader_script: Script::new(READER),
+            trim_script: Script::new(TRIM),
+            sweep_script: Script::new(SWEEP),
+            sweep_after: options.sweep_after,
+            reader: window::reader_name(),
+            beat: Mutex::new(None),
+            sim_len: std::sync::OnceLock::new(),
+            window: options.log_window,
+            reader_timeout: options.reader_timeout,
         };
         store.probe()?;
         store.migrate_layout()?;
@@ -243,6 +281,9 @@ impl RedisStore {
         let log = self.key("log");
         let mut at = after;
         let mut check_first = after != Cursor::default();
+        if !check_first && self.trimmed()? {
+            return Err(self.reset(after, "was trimmed since this process read it"));
+        }
         loop {
             let start = if check_first {
                 format!("{}-{}", at.0, at.1)
@@ -264,8 +305,12 @@ impl RedisStore {
                     .first()
                     .map(|(id, _)| parse_stream_id(id))
                     .transpose()?;
-                if first != Some(after) {
-                    return Err(self.reset(after, "no longer holds the last entry it saw"));
+                match first {
+                    Some(first) if first == after => {}
+                    Some(first) if first > after => {
+                        return Err(self.reset(after, "was trimmed past the last entry it saw"))
+                    }
+                    _ => return Err(self.reset(after, "no longer holds the last entry it saw")),
                 }
                 page.remove(0);
             }
@@ -277,6 +322,35 @@ impl RedisStore {
                 return Ok(at);
             }
         }
+    }
+
+    /// Whether any entry of the log was ever trimmed (`XINFO STREAM`'s `max-deleted-entry-id`
+    /// is not `0-0`): then a read from its start misses some.
+    fn trimmed(&self) -> Result<bool> {
+        let log = self.key("log");
+        let exists: bool = self.run(|conn| redis::cmd("EXISTS").arg(&log).query(conn))?;
+        if !exists {
+            return Ok(false);
+        }
+        let info: redis::Value =
+            self.run(|conn| redis::cmd("XINFO").arg("STREAM").arg(&log).query(conn))?;
+        let text = |value: &redis::Value| match value {
+            redis::Value::BulkString(bytes) => String::from_utf8(bytes.clone()).ok(),
+            redis::Value::SimpleString(text) => Some(text.clone()),
+            _ => None,
+        };
+        let pairs: Vec<(&redis::Value, &redis::Value)> = match &info {
+            redis::Value::Map(pairs) => pairs.iter().map(|(k, v)| (k, v)).collect(),
+            redis::Value::Array(items) => {
+                items.chunks_exact(2).map(|kv| (&kv[0], &kv[1])).collect()
+            }
+            _ => return Err(corrupt("XINFO STREAM reply")),
+        };
+        let deleted = pairs
+            .into_iter()
+            .find(|(name, _)| text(name).as_deref() == Some("max-deleted-entry-id"))
+            .and_then(|(_, value)| text(value));
+        Ok(deleted.is_some_and(|id| id != "0-0"))
     }
 
     /// The error for a log that went back in time: `how` it differs from `after`.
@@ -359,6 +433,7 @@ impl RedisStore {
         }
         match recorded.as_deref() {
             Some(LAYOUT) => return Ok(()),
+            Some("4") => return self.record_layout(0),
             Some(other) => {
                 return Err(StoreError::Corrupt(format!(
                     "{}: Redis layout {other} (this program reads {LAYOUT} and older)",
@@ -389,13 +464,17 @@ impl RedisStore {
             }
         }
         let ids = self.key("ids");
-        self.run(|conn| {
-            redis::cmd("DEL").arg(&ids).exec(conn)?;
-            redis::cmd("SET").arg(&layout).arg(LAYOUT).exec(conn)
-        })?;
-        if moved > 0 {
-            tracing::info!(location = %self.location, moved, layout = LAYOUT, "documents moved to this layout");
-        }
+        self.run(|conn| redis::cmd("DEL").arg(&ids).exec(conn))?;
+        self.record_layout(moved)
+    }
+
+    /// Writes the rows of every stored document from the log (layout 4 and older have none),
+    /// then records this layout; `moved` documents were moved from an older one.
+    fn record_layout(&self, moved: u64) -> Result<()> {
+        let rows = self.rows_from_log()?;
+        let layout = self.key("layout");
+        self.run(|conn| redis::cmd("SET").arg(&layout).arg(LAYOUT).exec(conn))?;
+        tracing::info!(location = %self.location, moved, rows, layout = LAYOUT, "database moved to this layout");
         Ok(())
     }
 
@@ -538,7 +617,7 @@ impl RedisStore {
     fn fence_slot(&self, slot: u64) -> Result<u8> {
         let state = self.key("state");
         let mut invocation = self.fence.prepare_invoke();
-        invocation.key(&state).arg(slot);
+        invocation.key(&state).key(self.key("fenced")).arg(slot);
         self.run(|conn| {
             let after: u8 = invocation.invoke(conn)?;
             Ok(match self.unreplicated(conn, &state) {
@@ -810,18 +889,26 @@ impl Store for RedisStore {
             .transpose()
     }
 
+    /// `EXISTS`, which leaves the key's access time and frequency as they were (a `GET` every
+    /// eviction check would keep the metadata the most recently used key of an evicting Redis,
+    /// and an eviction of the documents unseen).
+    fn has_meta(&self) -> Result<bool> {
+        let key = self.key("meta");
+        self.run(|conn| redis::cmd("EXISTS").arg(&key).query(conn))
+    }
+
+    /// From the rows spread over the cluster and the slot states, not the log (which keeps
+    /// only a window); this process's position is reported first, so the log from it stays.
     fn load(&self, sink: &mut dyn FnMut(Entry)) -> Result<Cursor> {
-        let mut live = BTreeMap::new();
-        let cursor = self.read_log(Cursor::default(), &mut |_, change| match change {
-            Change::Insert(entry) => {
-                live.insert(entry.slot, entry);
-            }
-            Change::Delete(slot) => {
-                live.remove(&slot);
-            }
-        })?;
-        live.into_values().for_each(sink);
-        Ok(cursor)
+        self.load_rows(sink)
+    }
+
+    fn reader_at(&self, at: Cursor) -> Result<()> {
+        self.report(at, false)
+    }
+
+    fn sweep(&self) -> Result<Vec<Entry>> {
+        self.sweep_orphans()
     }
 
     fn changes(&self, after: Cursor, sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor> {
@@ -872,7 +959,12 @@ impl Store for RedisStore {
             redis::cmd("SET").arg(&body).arg(&json).exec(conn)?;
             Ok(self.unreplicated(conn, &body))
         });
-        if let Some(error) = body_written.unwrap_or_else(Some) {
+        let sim_len = record.simhash.bits().count() as usize / 8;
+        let written = match body_written.unwrap_or_else(Some) {
+            None => self.add_row(&entry, sim_len).err(),
+            error => error,
+        };
+        if let Some(error) = written {
             self.release(&record.id, slot);
             return Err(error);
         }
@@ -887,6 +979,11 @@ impl Store for RedisStore {
                 }
             }
         })?;
+        if !matches!(reply.first().map(String::as_str), Some("ok" | "mine")) {
+            if let Err(error) = self.remove_row(&entry, sim_len) {
+                tracing::warn!(%error, slot, "the row of an insert not made is left");
+            }
+        }
         match reply.as_slice() {
             [status] if status == "conflict" => {
                 self.release(&record.id, slot);
@@ -900,17 +997,26 @@ impl Store for RedisStore {
                 "{}: the insert of {} was made, but its answer was lost with the connection",
                 self.location, record.id
             ))),
-            [status, slot, xid] if status == "ok" => Ok(Insert::Accepted {
-                slot: slot.parse().map_err(|_| corrupt(slot))?,
-                cursor: parse_stream_id(xid)?,
-                durable: failed_or_done(unreplicated, self.timeout),
-            }),
+            [status, slot, xid] if status == "ok" => {
+                let slot: u64 = slot.parse().map_err(|_| corrupt(slot))?;
+                if slot.is_multiple_of(window::TRIM_EVERY) {
+                    // The insert is made: a trim that fails is tried again TRIM_EVERY later.
+                    if let Err(error) = self.trim_log() {
+                        tracing::warn!(%error, "the log was not trimmed");
+                    }
+                }
+                Ok(Insert::Accepted {
+                    slot,
+                    cursor: parse_stream_id(xid)?,
+                    durable: failed_or_done(unreplicated, self.timeout),
+                })
+            }
             _ => Err(corrupt("insert script reply")),
         }
     }
 
     /// Reads the id's claim, runs the delete script on the ordering node (the slot dies), then
-    /// deletes the body and releases the claim.
+    /// deletes the body and its row, and releases the claim.
     fn delete(&self, id: &str) -> Result<Option<Record>> {
         let Some(slot) = self.claimed_slot(id)? else {
             return Ok(None);
@@ -939,10 +1045,15 @@ impl Store for RedisStore {
             return Ok(None);
         };
         self.release(id, slot);
-        match json {
-            Some(json) => Ok(Some(parse_record(&json, slot)?)),
-            None => Err(corrupt(&format!("deleted document {id} had no body"))),
+        let Some(json) = json else {
+            return Err(corrupt(&format!("deleted document {id} had no body")));
+        };
+        let record = parse_record(&json, slot)?;
+        let sim_len = record.simhash.bits().count() as usize / 8;
+        if let Err(error) = self.remove_row(&record.entry(), sim_len) {
+            tracing::warn!(%error, id, "the row of a deleted document is left");
         }
+        Ok(Some(record))
     }
 
     fn get(&self, id: &str) -> Result<Option<Record>> {

@@ -94,6 +94,14 @@ pub trait Store: Send + Sync {
     /// The stored metadata, if the database has been created.
     fn meta(&self) -> Result<Option<Meta>>;
 
+    /// Whether the metadata is stored, asked without counting as a use of it. A store that
+    /// evicts its least recently (or frequently) used keys ([`Store::eviction`]) then evicts
+    /// the metadata, never read after open, among a database's first keys: its absence is how
+    /// evictions are found, which a read that kept it recently used would hide for ever.
+    fn has_meta(&self) -> Result<bool> {
+        Ok(self.meta()?.is_some())
+    }
+
     /// Replaces the stored metadata (a format migration).
     fn replace_meta(&self, meta: &Meta) -> Result<()>;
 
@@ -104,6 +112,22 @@ pub trait Store: Send + Sync {
     /// reached. Fails with [`crate::StoreError::Reset`] when the store's own position is behind
     /// `after` (it lost changes this process has seen).
     fn changes(&self, after: Cursor, sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor>;
+
+    /// Records that this process's index reflects the store's changes up to `at` (a store
+    /// whose log is trimmed keeps it from there while this process reports; Redis). Called
+    /// after each catch-up; the store decides how often it writes.
+    fn reader_at(&self, at: Cursor) -> Result<()> {
+        let _ = at;
+        Ok(())
+    }
+
+    /// Removes what inserts never stored left, once their writer is taken for dead (a store
+    /// whose insert writes several keys before it commits: Redis), if a pass is due; returns
+    /// the rows of those it removed, whose block entries the caller removes (it knows the
+    /// plan). Default: nothing to remove.
+    fn sweep(&self) -> Result<Vec<Entry>> {
+        Ok(Vec::new())
+    }
 
     /// Inserts `record` (its `slot` is ignored, unless a store holding blocks reserved it with
     /// [`Store::reserve_slot`]: the store assigns one otherwise) if the store is still at

@@ -86,10 +86,11 @@ fn spreads_and_reads_back(test: &str, index_in: IndexIn) {
         );
     }
     let masters = cluster.masters();
-    let keys: Vec<u64> = masters.iter().map(|m| m.keys_but_blocks()).collect();
-    // A body and a claim a document; + meta, layout, log, last, seq, state, count, and the plan
-    // of the block keys.
-    assert_eq!(keys.iter().sum::<u64>(), 2 * n + ORDERING_KEYS, "{keys:?}");
+    let keys: Vec<u64> = masters.iter().map(|m| m.keys_but_index()).collect();
+    // A body and a claim a document; + meta, layout, log, last, seq, state, count, the plan
+    // of the block keys, the readers' positions, and (past slot 256) the sweep's mark.
+    let ordering_keys = ORDERING_KEYS + 1;
+    assert_eq!(keys.iter().sum::<u64>(), 2 * n + ordering_keys, "{keys:?}");
     // The block keys of the SimHash index, each its own hash tag, spread too.
     let blocks: Vec<u64> = masters.iter().map(|m| m.block_keys()).collect();
     assert!(
@@ -120,15 +121,15 @@ fn spreads_and_reads_back(test: &str, index_in: IndexIn) {
         db.check(&doc("x", &edited(7))).unwrap().verdict,
         Verdict::Unique
     );
-    let keys_after: u64 = cluster.masters().iter().map(|m| m.keys_but_blocks()).sum();
-    assert_eq!(keys_after, 2 * (n - 1) + ORDERING_KEYS);
+    let keys_after: u64 = cluster.masters().iter().map(|m| m.keys_but_index()).sum();
+    assert_eq!(keys_after, 2 * (n - 1) + ordering_keys);
     // The id is free again.
     assert!(db.insert(&doc("d7", &text(7))).unwrap().inserted);
 }
 
-/// The keys of a database on its ordering node: meta, layout, log, last, seq, state, count, and
-/// the plan of the block keys.
-const ORDERING_KEYS: u64 = 8;
+/// The keys of a database on its ordering node: meta, layout, log, last, seq, state, count, the
+/// plan of the block keys, and the readers' positions (a process loaded the index at open).
+const ORDERING_KEYS: u64 = 9;
 
 #[test]
 fn two_handles_racing_one_near_duplicate_text_insert_it_once() {
@@ -206,7 +207,7 @@ fn race(test: &str, index_in: IndexIn) {
     assert_eq!(handles[0].stats().unwrap().documents, 30);
     // Every refused insert deleted its body and released its claim: 30 bodies, 30 claims and
     // the ordering keys, nothing else.
-    let keys: u64 = cluster.masters().iter().map(|m| m.keys_but_blocks()).sum();
+    let keys: u64 = cluster.masters().iter().map(|m| m.keys_but_index()).sum();
     assert_eq!(keys, 2 * 30 + ORDERING_KEYS);
 }
 
@@ -254,7 +255,7 @@ fn two_handles_racing_one_id_store_it_once() {
         }
     }
     assert_eq!(handles[1].stats().unwrap().documents, rounds);
-    let keys: u64 = cluster.masters().iter().map(|m| m.keys_but_blocks()).sum();
+    let keys: u64 = cluster.masters().iter().map(|m| m.keys_but_index()).sum();
     assert_eq!(keys, 2 * rounds + ORDERING_KEYS);
 }
 
@@ -529,7 +530,7 @@ fn all_moved(cluster: &RedisCluster, dbs: &[&NearDupDb], prefix: &str, n: u64) {
     let after: Vec<u64> = cluster
         .masters()
         .iter()
-        .map(|m| m.keys_but_blocks())
+        .map(|m| m.keys_but_index())
         .collect();
     assert_eq!(
         after.iter().sum::<u64>(),
@@ -645,7 +646,7 @@ fn a_database_of_the_one_tag_layout_is_moved_at_open_without_losing_a_document()
     let before: Vec<u64> = cluster
         .masters()
         .iter()
-        .map(|m| m.keys_but_blocks())
+        .map(|m| m.keys_but_index())
         .collect();
     assert!(
         before.contains(&(n + 5)),
@@ -717,4 +718,383 @@ fn a_database_of_layout_3_is_moved_at_open_without_losing_a_document() {
     let again = open_db(&url, OpenOptions::default()).unwrap();
     assert!(again.insert(&doc("new", &text(999))).unwrap().inserted);
     assert_eq!(again.stats().unwrap().documents, n + 1);
+}
+
+/// Options trimming the log to a `window` (ms), with readers silent for `timeout` (ms) ignored.
+fn windowed(index_in: IndexIn, window: u64, timeout: u64) -> OpenOptions {
+    OpenOptions {
+        log_window: Duration::from_millis(window),
+        reader_timeout: Duration::from_millis(timeout),
+        ..answering_from(index_in)
+    }
+}
+
+/// `redis-cli ARGS` on the master holding the ordering keys of database `name`, as a number.
+fn ordering(cluster: &RedisCluster, name: &str, args: &[&str]) -> u64 {
+    let node = &cluster.nodes[cluster.master_of(&format!("neardup:{{{name}}}:log"))];
+    let out = node.cli(args);
+    out.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{args:?}: {out}"))
+}
+
+/// Entries in the log of database `name`.
+fn log_len(cluster: &RedisCluster, name: &str) -> u64 {
+    ordering(cluster, name, &["XLEN", &format!("neardup:{{{name}}}:log")])
+}
+
+/// Inserts `text(i)` as `PREFIX<i>` for each `i` of `seeds` through `db`.
+fn insert_all(db: &NearDupDb, prefix: &str, seeds: impl Iterator<Item = u64>) {
+    for i in seeds {
+        assert!(
+            db.insert(&doc(&format!("{prefix}{i}"), &text(i)))
+                .unwrap()
+                .inserted
+        );
+    }
+}
+
+/// The verdict (duplicate of, kind) of each of the questions the one-decision tests ask: the
+/// near duplicate and the exact copy of each of `seeds`, and texts never inserted.
+fn verdicts(db: &NearDupDb, seeds: &[u64]) -> Vec<Option<(String, Kind)>> {
+    let mut asked: Vec<String> = seeds.iter().flat_map(|&i| [edited(i), text(i)]).collect();
+    asked.extend((0..5).map(|i| text(1_000_000 + i)));
+    asked
+        .iter()
+        .map(|asked| {
+            db.check(&doc("q", asked))
+                .unwrap()
+                .verdict
+                .duplicate()
+                .map(|d| (d.duplicate_of.clone(), d.kind))
+        })
+        .collect()
+}
+
+#[test]
+fn a_process_started_after_the_log_was_trimmed_answers_as_one_that_read_it_all() {
+    if !redis_available(
+        "a_process_started_after_the_log_was_trimmed_answers_as_one_that_read_it_all",
+    ) {
+        return;
+    }
+    let cluster = RedisCluster::start();
+    let url = cluster.url("trimmed");
+    // The writer read the whole log (it wrote it); a window of half a second, readers silent
+    // for 300 ms ignored.
+    let writer = open_db(&url, windowed(IndexIn::Local, 500, 300)).unwrap();
+    insert_all(&writer, "d", 0..300);
+    assert!(writer.delete("d5").unwrap().is_some());
+    std::thread::sleep(Duration::from_millis(700));
+    // Trimmed by the insert of slot 512 at the latest.
+    insert_all(&writer, "d", 300..600);
+    let kept = log_len(&cluster, "trimmed");
+    assert!(kept < 400, "the log was trimmed: {kept} entries of 601");
+    let seeds: Vec<u64> = (0..600).step_by(37).chain([5, 6, 599]).collect();
+    let expected = verdicts(&writer, &seeds);
+    assert_eq!(
+        expected[..4],
+        [
+            Some(("d0".to_string(), Kind::Near)),
+            Some(("d0".to_string(), Kind::Exact)),
+            Some(("d37".to_string(), Kind::Near)),
+            Some(("d37".to_string(), Kind::Exact)),
+        ]
+    );
+    assert_eq!(
+        expected.iter().flatten().count(),
+        2 * seeds.len() - 2,
+        "all but d5's"
+    );
+    for index_in in [IndexIn::Local, IndexIn::Store] {
+        let late = open_db(&url, windowed(index_in, 500, 300)).unwrap();
+        assert_eq!(late.indexed(), 599);
+        assert_eq!(verdicts(&late, &seeds), expected, "{index_in:?}");
+    }
+}
+
+#[test]
+fn a_reader_behind_the_window_reloads_and_answers_right() {
+    if !redis_available("a_reader_behind_the_window_reloads_and_answers_right") {
+        return;
+    }
+    let cluster = RedisCluster::start();
+    let url = cluster.url("behind");
+    let options = windowed(IndexIn::Local, 400, 200);
+    let away = open_db(&url, options.clone()).unwrap();
+    insert_all(&away, "a", 0..50);
+    let writer = open_db(&url, options).unwrap();
+    let readers = || ordering(&cluster, "behind", &["HLEN", "neardup:{behind}:readers"]);
+    assert_eq!(readers(), 2);
+    // `away` says nothing while the writer inserts for longer than the window.
+    let started = Instant::now();
+    let mut i = 1000;
+    while started.elapsed() < Duration::from_millis(1500) || i < 1600 {
+        insert_all(&writer, "w", i..i + 1);
+        i += 1;
+    }
+    assert_eq!(readers(), 1, "the silent reader was removed");
+    let kept = log_len(&cluster, "behind");
+    assert!(
+        kept < i - 1000,
+        "trimmed past the silent reader: {kept} of {}",
+        i - 1000
+    );
+    // It reloads from the rows, then answers for every document.
+    let near = away.check(&doc("x", &edited(1200))).unwrap();
+    let found = near.verdict.duplicate().expect("a near duplicate of w1200");
+    assert_eq!(
+        (found.duplicate_of.as_str(), found.kind),
+        ("w1200", Kind::Near)
+    );
+    assert_eq!(away.indexed() as u64, 50 + i - 1000);
+    let exact = away.check(&doc("x", &text(7))).unwrap();
+    assert_eq!(exact.verdict.duplicate().unwrap().kind, Kind::Exact);
+    assert_eq!(readers(), 2, "it reports again");
+}
+
+#[test]
+fn inserts_made_while_a_process_loads_are_not_lost() {
+    if !redis_available("inserts_made_while_a_process_loads_are_not_lost") {
+        return;
+    }
+    let cluster = RedisCluster::start();
+    let url = cluster.url("loading");
+    let options = windowed(IndexIn::Local, 300, 200);
+    let first = Arc::new(open_db(&url, options.clone()).unwrap());
+    insert_all(&first, "p", 0..1500);
+    let writing = Arc::new(AtomicBool::new(true));
+    let writer = {
+        let (db, writing) = (Arc::clone(&first), Arc::clone(&writing));
+        std::thread::spawn(move || {
+            let mut i = 10_000;
+            while writing.load(Ordering::Relaxed) {
+                insert_all(&db, "c", i..i + 1);
+                i += 1;
+            }
+            i
+        })
+    };
+    let loaded: Vec<NearDupDb> = (0..6)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(100));
+            open_db(&url, options.clone()).unwrap()
+        })
+        .collect();
+    writing.store(false, Ordering::Relaxed);
+    let end = writer.join().unwrap();
+    assert!(
+        end > 10_020,
+        "inserts ran during the loads: {}",
+        end - 10_000
+    );
+    let total = 1500 + end - 10_000;
+    for db in &loaded {
+        let _ = db.check(&doc("x", &text(3))).unwrap(); // catches up
+        assert_eq!(db.indexed() as u64, total);
+        for i in (10_000..end).step_by(7) {
+            let exact = db.check(&doc("x", &text(i))).unwrap();
+            assert_eq!(
+                exact.verdict.duplicate().map(|d| d.duplicate_of.clone()),
+                Some(format!("c{i}"))
+            );
+        }
+    }
+}
+
+#[test]
+fn the_ordering_master_s_log_stays_bounded_by_the_window() {
+    if !redis_available("the_ordering_master_s_log_stays_bounded_by_the_window") {
+        return;
+    }
+    let cluster = RedisCluster::start();
+    let url = cluster.url("bounded");
+    let db = open_db(&url, windowed(IndexIn::Store, 300, 100)).unwrap();
+    let started = Instant::now();
+    let mut longest = 0;
+    let n = 1200;
+    for chunk in 0..n / 100 {
+        insert_all(&db, "b", chunk * 100..(chunk + 1) * 100);
+        longest = longest.max(log_len(&cluster, "bounded"));
+    }
+    let rate = n as f64 / started.elapsed().as_secs_f64();
+    // The window's inserts, a trim every 256 slots, and a page of the insert rate's noise.
+    let bound = (rate * 0.3) as u64 + 256 + 100;
+    assert!(
+        longest <= bound,
+        "the log held {longest} entries, over {bound}"
+    );
+    assert!(longest < n / 2, "{longest} of {n}");
+    assert_eq!(db.indexed(), n as usize);
+}
+
+#[test]
+fn a_database_of_layout_4_gets_its_rows_at_open_without_losing_a_document() {
+    if !redis_available("a_database_of_layout_4_gets_its_rows_at_open_without_losing_a_document") {
+        return;
+    }
+    let cluster = RedisCluster::start();
+    let url = cluster.url("four");
+    let db = open_db(&url, answering_from(IndexIn::Store)).unwrap();
+    insert_all(&db, "f", 0..1100);
+    assert!(db.delete("f9").unwrap().is_some());
+    drop(db);
+    // Layout 4: the same keys without rows (nor readers).
+    for master in cluster.masters() {
+        for key in master
+            .cli(&["--scan", "--pattern", "neardup:{four/r*}"])
+            .lines()
+        {
+            master.cli(&["DEL", key]);
+        }
+    }
+    let node = &cluster.nodes[cluster.master_of("neardup:{four}:log")];
+    node.cli(&["SET", "neardup:{four}:layout", "4"]);
+    node.cli(&["DEL", "neardup:{four}:readers"]);
+    let opened: Vec<NearDupDb> = std::thread::scope(|scope| {
+        let opening: Vec<_> = (0..2)
+            .map(|_| scope.spawn(|| open_db(&url, OpenOptions::default()).unwrap()))
+            .collect();
+        opening.into_iter().map(|o| o.join().unwrap()).collect()
+    });
+    assert_eq!(node.cli(&["GET", "neardup:{four}:layout"]).trim(), "5");
+    for db in &opened {
+        assert_eq!(db.indexed(), 1099);
+        assert_eq!(
+            db.check(&doc("x", &text(9))).unwrap().verdict,
+            Verdict::Unique
+        );
+        let near = db.check(&doc("x", &edited(1050))).unwrap();
+        assert_eq!(near.verdict.duplicate().unwrap().duplicate_of, "f1050");
+    }
+    // A process starting later reads the rows (two buckets of slots), not the log.
+    node.cli(&["DEL", "neardup:{four}:log"]);
+    let late = open_db(&url, OpenOptions::default()).unwrap();
+    assert_eq!(late.indexed(), 1099);
+}
+
+/// The bytes of every key matching `pattern` on the masters of `cluster`.
+fn bytes_under(cluster: &RedisCluster, pattern: &str) -> usize {
+    let mut total = 0;
+    for node in cluster.masters() {
+        let mut conn = redis::Client::open(node.url())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        let keys: Vec<String> = redis::cmd("KEYS").arg(pattern).query(&mut conn).unwrap();
+        for key in keys {
+            total += redis::cmd("STRLEN")
+                .arg(&key)
+                .query::<usize>(&mut conn)
+                .unwrap();
+        }
+    }
+    total
+}
+
+/// Inserts `id` through `db`, then undoes its commit: its slot free again, its count taken
+/// back, as a writer that died just before its insert script leaves it (its block entries,
+/// claim, body and row written). Returns the slot.
+fn orphan(
+    db: &NearDupDb,
+    conn: &mut redis::cluster::ClusterConnection,
+    id: &str,
+    seed: u64,
+) -> u64 {
+    assert!(db.insert(&doc(id, &text(seed))).unwrap().inserted);
+    let slot = db.get(id).unwrap().unwrap().slot;
+    redis::cmd("EVAL")
+        .arg("redis.call('BITFIELD', KEYS[1], 'SET', 'u2', '#' .. ARGV[1], 0) return redis.call('DECR', KEYS[2])")
+        .arg(2)
+        .arg("neardup:{sweep}:state")
+        .arg("neardup:{sweep}:count")
+        .arg(slot)
+        .exec(conn)
+        .unwrap();
+    slot
+}
+
+fn exists(conn: &mut redis::cluster::ClusterConnection, key: &str) -> bool {
+    redis::cmd("EXISTS").arg(key).query::<u64>(conn).unwrap() == 1
+}
+
+/// The remains of inserts never stored (a writer that died before its insert script) are swept
+/// once older than `sweep_after`: their bodies, rows, claims and block entries removed, their
+/// slots dead; a slot fenced by a claim taken over is swept too; stored documents are left as
+/// they were; writers sweep by themselves every 256 slots.
+#[test]
+fn the_remains_of_inserts_never_stored_are_swept() {
+    if !redis_available("the_remains_of_inserts_never_stored_are_swept") {
+        return;
+    }
+    let cluster = RedisCluster::start();
+    let sweeping = |after: u64| OpenOptions {
+        sweep_after: Duration::from_millis(after),
+        ..answering_from(IndexIn::Store)
+    };
+    let db = open_db(&cluster.url("sweep"), sweeping(500)).unwrap();
+    let client = redis::cluster::ClusterClient::new(vec![cluster.nodes[0].url()]).unwrap();
+    let mut conn = client.get_connection().unwrap();
+    insert_all(&db, "kept", 0..5);
+    let (blocks, rows) = (
+        bytes_under(&cluster, "neardup:{sweep/b*"),
+        bytes_under(&cluster, "neardup:{sweep/r*"),
+    );
+    let died = orphan(&db, &mut conn, "died", 10);
+    // A writer that died after claiming `taken` long ago: its next insert takes the claim over
+    // at once, fencing the slot.
+    let taken = orphan(&db, &mut conn, "taken", 11);
+    redis::cmd("SET")
+        .arg("neardup:{sweep:taken}:id")
+        .arg(format!("{taken}:1"))
+        .exec(&mut conn)
+        .unwrap();
+    assert!(db.insert(&doc("taken", &text(12))).unwrap().inserted);
+    assert_eq!(db.stats().unwrap().documents, 6);
+    let body = |slot: u64| format!("neardup:{{sweep/d{slot}}}");
+    assert!(exists(&mut conn, &body(died)) && exists(&mut conn, &body(taken)));
+    // The first pass marks where the slots are now; the next, once that is 500 ms old, sweeps.
+    assert_eq!(db.sweep().unwrap(), 0);
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(db.sweep().unwrap(), 2);
+    assert!(!exists(&mut conn, &body(died)) && !exists(&mut conn, &body(taken)));
+    assert!(
+        !exists(&mut conn, "neardup:{sweep:died}:id"),
+        "the dead insert's claim released"
+    );
+    // What is left: the 5 kept documents' and the new `taken`'s (4 tables of 16-byte entries,
+    // 32-byte rows), as if the dead inserts had never been.
+    assert_eq!(bytes_under(&cluster, "neardup:{sweep/b*"), blocks + 4 * 16);
+    assert_eq!(bytes_under(&cluster, "neardup:{sweep/r*"), rows + 32);
+    assert_eq!(
+        ordering(
+            &cluster,
+            "sweep",
+            &[
+                "BITFIELD",
+                "neardup:{sweep}:state",
+                "GET",
+                "u2",
+                &format!("#{died}")
+            ]
+        ),
+        2
+    );
+    assert_eq!(db.stats().unwrap().documents, 6);
+    // The swept id is free again at once; every stored document reads back, and a process
+    // loading now answers as this one.
+    let started = Instant::now();
+    assert!(db.insert(&doc("died", &text(10))).unwrap().inserted);
+    assert!(started.elapsed() < DEFAULT_STORE_TIMEOUT);
+    let fresh = open_db(&cluster.url("sweep"), OpenOptions::default()).unwrap();
+    let seeds: Vec<u64> = (0..5).chain([10, 12]).collect();
+    assert_eq!(verdicts(&db, &seeds), verdicts(&fresh, &seeds));
+    for id in ["kept0", "kept4", "died", "taken"] {
+        assert!(fresh.get(id).unwrap().is_some(), "{id}");
+    }
+    // Writers sweep by themselves: one inserting 600 documents passes two multiples of 256.
+    let writer = open_db(&cluster.url("sweep"), sweeping(1)).unwrap();
+    let later = orphan(&writer, &mut conn, "later", 20);
+    insert_all(&writer, "more", 100..700);
+    assert!(!exists(&mut conn, &body(later)));
 }

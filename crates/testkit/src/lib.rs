@@ -223,9 +223,19 @@ impl Redis {
             .count() as u64
     }
 
-    /// How many keys it holds besides block keys: record bodies and ordering keys.
-    pub fn keys_but_blocks(&self) -> u64 {
-        self.keys() - self.block_keys()
+    /// How many keys it holds besides the index's (block keys and rows): bodies, claims and
+    /// ordering keys.
+    pub fn keys_but_index(&self) -> u64 {
+        self.keys() - self.block_keys() - self.rows_keys()
+    }
+
+    /// How many of its keys are rows of a database (`neardup:{NAME/r<bucket>}`, each its own
+    /// hash tag: each stored document's slot, SimHash and digest key, a range of slots a key).
+    pub fn rows_keys(&self) -> u64 {
+        self.cli(&["--scan", "--pattern", "neardup:{*/r*}"])
+            .lines()
+            .filter(|line| !line.is_empty())
+            .count() as u64
     }
 
     /// Runs `redis-cli -p PORT ARGS` (with its password and TLS settings) and returns its
