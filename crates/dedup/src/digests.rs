@@ -3,17 +3,19 @@
 //!
 //! A digest (32 bytes for BLAKE3 or SHA-256, 16 for XXH3-128) was two thirds of what the engine
 //! held of a document of a 64-bit profile, and the engine reads it once: to find exact
-//! duplicates. So each digest is held as its first 8 bytes, a key to sort on, and in full only
-//! while the full digests fit their share of the budget; beyond it they go, in input order, to
-//! a temporary file. Exact groups are found by sorting positions by key; only the members of a
-//! group of equal keys (the exact copies, and keys shared by chance: about one pair in 2⁶⁴) are
-//! read back, and split by their whole digest. The answer is the one the whole digests give.
+//! duplicates. So each digest's first 8 bytes, a key to sort on, go with its position into
+//! sorted runs ([`Runs`]: in memory up to a sixteenth of the budget, on disk beyond it), and the
+//! digest itself is held in full only while the full digests fit another sixteenth; beyond it
+//! they go, in input order, to a temporary file. Exact groups are the positions of equal keys in
+//! the merged runs; only the members of a group of equal keys (the exact copies, and keys shared
+//! by chance: about one pair in 2⁶⁴) are read back, and split by their whole digest. The answer
+//! is the one the whole digests give; nothing is held per document.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
-use neardup_index::exact_groups;
+use neardup_index::{Runs, SpillDir};
 
 use crate::budget::{spill_file, Budget};
 use crate::error::DedupError;
@@ -33,8 +35,15 @@ enum Full {
 pub(crate) struct Digests {
     /// Bytes of one digest (every digest of a run has the same length).
     len: usize,
-    /// The first 8 bytes of each digest, little-endian.
-    keys: Vec<u64>,
+    /// How many digests were pushed.
+    count: u32,
+    /// `(key, position)`: the first 8 bytes of each digest, little-endian, and its position.
+    keys: Runs<(u64, u64)>,
+    /// Keys not yet handed to `keys` (a batch of [`Runs::batch`]).
+    batch: Vec<(u64, u64)>,
+    /// Bytes `keys` holds before it writes a run.
+    keys_cap: u64,
+    keys_dir: SpillDir,
     full: Full,
     /// Bytes of full digests held before they go to disk.
     cap: u64,
@@ -48,7 +57,7 @@ pub(crate) struct Digests {
 impl std::fmt::Debug for Digests {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Digests")
-            .field("keys_held", &self.keys.len())
+            .field("count", &self.count)
             .field("len", &self.len)
             .field("spilled_bytes", &self.spilled)
             .field("groups_found", &self.groups.is_some())
@@ -57,11 +66,17 @@ impl std::fmt::Debug for Digests {
 }
 
 impl Digests {
-    /// No digests yet; the full digests held up to `cap` bytes, spilled to `dir` beyond.
+    /// No digests yet; the full digests held up to `cap` bytes and the keys up to as many, both
+    /// spilled to `dir` beyond.
     pub(crate) fn new(cap: u64, dir: PathBuf) -> Self {
+        let keys_dir = SpillDir::new(&dir);
         Digests {
             len: 0,
-            keys: Vec::new(),
+            count: 0,
+            keys: Runs::new(keys_dir.clone(), cap),
+            batch: Vec::new(),
+            keys_cap: cap,
+            keys_dir,
             full: Full::Held(Vec::new()),
             cap,
             dir,
@@ -70,9 +85,10 @@ impl Digests {
         }
     }
 
-    /// Held in full up to an eighth of `budget`, spilled to its folder beyond.
+    /// The full digests and the keys held up to a sixteenth of `budget` each, spilled to its
+    /// folder beyond.
     pub(crate) fn within(budget: &Budget) -> Self {
-        Self::new(budget.memory / 8, budget.spill_dir())
+        Self::new(budget.memory / 16, budget.spill_dir())
     }
 
     /// The length every digest pushed has (0 before the first).
@@ -88,7 +104,12 @@ impl Digests {
                 "a document was added after the exact duplicates were found".into(),
             ));
         }
-        if self.keys.is_empty() {
+        if self.count == u32::MAX {
+            return Err(DedupError::InvalidOption(
+                "more than 4,294,967,295 documents".into(),
+            ));
+        }
+        if self.count == 0 {
             self.len = digest.len();
         }
         let mut key = [0u8; 8];
@@ -107,7 +128,12 @@ impl Digests {
                 self.spilled += digest.len() as u64;
             }
         }
-        self.keys.push(u64::from_le_bytes(key));
+        self.batch
+            .push((u64::from_le_bytes(key), u64::from(self.count)));
+        self.count += 1;
+        if self.batch.len() >= self.keys.batch() {
+            self.keys.add(&mut self.batch)?;
+        }
         Ok(())
     }
 
@@ -124,18 +150,22 @@ impl Digests {
         Ok(())
     }
 
-    /// Bytes held in memory.
+    /// Bytes held in memory (the keys' share whole: what their runs may hold).
     pub(crate) fn held_bytes(&self) -> u64 {
         let full = match &self.full {
             Full::Held(held) => held.capacity(),
             Full::Spilled { .. } => WRITE_BUFFER,
         };
-        (self.keys.capacity() * 8 + full) as u64
+        let keys = match self.groups {
+            Some(_) => 0,
+            None => self.keys_cap.min(u64::from(self.count) * 16),
+        };
+        keys + full as u64
     }
 
-    /// Bytes written to disk.
+    /// Bytes written to disk: full digests and sorted runs of keys.
     pub(crate) fn spilled_bytes(&self) -> u64 {
-        self.spilled
+        self.spilled + self.keys_dir.written()
     }
 
     /// Groups of two or more positions with equal digests; positions ascending within a group,
@@ -146,7 +176,6 @@ impl Digests {
             return Ok(groups.clone());
         }
         let groups = self.find_exact_groups()?;
-        self.keys = Vec::new();
         self.full = Full::Held(Vec::new());
         self.groups = Some(groups.clone());
         Ok(groups)
@@ -154,10 +183,8 @@ impl Digests {
 
     /// [`Digests::exact_groups`], from the digests.
     fn find_exact_groups(&mut self) -> Result<Vec<Vec<u32>>, DedupError> {
-        let n = u32::try_from(self.keys.len())
-            .map_err(|_| DedupError::InvalidOption("more than 4,294,967,295 documents".into()))?;
-        let keys = &self.keys;
-        let candidates = exact_groups(n, |i| keys[i as usize]);
+        let keys = std::mem::replace(&mut self.keys, Runs::new(self.keys_dir.clone(), 0));
+        keys.add(&mut self.batch)?;
         let len = self.len;
         let mut source = match &mut self.full {
             Full::Held(held) => Source::Held(held),
@@ -170,15 +197,31 @@ impl Digests {
                 )
             }
         };
-        let mut groups = Vec::with_capacity(candidates.len());
+        let mut groups = Vec::new();
         let mut digests = Vec::new();
-        for candidate in candidates {
-            digests.clear();
-            for &i in &candidate {
-                source.append(i as u64 * len as u64, len, &mut digests)?;
+        // Positions of one key, ascending (the runs are sorted by key, then position).
+        let mut candidate: Vec<u32> = Vec::new();
+        let mut current = None;
+        let mut split = |candidate: &mut Vec<u32>, groups: &mut Vec<Vec<u32>>| {
+            if candidate.len() > 1 {
+                digests.clear();
+                for &i in candidate.iter() {
+                    source.append(i as u64 * len as u64, len, &mut digests)?;
+                }
+                split_by_digest(candidate, &digests, len, groups);
             }
-            split_by_digest(&candidate, &digests, len, &mut groups);
+            candidate.clear();
+            Ok::<(), DedupError>(())
+        };
+        for record in keys.into_sorted()? {
+            let (key, position) = record?;
+            if current != Some(key) {
+                split(&mut candidate, &mut groups)?;
+                current = Some(key);
+            }
+            candidate.push(position as u32);
         }
+        split(&mut candidate, &mut groups)?;
         groups.sort_unstable_by_key(|group| group[0]);
         Ok(groups)
     }
@@ -278,6 +321,29 @@ mod tests {
             drop(digests);
             assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         }
+    }
+
+    /// Keys spread over many sorted runs on disk (more than one merge pass takes at once), each
+    /// digest repeated with a period: the groups come out of the merged runs as the whole
+    /// digests give them.
+    #[test]
+    fn keys_merged_from_many_runs_give_the_groups() {
+        let spread = |i: u32| {
+            let mut d = [0u8; 16];
+            let value = u64::from(i % 301).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            d[..8].copy_from_slice(&value.to_le_bytes());
+            d
+        };
+        let all: Vec<[u8; 16]> = (0..20_000).map(spread).collect();
+        let want = reference(&all);
+        assert_eq!(want.len(), 301);
+        let dir = tempfile::tempdir().unwrap();
+        let mut digests = Digests::new(16 * 100, dir.path().to_path_buf());
+        for d in &all {
+            digests.push(d).unwrap();
+        }
+        assert_eq!(digests.exact_groups().unwrap(), want);
+        assert!(digests.spilled_bytes() > 20_000 * 16);
     }
 
     /// Distinct digests make no group; one digest repeated makes one.
