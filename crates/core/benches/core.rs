@@ -167,6 +167,46 @@ fn accumulate(c: &mut Criterion) {
     group.finish();
 }
 
+/// One document's counter, from empty to fingerprint: 500 hashes (a short web page's shingles)
+/// added and the fingerprint taken. The weighted sums are the reference; the bit-sliced
+/// counter (`add`, one at a time) and the SIMD column counter (written in place, as the
+/// pipeline's sink does for 64-bit profiles) each pay `finish` once per document.
+fn document_counts(c: &mut Criterion) {
+    let hashes: Vec<u64> = (0..500u64).map(|i| Xxh3.hash64(&i.to_le_bytes())).collect();
+    let mut group = c.benchmark_group("simhash-document");
+    group.throughput(Throughput::Elements(hashes.len() as u64));
+    group.bench_function("weighted sums (reference)", |b| {
+        b.iter(|| {
+            let mut sums = WeightedSums::new(Bits::B64);
+            hashes.iter().for_each(|&h| sums.add(u128::from(h), 1.0));
+            black_box(sums.finish())
+        })
+    });
+    group.bench_function("BitCounter::add + finish", |b| {
+        b.iter(|| {
+            let mut counter = BitCounter::<1>::default();
+            hashes.iter().for_each(|&h| counter.add(u128::from(h)));
+            black_box(counter.finish())
+        })
+    });
+    group.bench_function("BitCounter::spare + commit + finish", |b| {
+        b.iter(|| {
+            let mut counter = BitCounter::<1>::default();
+            for chunk in hashes.chunks(64) {
+                match counter.spare() {
+                    Some(spare) if spare.len() >= chunk.len() => {
+                        spare[..chunk.len()].copy_from_slice(chunk);
+                        counter.commit(chunk.len());
+                    }
+                    _ => counter.add_many(chunk),
+                }
+            }
+            black_box(counter.finish())
+        })
+    });
+    group.finish();
+}
+
 /// XXH3-64 of every 5-byte window of ASCII text: the crate's function per window (the
 /// reference), the closed form per window, and the closed form eight windows at a time (the
 /// path this processor dispatches to).
@@ -381,6 +421,6 @@ fn verify(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(3));
-    targets = tokenize, shingle_and_hash, xxh3_windows, accumulate, bit_columns, feature_loop, minhash, pipeline, verify
+    targets = tokenize, shingle_and_hash, xxh3_windows, accumulate, document_counts, bit_columns, feature_loop, minhash, pipeline, verify
 }
 criterion_main!(benches);

@@ -111,9 +111,18 @@ struct Counting<'m, const WORDS: usize> {
 }
 
 impl<const WORDS: usize> HashSink for Counting<'_, WORDS> {
+    /// A 64-bit hash goes to the SIMD column counter when there is one, beside the windows'
+    /// hashes, so that a document's counts sit in one place and [`BitCounter::finish`] skips
+    /// the bit-sliced counters (the same counts either way).
     #[inline(always)]
     fn one(&mut self, hash: u128) {
-        self.counter.add(hash);
+        match self.counter.spare() {
+            Some([slot, ..]) if WORDS == 1 => {
+                *slot = hash as u64;
+                self.counter.commit(1);
+            }
+            _ => self.counter.add(hash),
+        }
         if let Some(minhash) = &mut self.minhash {
             minhash.one(hash);
         }

@@ -157,4 +157,40 @@ proptest! {
         prop_assert_eq!(sliced.finish(), single.finish());
         prop_assert_eq!(wide_sliced.finish(), wide_single.finish());
     }
+
+    /// `finish` gives the weighted sums' answer whichever parts of the counter the hashes went
+    /// to: the column counter only (written in place), the bit-sliced counters only, or both
+    /// interleaved, as the pipeline's sink sends them.
+    #[test]
+    fn bit_counter_finish_reads_every_part(
+        hashes in prop::collection::vec((any::<u64>(), 0u8..3), 0..900),
+        ones in any::<u64>(),
+    ) {
+        let mut counter = BitCounter::<1>::default();
+        let mut wide = BitCounter::<2>::default();
+        let mut sums = WeightedSums::new(Bits::B64);
+        for &(hash, part) in &hashes {
+            let hash = hash | (ones & hash.rotate_left(11));
+            sums.add(u128::from(hash), 1.0);
+            match (part, counter.spare(), wide.spare()) {
+                (0, Some(narrow_spare), Some(wide_spare)) => {
+                    narrow_spare[0] = hash;
+                    wide_spare[0] = hash;
+                    counter.commit(1);
+                    wide.commit(1);
+                }
+                (1, _, _) => {
+                    counter.add_many(&[hash]);
+                    wide.add_many(&[hash]);
+                }
+                _ => {
+                    counter.add(u128::from(hash));
+                    wide.add(u128::from(hash));
+                }
+            }
+        }
+        prop_assert_eq!(counter.total(), hashes.len() as u64);
+        prop_assert_eq!(counter.finish(), sums.finish());
+        prop_assert_eq!(wide.finish(), sums.finish());
+    }
 }
