@@ -151,7 +151,7 @@ fn rewrite_batch<R: Send, E: Send>(
     batch: Vec<Decided>,
     min_chars: u64,
     render: &(impl Fn(Document, Rewritten) -> Result<R, E> + Sync),
-) -> (Vec<Result<R, E>>, UnitFigures) {
+) -> RenderedBatch<R, E> {
     let counted: Vec<(Result<R, E>, UnitFigures)> = batch
         .into_par_iter()
         .map(|decided| {
@@ -173,9 +173,12 @@ fn rewrite_batch<R: Send, E: Send>(
     (rendered, figures)
 }
 
+/// A batch rewritten and rendered: each document's rendering, and their figures.
+type RenderedBatch<R, E> = (Vec<Result<R, E>>, UnitFigures);
+
 /// Waits for a rewritten batch and hands it to `sink` in order.
 fn hand_over<R, E>(
-    batch: Option<Receiver<(Vec<Result<R, E>>, UnitFigures)>>,
+    batch: Option<Receiver<RenderedBatch<R, E>>>,
     figures: &mut UnitFigures,
     sink: &mut impl FnMut(R) -> Result<(), E>,
 ) -> Result<(), E> {
