@@ -235,7 +235,7 @@ impl UnitDedup {
     /// Reads `corpus` (twice when the keys outgrow the budget: open it to be read again),
     /// deciding each document in input order on this thread, while the documents decided are
     /// rewritten and rendered with `render` in parallel on the pool, and handed to `sink` in
-    /// input order on a thread of their own ([`super::rewrite`]).
+    /// input order on a thread of their own.
     pub fn run<R, E>(
         &mut self,
         corpus: &Corpus,
