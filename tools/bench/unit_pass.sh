@@ -68,7 +68,8 @@ run_one() {
 import json, sys
 s = json.load(open(sys.argv[1]))
 u = s.get("units", s)
-print(f"{u[\"seconds\"]:.2f} {u[\"text_bytes\"] / 1e6 / u[\"seconds\"]:.1f}")' "$dir/summary.json")
+seconds, text = u["seconds"], u["text_bytes"]
+print(f"{seconds:.2f} {text / 1e6 / seconds:.1f}")' "$dir/summary.json")
     awk -v m="$mode" -v l="$label" -v n="$n" -v s="$seconds" -v r="$rss_kb" -v b="$size" \
         -v c="$user" -v k="$sys" -v us="$unit_s" -v um="$unit_mb" \
         'BEGIN { printf "%-17s %-4s %2d %9.2f %9.1f %9.2f %9.1f %9.2f %9.1f\n", m, l, n, s, b / 1e6 / s, c + k, r / 1024, us, um }' |
