@@ -3,7 +3,7 @@
 # alternating (old, new, old, new, ...) on one JSONL corpus at the default budget; for each
 # run the wall seconds, MB/s of the input by wall time, CPU seconds (user + sys), peak RSS,
 # and the unit pass's own seconds and MB/s of text (from --summary); then the medians, and the
-# two builds' outputs (--kept, --removed-spans) compared byte for byte (cmp).
+# two builds' outputs (--kept, --removed-spans) compared by their MD5 digests.
 #
 #   tools/bench/unit_pass.sh OLD_NEARDUP NEW_NEARDUP [CORPUS.jsonl] [RUNS]
 #   MODES="paragraph combined" OUT=/tmp/somewhere tools/bench/unit_pass.sh ...
@@ -15,8 +15,8 @@
 #   combined                       documents first, then paragraph units of the kept ones
 #   combined-longest               the same with --keep longest (keep order: two reads)
 # RUNS (default 2) runs of each build per mode. Every run writes --kept (JSON Lines) and
-# --removed-spans into OUT (default: a temporary folder, removed at the end): about the
-# corpus' size for each build; a mode's outputs are deleted once compared. Needs GNU
+# --removed-spans into OUT (default: a temporary folder, removed at the end), about the
+# corpus' size, deleted once its digest is taken (the last run of each build is compared). Needs GNU
 # /usr/bin/time. On a shared machine the wall time is the machine's: run it when it is quiet,
 # and read the CPU seconds beside it.
 set -euo pipefail
@@ -67,13 +67,18 @@ run_one() {
     read -r unit_s unit_mb < <(python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))
-u = s.get("units", s)
+u = s["units"] if isinstance(s.get("units"), dict) else s
 seconds, text = u["seconds"], u["text_bytes"]
 print(f"{seconds:.2f} {text / 1e6 / seconds:.1f}")' "$dir/summary.json")
     awk -v m="$mode" -v l="$label" -v n="$n" -v s="$seconds" -v r="$rss_kb" -v b="$size" \
         -v c="$user" -v k="$sys" -v us="$unit_s" -v um="$unit_mb" \
         'BEGIN { printf "%-17s %-4s %2d %9.2f %9.1f %9.2f %9.1f %9.2f %9.1f\n", m, l, n, s, b / 1e6 / s, c + k, r / 1024, us, um }' |
         tee -a "$out/rows"
+    # Only the digests are kept: a 4 GB corpus' outputs would take its size twice.
+    for file in kept.jsonl spans.jsonl; do
+        echo "$(md5sum <"$dir/$file" | cut -d' ' -f1) $(stat -c %s "$dir/$file")" >"$dir/$file.md5"
+        rm -f "$dir/$file"
+    done
 }
 
 printf "%-17s %-4s %2s %9s %9s %9s %9s %9s %9s\n" mode build run "wall s" "MB/s" "CPU s" "RSS MiB" "unit s" "unit MB/s"
@@ -84,13 +89,13 @@ for mode in $modes; do
         run_one "$mode" new "$new" "$n"
     done
     for file in kept.jsonl spans.jsonl; do
-        if cmp -s "$out/old/$file" "$out/new/$file"; then
-            echo "$mode: $file identical ($(stat -c %s "$out/new/$file") bytes, md5 $(md5sum <"$out/new/$file" | cut -c1-8))"
+        read -r digest bytes <"$out/new/$file.md5"
+        if cmp -s "$out/old/$file.md5" "$out/new/$file.md5"; then
+            echo "$mode: $file identical ($bytes bytes, md5 ${digest:0:8})"
         else
-            echo "$mode: $file DIFFERS"
+            echo "$mode: $file DIFFERS (old: $(cat "$out/old/$file.md5"), new: $digest $bytes)"
         fi
     done
-    rm -f "$out"/old/*.jsonl "$out"/new/*.jsonl
 done
 
 echo "medians (wall s, MB/s by wall, CPU s, peak RSS MiB, unit pass s, unit pass MB/s of text):"
