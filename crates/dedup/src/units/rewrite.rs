@@ -30,15 +30,15 @@ const AHEAD: usize = 1;
 
 /// A document decided: its units, the seen flag of each of its keys, and its text when that is
 /// not its body (text extracted from HTML).
-pub(super) struct Decided {
+struct Decided {
     /// The document, as read.
-    pub doc: Document,
+    doc: Document,
     /// Its text, when it is not the body.
-    pub text: Option<String>,
+    text: Option<String>,
     /// Its units and keys.
-    pub units: DocumentUnits,
+    units: DocumentUnits,
     /// Whether each key was seen before.
-    pub flags: Vec<bool>,
+    flags: Vec<bool>,
 }
 
 impl Decided {
@@ -56,9 +56,22 @@ pub(super) struct Batches {
 }
 
 impl Batches {
-    /// Adds a decided document; a full batch goes to the writing thread. An error when the
-    /// writing thread has stopped (its own error is the run's).
-    pub fn push(&mut self, decided: Decided) -> Result<(), DedupError> {
+    /// Adds a decided document: `doc`, its units and its text when that is not its body (as
+    /// the deciding thread split it), and the seen flag of each key; a full batch goes to the
+    /// writing thread. An error when the writing thread has stopped (its own error is the
+    /// run's).
+    pub fn push(
+        &mut self,
+        doc: Document,
+        (units, text): (DocumentUnits, Option<String>),
+        flags: Vec<bool>,
+    ) -> Result<(), DedupError> {
+        let decided = Decided {
+            doc,
+            text,
+            units,
+            flags,
+        };
         self.bytes += decided.text().len();
         self.batch.push(decided);
         if self.batch.len() >= BATCH_DOCUMENTS || self.bytes >= BATCH_BYTES {

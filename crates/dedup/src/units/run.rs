@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::report::{Rewritten, UnitReport};
-use super::rewrite::{rewrite_in_order, Batches, Decided};
+use super::rewrite::{rewrite_in_order, Batches};
 use super::seen::{set_bytes, KeySet, SeenFile};
 use super::split::{DocumentUnits, UnitSplitter};
 use super::UnitRule;
@@ -284,16 +284,11 @@ impl UnitDedup {
             |doc, split| {
                 let position = index;
                 index += 1;
-                let Some((units, text)) = split else {
+                let Some(split) = split else {
                     return Ok(());
                 };
-                if let Some(flags) = self.decide(&mut state, position, &units)? {
-                    batches.push(Decided {
-                        doc,
-                        text,
-                        units,
-                        flags,
-                    })?;
+                if let Some(flags) = self.decide(&mut state, position, &split.0)? {
+                    batches.push(doc, split, flags)?;
                 }
                 Ok::<_, E>(())
             },
@@ -537,23 +532,19 @@ impl UnitDedup {
             |doc, split| {
                 let document = index;
                 index += 1;
-                let Some((units, text)) = split else {
+                let Some(split) = split else {
                     return Ok(());
                 };
-                let mut flags = Vec::with_capacity(units.keys.len());
-                for i in 0..units.keys.len() {
+                let keys = split.0.keys.len();
+                let mut flags = Vec::with_capacity(keys);
+                for i in 0..keys {
                     let seen = next_repeat == Some(position(document, i));
                     if seen {
                         next_repeat = repeats.next().transpose().map_err(DedupError::from)?;
                     }
                     flags.push(seen);
                 }
-                batches.push(Decided {
-                    doc,
-                    text,
-                    units,
-                    flags,
-                })?;
+                batches.push(doc, split, flags)?;
                 Ok::<_, E>(())
             },
         )?;
