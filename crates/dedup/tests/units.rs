@@ -98,10 +98,14 @@ fn run(
     corpus: &Corpus,
 ) -> Result<(Vec<Rewritten>, u32), neardup_dedup::DedupError> {
     let mut out = Vec::new();
-    let figures = dedup.run(corpus, |_, rewritten| {
-        out.push(rewritten);
-        Ok::<_, Failure>(())
-    });
+    let figures = dedup.run(
+        corpus,
+        |_, rewritten| Ok::<_, Failure>(rewritten),
+        |rewritten| {
+            out.push(rewritten);
+            Ok(())
+        },
+    );
     let figures = figures.map_err(|Failure(e)| e)?;
     Ok((out, figures.passes))
 }
@@ -494,4 +498,94 @@ fn a_later_document_taken_first_keeps_the_shared_paragraph() {
     assert_eq!(passes, 2);
     let error = dedup.run_texts(&texts[..1]).unwrap_err().to_string();
     assert!(error.contains("changed between reads"), "{error}");
+}
+
+/// Many documents: the deciding thread hands them over in several batches, rewritten on the
+/// pool and handed to the sink in input order, in memory, spilled and in keep order, with
+/// the figures of every document.
+#[test]
+fn many_documents_go_through_in_batches_in_input_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts: Vec<String> = (0..5000)
+        .map(|i| {
+            let a = PIECES[i % PIECES.len()];
+            let b = PIECES[(i * 7 + 3) % PIECES.len()];
+            format!("{a}\n\nStory {} of the day.\n\n{b} {}\n", i % 1700, i % 13)
+        })
+        .collect();
+    let corpus = corpus_of(dir.path(), "many.jsonl", &texts);
+    let rule = UnitRule::new(Unit::Paragraph);
+    let expected = reference(rule, &texts, &mut HashSet::new());
+    for set_memory in [1u64 << 30, 4096, 0] {
+        let mut dedup = UnitDedup::new(rule, NormalizeOptions::web(), &budget(dir.path()))
+            .with_set_memory(set_memory);
+        let mut documents = 0;
+        let mut out = Vec::new();
+        let figures = dedup
+            .run(
+                &corpus,
+                |doc, rewritten| Ok::<_, Failure>((doc.id, rewritten)),
+                |(id, rewritten)| {
+                    assert_eq!(id, documents.to_string(), "input order");
+                    documents += 1;
+                    out.push(rewritten);
+                    Ok(())
+                },
+            )
+            .map_err(|Failure(e)| e)
+            .unwrap();
+        assert_eq!(out, expected, "set memory {set_memory}");
+        assert_eq!(figures.documents, 5000);
+        assert_eq!(
+            figures.units_removed,
+            expected.iter().map(|r| r.report.units_removed).sum::<u64>()
+        );
+        assert_eq!(figures.passes, if set_memory < 1 << 30 { 2 } else { 1 });
+    }
+    let ranks: Vec<u32> = (0..5000u32).rev().collect();
+    let reversed: Vec<String> = texts.iter().rev().cloned().collect();
+    let mut expected = reference(rule, &reversed, &mut HashSet::new());
+    expected.reverse();
+    let mut dedup =
+        UnitDedup::new(rule, NormalizeOptions::web(), &budget(dir.path())).in_keep_order(ranks);
+    let (got, passes) = run(&mut dedup, &corpus).unwrap();
+    assert_eq!(
+        (got, passes),
+        (expected, 2),
+        "keep order: the second read writes"
+    );
+}
+
+/// A sink that fails stops the run with its own error, whichever batch it fails in.
+#[test]
+fn a_failing_sink_stops_the_run_with_its_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts: Vec<String> = (0..4000).map(|i| format!("Story {i}.\n\nMenu\n")).collect();
+    let corpus = corpus_of(dir.path(), "many.jsonl", &texts);
+    for fail_at in [0usize, 2500] {
+        let mut dedup = UnitDedup::new(
+            UnitRule::new(Unit::Paragraph),
+            NormalizeOptions::web(),
+            &budget(dir.path()),
+        );
+        let mut seen = 0;
+        let error = dedup
+            .run(
+                &corpus,
+                |_, rewritten| Ok::<_, Failure>(rewritten),
+                |_| {
+                    seen += 1;
+                    match seen > fail_at {
+                        true => Err(Failure(neardup_dedup::DedupError::InvalidOption(
+                            "the disk is full".into(),
+                        ))),
+                        false => Ok(()),
+                    }
+                },
+            )
+            .map_err(|Failure(e)| e)
+            .unwrap_err();
+        assert!(error.to_string().contains("the disk is full"), "{error}");
+        assert_eq!(seen, fail_at + 1, "nothing handed over after the failure");
+    }
 }

@@ -156,17 +156,28 @@ pub fn run(
             ),
             _ => None,
         };
+        let parquet = kept.as_ref().map(Rewrites::is_parquet);
+        let spans_wanted = outputs.removed_spans.is_some();
         optional(&mut spans, outputs.removed_spans, |mut removed| {
-            figures = dedup.run(corpus, |doc, rewritten| {
-                kept_count += u64::from(!rewritten.report.dropped);
-                if let Some(out) = removed.as_deref_mut() {
-                    write_report(out, &doc, &rewritten.report)?;
-                }
-                match kept.as_mut() {
-                    Some(out) => write_record(out, &doc, &rewritten, outputs.text_field),
-                    None => Ok(()),
-                }
-            })?;
+            figures = dedup.run(
+                corpus,
+                |doc, rewritten| render(doc, rewritten, parquet, spans_wanted, outputs.text_field),
+                |rendered: Rendered| {
+                    kept_count += u64::from(!rendered.dropped);
+                    if let (Some(out), Some(line)) = (removed.as_deref_mut(), &rendered.spans) {
+                        out.write_all(line)?;
+                    }
+                    match (kept.as_mut(), rendered.record) {
+                        (Some(out), Record::Line(line)) => {
+                            out.line(&line).map_err(crate::kept::into_anyhow)
+                        }
+                        (Some(out), Record::Row(doc, text)) => {
+                            out.row(&doc, &text).map_err(crate::kept::into_anyhow)
+                        }
+                        _ => Ok(()),
+                    }
+                },
+            )?;
             Ok(())
         })?;
         match kept {
@@ -211,49 +222,78 @@ fn optional(
     }
 }
 
-/// A document's record with its text rewritten: its Parquet row with the text column
-/// replaced, its JSON record with the text field replaced, or a line `{"id", "url", "title",
-/// "text"}` for a document read from another format. A dropped document writes nothing.
-fn write_record(
-    out: &mut Rewrites<'_, Output>,
-    doc: &Document,
-    rewritten: &Rewritten,
-    text_field: &str,
-) -> anyhow::Result<()> {
-    if rewritten.report.dropped {
-        return Ok(());
-    }
-    if out.is_parquet() {
-        return out
-            .row(doc, &rewritten.text)
-            .map_err(crate::kept::into_anyhow);
-    }
-    let line = match doc.raw.as_deref().filter(|raw| raw.first() == Some(&b'{')) {
-        Some(raw) => rewrite_record(raw, text_field, &rewritten.text)?,
-        None => serde_json::to_vec(&TextLine {
-            id: &doc.id,
-            url: doc.url.as_deref(),
-            title: doc.title.as_deref(),
-            text: &rewritten.text,
-        })?,
-    };
-    out.line(&line).map_err(crate::kept::into_anyhow)
+/// A document's record with its text rewritten, as `--kept` takes it.
+enum Record {
+    /// Nothing: the document is dropped, or there is no `--kept`.
+    None,
+    /// Its JSON line (without the newline).
+    Line(Vec<u8>),
+    /// Its Parquet row (the document's place) and its new text.
+    Row(Document, String),
 }
 
-/// A line of `--removed-spans` for a document something was removed from (or dropped).
-fn write_report(out: &mut Output, doc: &Document, report: &UnitReport) -> anyhow::Result<()> {
-    if report.units_removed == 0 && !report.dropped {
-        return Ok(());
-    }
-    serde_json::to_writer(
-        &mut *out,
-        &RemovedLine {
-            id: &doc.id,
-            report,
+/// A document rendered on the pool, for the writing thread.
+struct Rendered {
+    /// Its record for `--kept`.
+    record: Record,
+    /// Its line of `--removed-spans` (with the newline), if something was removed.
+    spans: Option<Vec<u8>>,
+    /// Whether the document is dropped.
+    dropped: bool,
+}
+
+/// Renders a rewritten document: its record for `--kept` (`parquet`: `None` without `--kept`,
+/// else whether it is Parquet) and, when `spans` are wanted, its line of `--removed-spans`.
+fn render(
+    doc: Document,
+    rewritten: Rewritten,
+    parquet: Option<bool>,
+    spans: bool,
+    text_field: &str,
+) -> anyhow::Result<Rendered> {
+    let report = &rewritten.report;
+    let spans = match spans && (report.units_removed > 0 || report.dropped) {
+        true => Some(report_line(&doc, report)?),
+        false => None,
+    };
+    let dropped = report.dropped;
+    let record = match parquet {
+        _ if dropped => Record::None,
+        None => Record::None,
+        Some(true) => Record::Row(doc, rewritten.text),
+        Some(false) => Record::Line(record_line(&doc, &rewritten, text_field)?),
+    };
+    Ok(Rendered {
+        record,
+        spans,
+        dropped,
+    })
+}
+
+/// A document's JSON record with the text field replaced, or a line `{"id", "url", "title",
+/// "text"}` for a document read from another format.
+fn record_line(doc: &Document, rewritten: &Rewritten, text_field: &str) -> anyhow::Result<Vec<u8>> {
+    Ok(
+        match doc.raw.as_deref().filter(|raw| raw.first() == Some(&b'{')) {
+            Some(raw) => rewrite_record(raw, text_field, &rewritten.text)?,
+            None => serde_json::to_vec(&TextLine {
+                id: &doc.id,
+                url: doc.url.as_deref(),
+                title: doc.title.as_deref(),
+                text: &rewritten.text,
+            })?,
         },
-    )?;
-    out.write_all(b"\n")?;
-    Ok(())
+    )
+}
+
+/// A line of `--removed-spans` (with its newline).
+fn report_line(doc: &Document, report: &UnitReport) -> anyhow::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(&RemovedLine {
+        id: &doc.id,
+        report,
+    })?;
+    line.push(b'\n');
+    Ok(line)
 }
 
 /// Prints the figures of the pass below the document (two lines) to stderr.

@@ -28,6 +28,7 @@
 
 mod record;
 mod report;
+mod rewrite;
 mod run;
 mod seen;
 mod split;

@@ -42,13 +42,10 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
 /// assert_eq!(out, br#"{"url":"u","text":"Story","n":1.50}"#);
 /// ```
 pub fn rewrite_record(raw: &[u8], text_field: &str, text: &str) -> Result<Vec<u8>, DedupError> {
-    let Fields(mut fields) = serde_json::from_slice(raw).map_err(DedupError::Record)?;
-    let encoded = serde_json::value::to_raw_value(text).map_err(DedupError::Record)?;
-    match fields.iter_mut().find(|(name, _)| name == text_field) {
-        Some((_, value)) => *value = &encoded,
-        None => fields.push((text_field.to_string(), &encoded)),
-    }
-    let mut out = Vec::with_capacity(raw.len());
+    let Fields(fields) = serde_json::from_slice(raw).map_err(DedupError::Record)?;
+    let at = fields.iter().position(|(name, _)| name == text_field);
+    // The text is escaped straight into the line; most texts grow by a few escapes only.
+    let mut out = Vec::with_capacity(raw.len() + text.len() / 16 + text_field.len() + 8);
     out.push(b'{');
     for (i, (name, value)) in fields.iter().enumerate() {
         if i > 0 {
@@ -56,7 +53,18 @@ pub fn rewrite_record(raw: &[u8], text_field: &str, text: &str) -> Result<Vec<u8
         }
         serde_json::to_writer(&mut out, name).map_err(DedupError::Record)?;
         out.push(b':');
-        out.extend_from_slice(value.get().as_bytes());
+        match at == Some(i) {
+            true => serde_json::to_writer(&mut out, text).map_err(DedupError::Record)?,
+            false => out.extend_from_slice(value.get().as_bytes()),
+        }
+    }
+    if at.is_none() {
+        if !fields.is_empty() {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, text_field).map_err(DedupError::Record)?;
+        out.push(b':');
+        serde_json::to_writer(&mut out, text).map_err(DedupError::Record)?;
     }
     out.push(b'}');
     Ok(out)
@@ -70,6 +78,15 @@ mod tests {
     fn a_missing_field_is_added_and_bad_records_are_errors() {
         let out = rewrite_record(br#"{"id":7,"html":"<p>x</p>"}"#, "text", "x \"q\"").unwrap();
         assert_eq!(out, br#"{"id":7,"html":"<p>x</p>","text":"x \"q\""}"#);
+        let out = rewrite_record(br#"{}"#, "text", "a\nb").unwrap();
+        assert_eq!(out, br#"{"text":"a\nb"}"#);
+        let out = rewrite_record(
+            br#"{ "text" : "old", "a\u0041" : [1, 2] }"#,
+            "text",
+            "\u{1}e",
+        )
+        .unwrap();
+        assert_eq!(out, br#"{"text":"\u0001e","aA":[1, 2]}"#);
         assert!(rewrite_record(b"[1]", "text", "x").is_err());
         assert!(rewrite_record(b"{\"a\":", "text", "x").is_err());
     }

@@ -23,7 +23,8 @@ use neardup_ingest::{Body, Corpus, Document};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::report::Rewritten;
+use super::report::{Rewritten, UnitReport};
+use super::rewrite::{rewrite_in_order, Batches};
 use super::seen::{set_bytes, KeySet, SeenFile};
 use super::split::{DocumentUnits, UnitSplitter};
 use super::UnitRule;
@@ -51,6 +52,28 @@ pub struct UnitFigures {
     pub passes: u32,
     /// Bytes written to the temporary folder.
     pub spilled_bytes: u64,
+}
+
+impl UnitFigures {
+    /// Counts a document of `text_bytes` bytes of text rewritten as `report` says.
+    pub(super) fn count(&mut self, text_bytes: usize, report: &UnitReport) {
+        self.documents += 1;
+        self.documents_dropped += u64::from(report.dropped);
+        self.units += report.units;
+        self.units_removed += report.units_removed;
+        self.text_bytes += text_bytes as u64;
+        self.bytes_removed += report.bytes_removed;
+    }
+
+    /// Adds the document counts of `other` (documents, units, bytes).
+    pub(super) fn add(&mut self, other: &UnitFigures) {
+        self.documents += other.documents;
+        self.documents_dropped += other.documents_dropped;
+        self.units += other.units;
+        self.units_removed += other.units_removed;
+        self.text_bytes += other.text_bytes;
+        self.bytes_removed += other.bytes_removed;
+    }
 }
 
 /// Where the seen keys are.
@@ -209,24 +232,47 @@ impl UnitDedup {
         &self.splitter
     }
 
-    /// Reads `corpus` (twice when the keys outgrow the budget: open it to be read again) and
-    /// calls `sink` with every document and its rewrite, in input order.
-    pub fn run<E: From<DedupError> + From<neardup_ingest::CorpusError>>(
+    /// Reads `corpus` (twice when the keys outgrow the budget: open it to be read again),
+    /// deciding each document in input order on this thread, while the documents decided are
+    /// rewritten and rendered with `render` in parallel on the pool, and handed to `sink` in
+    /// input order on a thread of their own.
+    pub fn run<R, E>(
         &mut self,
         corpus: &Corpus,
-        mut sink: impl FnMut(Document, Rewritten) -> Result<(), E>,
-    ) -> Result<UnitFigures, E> {
-        let mut figures = UnitFigures {
-            passes: 1,
-            ..UnitFigures::default()
-        };
+        render: impl Fn(Document, Rewritten) -> Result<R, E> + Sync,
+        sink: impl FnMut(R) -> Result<(), E> + Send,
+    ) -> Result<UnitFigures, E>
+    where
+        R: Send,
+        E: From<DedupError> + From<neardup_ingest::CorpusError> + Send,
+    {
+        let min_chars = self.rule.min_chars;
+        let ((seen_loaded, passes), mut figures) =
+            rewrite_in_order(min_chars, &render, sink, |batches| {
+                self.decide_corpus(corpus, batches)
+            })?;
+        figures.seen_loaded = seen_loaded;
+        figures.passes = passes;
+        figures.spilled_bytes = self.spill.written();
+        Ok(figures)
+    }
+
+    /// Reads `corpus` and decides its documents in input order, pushing them to `batches`
+    /// (reading it again when the keys outgrow the budget). Returns the keys loaded from the
+    /// seen file and the reads.
+    fn decide_corpus<E: From<DedupError> + From<neardup_ingest::CorpusError>>(
+        &mut self,
+        corpus: &Corpus,
+        batches: &mut Batches,
+    ) -> Result<(u64, u32), E> {
         let mut state = match self.order {
             // Decided after the read: nothing is decided in input order.
             Some(_) => self.runs_from(0),
             None => State::Memory(KeySet::default()),
         };
+        let mut seen_loaded = 0;
         if let Some(seen) = self.seen.clone().filter(SeenFile::exists) {
-            figures.seen_loaded = seen.read(|key| self.add_prior(&mut state, key))?;
+            seen_loaded = seen.read(|key| self.add_prior(&mut state, key))?;
         }
         let mut index = 0usize;
         corpus.for_each_document(
@@ -238,33 +284,32 @@ impl UnitDedup {
             |doc, split| {
                 let position = index;
                 index += 1;
-                let Some((units, text)) = split else {
+                let Some(split) = split else {
                     return Ok(());
                 };
-                let flags = self.decide(&mut state, position, &units)?;
-                if let Some(flags) = flags {
-                    self.emit(&mut figures, doc, text, &units, &flags, &mut sink)?;
+                if let Some(flags) = self.decide(&mut state, position, &split.0)? {
+                    batches.push(doc, split, flags)?;
                 }
                 Ok::<_, E>(())
             },
         )?;
         self.same_documents(index)?;
         match state {
-            State::Memory(set) => self.union = Some(Union::Memory(set)),
+            State::Memory(set) => {
+                self.union = Some(Union::Memory(set));
+                Ok((seen_loaded, 1))
+            }
             State::Runs {
                 runs,
                 mut batch,
                 from,
-                ..
             } => {
                 runs.add(&mut batch).map_err(DedupError::from)?;
-                figures.passes = 2;
                 let repeats = self.repeats(runs)?;
-                self.second_pass(corpus, from, repeats, &mut figures, &mut sink)?;
+                self.second_pass::<E>(corpus, from, repeats, batches)?;
+                Ok((seen_loaded, 2))
             }
         }
-        figures.spilled_bytes = self.spill.written();
-        Ok(figures)
     }
 
     /// How many documents a keep order was given for (any number without one): a document
@@ -285,22 +330,6 @@ impl UnitDedup {
         (units, owned)
     }
 
-    /// Rewrites a document (its `text` when that is not its body) by its keys' flags and
-    /// hands it to `sink`.
-    fn emit<E>(
-        &self,
-        figures: &mut UnitFigures,
-        doc: Document,
-        text: Option<String>,
-        units: &DocumentUnits,
-        flags: &[bool],
-        sink: &mut impl FnMut(Document, Rewritten) -> Result<(), E>,
-    ) -> Result<(), E> {
-        let text = text.as_deref().unwrap_or(doc.body.as_str());
-        let rewritten = self.rewrite(figures, text, units, flags);
-        sink(doc, rewritten)
-    }
-
     /// `text` rewritten by its keys' flags, counted in `figures`.
     fn rewrite(
         &self,
@@ -310,13 +339,7 @@ impl UnitDedup {
         flags: &[bool],
     ) -> Rewritten {
         let rewritten = Rewritten::new(text, units, flags, self.rule.min_chars);
-        let report = &rewritten.report;
-        figures.documents += 1;
-        figures.documents_dropped += u64::from(report.dropped);
-        figures.units += report.units;
-        figures.units_removed += report.units_removed;
-        figures.text_bytes += text.len() as u64;
-        figures.bytes_removed += report.bytes_removed;
+        figures.count(text.len(), &rewritten.report);
         rewritten
     }
 
@@ -492,14 +515,13 @@ impl UnitDedup {
         }
     }
 
-    /// The second read: the documents from `from` on, rewritten by the repeats' positions.
+    /// The second read: the documents from `from` on, decided by the repeats' positions.
     fn second_pass<E: From<DedupError> + From<neardup_ingest::CorpusError>>(
         &self,
         corpus: &Corpus,
         from: usize,
         mut repeats: Sorted<u64>,
-        figures: &mut UnitFigures,
-        sink: &mut impl FnMut(Document, Rewritten) -> Result<(), E>,
+        batches: &mut Batches,
     ) -> Result<(), E> {
         let mut next_repeat = repeats.next().transpose().map_err(DedupError::from)?;
         let mut index = 0usize;
@@ -510,18 +532,20 @@ impl UnitDedup {
             |doc, split| {
                 let document = index;
                 index += 1;
-                let Some((units, text)) = split else {
+                let Some(split) = split else {
                     return Ok(());
                 };
-                let mut flags = Vec::with_capacity(units.keys.len());
-                for i in 0..units.keys.len() {
+                let keys = split.0.keys.len();
+                let mut flags = Vec::with_capacity(keys);
+                for i in 0..keys {
                     let seen = next_repeat == Some(position(document, i));
                     if seen {
                         next_repeat = repeats.next().transpose().map_err(DedupError::from)?;
                     }
                     flags.push(seen);
                 }
-                self.emit(figures, doc, text, &units, &flags, sink)
+                batches.push(doc, split, flags)?;
+                Ok::<_, E>(())
             },
         )?;
         Ok(())
