@@ -145,7 +145,7 @@ impl Documents {
 
     /// The SimHash of document `i` (held, or [gathered](Documents::gather) before).
     pub(crate) fn simhash(&self, i: u32) -> Simhash {
-        self.rows.get(i).simhash
+        self.rows.simhash(i)
     }
 
     /// Reads back the spilled columns of the documents at `positions` (ascending) that a phase
@@ -204,12 +204,12 @@ impl Documents {
 
     /// The length of document `i`'s text in bytes (held, or gathered before).
     pub(crate) fn bytes(&self, i: u32) -> u64 {
-        self.rows.get(i).bytes
+        self.rows.bytes(i)
     }
 
     /// When document `i` was fetched, if known (held, or gathered before).
     pub(crate) fn fetched_at(&self, i: u32) -> Option<i64> {
-        self.rows.get(i).fetched_at
+        self.rows.fetched_at(i)
     }
 
     /// Document `i`'s canonical URL, if it has one.

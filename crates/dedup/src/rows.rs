@@ -81,16 +81,25 @@ impl Columns {
 
     /// Row `at` (which exists).
     fn get(&self, at: usize) -> Row {
-        let simhash = match &self.simhashes {
+        Row {
+            simhash: self.simhash(at),
+            bytes: self.bytes[at],
+            fetched_at: self.fetched_at(at),
+        }
+    }
+
+    /// The SimHash of row `at` (one column read: the walk reads rows at random, where each
+    /// column read is a cache miss).
+    fn simhash(&self, at: usize) -> Simhash {
+        match &self.simhashes {
             Simhashes::B64(v) => Simhash::B64(v[at]),
             Simhashes::B128(v) => Simhash::B128(v[at]),
             Simhashes::Empty => unreachable!("a row of empty columns"),
-        };
-        Row {
-            simhash,
-            bytes: self.bytes[at],
-            fetched_at: self.fetched_at.get(at).copied().flatten(),
         }
+    }
+
+    fn fetched_at(&self, at: usize) -> Option<i64> {
+        self.fetched_at.get(at).copied().flatten()
     }
 
     fn held_bytes(&self) -> u64 {
@@ -190,17 +199,35 @@ impl Rows {
         Ok(())
     }
 
-    /// Row `i`: held, or gathered before.
+    /// The SimHash of row `i`, held, or gathered before (see [`Rows::locate`]).
+    pub(crate) fn simhash(&self, i: u32) -> Simhash {
+        let (columns, at) = self.locate(i);
+        columns.simhash(at)
+    }
+
+    /// The text length of row `i`, held, or gathered before (see [`Rows::locate`]).
+    pub(crate) fn bytes(&self, i: u32) -> u64 {
+        let (columns, at) = self.locate(i);
+        columns.bytes[at]
+    }
+
+    /// The fetch time of row `i`, held, or gathered before (see [`Rows::locate`]).
+    pub(crate) fn fetched_at(&self, i: u32) -> Option<i64> {
+        let (columns, at) = self.locate(i);
+        columns.fetched_at(at)
+    }
+
+    /// The columns that hold row `i` (held, or gathered before), and its index in them.
     ///
     /// # Panics
     /// If row `i` was spilled and not [gathered](Rows::gather): the engine gathers what each
     /// phase reads before the phase starts, so this is a defect of the engine, never of input.
-    pub(crate) fn get(&self, i: u32) -> Row {
+    fn locate(&self, i: u32) -> (&Columns, usize) {
         if (i as usize) < self.held.len() {
-            return self.held.get(i as usize);
+            return (&self.held, i as usize);
         }
         match self.gathered_at.binary_search(&i) {
-            Ok(at) => self.gathered.get(at),
+            Ok(at) => (&self.gathered, at),
             Err(_) => panic!("row {i} was spilled and not gathered before it was read"),
         }
     }
@@ -210,7 +237,7 @@ impl Rows {
         self.spilled.is_none()
     }
 
-    /// Reads back the spilled rows among `positions` (ascending), so that [`Rows::get`] finds
+    /// Reads back the spilled rows among `positions` (ascending), so that the readers find
     /// them; rows gathered before stay.
     pub(crate) fn gather(&mut self, positions: &[u32]) -> Result<(), DedupError> {
         let held = self.held.len() as u32;
@@ -399,6 +426,15 @@ impl SpillReader {
 mod tests {
     use super::*;
 
+    /// Row `i` read back column by column.
+    fn read(rows: &Rows, i: u32) -> Row {
+        Row {
+            simhash: rows.simhash(i),
+            bytes: rows.bytes(i),
+            fetched_at: rows.fetched_at(i),
+        }
+    }
+
     fn row(i: u32) -> Row {
         Row {
             simhash: Simhash::B64(u64::from(i) * 0x9e37_79b9),
@@ -428,9 +464,9 @@ mod tests {
         rows.gather(&[3, 50, 99]).unwrap();
         rows.gather(&[10, 50, 70]).unwrap();
         for i in [3, 10, 50, 70, 99] {
-            assert_eq!(rows.get(i), row(i));
+            assert_eq!(read(&rows, i), row(i));
         }
-        assert_eq!(rows.get(0), row(0), "held");
+        assert_eq!(read(&rows, 0), row(0), "held");
         // A row of another width is refused, spilled or not.
         assert!(!rows
             .push(Row {
@@ -458,7 +494,7 @@ mod tests {
         rows.gather(&[15, 19]).unwrap();
         rows.gather(&[2]).unwrap();
         assert_eq!(
-            [rows.get(2), rows.get(15), rows.get(19)],
+            [read(&rows, 2), read(&rows, 15), read(&rows, 19)],
             [wide(2), wide(15), wide(19)]
         );
     }
@@ -471,6 +507,6 @@ mod tests {
         for i in 0..3 {
             rows.push(row(i)).unwrap();
         }
-        rows.get(2);
+        rows.bytes(2);
     }
 }
