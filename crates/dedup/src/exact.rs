@@ -4,8 +4,9 @@
 //! candidate search and the decision take in place of documents. The engine asks three things
 //! of every document or unit: the unit of a document, the units in order, and a unit's index
 //! among them (the search numbers them so). All three follow from the copies (every member of
-//! a group but its first) sorted by position, so nothing is held per document: 8 bytes a copy,
-//! where a table of each document's unit and a list of the units took 8 bytes a document.
+//! a group but its first) sorted by position, so nothing is held per document: 8 bytes a copy
+//! and 4 a group, where a table of each document's unit and a list of the units took 8 bytes a
+//! document.
 
 /// The exact groups of `len` documents and their units (see the module documentation).
 #[derive(Debug, Clone)]
@@ -13,6 +14,9 @@ pub(crate) struct ExactGroups {
     /// Groups of two or more positions with equal digests, each ascending, ordered by their
     /// first position.
     groups: Vec<Vec<u32>>,
+    /// Each group's first position, in order: searched for a unit's group in place of the
+    /// groups themselves (one cache line holds 16, where each group is a pointer away).
+    firsts: Vec<u32>,
     /// `(member, first)` for every member of a group but its first, by member.
     copies: Vec<(u32, u32)>,
     len: u32,
@@ -27,8 +31,10 @@ impl ExactGroups {
             .flat_map(|group| group[1..].iter().map(|&member| (member, group[0])))
             .collect();
         copies.sort_unstable();
+        let firsts = groups.iter().map(|group| group[0]).collect();
         ExactGroups {
             groups,
+            firsts,
             copies,
             len,
         }
@@ -92,8 +98,8 @@ impl ExactGroups {
 
     /// The members of `unit`'s group, or `unit` alone.
     pub(crate) fn members(&self, unit: u32) -> Option<&[u32]> {
-        self.groups
-            .binary_search_by_key(&unit, |group| group[0])
+        self.firsts
+            .binary_search(&unit)
             .ok()
             .map(|at| self.groups[at].as_slice())
     }
