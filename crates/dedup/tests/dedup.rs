@@ -39,6 +39,22 @@ fn policy(change: impl FnOnce(&mut Policy)) -> DedupOptions {
     }
 }
 
+/// `options` with no memory at all (everything that can spill does), spilling to a new folder.
+fn with_no_room(options: &DedupOptions) -> (DedupOptions, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let budget = Budget {
+        memory: 0,
+        tmp_dir: Some(dir.path().to_path_buf()),
+    };
+    (
+        DedupOptions {
+            budget,
+            ..options.clone()
+        },
+        dir,
+    )
+}
+
 /// Shingle sets that overlap more the closer the fingerprints' low bits are.
 fn with_features(fps: &[(u64, u64)]) -> Vec<neardup_dedup::Item> {
     fps.iter()
@@ -217,11 +233,7 @@ proptest! {
         }
         let base = if verify { policy(|p| p.k = 3) } else { simhash(3) };
         let in_memory = DedupOptions { keep, list_pairs, url_dedup: true, ..base };
-        let dir = tempfile::tempdir().unwrap();
-        let spilled = DedupOptions {
-            budget: Budget { memory: 0, tmp_dir: Some(dir.path().to_path_buf()) },
-            ..in_memory.clone()
-        };
+        let (spilled, dir) = with_no_room(&in_memory);
         let expected = dedup(&items, &in_memory).unwrap();
         let found = dedup(&items, &spilled).unwrap();
         prop_assert_eq!(&found.removals, &expected.removals);
@@ -318,11 +330,7 @@ proptest! {
     ) {
         let items = with_features(&fps);
         let in_memory = DedupOptions { list_pairs, ..policy(|p| { p.threshold = threshold; p.k = 3; }) };
-        let dir = tempfile::tempdir().unwrap();
-        let spilled = DedupOptions {
-            budget: Budget { memory: 0, tmp_dir: Some(dir.path().to_path_buf()) },
-            ..in_memory.clone()
-        };
+        let (spilled, dir) = with_no_room(&in_memory);
         let expected = dedup(&items, &in_memory).unwrap();
         let found = dedup(&items, &spilled).unwrap();
         prop_assert_eq!(expected.spilled_bytes, 0);
