@@ -186,15 +186,21 @@ impl Documents {
     }
 
     /// Each document's place in `keep`'s order ([`crate::KeepPolicy::ranks`]): the order the unit
-    /// pass below the document takes the kept documents in. Reads every document's length and
-    /// fetch time (spilled ones front to back) into memory while it sorts them.
+    /// pass below the document takes the kept documents in. Reads the held columns in place;
+    /// when rows were spilled, every document's length and fetch time are read front to back
+    /// into memory while it sorts them.
     pub fn keep_ranks(&mut self, keep: crate::KeepPolicy) -> Result<Vec<u32>, DedupError> {
+        let count = self.len() as u32;
+        if self.rows.all_held() {
+            // Read in place: no copy of the columns.
+            return Ok(keep.ranks(count, |i| (self.bytes(i), self.fetched_at(i))));
+        }
         let mut keys = Vec::with_capacity(self.len());
         self.rows.scan(0..self.rows.len(), |_, row| {
             keys.push((row.bytes, row.fetched_at));
             Ok(())
         })?;
-        Ok(keep.ranks(self.len() as u32, |i| keys[i as usize]))
+        Ok(keep.ranks(count, |i| keys[i as usize]))
     }
 
     /// Document `i`'s MinHash signature, if it has one.

@@ -102,6 +102,18 @@ impl Columns {
         self.fetched_at.get(at).copied().flatten()
     }
 
+    /// Gives back the room reserved for rows that will not come (the held columns stop growing
+    /// once rows spill).
+    fn shrink_to_fit(&mut self) {
+        match &mut self.simhashes {
+            Simhashes::Empty => {}
+            Simhashes::B64(v) => v.shrink_to_fit(),
+            Simhashes::B128(v) => v.shrink_to_fit(),
+        }
+        self.bytes.shrink_to_fit();
+        self.fetched_at.shrink_to_fit();
+    }
+
     fn held_bytes(&self) -> u64 {
         let simhashes = match &self.simhashes {
             Simhashes::Empty => 0,
@@ -195,7 +207,7 @@ impl Rows {
             from: self.len,
             width: row_width(first),
         });
-        self.held.bytes.shrink_to_fit();
+        self.held.shrink_to_fit();
         Ok(())
     }
 
