@@ -228,7 +228,9 @@ impl UnitKeys {
                 Ok(keys) => (chunk, at) = (keys, 0),
                 Err(e) => {
                     python_error = Some(e);
-                    return Some(Err(DedupError::InvalidOption("a chunk of keys failed".into())));
+                    return Some(Err(DedupError::InvalidOption(
+                        "a chunk of keys failed".into(),
+                    )));
                 }
             }
         });

@@ -250,17 +250,26 @@ mod tests {
     fn a_file_is_read_whole_or_in_ranges_and_written_ascending_only() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("units.seen");
-        let file = SeenFile::new(&path, &UnitRule::new(Unit::Line), NormalizeOptions::web()).unwrap();
+        let file =
+            SeenFile::new(&path, &UnitRule::new(Unit::Line), NormalizeOptions::web()).unwrap();
         let keys = [1u64, 7, 1 << 40, u64::MAX];
         let mut bytes = Vec::new();
-        assert_eq!(file.write(&mut bytes, keys.iter().copied().map(Ok)).unwrap(), 4);
+        assert_eq!(
+            file.write(&mut bytes, keys.iter().copied().map(Ok))
+                .unwrap(),
+            4
+        );
         std::fs::write(&path, &bytes).unwrap();
         assert_eq!(file.key_count().unwrap(), 4);
         assert_eq!(file.read_range(1, 2).unwrap(), [7, 1 << 40]);
         assert_eq!(file.read_range(3, 10).unwrap(), [u64::MAX]);
         assert!(file.read_range(9, 1).unwrap().is_empty());
         let mut all = Vec::new();
-        file.read(|key| Ok(all.push(key))).unwrap();
+        file.read(|key| {
+            all.push(key);
+            Ok(())
+        })
+        .unwrap();
         assert_eq!(all, keys);
         for unsorted in [[7u64, 1], [7, 7]] {
             let refused = file.write(&mut Vec::new(), unsorted.into_iter().map(Ok));
@@ -268,7 +277,11 @@ mod tests {
         }
         std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
         assert!(file.key_count().is_err() && file.read_range(0, 4).is_err());
-        let other = SeenFile::new(&path, &UnitRule::new(Unit::Paragraph), NormalizeOptions::web());
+        let other = SeenFile::new(
+            &path,
+            &UnitRule::new(Unit::Paragraph),
+            NormalizeOptions::web(),
+        );
         assert!(other.unwrap().key_count().is_err(), "another rule's file");
     }
 }
