@@ -123,7 +123,7 @@ def dedup_units(
     keyed = kept.mapInArrow(_keys_of(policy_json, rule), f"key long, {_ROW} long, idx int, {_PLACE} long")
     prior = None
     if seen is not None:
-        seen = os.fspath(seen)
+        seen = os.path.abspath(os.fspath(seen))  # the executors' working folder is another
         keyed = keyed.persist(StorageLevel.MEMORY_AND_DISK)
         prior = _prior_keys(df.sparkSession, policy_json, rule, seen)
     occurrences = keyed if prior is None else keyed.unionByName(prior)
