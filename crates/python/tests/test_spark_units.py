@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 import neardup.spark_units
+from neardup._neardup import UnitKeys
 from test_spark import spark  # noqa: F401 (the Spark session fixture)
 from test_units import SHARED, WORDS
 
@@ -97,3 +98,27 @@ def test_spark_units_equal_the_cli_across_dumps(spark, neardup_bin, tmp_path, gr
         by_number = {r[named]: r["id"] for r in rows}
         spark_removed = sorted((r["id"], by_number[r["duplicate_of"]]) for r in rows if r["is_duplicate"])
         assert spark_removed and spark_removed == cli_removed
+
+
+def test_the_seen_file_is_read_in_ranges_and_written_from_sorted_chunks(tmp_path):
+    import numpy as np
+
+    keys = UnitKeys(granularity="line")
+    path = tmp_path / "units.seen"
+    chunks = [np.array([1, 5], np.int64), np.array([5, 9, -2], np.int64)]  # -2: 2⁶⁴ - 2, the largest
+    assert keys.write_seen(path, iter(chunks)) == 4, "a repeat across chunks is written once"
+    assert keys.seen_count(path) == 4
+    assert keys.read_seen(path, 1, 2).tolist() == [5, 9] and keys.read_seen(path, 3, 9).tolist() == [-2]
+    saved = path.read_bytes()
+    with pytest.raises(neardup.NeardupError, match="ascending"):
+        keys.write_seen(path, [np.array([9, 1], np.int64)])
+
+    def failing():
+        yield np.array([1], np.int64)
+        raise RuntimeError("the job failed")
+
+    with pytest.raises(RuntimeError, match="the job failed"):
+        keys.write_seen(path, failing())
+    assert path.read_bytes() == saved, "a failed write leaves the file as it was"
+    with pytest.raises(neardup.NeardupError, match="another rule"):
+        UnitKeys(granularity="paragraph").seen_count(path)
