@@ -1,17 +1,22 @@
 //! `UnitKeys`: the pass below the document in the Spark job's executors
 //! (`neardup.spark_units`), over Arrow buffers: the keys of each kept text
 //! ([`neardup_dedup::units::UnitSplitter`], the CLI's), and each text rewritten from the
-//! indexes of its repeated keys ([`neardup_dedup::units::rewrite_repeats`]). What stays in
-//! Spark is the rule's distributed half: the first position of each key, by a shuffle.
+//! indexes of its repeated keys ([`neardup_dedup::units::rewrite_repeats`]), and the seen file
+//! of earlier runs ([`neardup_dedup::units::SeenFile`], the CLI's `--seen`) read in ranges and
+//! written from sorted chunks. What stays in Spark is the rule's distributed half: the first
+//! position of each key, by a shuffle.
 
-use neardup_dedup::units::{rewrite_repeats, UnitRule, UnitSplitter};
+use std::path::PathBuf;
+
+use neardup_dedup::units::{rewrite_repeats, SeenFile, UnitRule, UnitSplitter};
+use neardup_dedup::DedupError;
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use rayon::prelude::*;
 
 use crate::convert;
-use crate::dedup::units::Below;
+use crate::dedup::units::{replace_seen, Below};
 use crate::error::{invalid, to_py};
 use crate::policy::policy_arg;
 
@@ -25,6 +30,13 @@ pub struct UnitKeys {
     rule: UnitRule,
     splitter: UnitSplitter,
     policy: neardup_dedup::Policy,
+}
+
+impl UnitKeys {
+    /// The seen file at `path` for this rule's keys.
+    fn seen_file(&self, path: &std::path::Path) -> PyResult<SeenFile> {
+        SeenFile::new(path, &self.rule, self.policy.profile.normalize).map_err(to_py)
+    }
 }
 
 #[pymethods]
@@ -97,8 +109,10 @@ impl UnitKeys {
     /// The texts of an Arrow string column (`offsets`, `data`) rewritten: the repeated keys
     /// of text `i` are `repeats[repeat_offsets[i]..repeat_offsets[i + 1]]` (NumPy int64
     /// offsets, `len + 1`; int32 key indexes). Returns a dict of `text_offsets` (int64, `len +
-    /// 1`) into `text` (the rewritten texts end to end; empty for a dropped one), and per
-    /// text `units`, `units_removed`, `bytes_removed` (int64) and `dropped` (bool).
+    /// 1`) into `text` (the rewritten texts end to end; empty for a dropped one), per text
+    /// `units`, `units_removed`, `bytes_removed` (int64) and `dropped` (bool), and the
+    /// removed byte ranges: those of text `i` are `spans[2 * span_offsets[i]..2 *
+    /// span_offsets[i + 1]]`, start and end in turn (int64).
     fn rewrite<'py>(
         &self,
         py: Python<'py>,
@@ -139,7 +153,12 @@ impl UnitKeys {
         let mut text_offsets = vec![0i64];
         let (mut units, mut removed, mut bytes, mut dropped) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut spans, mut span_offsets) = (Vec::new(), vec![0i64]);
         for done in &rewritten {
+            for span in &done.report.removed_spans {
+                spans.extend(span.iter().map(|&at| at as i64));
+            }
+            span_offsets.push(spans.len() as i64 / 2);
             text.extend_from_slice(done.text.as_bytes());
             text_offsets.push(text.len() as i64);
             units.push(done.report.units as i64);
@@ -154,6 +173,71 @@ impl UnitKeys {
         out.set_item("units_removed", PyArray1::from_vec(py, removed))?;
         out.set_item("bytes_removed", PyArray1::from_vec(py, bytes))?;
         out.set_item("dropped", PyArray1::from_vec(py, dropped))?;
+        out.set_item("span_offsets", PyArray1::from_vec(py, span_offsets))?;
+        out.set_item("spans", PyArray1::from_vec(py, spans))?;
         Ok(out)
+    }
+
+    /// How many keys the seen file at `path` holds (the CLI's `--seen` format), after checking
+    /// that its keys are this rule's.
+    fn seen_count(&self, path: PathBuf) -> PyResult<u64> {
+        self.seen_file(&path)?.key_count().map_err(to_py)
+    }
+
+    /// Keys `first..first + count` of the seen file at `path` (fewer at its end), as NumPy
+    /// int64 (the 64-bit keys' bits), after checking that its keys are this rule's.
+    fn read_seen<'py>(
+        &self,
+        py: Python<'py>,
+        path: PathBuf,
+        first: u64,
+        count: u64,
+    ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let file = self.seen_file(&path)?;
+        let keys = py.detach(|| file.read_range(first, count)).map_err(to_py)?;
+        Ok(PyArray1::from_vec(
+            py,
+            keys.into_iter().map(|key| key as i64).collect(),
+        ))
+    }
+
+    /// Replaces the seen file at `path` (written beside it, then renamed) by the keys of
+    /// `chunks`, an iterable of NumPy int64 arrays (the keys' bits) ascending as unsigned
+    /// 64-bit numbers: a key equal to the one before it is written once, a smaller one is an
+    /// error. Returns how many keys were written.
+    fn write_seen(&self, path: PathBuf, chunks: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let file = self.seen_file(&path)?;
+        let mut chunks = chunks.try_iter()?;
+        // A Python error while iterating, handed back once the writer stops.
+        let mut python_error = None;
+        let (mut chunk, mut at, mut last) = (Vec::new(), 0usize, None);
+        let keys = std::iter::from_fn(|| loop {
+            if let Some(&key) = chunk.get(at) {
+                at += 1;
+                if last == Some(key) {
+                    continue;
+                }
+                last = Some(key);
+                return Some(Ok(key));
+            }
+            let next = chunks.next()?.and_then(|array| {
+                let array: PyReadonlyArray1<'_, i64> = array.extract()?;
+                Ok(array.as_slice()?.iter().map(|&key| key as u64).collect())
+            });
+            match next {
+                Ok(keys) => (chunk, at) = (keys, 0),
+                Err(e) => {
+                    python_error = Some(e);
+                    return Some(Err(DedupError::InvalidOption(
+                        "a chunk of keys failed".into(),
+                    )));
+                }
+            }
+        });
+        let written = replace_seen(&path, |out| file.write(out, keys).map_err(to_py));
+        match python_error {
+            Some(e) => Err(e),
+            None => written,
+        }
     }
 }

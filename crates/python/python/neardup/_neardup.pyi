@@ -1,5 +1,6 @@
 """Type stubs of the native module ``neardup._neardup`` (Rust, PyO3)."""
 
+import os
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -167,7 +168,21 @@ class UnitKeys:
         repeats: npt.NDArray[np.int32],
     ) -> Dict[str, Any]:
         """The texts rewritten from the indexes of their repeated keys: ``text_offsets`` into
-        ``text``, and per text ``units``, ``units_removed``, ``bytes_removed``, ``dropped``."""
+        ``text``, per text ``units``, ``units_removed``, ``bytes_removed``, ``dropped``, and
+        the removed byte ranges: text ``i``'s are ``spans[2 * span_offsets[i]:2 *
+        span_offsets[i + 1]]``, start and end in turn."""
+    def seen_count(self, path: Union[str, os.PathLike[str]]) -> int:
+        """Keys the seen file at ``path`` holds (the CLI's ``--seen`` format), once its keys
+        are checked to be this rule's."""
+    def read_seen(
+        self, path: Union[str, os.PathLike[str]], first: int, count: int
+    ) -> npt.NDArray[np.int64]:
+        """Keys ``first`` to ``first + count`` of the seen file at ``path`` (fewer at its end)."""
+    def write_seen(
+        self, path: Union[str, os.PathLike[str]], chunks: Iterable[npt.NDArray[np.int64]]
+    ) -> int:
+        """Replaces the seen file at ``path`` by the keys of ``chunks`` (ascending as unsigned
+        64-bit numbers; repeats written once); returns how many were written."""
 
 def link_components(
     a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]

@@ -105,7 +105,7 @@ pub fn add_units<S: AsRef<str> + Sync>(
     }
     let (rewrites, figures) = py.detach(|| dedup.run_texts(texts)).map_err(to_py)?;
     if let Some(path) = &below.seen {
-        save_seen(&mut dedup, path)?;
+        replace_seen(path, |file| dedup.write_seen(file).map_err(to_py))?;
     }
     let mut new_texts: Vec<Option<String>> = Vec::with_capacity(rewrites.len());
     let mut reports = Vec::with_capacity(rewrites.len());
@@ -127,16 +127,20 @@ pub fn add_units<S: AsRef<str> + Sync>(
     Ok(())
 }
 
-/// Replaces the seen file at `path` by the keys seen (a temporary file beside it, renamed).
-fn save_seen(dedup: &mut UnitDedup, path: &std::path::Path) -> PyResult<()> {
+/// Replaces the seen file at `path` by what `write` writes (a temporary file beside it,
+/// renamed once written whole); returns what `write` returns (the keys written).
+pub fn replace_seen(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut std::fs::File) -> PyResult<u64>,
+) -> PyResult<u64> {
     let folder = match path.parent() {
         Some(folder) if !folder.as_os_str().is_empty() => folder,
         _ => std::path::Path::new("."),
     };
     let cannot = |e: std::io::Error| invalid(format!("cannot write {}: {e}", path.display()));
     let mut file = tempfile::NamedTempFile::new_in(folder).map_err(cannot)?;
-    dedup.write_seen(file.as_file_mut()).map_err(to_py)?;
+    let count = write(file.as_file_mut())?;
     file.as_file_mut().flush().map_err(cannot)?;
     file.persist(path).map_err(|e| cannot(e.error))?;
-    Ok(())
+    Ok(count)
 }
