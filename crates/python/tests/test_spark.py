@@ -295,12 +295,13 @@ def test_the_engine_budget_follows_the_python_worker_limit():
 
 
 def test_the_input_is_read_in_whole_rounds_of_the_cores():
-    """File splits no larger than the session's, as many as a whole number of rounds of the
-    cores: 2.4 splits' worth on 2 cores is 4 tasks (2 rounds), not 3 (the last alone)."""
+    """File splits of up to 512 MB (or the session's, when larger), as many as a whole number of
+    rounds of the cores: 316 MB on 2 cores is 2 tasks, not Spark's 3 (the last alone)."""
     split = neardup.spark._split_bytes
     mb = 1 << 20
-    assert split(316 * mb, 2, "134217728b") == str(79 * mb)
-    assert split(100 * mb, 2, "128MB") == str(50 * mb)
+    assert split(316 * mb, 2, "134217728b") == str(158 * mb)
+    assert split(1029 * mb, 2, "128MB") == str(1029 * mb // 4)
+    assert split(4096 * mb, 2, "1g") == str(1024 * mb)
     assert split(1000, 2, str(64 * 1024)) == "500"
     assert split(None, 2, "128m") is None and split(mb, 2, None) is None
     with pytest.raises(neardup.NeardupError, match="maxPartitionBytes 'big' is not a size"):

@@ -11,7 +11,8 @@ over), and what is read twice is persisted once:
 1. Each row gets a number in the DataFrame's order (``monotonically_increasing_id``, after
    sorting by ``order_col`` when one is given): ``keep="first"`` keeps the earliest. The rows
    are persisted and counted, with their text's bytes: the shuffles' partitions are sized from
-   them (:func:`_partitions`), not from Spark's default.
+   them (:func:`_partitions`), not from Spark's default, and files are read in whole rounds of
+   the cores (:func:`_split_bytes`).
 2. Executors fingerprint every text and cut its search keys (``SearchKeys.fingerprint``): the
    permuted tables of the SimHash search, or the MinHash LSH bands, that the engine itself
    uses; one row a key (key, row number, SimHash), shuffled by key and sorted. Exact copies
@@ -57,8 +58,11 @@ _log = logging.getLogger(__name__)
 #: The row number column of the result when no ``id_col`` is given.
 ROW_ID = "row_id"
 _ROW = "__neardup_row"
-#: Bytes of text a shuffle partition gets (:func:`_partitions`).
-_PARTITION_BYTES = 128 << 20
+#: Bytes a task gets, about: of text in a shuffle partition (:func:`_partitions`), of files in
+#: an input split (:func:`_split_bytes`). Large: on few cores a task more costs more than it
+#: spreads (session 14, 2 cores: 2 tasks of 150 MB beat 3 and 4), and a task's memory is
+#: bounded in any case (a part's texts beyond 64 MB go to a file, Spark's sorts spill).
+_PARTITION_BYTES = 512 << 20
 #: Most rows for which the per-row tables (16 to 24 bytes a row) are broadcast to the joins
 #: with the input, which then does not move; beyond, the joins shuffle it.
 _BROADCAST_ROWS = 1 << 22
@@ -171,12 +175,13 @@ def _plan_bytes(df: Any) -> Optional[int]:
 
 def _split_bytes(input_bytes: Optional[int], cores: int, split: Optional[str]) -> Optional[str]:
     """``spark.sql.files.maxPartitionBytes`` for reading ``input_bytes`` of files in whole rounds
-    of the ``cores`` (each split no larger than the session's ``split``): a corpus of 2.4 splits
-    on 2 cores is read in 2 rounds of 2 tasks, not 3 tasks of which the last runs alone.
-    ``None`` (the session's own) when the size is not known or the split is not in bytes."""
+    of the ``cores``, each split up to :data:`_PARTITION_BYTES` or the session's ``split`` when
+    larger: 316 MB on 2 cores is read as 2 tasks of 158 MB, not Spark's 128 + 128 + 60 MB (the
+    last alone). ``None`` (the session's own) when the size is not known."""
     if input_bytes is None or split is None:
         return None
-    cores, most = max(1, cores), _spark_size(split, "b", "spark.sql.files.maxPartitionBytes")
+    most = max(_PARTITION_BYTES, _spark_size(split, "b", "spark.sql.files.maxPartitionBytes"))
+    cores = max(1, cores)
     rounds = max(1, -(-input_bytes // (cores * max(1, most))))
     return str(max(1, -(-input_bytes // (rounds * cores))))
 
