@@ -97,7 +97,9 @@ def dedup(
     Returns the input DataFrame with ``cluster`` (the id of the kept row of the row's cluster:
     its own for a kept row), ``duplicate_of`` (the id of the kept row it duplicates, decided
     directly by the policy; null when kept) and ``is_duplicate``. The result is cached
-    (``persist``) and counted before it is returned; ``unpersist()`` it when done.
+    (``persist``) and counted before it is returned; ``unpersist()`` it when done. While it
+    runs, the job sets the session's ``spark.sql.shuffle.partitions`` and, while it reads files,
+    ``spark.sql.files.maxPartitionBytes`` from the data's size (then restores them).
 
     Raises :class:`neardup.NeardupError` for an unknown column, a bad ``keep`` or policy, the
     ``overlap`` method, or a null text.
