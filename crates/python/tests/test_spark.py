@@ -150,9 +150,8 @@ def test_spark_equals_cli_dedup(spark, neardup_bin, tmp_path, monkeypatch, optio
             for r in numbered
         }
     result.unpersist()
-    # The job's own partitions and file splits are set for its run only.
+    # The job's own shuffle partitions are set for its run only.
     assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
-    assert spark.conf.get("spark.sql.files.maxPartitionBytes") == str(64 * 1024)
 
     assert set(rows) == {d["id"] for d in docs}
     assert all(rows[d["id"]]["text"] == d["text"] for d in docs)
@@ -292,20 +291,6 @@ def test_the_engine_budget_follows_the_python_worker_limit():
         memory("lots")
     with pytest.raises(neardup.NeardupError, match="below the least"):
         neardup.PartEngine(memory=1 << 20)
-
-
-def test_the_input_is_read_in_whole_rounds_of_the_cores():
-    """File splits of up to 512 MB (or the session's, when larger), as many as a whole number of
-    rounds of the cores: 316 MB on 2 cores is 2 tasks, not Spark's 3 (the last alone)."""
-    split = neardup.spark._split_bytes
-    mb = 1 << 20
-    assert split(316 * mb, 2, "134217728b") == str(158 * mb)
-    assert split(1029 * mb, 2, "128MB") == str(1029 * mb // 4)
-    assert split(4096 * mb, 2, "1g") == str(1024 * mb)
-    assert split(1000, 2, str(64 * 1024)) == "500"
-    assert split(None, 2, "128m") is None and split(mb, 2, None) is None
-    with pytest.raises(neardup.NeardupError, match="maxPartitionBytes 'big' is not a size"):
-        split(mb, 2, "big")
 
 
 def test_the_part_engine_gathers_small_parts_and_wants_sorted_rows():

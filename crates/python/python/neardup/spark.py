@@ -11,8 +11,7 @@ over), and what is read twice is persisted once:
 1. Each row gets a number in the DataFrame's order (``monotonically_increasing_id``, after
    sorting by ``order_col`` when one is given): ``keep="first"`` keeps the earliest. The rows
    are persisted and counted, with their text's bytes: the shuffles' partitions are sized from
-   them (:func:`_partitions`), not from Spark's default, and files are read in whole rounds of
-   the cores (:func:`_split_bytes`).
+   them (:func:`_partitions`), not from Spark's default.
 2. Executors fingerprint every text and cut its search keys (``SearchKeys.fingerprint``): the
    permuted tables of the SimHash search, or the MinHash LSH bands, that the engine itself
    uses; one row a key (key, row number, SimHash), shuffled by key and sorted. Exact copies
@@ -42,7 +41,6 @@ reads Parquet or JSON Lines, writes Parquet; ``--help`` lists the options.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 import time
@@ -58,21 +56,14 @@ _log = logging.getLogger(__name__)
 #: The row number column of the result when no ``id_col`` is given.
 ROW_ID = "row_id"
 _ROW = "__neardup_row"
-#: Bytes a task gets, about: of text in a shuffle partition (:func:`_partitions`), of files in
-#: an input split (:func:`_split_bytes`). Large: on few cores a task more costs more than it
-#: spreads (session 14, 2 cores: 2 tasks of 150 MB beat 3 and 4), and a task's memory is
-#: bounded in any case (a part's texts beyond 64 MB go to a file, Spark's sorts spill).
-_PARTITION_BYTES = 512 << 20
+#: Bytes of text a shuffle partition gets (:func:`_partitions`).
+_PARTITION_BYTES = 128 << 20
 #: Most rows for which the per-row tables (16 to 24 bytes a row) are broadcast to the joins
 #: with the input, which then does not move; beyond, the joins shuffle it.
 _BROADCAST_ROWS = 1 << 22
 #: Most links whose components are found on the driver (16 bytes each: 64 MB); beyond, by
 #: rounds over the cluster (:func:`_components`).
 _LINKS_ON_DRIVER = 1 << 22
-#: The input's file split (``spark.sql.files.maxPartitionBytes``), set while the input is read.
-_SPLIT = "spark.sql.files.maxPartitionBytes"
-#: Sizes from this up mean that the optimizer does not know the input's size.
-_UNKNOWN_BYTES = 1 << 60
 
 
 def dedup(
@@ -97,9 +88,7 @@ def dedup(
     Returns the input DataFrame with ``cluster`` (the id of the kept row of the row's cluster:
     its own for a kept row), ``duplicate_of`` (the id of the kept row it duplicates, decided
     directly by the policy; null when kept) and ``is_duplicate``. The result is cached
-    (``persist``) and counted before it is returned; ``unpersist()`` it when done. While it
-    runs, the job sets the session's ``spark.sql.shuffle.partitions`` and, while it reads files,
-    ``spark.sql.files.maxPartitionBytes`` from the data's size (then restores them).
+    (``persist``) and counted before it is returned; ``unpersist()`` it when done.
 
     Raises :class:`neardup.NeardupError` for an unknown column, a bad ``keep`` or policy, the
     ``overlap`` method, or a null text.
@@ -114,23 +103,23 @@ def dedup(
     _check_executors(spark)
 
     started = time.perf_counter()
-    cores = max(1, spark.sparkContext.defaultParallelism)
     ordered = df.orderBy(order_col) if order_col else df
     base = ordered.withColumn(_ROW, F.monotonically_increasing_id()).persist(
         StorageLevel.MEMORY_AND_DISK
     )
-    with _settings(spark, {_SPLIT: _split_bytes(_plan_bytes(df), cores, spark.conf.get(_SPLIT))}):
-        rows, texts, text_bytes = base.agg(
-            F.count(F.lit(1)), F.count(text_col), F.sum(F.octet_length(text_col))
-        ).first()
+    rows, texts, text_bytes = base.agg(
+        F.count(F.lit(1)), F.count(text_col), F.sum(F.octet_length(text_col))
+    ).first()
     if texts != rows:
         base.unpersist()
         raise NeardupError(f"column {text_col!r} has nulls: drop or fill them first")
     _log.info("%d rows, %d bytes of text, read in %.1f s", rows, text_bytes or 0, time.perf_counter() - started)
     large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
-    partitions = _partitions(text_bytes or 0, cores)
-    stages = _Stages(policy_json, rows, large, partitions)
-    with _settings(spark, {"spark.sql.shuffle.partitions": str(partitions)}):
+    stages = _Stages(policy_json, rows, large)
+    shuffle = "spark.sql.shuffle.partitions"
+    before = spark.conf.get(shuffle)
+    spark.conf.set(shuffle, str(_partitions(text_bytes or 0, spark.sparkContext.defaultParallelism)))
+    try:
         parts = _parts(stages.links(stages.keys(base.select(_ROW, text_col))))
         fetched_at = F.col(fetched_at_col).cast("long") if fetched_at_col else F.lit(None).cast("long")
         small = F.broadcast if rows <= _BROADCAST_ROWS else (lambda frame: frame)
@@ -145,47 +134,10 @@ def dedup(
         result = _result(base, decided, df.columns, id_col, small).persist(StorageLevel.MEMORY_AND_DISK)
         result.count()
         _log.info("the parts decided and the result persisted in %.1f s", time.perf_counter() - started)
+    finally:
+        spark.conf.set(shuffle, before)
     base.unpersist()
     return result
-
-
-@contextlib.contextmanager
-def _settings(spark: Any, settings: Dict[str, Optional[str]]) -> Iterator[None]:
-    """The session's SQL ``settings`` (``None``: left as they are) for the block, then restored."""
-    before = {key: spark.conf.get(key, None) for key, value in settings.items() if value is not None}
-    for key in before:
-        spark.conf.set(key, settings[key])
-    try:
-        yield
-    finally:
-        for key, value in before.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
-
-
-def _plan_bytes(df: Any) -> Optional[int]:
-    """The bytes Spark's optimizer expects ``df`` to read (for files, their size), without
-    reading it; ``None`` when it cannot tell (no JVM plan, as under Spark Connect)."""
-    try:
-        size = int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
-    except Exception:  # noqa: BLE001 (no py4j plan: Spark Connect, or a plan without statistics)
-        return None
-    return size if 0 < size < _UNKNOWN_BYTES else None
-
-
-def _split_bytes(input_bytes: Optional[int], cores: int, split: Optional[str]) -> Optional[str]:
-    """``spark.sql.files.maxPartitionBytes`` for reading ``input_bytes`` of files in whole rounds
-    of the ``cores``, each split up to :data:`_PARTITION_BYTES` or the session's ``split`` when
-    larger: 316 MB on 2 cores is read as 2 tasks of 158 MB, not Spark's 128 + 128 + 60 MB (the
-    last alone). ``None`` (the session's own) when the size is not known."""
-    if input_bytes is None or split is None:
-        return None
-    most = max(_PARTITION_BYTES, _spark_size(split, "b", "spark.sql.files.maxPartitionBytes"))
-    cores = max(1, cores)
-    rounds = max(1, -(-input_bytes // (cores * max(1, most))))
-    return str(max(1, -(-input_bytes // (rounds * cores))))
 
 
 def _partitions(text_bytes: int, cores: int) -> int:
@@ -289,7 +241,7 @@ def _check_columns(
         raise NeardupError(f"column {text_col!r} is {dict(df.dtypes)[text_col]}, not string")
 
 
-_SPARK_UNITS = {"b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+_SPARK_UNITS = {"": 1 << 20, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
 
 
 def _engine_memory(pyspark_memory: Optional[str]) -> Optional[int]:
@@ -299,29 +251,21 @@ def _engine_memory(pyspark_memory: Optional[str]) -> Optional[int]:
     Python; at least the engine's least (16 MiB). ``None`` when the limit is not set."""
     if pyspark_memory is None:
         return None
-    limit = _spark_size(pyspark_memory, "m", "spark.executor.pyspark.memory")
-    return max(limit * 3 // 4, 16 << 20)
-
-
-def _spark_size(text: str, unit: str, name: str) -> int:
-    """Bytes of a size as Spark writes it: a number, then ``b``, ``k``, ``m``, ``g``, ``t`` or
-    ``p`` (optionally followed by ``b``); ``unit`` when there is none. ``name``: the setting,
-    for the error."""
-    match = re.fullmatch(r"\s*(\d+)\s*([bkmgtp]?)b?\s*", text.lower())
+    match = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)b?\s*", pyspark_memory.lower())
     if match is None:
-        raise NeardupError(f"{name} {text!r} is not a size")
-    return int(match.group(1)) * _SPARK_UNITS[match.group(2) or unit]
+        raise NeardupError(f"spark.executor.pyspark.memory {pyspark_memory!r} is not a size")
+    limit = int(match.group(1)) * _SPARK_UNITS[match.group(2)]
+    return max(limit * 3 // 4, 16 << 20)
 
 
 class _Stages:
     """Stages 2, 3 and 5: the functions the executors run, with what they need (the policy as
     JSON, the corpus size that chooses the table design, Arrow's string and binary types)."""
 
-    def __init__(self, policy_json: str, rows: int, large_types: bool, partitions: int) -> None:
+    def __init__(self, policy_json: str, rows: int, large_types: bool) -> None:
         self.policy_json = policy_json
         self.rows = rows
         self.large_types = large_types
-        self.partitions = partitions
         self.key_width = SearchKeys(policy_json, rows).key_width
 
     def _schema(self, schema: Any) -> Any:
@@ -391,8 +335,7 @@ class _Stages:
                 if len(a):
                     yield _batch([pa.array(a), pa.array(b)], schema)
 
-        by_key = keyed.repartition(self.partitions, "key").sortWithinPartitions("key")
-        return by_key.mapInArrow(links, "a long, b long")
+        return keyed.repartition("key").sortWithinPartitions("key").mapInArrow(links, "a long, b long")
 
     def decide(
         self, members: Any, keep: str, dated: bool, memory: Optional[int], id_type: Any = None
@@ -438,8 +381,7 @@ class _Stages:
             if len(answers[0]):
                 yield _answers(answers, names, schema)
 
-        by_part = members.select(*columns).repartition(self.partitions, "part")
-        ordered = by_part.sortWithinPartitions("part", _ROW)
+        ordered = members.select(*columns).repartition("part").sortWithinPartitions("part", _ROW)
         return ordered.mapInArrow(decide, out)
 
 
