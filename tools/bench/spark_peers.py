@@ -186,7 +186,8 @@ def shuffled(events):
 
 def stages(events):
     """Per stage of the application: name, SQL operators, tasks, task milliseconds (executor
-    run time), shuffle bytes written and read, from the event log."""
+    run time), shuffle bytes written and read, and when it was submitted and completed (Unix
+    milliseconds), from the event log."""
     table = {}
     blank = lambda: {"tasks": 0, "ms": 0, "written": 0, "read": 0}  # noqa: E731
     logs = [os.path.join(top, name) for top, _, names in os.walk(events) for name in names]
@@ -200,6 +201,8 @@ def stages(events):
                     row = table.setdefault(info["Stage ID"], blank())
                     row["name"] = info["Stage Name"].split(" at ")[0]
                     row["ops"] = _operations(info.get("RDD Info", []))
+                    row["submitted"] = info.get("Submission Time", 0)
+                    row["completed"] = info.get("Completion Time", 0)
                 elif kind == "SparkListenerTaskEnd":
                     metrics = event.get("Task Metrics") or {}
                     row = table.setdefault(event["Stage ID"], blank())

@@ -58,16 +58,17 @@ def child(args):
     events = tempfile.mkdtemp(prefix="spark-events-", dir=args.data)
     started = time.perf_counter()
     spark = spark_session(args.master, events, args.bounded)
-    ready = time.perf_counter()
+    ready, began = time.perf_counter(), time.time()
     df = spark.read.schema("id string, text string").json(args.input)
     result = neardup.spark.dedup(df, text_col="text", id_col="id")
-    seconds = time.perf_counter() - ready
+    seconds, ended = time.perf_counter() - ready, time.time()
     answers = os.path.join(args.data, "answers.parquet")
     result.select("id", "duplicate_of", "cluster").write.mode("overwrite").parquet(answers)
     removed = result.where(F.col("is_duplicate")).count()
     result.unpersist()
     spark.stop()
-    out = {"seconds": seconds, "jvm_start": ready - started, "removed": removed, "answers": answers}
+    out = {"seconds": seconds, "jvm_start": ready - started, "removed": removed, "answers": answers,
+           "began": began, "ended": ended}
     out["stages"] = spark_peers.stages(events)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(out, f)
@@ -178,6 +179,29 @@ def report(name, docs, size, cli_seconds, job, rows, differ):
           flush=True)
 
 
+def print_stages(job):
+    """The job's stages: tasks, task-seconds, shuffle bytes, and on the wall clock when each ran
+    (seconds after the timed part began) and for how long; then how much of the timed part no
+    stage was running (the driver alone: planning, collecting, the union-find, Python)."""
+    began, ended = job["began"] * 1e3, job["ended"] * 1e3
+    print()
+    print("| stage | what | tasks | task-seconds | starts at s | wall s | shuffle written MB | shuffle read MB |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    for s in job["stages"]:
+        print(f"| {s['stage']} | {s.get('name', '?')}: {s.get('ops', '')} | {s['tasks']} | {s['ms'] / 1e3:.1f} "
+              f"| {(s['submitted'] - began) / 1e3:.1f} | {(s['completed'] - s['submitted']) / 1e3:.1f} "
+              f"| {s['written'] / 1e6:.1f} | {s['read'] / 1e6:.1f} |")
+    spans = sorted((max(s["submitted"], began), min(s["completed"], ended)) for s in job["stages"])
+    covered, reach = 0.0, began
+    for start, end in spans:
+        if end > reach:
+            covered += end - max(start, reach)
+            reach = end
+    wall = ended - began
+    print(f"\ntimed {wall / 1e3:.1f} s: some stage running {covered / 1e3:.1f} s, "
+          f"no stage running (the driver alone) {(wall - covered) / 1e3:.1f} s\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default="/tmp/spark-data/text-1gb.jsonl")
@@ -218,13 +242,7 @@ def main():
         report(name, docs, size, cli_seconds, job, rows, differ)
         failed |= differ > 0 or rows != docs
         if args.stages:
-            print()
-            print("| stage | what | tasks | task-seconds | shuffle written MB | shuffle read MB |")
-            print("|---:|---|---:|---:|---:|---:|")
-            for s in job["stages"]:
-                print(f"| {s['stage']} | {s.get('name', '?')}: {s.get('ops', '')} | {s['tasks']} | {s['ms'] / 1e3:.1f} "
-                      f"| {s['written'] / 1e6:.1f} | {s['read'] / 1e6:.1f} |")
-            print()
+            print_stages(job)
     if failed:
         sys.exit("spark_scale.py: the job's answer differs from the CLI's")
 

@@ -150,6 +150,8 @@ def test_spark_equals_cli_dedup(spark, neardup_bin, tmp_path, monkeypatch, optio
             for r in numbered
         }
     result.unpersist()
+    # The job's own shuffle partitions are set for its run only.
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
 
     assert set(rows) == {d["id"] for d in docs}
     assert all(rows[d["id"]]["text"] == d["text"] for d in docs)
