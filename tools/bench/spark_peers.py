@@ -284,9 +284,12 @@ def check_this_python():
 
 
 def write_first(corpus, path, docs):
-    """The first `docs` documents of `corpus` (`id`, `text`) into `path`; (documents, bytes)."""
+    """The first `docs` documents of `corpus` (`id`, `text`) into `path`; (documents, bytes).
+    Written beside `path` and renamed onto it: a symbolic link at `path` is replaced, never
+    written through (the file it points to, e.g. the corpus itself, is left as it is)."""
     size, n = 0, 0
-    with open(corpus, encoding="utf-8") as src, open(path, "w", encoding="utf-8") as dst:
+    partial = f"{path}.partial"
+    with open(corpus, encoding="utf-8") as src, open(partial, "w", encoding="utf-8") as dst:
         for line in src:
             if docs is not None and n >= docs:
                 break
@@ -294,6 +297,7 @@ def write_first(corpus, path, docs):
             size += len(doc["text"].encode("utf-8"))
             dst.write(json.dumps({"id": doc["id"], "text": doc["text"]}) + "\n")
             n += 1
+    os.replace(partial, path)
     return n, size
 
 
