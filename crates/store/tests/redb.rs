@@ -129,7 +129,7 @@ fn the_store_s_index_answers_as_the_process_s() {
     assert!(held_db.stats().unwrap().store_index.is_some());
     let held = verdicts(&held_db, &batch);
     assert_eq!(held, local);
-    assert!(held.iter().any(|v| *v == Verdict::Unique));
+    assert!(held.contains(&Verdict::Unique));
     assert!(held.iter().any(|v| v.duplicate().is_some()));
     drop(held_db);
     // Written by a process reading its own index: the keys it found recorded stay current.
