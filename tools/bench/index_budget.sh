@@ -10,7 +10,8 @@
 #
 # Usage: [BUILD=0] [WORK=DIR] tools/bench/index_budget.sh [N] [Q] [MEMORY]
 #   (default 1000000 100000 2GiB). WORK: where the inputs and databases go (default
-#   /tmp/index_budget; removed at the end unless KEEP=1).
+#   /tmp/index_budget; removed at the end unless KEEP=1). BASE=DIR: a database of the first N
+#   leads written already (e.g. by another build's `index add`): copied, not written again.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${1:-1000000}
@@ -33,15 +34,22 @@ rss() { awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 / 1024}' "$WO
 secs() { # wall-clock seconds of the report
     awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$WORK/$1.time"
 }
-zstd -dc "$LEADS" | head -n "$((N + Q))" | split -l "$N" - "$WORK/part."
-mv "$WORK/part.aa" "$WORK/base.jsonl"
-mv "$WORK/part.ab" "$WORK/new.jsonl"
+if [ ! -s "$WORK/new.jsonl" ]; then
+    zstd -dc "$LEADS" | head -n "$((N + Q))" | split -l "$N" - "$WORK/part."
+    mv "$WORK/part.aa" "$WORK/base.jsonl"
+    mv "$WORK/part.ab" "$WORK/new.jsonl"
+fi
 echo "base: $(wc -l <"$WORK/base.jsonl") leads, new: $(wc -l <"$WORK/new.jsonl") leads"
-rm -rf "$WORK/base" "$WORK/local" "$WORK/store"
-timed add "$BIN" index add --db "$WORK/base" --insert always "$WORK/base.jsonl" >/dev/null
-echo "index add of $N: $(secs add) s, peak $(rss add) MB, file $(du -sm "$WORK/base" | cut -f1) MB"
-cp -r "$WORK/base" "$WORK/local"
-cp -r "$WORK/base" "$WORK/store"
+rm -rf "$WORK/local" "$WORK/store"
+if [ -z "${BASE:-}" ]; then
+    BASE=$WORK/base
+    rm -rf "$BASE"
+    timed add "$BIN" index add --db "$BASE" --insert always "$WORK/base.jsonl" >/dev/null
+    echo "index add of $N: $(secs add) s, peak $(rss add) MB"
+fi
+echo "database of $N leads: $(du -sm "$BASE" | cut -f1) MB"
+cp -r "$BASE" "$WORK/local"
+cp -r "$BASE" "$WORK/store"
 timed keys "$BIN" index stats --db "$WORK/store" --index-in store --memory "$MEMORY" >"$WORK/keys.json"
 echo "block keys built: $(secs keys) s, peak $(rss keys) MB, file $(du -sm "$WORK/store" | cut -f1) MB"
 for mode in local store; do
