@@ -64,15 +64,7 @@ impl Subject {
         let dir = tempfile::tempdir().unwrap();
         let location = dir.path().join("db").to_str().unwrap().to_string();
         Subject {
-            open: Box::new(move |options| {
-                open_db(
-                    &location,
-                    OpenOptions {
-                        index_in: IndexIn::Store,
-                        ..options
-                    },
-                )
-            }),
+            open: opening_held(location),
             shared: false,
             _keep: Box::new(dir),
             index_in: IndexIn::Store,
@@ -99,15 +91,7 @@ impl Subject {
         let redis = Redis::temporary(&format!("held_{test}"))?;
         let location = format!("{}?name=conformance", redis.url());
         Some(Subject {
-            open: Box::new(move |options| {
-                open_db(
-                    &location,
-                    OpenOptions {
-                        index_in: IndexIn::Store,
-                        ..options
-                    },
-                )
-            }),
+            open: opening_held(location),
             shared: true,
             _keep: Box::new(redis),
             index_in: IndexIn::Store,
@@ -129,6 +113,17 @@ impl Subject {
         };
         (a, b)
     }
+}
+
+/// Opens the database at `location` checking against the index the store holds.
+fn opening_held(location: String) -> Box<dyn Fn(OpenOptions) -> Result<NearDupDb, StoreError>> {
+    Box::new(move |options| {
+        let options = OpenOptions {
+            index_in: IndexIn::Store,
+            ..options
+        };
+        open_db(&location, options)
+    })
 }
 
 /// A text of about 320 words, different for every seed.
