@@ -625,29 +625,39 @@ impl Store for RedbStore {
         })
     }
 
+    /// A chunk of rows at a time, each read in a transaction of its own and handed on after it
+    /// ends: a sink that writes (the block keys built at open, a commit every thousand
+    /// documents) is never under a read transaction that would keep every page those commits
+    /// free from being used again (redb keeps them for its readers: a file 15 GB large after
+    /// building the keys of a million documents under one).
     fn load(&self, sink: &mut dyn FnMut(Entry)) -> Result<Cursor> {
-        self.handle.with(|db| {
+        let mut from = 0;
+        while let Some((chunk, rows)) = self.handle.with(|db| {
             let txn = db.begin_read()?;
             let chunks = txn.open_table(ROW_CHUNKS)?;
-            for chunk in chunks.iter()? {
-                let (chunk, rows) = chunk?;
-                let first = chunk.value() * CHUNK_ROWS;
-                for (slot, row) in (first..).zip(rows.value().chunks_exact(ROW_BYTES)) {
-                    if row[0] != 1 {
-                        continue;
-                    }
-                    let word = |at: usize| {
-                        u128::from_be_bytes(row[at..at + 16].try_into().expect("16 bytes"))
-                    };
-                    sink(Entry {
-                        slot,
-                        simhash: word(1),
-                        digest: word(17),
-                    });
+            let mut after = chunks.range(from..)?;
+            after
+                .next()
+                .transpose()?
+                .map(|(chunk, rows)| Ok((chunk.value(), rows.value().to_vec())))
+                .transpose()
+        })? {
+            let first = chunk * CHUNK_ROWS;
+            for (slot, row) in (first..).zip(rows.chunks_exact(ROW_BYTES)) {
+                if row[0] != 1 {
+                    continue;
                 }
+                let word =
+                    |at: usize| u128::from_be_bytes(row[at..at + 16].try_into().expect("16 bytes"));
+                sink(Entry {
+                    slot,
+                    simhash: word(1),
+                    digest: word(17),
+                });
             }
-            Ok(Cursor::default())
-        })
+            from = chunk + 1;
+        }
+        Ok(Cursor::default())
     }
 
     fn changes(&self, after: Cursor, _sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor> {
