@@ -51,9 +51,9 @@ pub struct DbArgs {
     #[arg(long, value_enum, default_value_t = DurabilityMode::Any)]
     pub durability: DurabilityMode,
     /// Where checks find their candidates: `local`, an index of every document in this
-    /// process (fastest; it grows with the database), or `store`, the index a Redis database
-    /// holds (block keys spread over the cluster: this process holds no index, whatever the
-    /// database's size).
+    /// process (fastest; it grows with the database), or `store`, the block keys the database
+    /// holds (redb: a table in its file, built when it is first opened so; Redis: keys spread
+    /// over the cluster): this process holds no index, whatever the database's size.
     #[arg(long, value_parser = choice::<IndexIn>(), default_value = "local")]
     pub index_in: IndexIn,
     /// The most this process may hold for the database (e.g. 512M, 2G): a local index over it

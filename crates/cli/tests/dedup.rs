@@ -702,3 +702,66 @@ fn the_chinese_profiles_judge_edited_chinese_more_leniently_than_web() {
     assert!((0.80..0.85).contains(&zh), "zh {zh}");
     assert!((0.85..0.88).contains(&zh_short), "zh-short {zh_short}");
 }
+
+/// `dedup --index` of a redb database with `--index-in store` (the block keys in its file,
+/// built at the first such run over a database written without them) decides as with the
+/// index loaded: the same removals, pairs and clusters, run after run.
+#[test]
+fn dedup_against_the_index_a_redb_file_holds_decides_as_the_loaded_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let today = dir.path().join("today.jsonl");
+    std::fs::write(&today, corpus()).unwrap();
+    let mut tomorrow = String::new();
+    for (i, text) in [COUNCIL, WEATHER, LIBRARY, COUNCIL].iter().enumerate() {
+        tomorrow += &format!("{}\n", json!({"id": format!("again{i}"), "text": text}));
+    }
+    tomorrow += &format!(
+        "{}\n",
+        json!({"id": "fresh", "text": "A new story about the harbour festival and its boats."})
+    );
+    let tomorrow_path = dir.path().join("tomorrow.jsonl");
+    std::fs::write(&tomorrow_path, tomorrow).unwrap();
+    let run = |index: &str, input: &Path, index_in: &str| -> Vec<String> {
+        let out = |name: &str| dir.path().join(format!("{index_in}-{name}"));
+        let (removed, pairs, clusters) = (out("removed"), out("pairs"), out("clusters"));
+        let args = [
+            "dedup",
+            input.to_str().unwrap(),
+            "--index",
+            index,
+            "--index-in",
+            index_in,
+            "--removed",
+            removed.to_str().unwrap(),
+            "--pairs",
+            pairs.to_str().unwrap(),
+            "--clusters",
+            clusters.to_str().unwrap(),
+            "--memory",
+            "16M",
+        ];
+        let run = neardup(&args, b"");
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        ["removed", "pairs", "clusters"]
+            .iter()
+            .map(|name| std::fs::read_to_string(out(name)).unwrap())
+            .collect()
+    };
+    let (local, held) = (dir.path().join("local"), dir.path().join("held"));
+    let (local, held) = (local.to_str().unwrap(), held.to_str().unwrap());
+    // The held database is written without block keys first: the store run builds them.
+    assert_eq!(run(local, &today, "local"), run(held, &today, "local"));
+    let expected = run(local, &tomorrow_path, "local");
+    let got = run(held, &tomorrow_path, "store");
+    assert_eq!(got, expected);
+    assert_eq!(got[0].lines().count(), 4, "{}", got[0]);
+    let clusters: Vec<Value> = got[2]
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(clusters[0]["representative"], "council", "{}", got[2]);
+    assert_eq!(
+        clusters[0]["members"],
+        json!(["council", "again0", "again3"])
+    );
+}

@@ -139,6 +139,29 @@ fn a_database_answering_from_the_index_in_redis_removes_what_dedup_removes() {
     assert_eq!(incremental, removed);
 }
 
+/// The same with a redb database checking against the block keys its file holds: `index add`
+/// (`--index-in store`) and `dedup --index --index-in store` remove what `dedup` removes.
+#[test]
+fn a_database_answering_from_the_index_a_redb_file_holds_removes_what_dedup_removes() {
+    let dir = tempfile::tempdir().unwrap();
+    let removed = dedup_removed();
+    let db = dir.path().join("db");
+    let (answers, _) = not_inserted(&["--db", db.to_str().unwrap(), "--index-in", "store"]);
+    assert_eq!(answers, removed);
+    let fresh = dir.path().join("fresh");
+    let incremental = removed_by(&[
+        "dedup",
+        &example_path(),
+        "--index",
+        fresh.to_str().unwrap(),
+        "--index-in",
+        "store",
+        "--removed",
+        "-",
+    ]);
+    assert_eq!(incremental, removed);
+}
+
 /// The same over a real Redis Cluster (3 masters, a replica each), both ways: the index in
 /// the process and the index the cluster holds (its block keys spread over the masters).
 #[test]

@@ -77,10 +77,11 @@ pub struct OpenOptions {
     /// else fail with [`StoreError::NoDatabase`]. For the doors that only read or delete.
     pub must_exist: bool,
     /// Where checks find their candidates: an index in this process (the default) or the one
-    /// the store holds (Redis only; else [`StoreError::IndexPlacement`]).
+    /// the store holds (redb or Redis; else [`StoreError::IndexPlacement`]).
     pub index_in: IndexIn,
     /// The most this process may hold for the database's data, in bytes: the in-memory index
-    /// (a local index over it is refused at open, [`StoreError::IndexPlacement`]) plus the
+    /// (a local index over it is refused at open, [`StoreError::IndexPlacement`]: before it is
+    /// built when the stored documents alone show it cannot fit) plus the
     /// verification cache, which gets what the index leaves. `None`: no limit on the index,
     /// the cache's default share.
     pub memory: Option<u64>,
@@ -152,7 +153,7 @@ pub struct Stats {
     pub index_bytes: u64,
     /// The plan of the block keys the store holds (the index the store holds, written by every
     /// insert whichever `index_in` answers), as recorded in the store; `None` for a store that
-    /// holds none (redb, process memory).
+    /// holds none (process memory, a redb database never opened with the index in the store).
     pub store_index: Option<String>,
     /// The most this process may hold for the database's data (`--memory`), if bounded.
     pub memory_budget_bytes: Option<u64>,
@@ -276,10 +277,7 @@ impl NearDupDb {
         meta.check(&location, options.policy.as_ref())?;
         check_online(&meta.policy)?;
         let fingerprinter = Fingerprinter::new(meta.policy.profile.clone())?;
-        let plan = store
-            .holds_blocks()
-            .then(|| crate::held::open(&store, meta.policy.profile.bits, meta.policy.k))
-            .transpose()?;
+        let plan = open_plan(&store, &meta, options.index_in)?;
         let (index, cursor) = match options.index_in {
             IndexIn::Local => load_index(&store, &meta, options.memory)?,
             IndexIn::Store if plan.is_some() => (
@@ -288,8 +286,7 @@ impl NearDupDb {
             ),
             IndexIn::Store => {
                 return Err(StoreError::IndexPlacement(format!(
-                    "{location} holds no index: --index-in store needs a Redis database (one \
-                     process owns a redb file, so its index lives in that process)"
+                    "{location} holds no index: --index-in store needs a redb or Redis database"
                 )))
             }
         };
@@ -514,19 +511,21 @@ impl NearDupDb {
                 });
             }
             let mut record = self.record(doc, prepared);
-            if let Some(plan) = &self.plan {
-                record.slot = match *reserved {
-                    Some(slot) => slot,
-                    None => {
-                        let slot = self.store.reserve_slot()?;
-                        *reserved = Some(slot);
-                        self.store
-                            .add_blocks(&plan.homes(slot, query.0), &plan.entry(slot, query.0))?;
-                        slot
-                    }
-                };
-            }
-            match self.store.insert(record, seen)? {
+            let inserted = match (&self.plan, *reserved) {
+                (Some(_), Some(slot)) => {
+                    record.slot = slot;
+                    self.store.insert(record, seen)?
+                }
+                (Some(plan), None) => {
+                    let slot = self.store.reserve_slot()?;
+                    *reserved = Some(slot);
+                    record.slot = slot;
+                    let blocks = (plan.homes(slot, query.0), plan.entry(slot, query.0));
+                    self.store.insert_with_blocks(record, seen, &blocks)?
+                }
+                (None, _) => self.store.insert(record, seen)?,
+            };
+            match inserted {
                 Insert::Conflict if held => {
                     (found, seen) = self.changed_since(found, seen, query, *reserved)?;
                 }
@@ -934,6 +933,13 @@ impl NearDupDb {
 /// refused if it takes more than `memory` bytes.
 fn load_index(store: &Gated, meta: &Meta, memory: Option<u64>) -> Result<(MemIndex, Cursor)> {
     let location = store.location();
+    if let Some(memory) = memory {
+        let documents = store.len()?;
+        let least = documents.saturating_mul(LEAST_INDEX_BYTES);
+        if least > memory {
+            return Err(over_budget(documents, least, memory));
+        }
+    }
     let started = std::time::Instant::now();
     let mut entries = Vec::new();
     let cursor = store.load(&mut |entry| entries.push(entry))?;
@@ -949,15 +955,38 @@ fn load_index(store: &Gated, meta: &Meta, memory: Option<u64>) -> Result<(MemInd
     );
     let bytes = index.memory_bytes() as u64;
     if let Some(memory) = memory.filter(|&memory| bytes > memory) {
-        return Err(StoreError::IndexPlacement(format!(
-            "the index of {} documents takes {} MiB, over the memory budget of {} MiB: give more, \
-             or serve from the index the store holds (--index-in store, on Redis)",
-            index.len(),
-            bytes >> 20,
-            memory >> 20
-        )));
+        return Err(over_budget(index.len() as u64, bytes, memory));
     }
     Ok((index, cursor))
+}
+
+/// The least a local index holds a document while it is built: the loaded row (48 bytes) and
+/// its digest key (16); the index built takes more (about 90 bytes a document, ARCHITECTURE.md).
+const LEAST_INDEX_BYTES: u64 = 64;
+
+/// The refusal of a local index of `documents` taking `bytes` over the budget `memory`.
+fn over_budget(documents: u64, bytes: u64, memory: u64) -> StoreError {
+    StoreError::IndexPlacement(format!(
+        "the index of {documents} documents takes at least {} MiB in this process, over the \
+         memory budget of {} MiB: give more (--memory), or check against the index the store \
+         holds (--index-in store)",
+        bytes >> 20,
+        memory >> 20
+    ))
+}
+
+/// The plan of the block keys the store holds and every insert writes: none for a store that
+/// holds none; for one that builds them when asked (redb), the one recorded, or a new one built
+/// now if this process reads the index in the store; else the recorded one, or a new one built.
+fn open_plan(store: &Gated, meta: &Meta, index_in: IndexIn) -> Result<Option<Plan>> {
+    let (bits, k) = (meta.policy.profile.bits, meta.policy.k);
+    if !store.holds_blocks() {
+        return Ok(None);
+    }
+    if store.blocks_when_asked() && index_in == IndexIn::Local {
+        return crate::held::recorded(store, bits, k);
+    }
+    crate::held::open(store, bits, k).map(Some)
 }
 
 /// A match from a stored record.

@@ -234,6 +234,19 @@ impl Store for Gated {
         self.inner.holds_blocks()
     }
 
+    fn blocks_when_asked(&self) -> bool {
+        self.inner.blocks_when_asked()
+    }
+
+    fn insert_with_blocks(
+        &self,
+        record: Record,
+        seen: Cursor,
+        blocks: &BlockWrite,
+    ) -> Result<Insert> {
+        self.call(|store| store.insert_with_blocks(record, seen, blocks))
+    }
+
     fn blocks_plan(&self) -> Result<Option<String>> {
         self.call(|store| store.blocks_plan())
     }

@@ -423,32 +423,49 @@ fn exact_among(store: &dyn Store, near: &[Match], digest: u128) -> Result<Vec<u6
         .collect())
 }
 
+/// The plan the store recorded for its block keys, if it recorded one.
+pub(crate) fn recorded(store: &dyn Store, bits: Bits, k: u32) -> Result<Option<Plan>> {
+    store
+        .blocks_plan()?
+        .map(|stored| Plan::parse(&stored, bits, k))
+        .transpose()
+}
+
 /// The plan of the store's block keys: the one recorded (every process reads the keys the
 /// same way, whichever version planned them), or, for a store that recorded none, a new plan
 /// whose entries are written for every stored document (a database written before the store
-/// held its index, or by processes that did not write them) before it is recorded. Several
-/// processes doing this at once write some entries twice, which queries ignore.
+/// held its index, or by processes that did not write them) before it is recorded, a batch of
+/// [`BUILD_BATCH`] documents at a time (the process holds one batch, whatever the database's
+/// size). Several processes doing this at once write some entries twice, which queries ignore.
 pub(crate) fn open(store: &dyn Store, bits: Bits, k: u32) -> Result<Plan> {
-    if let Some(stored) = store.blocks_plan()? {
-        return Plan::parse(&stored, bits, k);
+    if let Some(plan) = recorded(store, bits, k)? {
+        return Ok(plan);
     }
     let plan = Plan::new(bits, k)?;
     let described = plan.describe();
-    let mut entries = Vec::new();
-    store.load(&mut |entry| entries.push(entry))?;
-    for batch in entries.chunks(BUILD_BATCH) {
-        let writes: Vec<_> = batch
-            .iter()
-            .map(|entry| {
-                (
-                    plan.homes(entry.slot, entry.simhash),
-                    plan.entry(entry.slot, entry.simhash),
-                )
-            })
-            .collect();
+    let mut writes = Vec::with_capacity(BUILD_BATCH);
+    let (mut documents, mut failed) = (0u64, None);
+    store.load(&mut |entry| {
+        if failed.is_some() {
+            return;
+        }
+        writes.push((
+            plan.homes(entry.slot, entry.simhash),
+            plan.entry(entry.slot, entry.simhash),
+        ));
+        documents += 1;
+        if writes.len() == BUILD_BATCH {
+            failed = store.add_blocks_batch(&writes).err();
+            writes.clear();
+        }
+    })?;
+    if let Some(error) = failed {
+        return Err(error);
+    }
+    if !writes.is_empty() {
         store.add_blocks_batch(&writes)?;
     }
-    tracing::info!(location = %store.location(), documents = entries.len(), plan = %described, "block keys built");
+    tracing::info!(location = %store.location(), documents, plan = %described, "block keys built");
     let recorded = store.set_blocks_plan(&described)?;
     if recorded != described {
         return Err(StoreError::Corrupt(format!(
@@ -467,10 +484,12 @@ pub enum IndexIn {
     /// checks; the process grows with the database.
     #[default]
     Local,
-    /// The index the store holds (Redis: block keys spread over the cluster): the process holds
-    /// no index, only a bounded cache, whatever the size of the database. Each check reads its
-    /// block keys (one round trip per node holding some). redb and process memory hold no
-    /// index: opening them so is an error.
+    /// The index the store holds (Redis: block keys spread over the cluster; redb: a table of
+    /// block keys in its file, built when a process first opens it so and written by every
+    /// insert from then on): the process holds no index, only a bounded cache, whatever the size
+    /// of the database. Each check reads its block keys (Redis: one round trip per node holding
+    /// some; redb: one read transaction). Process memory holds no index: opening it so is an
+    /// error.
     Store,
 }
 
@@ -483,7 +502,7 @@ impl neardup_core::Choice for IndexIn {
                 "an index of every document in this process's memory (fastest checks)"
             }
             IndexIn::Store => {
-                "the index the store holds (Redis block keys): memory bounded by --memory"
+                "the index the store holds (its block keys): memory bounded by --memory"
             }
         }
     }

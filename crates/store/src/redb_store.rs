@@ -2,7 +2,10 @@
 //!
 //! Tables: `meta` (the [`Meta`] as JSON), `docs` (id → record JSON), `slots` (slot → id) and
 //! `row_chunks` (chunk number → [`CHUNK_ROWS`] fixed-size rows): the compact rows the in-memory
-//! index is rebuilt from. Row `slot` is at `slot % CHUNK_ROWS` in chunk `slot / CHUNK_ROWS`: a
+//! index is rebuilt from; and `blocks` ((table, block key) → a run of the fixed-size entries of
+//! the `held` module): the index the store holds ([`crate::IndexIn::Store`]), built when a
+//! process first opens the database so (its plan then recorded in `meta`) and written by every
+//! insert from then on, in the insert's own commit. Row `slot` is at `slot % CHUNK_ROWS` in chunk `slot / CHUNK_ROWS`: a
 //! state byte (1 live, 0 absent or deleted), then the SimHash bits and the digest key, each 16
 //! bytes big-endian. A chunk grows as inserts are committed and a delete clears the state byte,
 //! so opening reads about 33 bytes per document in large values, not a B-tree row each.
@@ -20,7 +23,7 @@
 //! reopens it (under its write lock, so no transaction is open) before the next access; until
 //! a reopen and a probe commit succeed, callers get [`StoreError::Unavailable`] (a 503).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -34,7 +37,7 @@ use crate::durability::Durability;
 use crate::error::{Cause, Result, StoreError};
 use crate::meta::{Meta, FORMAT_VERSION};
 use crate::record::{Entry, Record};
-use crate::store::{reply_within, Change, Cursor, Durable, Insert, Store};
+use crate::store::{reply_within, BlockWrite, Change, Cursor, Durable, Insert, Store};
 
 /// The most jobs one group commit takes.
 pub const MAX_BATCH: usize = 4096;
@@ -45,6 +48,10 @@ const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
 const DOCS: TableDefinition<&str, &[u8]> = TableDefinition::new("docs");
 const SLOTS: TableDefinition<u64, &str> = TableDefinition::new("slots");
 const ROW_CHUNKS: TableDefinition<u64, &[u8]> = TableDefinition::new("row_chunks");
+/// (table, block key) → the entries appended under it.
+const BLOCKS: TableDefinition<(u32, u64), &[u8]> = TableDefinition::new("blocks");
+/// The key of the block plan in the `meta` table.
+const BLOCKS_KEY: &str = "blocks";
 /// The format before row chunks: its presence means a database this program cannot read.
 const OLD_ROWS: &str = "rows";
 /// Rows per chunk.
@@ -60,11 +67,16 @@ const PROBE_KEY: &str = "probe";
 struct Pending {
     by_id: HashMap<String, Record>,
     by_slot: HashMap<u64, String>,
+    /// The block entries of the pending inserts, by key.
+    blocks: HashMap<(u32, u64), Vec<u8>>,
 }
 
 /// One queued write.
 enum Job {
-    Insert(Box<Record>, Sender<Result<()>>),
+    /// A record and its block entries, if the store holds them.
+    Insert(Box<Record>, Option<BlockWrite>, Sender<Result<()>>),
+    /// Block entries to add (`true`) or remove.
+    Blocks(Vec<BlockWrite>, bool, Sender<Result<()>>),
     Delete(String, Sender<Result<Option<Record>>>),
     /// A small write that shows commits work (see [`Store::probe`]).
     Probe(Sender<Result<()>>),
@@ -191,6 +203,8 @@ pub struct RedbStore {
     /// The longest wait for a commit.
     timeout: Duration,
     next_slot: AtomicU64,
+    /// Slots given by [`Store::reserve_slot`] and not inserted yet.
+    reserved: Mutex<HashSet<u64>>,
     pending: Arc<Mutex<Pending>>,
     queue: Option<Sender<Job>>,
     committer: Option<JoinHandle<()>>,
@@ -214,6 +228,7 @@ impl RedbStore {
             txn.open_table(META)?;
             txn.open_table(DOCS)?;
             txn.open_table(SLOTS)?;
+            txn.open_table(BLOCKS)?;
             let next_slot = {
                 let chunks = txn.open_table(ROW_CHUNKS)?;
                 let last = chunks.last()?;
@@ -237,6 +252,7 @@ impl RedbStore {
             handle,
             timeout,
             next_slot: AtomicU64::new(next_slot),
+            reserved: Mutex::new(HashSet::new()),
             pending,
             queue: Some(queue),
             committer: Some(committer),
@@ -268,6 +284,46 @@ impl RedbStore {
             found
                 .map(|bytes| Ok(serde_json::from_slice(bytes.value())?))
                 .transpose()
+        })
+    }
+
+    /// Queues the insert of `record` (in the slot [`Store::reserve_slot`] gave it, or a new
+    /// one) with its block entries, readable until its commit through `pending`.
+    fn queue_insert(&self, mut record: Record, blocks: Option<BlockWrite>) -> Result<Insert> {
+        if self.pending().by_id.contains_key(&record.id)
+            || self.stored_record(&record.id)?.is_some()
+        {
+            return Ok(Insert::IdExists);
+        }
+        let reserved = self
+            .reserved
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&record.slot);
+        if !reserved {
+            record.slot = self.next_slot.fetch_add(1, Ordering::Relaxed);
+        }
+        let slot = record.slot;
+        {
+            let mut pending = self.pending();
+            pending.by_slot.insert(slot, record.id.clone());
+            pending.by_id.insert(record.id.clone(), record.clone());
+            if let Some((keys, entry)) = &blocks {
+                for key in keys {
+                    pending
+                        .blocks
+                        .entry(*key)
+                        .or_default()
+                        .extend_from_slice(entry);
+                }
+            }
+        }
+        let (reply, durable) = channel();
+        self.send(Job::Insert(Box::new(record), blocks, reply))?;
+        Ok(Insert::Accepted {
+            slot,
+            cursor: Cursor::default(),
+            durable: Durable::pending(durable, self.timeout),
         })
     }
 
@@ -362,6 +418,56 @@ fn write_chunks(
     Ok(())
 }
 
+/// Appends `entry` to the list of each of `keys` in `table` (`add`), or removes its first
+/// occurrence from each (a list left empty is removed).
+fn write_blocks(
+    table: &mut redb::Table<(u32, u64), &[u8]>,
+    keys: &[(u32, u64)],
+    entry: &[u8],
+    add: bool,
+) -> Result<()> {
+    for &key in keys {
+        let stored = table.get(key)?.map(|list| list.value().to_vec());
+        let mut list = stored.unwrap_or_default();
+        if add {
+            list.extend_from_slice(entry);
+        } else if !remove_entry(&mut list, entry) {
+            continue;
+        }
+        if list.is_empty() {
+            table.remove(key)?;
+        } else {
+            table.insert(key, list.as_slice())?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes the first occurrence of `entry` from `list`, a run of entries of its length;
+/// returns whether there was one.
+fn remove_entry(list: &mut Vec<u8>, entry: &[u8]) -> bool {
+    let len = entry.len().max(1);
+    match list.chunks_exact(len).position(|chunk| chunk == entry) {
+        Some(at) => {
+            list.drain(at * len..(at + 1) * len);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Forgets the pending block entries of an insert committed or failed.
+fn unpend_blocks(pending: &mut HashMap<(u32, u64), Vec<u8>>, keys: &[(u32, u64)], entry: &[u8]) {
+    for key in keys {
+        if let Some(list) = pending.get_mut(key) {
+            remove_entry(list, entry);
+            if list.is_empty() {
+                pending.remove(key);
+            }
+        }
+    }
+}
+
 /// The committer thread: group commits until the queue closes.
 fn run_committer(handle: &Handle, pending: &Mutex<Pending>, jobs: &Receiver<Job>) {
     while let Ok(first) = jobs.recv() {
@@ -376,9 +482,12 @@ fn run_committer(handle: &Handle, pending: &Mutex<Pending>, jobs: &Receiver<Job>
         {
             let mut pending = pending.lock().unwrap_or_else(|e| e.into_inner());
             for job in &batch {
-                if let Job::Insert(record, _) = job {
+                if let Job::Insert(record, blocks, _) = job {
                     pending.by_id.remove(&record.id);
                     pending.by_slot.remove(&record.slot);
+                    if let Some((keys, entry)) = blocks {
+                        unpend_blocks(&mut pending.blocks, keys, entry);
+                    }
                 }
             }
         }
@@ -387,7 +496,9 @@ fn run_committer(handle: &Handle, pending: &Mutex<Pending>, jobs: &Receiver<Job>
                 let mut deleted = deleted.into_iter();
                 for job in batch {
                     match job {
-                        Job::Insert(_, reply) | Job::Probe(reply) => drop(reply.send(Ok(()))),
+                        Job::Insert(_, _, reply) | Job::Blocks(_, _, reply) | Job::Probe(reply) => {
+                            drop(reply.send(Ok(())))
+                        }
                         Job::Delete(_, reply) => drop(reply.send(Ok(deleted.next().flatten()))),
                     }
                 }
@@ -412,7 +523,9 @@ fn run_committer(handle: &Handle, pending: &Mutex<Pending>, jobs: &Receiver<Job>
                         }
                     };
                     match job {
-                        Job::Insert(_, reply) | Job::Probe(reply) => drop(reply.send(Err(error))),
+                        Job::Insert(_, _, reply) | Job::Blocks(_, _, reply) | Job::Probe(reply) => {
+                            drop(reply.send(Err(error)))
+                        }
                         Job::Delete(_, reply) => drop(reply.send(Err(error))),
                     }
                 }
@@ -429,6 +542,7 @@ fn commit(db: &Database, batch: &[Job]) -> Result<Vec<Option<Record>>> {
         let mut docs = txn.open_table(DOCS)?;
         let mut slots = txn.open_table(SLOTS)?;
         let mut chunks = txn.open_table(ROW_CHUNKS)?;
+        let mut blocks = txn.open_table(BLOCKS)?;
         let mut touched = BTreeMap::new();
         for job in batch {
             match job {
@@ -439,7 +553,15 @@ fn commit(db: &Database, batch: &[Job]) -> Result<Vec<Option<Record>>> {
                     txn.open_table(META)?
                         .insert(PROBE_KEY, now.to_string().as_str())?;
                 }
-                Job::Insert(record, _) => {
+                Job::Blocks(writes, add, _) => {
+                    for (keys, entry) in writes {
+                        write_blocks(&mut blocks, keys, entry, *add)?;
+                    }
+                }
+                Job::Insert(record, own, _) => {
+                    if let Some((keys, entry)) = own {
+                        write_blocks(&mut blocks, keys, entry, true)?;
+                    }
                     let entry = record.entry();
                     docs.insert(record.id.as_str(), serde_json::to_vec(record)?.as_slice())?;
                     slots.insert(entry.slot, record.id.as_str())?;
@@ -503,29 +625,39 @@ impl Store for RedbStore {
         })
     }
 
+    /// A chunk of rows at a time, each read in a transaction of its own and handed on after it
+    /// ends: a sink that writes (the block keys built at open, a commit every thousand
+    /// documents) is never under a read transaction that would keep every page those commits
+    /// free from being used again (redb keeps them for its readers: a file 15 GB large after
+    /// building the keys of a million documents under one).
     fn load(&self, sink: &mut dyn FnMut(Entry)) -> Result<Cursor> {
-        self.handle.with(|db| {
+        let mut from = 0;
+        while let Some((chunk, rows)) = self.handle.with(|db| {
             let txn = db.begin_read()?;
             let chunks = txn.open_table(ROW_CHUNKS)?;
-            for chunk in chunks.iter()? {
-                let (chunk, rows) = chunk?;
-                let first = chunk.value() * CHUNK_ROWS;
-                for (slot, row) in (first..).zip(rows.value().chunks_exact(ROW_BYTES)) {
-                    if row[0] != 1 {
-                        continue;
-                    }
-                    let word = |at: usize| {
-                        u128::from_be_bytes(row[at..at + 16].try_into().expect("16 bytes"))
-                    };
-                    sink(Entry {
-                        slot,
-                        simhash: word(1),
-                        digest: word(17),
-                    });
+            let mut after = chunks.range(from..)?;
+            after
+                .next()
+                .transpose()?
+                .map(|(chunk, rows)| Ok((chunk.value(), rows.value().to_vec())))
+                .transpose()
+        })? {
+            let first = chunk * CHUNK_ROWS;
+            for (slot, row) in (first..).zip(rows.chunks_exact(ROW_BYTES)) {
+                if row[0] != 1 {
+                    continue;
                 }
+                let word =
+                    |at: usize| u128::from_be_bytes(row[at..at + 16].try_into().expect("16 bytes"));
+                sink(Entry {
+                    slot,
+                    simhash: word(1),
+                    digest: word(17),
+                });
             }
-            Ok(Cursor::default())
-        })
+            from = chunk + 1;
+        }
+        Ok(Cursor::default())
     }
 
     fn changes(&self, after: Cursor, _sink: &mut dyn FnMut(Cursor, Change)) -> Result<Cursor> {
@@ -533,26 +665,17 @@ impl Store for RedbStore {
         Ok(after)
     }
 
-    fn insert(&self, mut record: Record, _seen: Cursor) -> Result<Insert> {
-        if self.pending().by_id.contains_key(&record.id)
-            || self.stored_record(&record.id)?.is_some()
-        {
-            return Ok(Insert::IdExists);
-        }
-        record.slot = self.next_slot.fetch_add(1, Ordering::Relaxed);
-        let slot = record.slot;
-        {
-            let mut pending = self.pending();
-            pending.by_slot.insert(slot, record.id.clone());
-            pending.by_id.insert(record.id.clone(), record.clone());
-        }
-        let (reply, durable) = channel();
-        self.send(Job::Insert(Box::new(record), reply))?;
-        Ok(Insert::Accepted {
-            slot,
-            cursor: Cursor::default(),
-            durable: Durable::pending(durable, self.timeout),
-        })
+    fn insert(&self, record: Record, _seen: Cursor) -> Result<Insert> {
+        self.queue_insert(record, None)
+    }
+
+    fn insert_with_blocks(
+        &self,
+        record: Record,
+        _seen: Cursor,
+        blocks: &BlockWrite,
+    ) -> Result<Insert> {
+        self.queue_insert(record, Some(blocks.clone()))
     }
 
     fn delete(&self, id: &str) -> Result<Option<Record>> {
@@ -614,6 +737,105 @@ impl Store for RedbStore {
 
     fn durability(&self) -> Result<Durability> {
         Ok(Durability::redb())
+    }
+
+    fn holds_blocks(&self) -> bool {
+        true
+    }
+
+    fn blocks_when_asked(&self) -> bool {
+        true
+    }
+
+    fn blocks_plan(&self) -> Result<Option<String>> {
+        self.handle.with(|db| {
+            let txn = db.begin_read()?;
+            let table = txn.open_table(META)?;
+            let found = table.get(BLOCKS_KEY)?;
+            Ok(found.map(|plan| plan.value().to_string()))
+        })
+    }
+
+    fn set_blocks_plan(&self, plan: &str) -> Result<String> {
+        self.handle.with(|db| {
+            let txn = db.begin_write()?;
+            let recorded = {
+                let mut table = txn.open_table(META)?;
+                let stored = table.get(BLOCKS_KEY)?.map(|p| p.value().to_string());
+                match stored {
+                    Some(stored) => stored,
+                    None => {
+                        table.insert(BLOCKS_KEY, plan)?;
+                        plan.to_string()
+                    }
+                }
+            };
+            txn.commit()?;
+            Ok(recorded)
+        })
+    }
+
+    fn position(&self) -> Result<Cursor> {
+        // The redb file is locked by this process: nobody else writes.
+        Ok(Cursor::default())
+    }
+
+    /// One read transaction, with the entries of inserts not committed yet.
+    fn read_blocks(&self, keys: &[(u32, u64)]) -> Result<Vec<Vec<u8>>> {
+        // The pending lock first, as in `get_slots`: an entry is pending or in the snapshot
+        // (or both, for a moment: queries take each slot once).
+        let pending = self.pending();
+        self.handle.with(|db| {
+            let txn = db.begin_read()?;
+            let table = txn.open_table(BLOCKS)?;
+            keys.iter()
+                .map(|key| {
+                    let stored = table.get(*key)?;
+                    let mut list = stored.map_or_else(Vec::new, |list| list.value().to_vec());
+                    if let Some(more) = pending.blocks.get(key) {
+                        list.extend_from_slice(more);
+                    }
+                    Ok(list)
+                })
+                .collect()
+        })
+    }
+
+    fn read_blocks_reserved(&self, keys: &[(u32, u64)]) -> Result<(Vec<Vec<u8>>, u64)> {
+        let reserved = self.next_slot.load(Ordering::Relaxed).saturating_sub(1);
+        Ok((self.read_blocks(keys)?, reserved))
+    }
+
+    fn reserve_slot(&self) -> Result<u64> {
+        let slot = self.next_slot.fetch_add(1, Ordering::Relaxed);
+        self.reserved
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(slot);
+        Ok(slot)
+    }
+
+    fn add_blocks(&self, keys: &[(u32, u64)], entry: &[u8]) -> Result<()> {
+        self.add_blocks_batch(&[(keys.to_vec(), entry.to_vec())])
+    }
+
+    /// One commit.
+    fn add_blocks_batch(&self, batch: &[BlockWrite]) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.submit(
+            |reply| Job::Blocks(batch.to_vec(), true, reply),
+            "the block entries",
+        )
+    }
+
+    fn remove_blocks(&self, keys: &[(u32, u64)], entry: &[u8]) -> Result<()> {
+        let write = vec![(keys.to_vec(), entry.to_vec())];
+        self.submit(
+            |reply| Job::Blocks(write, false, reply),
+            "the block entries",
+        )
     }
 }
 

@@ -158,12 +158,35 @@ pub trait Store: Send + Sync {
     /// What an acknowledged write survives, as the store is configured now.
     fn durability(&self) -> Result<Durability>;
 
-    /// Whether the store holds the SimHash index itself as block keys (Redis: every insert
-    /// writes them, whatever index its process reads), so a process may check against it
-    /// instead of an index of its own ([`crate::IndexIn::Store`]). redb and process memory do
-    /// not: one process owns a redb file, so the index it reads lives in that process.
+    /// Whether the store can hold the SimHash index itself as block keys, so a process may
+    /// check against it instead of an index of its own ([`crate::IndexIn::Store`]): Redis (every
+    /// insert writes them, whatever index its process reads) and redb (once a process asked for
+    /// them: see [`Store::blocks_when_asked`]). Process memory does not.
     fn holds_blocks(&self) -> bool {
         false
+    }
+
+    /// Whether the block keys are built only when a process first opens the database with the
+    /// index in the store, and written by every insert from then on (redb: one process owns the
+    /// file, so no other writer can have opened it before the keys were recorded), instead of
+    /// by every insert from the start (Redis: a writer that opened the database earlier must
+    /// already be writing them).
+    fn blocks_when_asked(&self) -> bool {
+        false
+    }
+
+    /// [`Store::insert`] of `record`, in the slot [`Store::reserve_slot`] gave it, with its block
+    /// entry `blocks` appended to each of its keys. The default writes the entries first, then
+    /// the record (Redis: see the `held` module for why a check stays atomic); redb writes both
+    /// in one commit, so an insert and its entries are durable together or not at all.
+    fn insert_with_blocks(
+        &self,
+        record: Record,
+        seen: Cursor,
+        blocks: &BlockWrite,
+    ) -> Result<Insert> {
+        self.add_blocks(&blocks.0, &blocks.1)?;
+        self.insert(record, seen)
     }
 
     /// The block plan the store's keys were written for (`None` before any were: then they

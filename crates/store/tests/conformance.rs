@@ -1,6 +1,6 @@
 //! One suite of behaviours every [`Store`] must have, run over each: process memory
 //! ([`MemoryStore`]), redb (a temporary directory) and Redis (a real `redis-server`), the last
-//! twice: with the index in each process and with the index the store holds. Only the
+//! two twice: with the index in each process and with the index the store holds. Only the
 //! public API is used: a database is opened, written and read through [`NearDupDb`].
 //!
 //! Behaviours: check, insert, get, delete; changes made through one handle reach another;
@@ -31,7 +31,7 @@ struct Subject {
     _keep: Box<dyn std::any::Any>,
     /// Where its handles find candidates.
     index_in: IndexIn,
-    /// Whether the store holds an index of its own (Redis block keys).
+    /// Whether the store holds an index of its own (block keys) when the test looks at it.
     holds_index: bool,
 }
 
@@ -59,6 +59,19 @@ impl Subject {
         }
     }
 
+    /// redb, every handle checking against the block keys in its file.
+    fn redb_held() -> Subject {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().join("db").to_str().unwrap().to_string();
+        Subject {
+            open: opening_held(location),
+            shared: false,
+            _keep: Box::new(dir),
+            index_in: IndexIn::Store,
+            holds_index: true,
+        }
+    }
+
     /// `None` if the environment opts out of the Redis tests.
     fn redis(test: &str) -> Option<Subject> {
         let redis = Redis::temporary(test)?;
@@ -78,15 +91,7 @@ impl Subject {
         let redis = Redis::temporary(&format!("held_{test}"))?;
         let location = format!("{}?name=conformance", redis.url());
         Some(Subject {
-            open: Box::new(move |options| {
-                open_db(
-                    &location,
-                    OpenOptions {
-                        index_in: IndexIn::Store,
-                        ..options
-                    },
-                )
-            }),
+            open: opening_held(location),
             shared: true,
             _keep: Box::new(redis),
             index_in: IndexIn::Store,
@@ -108,6 +113,17 @@ impl Subject {
         };
         (a, b)
     }
+}
+
+/// Opens the database at `location` checking against the index the store holds.
+fn opening_held(location: String) -> Box<dyn Fn(OpenOptions) -> Result<NearDupDb, StoreError>> {
+    Box::new(move |options| {
+        let options = OpenOptions {
+            index_in: IndexIn::Store,
+            ..options
+        };
+        open_db(&location, options)
+    })
 }
 
 /// A text of about 320 words, different for every seed.
@@ -308,6 +324,12 @@ macro_rules! conformance {
                 super::$behaviour(&super::Subject::redb());
             })*
         }
+        mod redb_index_in_store {
+            $(#[test]
+            fn $behaviour() {
+                super::$behaviour(&super::Subject::redb_held());
+            })*
+        }
         mod redis {
             $(#[test]
             fn $behaviour() {
@@ -341,24 +363,35 @@ conformance!(
 /// over the memory budget is refused, naming the way out.
 #[test]
 fn the_index_is_where_it_can_be() {
-    for subject in [Subject::memory(), Subject::redb()] {
-        let refused = (subject.open)(OpenOptions {
-            index_in: IndexIn::Store,
-            ..OpenOptions::default()
-        });
-        let Err(StoreError::IndexPlacement(why)) = refused else {
-            panic!("{refused:?}");
-        };
-        assert!(why.contains("holds no index"), "{why}");
-    }
     let subject = Subject::memory();
-    subject.open().insert(&doc("one", &long_text(3))).unwrap();
-    let over = (subject.open)(OpenOptions {
-        memory: Some(1),
+    let refused = (subject.open)(OpenOptions {
+        index_in: IndexIn::Store,
         ..OpenOptions::default()
     });
-    let Err(StoreError::IndexPlacement(why)) = over else {
-        panic!("{over:?}");
+    let Err(StoreError::IndexPlacement(why)) = refused else {
+        panic!("{refused:?}");
     };
-    assert!(why.contains("--index-in store"), "{why}");
+    assert!(why.contains("holds no index"), "{why}");
+    for subject in [Subject::memory(), Subject::redb()] {
+        subject.open().insert(&doc("one", &long_text(3))).unwrap();
+        let over = (subject.open)(OpenOptions {
+            memory: Some(1),
+            ..OpenOptions::default()
+        });
+        let Err(StoreError::IndexPlacement(why)) = over else {
+            panic!("{over:?}");
+        };
+        assert!(why.contains("--index-in store"), "{why}");
+    }
+    // redb: the way out it names works, within the same budget.
+    let subject = Subject::redb();
+    subject.open().insert(&doc("one", &long_text(3))).unwrap();
+    let held = (subject.open)(OpenOptions {
+        memory: Some(1),
+        index_in: IndexIn::Store,
+        ..OpenOptions::default()
+    })
+    .unwrap();
+    let copy = held.check(&doc("copy", &long_text(3))).unwrap();
+    assert_eq!(duplicate_kind(&copy.verdict, "one"), Some(Kind::Exact));
 }

@@ -6,7 +6,7 @@ mod common;
 use common::doc;
 use neardup_core::Profile;
 use neardup_dedup::{DuplicateOf, Evidence, Kind, Policy};
-use neardup_store::{open_db, InsertMode, NearDupDb, OpenOptions, Verdict};
+use neardup_store::{open_db, IndexIn, InsertMode, NearDupDb, NewDocument, OpenOptions, Verdict};
 
 #[path = "redb/corrupt.rs"]
 mod corrupt;
@@ -65,4 +65,86 @@ fn batches_see_their_own_earlier_documents() {
         .collect();
     let expected = [Verdict::Unique, duplicate_of("a"), Verdict::Unique];
     assert_eq!(verdicts, expected);
+}
+
+/// A handle on the redb database in `dir` whose checks read the block keys in its file.
+fn open_held(dir: &std::path::Path) -> NearDupDb {
+    let options = OpenOptions {
+        index_in: IndexIn::Store,
+        ..OpenOptions::default()
+    };
+    open_db(dir.to_str().unwrap(), options).unwrap()
+}
+
+/// `text(n)` with its last word changed: a near duplicate of it.
+fn edited(n: u64) -> String {
+    let original = text(n);
+    let (head, _) = original.rsplit_once(' ').unwrap();
+    format!("{head} edited")
+}
+
+/// Documents with exact and near copies of each other and of `stored` earlier ones.
+fn mixed(from: u64, count: u64, stored: u64) -> Vec<NewDocument> {
+    (from..from + count)
+        .map(|i| {
+            let body = match i % 4 {
+                0 => text(i % stored),
+                1 => edited(i % stored),
+                2 => edited(i / 2),
+                _ => text(i),
+            };
+            doc(&format!("d{i}"), &body)
+        })
+        .collect()
+}
+
+fn verdicts(db: &NearDupDb, docs: &[NewDocument]) -> Vec<Verdict> {
+    db.check_and_insert_many(docs, InsertMode::IfUnique)
+        .into_iter()
+        .map(|outcome| outcome.unwrap().verdict)
+        .collect()
+}
+
+/// A database written with the index in the process gets its block keys when it is first
+/// opened with the index in the store: a batch checked against it then gets the verdicts the
+/// same batch gets against a copy with the index loaded; every insert after (whichever index
+/// its process reads) and every delete keeps the keys current.
+#[test]
+fn the_store_s_index_answers_as_the_process_s() {
+    let first = tempfile::tempdir().unwrap();
+    let stored = 300;
+    let db = open(first.path());
+    verdicts(&db, &mixed(0, stored, 50));
+    assert_eq!(db.stats().unwrap().store_index, None, "no keys until asked");
+    drop(db);
+    let second = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        first.path().join("neardup.redb"),
+        second.path().join("neardup.redb"),
+    )
+    .unwrap();
+    let batch = mixed(stored, 400, stored);
+    let local = verdicts(&open(first.path()), &batch);
+    let held_db = open_held(second.path());
+    assert!(held_db.stats().unwrap().store_index.is_some());
+    let held = verdicts(&held_db, &batch);
+    assert_eq!(held, local);
+    assert!(held.contains(&Verdict::Unique));
+    assert!(held.iter().any(|v| v.duplicate().is_some()));
+    drop(held_db);
+    // Written by a process reading its own index: the keys it found recorded stay current.
+    let db = open(second.path());
+    db.insert(&doc("late", &text(9_999))).unwrap();
+    db.delete("d3").unwrap();
+    drop(db);
+    let db = open_held(second.path());
+    let late = db.check(&doc("late copy", &edited(9_999))).unwrap();
+    assert_eq!(late.verdict.duplicate().unwrap().duplicate_of, "late");
+    let gone = db.check(&doc("d3 copy", &text(3))).unwrap();
+    assert!(
+        gone.verdict
+            .duplicate()
+            .is_none_or(|d| d.duplicate_of != "d3"),
+        "{gone:?}"
+    );
 }

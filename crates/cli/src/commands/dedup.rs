@@ -24,6 +24,10 @@ use crate::output::{Output, Outputs};
 use crate::policy_args::PolicyArgs;
 use crate::{interrupt, kept, progress};
 
+mod removals;
+
+use removals::{IndexRemoval, Removals};
+
 /// Arguments of `neardup dedup`.
 #[derive(Debug, clap::Args)]
 pub struct DedupArgs {
@@ -71,14 +75,17 @@ pub struct DedupArgs {
     /// the index (which holds the documents kept before it, in this run and earlier ones) by
     /// the index's policy, and added to it when unique. The index keeps the policy it was
     /// made with (policy options, if given, must name the same one); the first seen is kept,
-    /// so --keep and --url-dedup are refused with it. With it, nothing is spilled: the run
-    /// holds each document's id and removal, the store its own cache (--memory: a warning if
-    /// the measured peak goes above it).
+    /// so --keep and --url-dedup are refused with it. Within --memory: the database gets the
+    /// budget (a local index that cannot fit is refused before it is built, naming
+    /// --index-in store), the run holds a byte a document and spills its removals to --tmp-dir
+    /// (a warning if the measured peak still goes above the budget). --clusters are numbered in
+    /// the order of each cluster's first duplicate in the input.
     #[arg(long, value_name = "DIR|URL")]
     index: Option<String>,
     /// With --index: where its checks find their candidates: `local`, the whole index loaded
-    /// into this process, or `store`, the index a Redis database holds (this process holds
-    /// none, whatever the database's size).
+    /// into this process (about 90 bytes a stored document), or `store`, the block keys the
+    /// database holds (redb: a table in its file, built at the first such run; Redis: keys
+    /// spread over the cluster): this process holds none, whatever the database's size.
     #[arg(long, value_parser = choice::<IndexIn>(), default_value = "local", requires = "index")]
     index_in: IndexIn,
     /// Dedup below the document as well: after the documents are decided (exact, near, URL,
@@ -184,17 +191,11 @@ struct Summary {
     units: Option<crate::commands::units::UnitSummary>,
 }
 
-/// A document of `dedup --index` found a duplicate of one in the index.
-struct IndexRemoval {
-    /// Its position in the input.
-    index: usize,
-    id: String,
-    duplicate: DuplicateOf<String>,
-}
-
 /// `neardup dedup --index`: every document checked against the saved index and added when
-/// unique (see [`neardup_store::NearDupDb::check_and_insert_many`]). It holds a flag a document
-/// (for --kept) and each removal, with the ids of its two documents.
+/// unique (see [`neardup_store::NearDupDb::check_and_insert_many`]). The database gets the
+/// budget (a local index over it is refused before it is built; with `--index-in store` it
+/// holds a cache within it); the run holds a flag a document (for --kept) and spills its
+/// removals ([`removals`]).
 fn run_incremental(
     args: &DedupArgs,
     corpus: &Corpus,
@@ -202,58 +203,64 @@ fn run_incremental(
     policy: Option<Policy>,
     started: Instant,
 ) -> anyhow::Result<()> {
-    let (_budget, _spill_dir) = args.budget.budget()?;
+    let (budget, _spill_dir) = args.budget.budget()?;
     let db = open_db(
         spec,
         OpenOptions {
             policy,
             index_in: args.index_in,
+            memory: Some(budget.memory),
             ..OpenOptions::default()
         },
     )
     .with_context(|| format!("cannot open index {}", neardup_store::redact(spec)))?;
-    let mut documents = 0;
-    let mut removals: Vec<IndexRemoval> = Vec::new();
+    let mut kept = Vec::new();
+    let mut removals = Removals::within(&budget);
     let stats = db.check_corpus(corpus, InsertMode::IfUnique, |index, outcome| {
-        if let Verdict::Duplicate(duplicate) = outcome.verdict {
-            removals.push(IndexRemoval {
-                index,
-                id: outcome.id,
-                duplicate,
-            });
-        }
-        documents += 1;
+        let removed = match outcome.verdict {
+            Verdict::Duplicate(duplicate) => {
+                removals.push(&IndexRemoval {
+                    index,
+                    id: outcome.id,
+                    duplicate,
+                })?;
+                true
+            }
+            _ => false,
+        };
+        kept.push(!removed);
         Ok::<_, anyhow::Error>(())
     })?;
-    let mut kept = vec![true; documents];
-    for removal in &removals {
-        kept[removal.index] = false;
-    }
+    let removals = removals.finish()?;
     let mut outputs = Outputs::default();
-    let clusters = write_index_outputs(&mut outputs, args, &removals)?;
+    if let Some(path) = &args.removed {
+        removals.write_removed(&mut outputs, path)?;
+    }
+    if let Some(path) = &args.pairs {
+        removals.write_pairs(&mut outputs, path)?;
+    }
+    let clusters = removals.write_clusters(&mut outputs, args.clusters.as_deref(), &budget)?;
     if let Some(path) = &args.kept {
         write_kept(&mut outputs, path, corpus, &kept)?;
     }
     let seconds = started.elapsed().as_secs_f64();
-    let count = |kind| removals.iter().filter(|r| r.duplicate.kind == kind).count();
+    let documents = kept.len();
+    let added = documents - removals.len();
     eprintln!(
-        "neardup: {} documents checked against {spec} in {seconds:.2} s: {} exact and {} near duplicates, {} added; {} bad records skipped",
-        documents,
-        count(Kind::Exact),
-        count(Kind::Near),
-        kept.iter().filter(|k| **k).count(),
-        stats.errors
+        "neardup: {documents} documents checked against {spec} in {seconds:.2} s: {} exact and {} near duplicates, {added} added; {} bad records skipped",
+        removals.exact, removals.near, stats.errors
     );
     if let Some(path) = &args.summary {
         let summary = serde_json::json!({
             "documents": documents,
-            "exact_duplicates": count(Kind::Exact),
-            "near_duplicates": count(Kind::Near),
-            "kept": kept.iter().filter(|k| **k).count(),
+            "exact_duplicates": removals.exact,
+            "near_duplicates": removals.near,
+            "kept": added,
             "clusters": clusters,
             "skipped_records": stats.errors,
             "seconds": seconds,
             "index": spec,
+            "index_in": args.index_in,
             "indexed": db.indexed(),
             "policy": db.policy().describe(),
             "memory_budget_bytes": args.budget.memory(),
@@ -263,7 +270,7 @@ fn run_incremental(
     }
     args.budget.warn_if_exceeded(
         "dedup --index",
-        "each document's id and removal (the index's own memory is its store's)",
+        "a flag a document, its removals within an eighth of the budget, and the database's cache",
     );
     outputs.commit()
 }
@@ -343,72 +350,6 @@ fn write_outputs(
         write_kept(&mut outputs, path, corpus, &outcome.kept)?;
     }
     Ok(outputs)
-}
-
-/// Writes `dedup --index`'s removals, pairs and clusters (a document of the index with the
-/// documents of this run that duplicate it); returns the number of clusters.
-fn write_index_outputs(
-    outputs: &mut Outputs,
-    args: &DedupArgs,
-    removals: &[IndexRemoval],
-) -> anyhow::Result<usize> {
-    let removed = || {
-        removals.iter().map(|removal| {
-            let duplicate = &removal.duplicate;
-            Ok(DocumentVerdict {
-                id: removal.id.as_str(),
-                verdict: Verdict::Duplicate(DuplicateOf {
-                    duplicate_of: duplicate.duplicate_of.as_str(),
-                    kind: duplicate.kind,
-                    distance: duplicate.distance,
-                    evidence: duplicate.evidence,
-                }),
-            })
-        })
-    };
-    if let Some(path) = &args.removed {
-        write_lines(outputs, path, removed())?;
-    }
-    if let Some(path) = &args.pairs {
-        write_lines(
-            outputs,
-            path,
-            removals.iter().map(|removal| {
-                let duplicate = &removal.duplicate;
-                Ok(AcceptedPair {
-                    a: duplicate.duplicate_of.as_str(),
-                    b: removal.id.as_str(),
-                    kind: duplicate.kind,
-                    distance: duplicate.distance,
-                    evidence: duplicate.evidence,
-                })
-            }),
-        )?;
-    }
-    // A cluster: a document of the index and the documents of this run that duplicate it.
-    let mut clusters: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
-    for removal in removals {
-        clusters
-            .entry(removal.duplicate.duplicate_of.as_str())
-            .or_default()
-            .push(removal.id.as_str());
-    }
-    if let Some(path) = &args.clusters {
-        write_lines(
-            outputs,
-            path,
-            clusters.iter().enumerate().map(|(i, (kept, members))| {
-                let mut all = vec![*kept];
-                all.extend(members);
-                Ok(ClusterOf {
-                    cluster: i,
-                    members: all,
-                    representative: *kept,
-                })
-            }),
-        )?;
-    }
-    Ok(clusters.len())
 }
 
 /// Runs `neardup dedup`.

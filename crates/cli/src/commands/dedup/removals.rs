@@ -1,0 +1,222 @@
+//! The removals of `dedup --index`, held within the budget: each written as it is produced (in
+//! input order) to a spillable list ([`Names`]: in memory within an eighth of the budget, on
+//! disk in the run's temporary folder beyond it), and the outputs written from it: `--removed`
+//! and `--pairs` in input order, `--clusters` from sorted runs ([`Runs`]) grouped by the kept
+//! document, in the order of each cluster's first duplicate in the input.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::Path;
+
+use neardup_dedup::{
+    AcceptedPair, Budget, ClusterOf, DocumentVerdict, DuplicateOf, Kind, NameReader, Names, Verdict,
+};
+use neardup_index::{Runs, SpillDir};
+use serde::{Deserialize, Serialize};
+
+use crate::output::Outputs;
+
+use super::write_lines;
+
+/// A document of `dedup --index` found a duplicate of one in the index.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct IndexRemoval {
+    /// Its position in the input.
+    pub index: usize,
+    /// Its id.
+    pub id: String,
+    /// The document of the index it duplicates, and why.
+    pub duplicate: DuplicateOf<String>,
+}
+
+/// The removals of a run, as they are produced.
+pub(super) struct Removals {
+    list: Names,
+    exact: usize,
+    near: usize,
+}
+
+/// The removals of a run, written: read back by position.
+pub(super) struct Written {
+    list: NameReader,
+    /// Exact duplicates removed.
+    pub exact: usize,
+    /// Near duplicates removed.
+    pub near: usize,
+}
+
+impl Removals {
+    /// An empty list, within `budget`.
+    pub fn within(budget: &Budget) -> Removals {
+        Removals {
+            list: Names::within(budget),
+            exact: 0,
+            near: 0,
+        }
+    }
+
+    /// Adds `removal` (the next in input order).
+    pub fn push(&mut self, removal: &IndexRemoval) -> anyhow::Result<()> {
+        match removal.duplicate.kind {
+            Kind::Exact => self.exact += 1,
+            _ => self.near += 1,
+        }
+        self.list.push(&serde_json::to_vec(removal)?)?;
+        Ok(())
+    }
+
+    /// The list, to be read back.
+    pub fn finish(self) -> anyhow::Result<Written> {
+        Ok(Written {
+            list: self.list.finish()?,
+            exact: self.exact,
+            near: self.near,
+        })
+    }
+}
+
+impl Written {
+    /// Removals in all.
+    pub fn len(&self) -> usize {
+        self.exact + self.near
+    }
+
+    /// The removal at `position`.
+    fn get(&self, position: usize) -> anyhow::Result<IndexRemoval> {
+        let text = self.list.get(u32::try_from(position)?)?;
+        Ok(serde_json::from_str(&text)?)
+    }
+
+    /// Every removal, in input order.
+    fn each(&self) -> impl Iterator<Item = anyhow::Result<IndexRemoval>> + '_ {
+        (0..self.len()).map(|position| self.get(position))
+    }
+
+    /// Writes `--removed` (one verdict a removal, in input order) to `path`.
+    pub fn write_removed(&self, outputs: &mut Outputs, path: &Path) -> anyhow::Result<()> {
+        write_lines(
+            outputs,
+            path,
+            self.each().map(|removal| {
+                let removal = removal?;
+                Ok(DocumentVerdict {
+                    id: removal.id,
+                    verdict: Verdict::Duplicate(removal.duplicate),
+                })
+            }),
+        )
+    }
+
+    /// Writes `--pairs` (the document of the index, then the removed one) to `path`.
+    pub fn write_pairs(&self, outputs: &mut Outputs, path: &Path) -> anyhow::Result<()> {
+        write_lines(
+            outputs,
+            path,
+            self.each().map(|removal| {
+                let removal = removal?;
+                let duplicate = removal.duplicate;
+                Ok(AcceptedPair {
+                    a: duplicate.duplicate_of,
+                    b: removal.id,
+                    kind: duplicate.kind,
+                    distance: duplicate.distance,
+                    evidence: duplicate.evidence,
+                })
+            }),
+        )
+    }
+
+    /// The removals grouped by the document of the index they duplicate: `(first, position)`
+    /// for each, `first` the position of the group's first removal, ascending. Two sorts of
+    /// runs within `budget`: by (hash of that document's id, position), then by the group's
+    /// first position.
+    fn grouped(&self, budget: &Budget, spill: &SpillDir) -> anyhow::Result<Runs<(u64, u64)>> {
+        let share = budget.memory / 8;
+        let by_hash: Runs<(u64, u64)> = Runs::new(spill.clone(), share);
+        let mut batch = Vec::with_capacity(by_hash.batch());
+        for (position, removal) in self.each().enumerate() {
+            batch.push((hash(&removal?.duplicate.duplicate_of), position as u64));
+            if batch.len() == batch.capacity() {
+                by_hash.add(&mut batch)?;
+            }
+        }
+        by_hash.add(&mut batch)?;
+        let by_first: Runs<(u64, u64)> = Runs::new(spill.clone(), share);
+        // The groups of the current hash: a document's id and its first removal (two only
+        // when two ids share a hash).
+        let mut firsts: Vec<(String, u64)> = Vec::new();
+        let mut current = None;
+        for record in by_hash.into_sorted()? {
+            let (key, position) = record?;
+            if current != Some(key) {
+                (current, firsts) = (Some(key), Vec::new());
+            }
+            let of = self.get(position as usize)?.duplicate.duplicate_of;
+            let first = match firsts.iter().find(|(id, _)| *id == of) {
+                Some(&(_, first)) => first,
+                None => {
+                    firsts.push((of, position));
+                    position
+                }
+            };
+            batch.push((first, position));
+            if batch.len() == batch.capacity() {
+                by_first.add(&mut batch)?;
+            }
+        }
+        by_first.add(&mut batch)?;
+        Ok(by_first)
+    }
+
+    /// Writes `--clusters` to `path` (a document of the index with the documents of this run
+    /// that duplicate it, one cluster at a time); returns their number.
+    pub fn write_clusters(
+        &self,
+        outputs: &mut Outputs,
+        path: Option<&Path>,
+        budget: &Budget,
+    ) -> anyhow::Result<usize> {
+        let spill = SpillDir::new(&budget.spill_dir());
+        let mut sorted = self.grouped(budget, &spill)?.into_sorted()?.peekable();
+        let mut count = 0;
+        let mut next_cluster = || -> anyhow::Result<Option<ClusterOf<String>>> {
+            let Some(record) = sorted.next() else {
+                return Ok(None);
+            };
+            let (first, position) = record?;
+            let head = self.get(position as usize)?;
+            let mut members = vec![head.duplicate.duplicate_of.clone(), head.id];
+            while let Some(Ok((next, _))) = sorted.peek() {
+                if *next != first {
+                    break;
+                }
+                let Some(Ok((_, position))) = sorted.next() else {
+                    break;
+                };
+                members.push(self.get(position as usize)?.id);
+            }
+            let cluster = ClusterOf {
+                cluster: count,
+                representative: head.duplicate.duplicate_of,
+                members,
+            };
+            count += 1;
+            Ok(Some(cluster))
+        };
+        match path {
+            Some(path) => write_lines(
+                outputs,
+                path,
+                std::iter::from_fn(|| next_cluster().transpose()),
+            )?,
+            None => while next_cluster()?.is_some() {},
+        }
+        Ok(count)
+    }
+}
+
+/// A 64-bit hash of `id`, the same in every run.
+fn hash(id: &str) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    id.hash(&mut hasher);
+    hasher.finish()
+}
