@@ -216,11 +216,10 @@ fn run_incremental(
     .with_context(|| format!("cannot open index {}", neardup_store::redact(spec)))?;
     let mut kept = Vec::new();
     let mut removals = Removals::within(&budget);
-    let stats = db.check_corpus(corpus, InsertMode::IfUnique, |index, outcome| {
+    let stats = db.check_corpus(corpus, InsertMode::IfUnique, |_, outcome| {
         let removed = match outcome.verdict {
             Verdict::Duplicate(duplicate) => {
                 removals.push(&IndexRemoval {
-                    index,
                     id: outcome.id,
                     duplicate,
                 })?;

@@ -20,8 +20,6 @@ use super::write_lines;
 /// A document of `dedup --index` found a duplicate of one in the index.
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct IndexRemoval {
-    /// Its position in the input.
-    pub index: usize,
     /// Its id.
     pub id: String,
     /// The document of the index it duplicates, and why.
