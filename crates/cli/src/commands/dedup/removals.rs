@@ -123,13 +123,16 @@ impl Written {
         )
     }
 
-    /// The removals grouped by the document of the index they duplicate: `(first, position)`
-    /// for each, `first` the position of the group's first removal, ascending. Two sorts of
-    /// runs within `budget`: by (hash of that document's id, position), then by the group's
-    /// first position.
-    fn grouped(&self, budget: &Budget, spill: &SpillDir) -> anyhow::Result<Runs<(u64, u64)>> {
-        let share = budget.memory / 8;
-        let by_hash: Runs<(u64, u64)> = Runs::new(spill.clone(), share);
+    /// Calls `each(first, position)` for every removal, `first` the position of the first
+    /// removal of the same document of the index: one sort of runs within `budget`, by (hash of
+    /// that document's id, position).
+    fn with_firsts(
+        &self,
+        budget: &Budget,
+        spill: &SpillDir,
+        mut each: impl FnMut(u64, u64) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let by_hash: Runs<(u64, u64)> = Runs::new(spill.clone(), budget.memory / 8);
         let mut batch = Vec::with_capacity(by_hash.batch());
         for (position, removal) in self.each().enumerate() {
             batch.push((hash(&removal?.duplicate.duplicate_of), position as u64));
@@ -138,7 +141,6 @@ impl Written {
             }
         }
         by_hash.add(&mut batch)?;
-        let by_first: Runs<(u64, u64)> = Runs::new(spill.clone(), share);
         // The groups of the current hash: a document's id and its first removal (two only
         // when two ids share a hash).
         let mut firsts: Vec<(String, u64)> = Vec::new();
@@ -156,11 +158,24 @@ impl Written {
                     position
                 }
             };
+            each(first, position)?;
+        }
+        Ok(())
+    }
+
+    /// The removals grouped by the document of the index they duplicate: `(first, position)`
+    /// for each (see [`Written::with_firsts`]), sorted again within `budget` by the group's
+    /// first position.
+    fn grouped(&self, budget: &Budget, spill: &SpillDir) -> anyhow::Result<Runs<(u64, u64)>> {
+        let by_first: Runs<(u64, u64)> = Runs::new(spill.clone(), budget.memory / 8);
+        let mut batch = Vec::with_capacity(by_first.batch());
+        self.with_firsts(budget, spill, |first, position| {
             batch.push((first, position));
             if batch.len() == batch.capacity() {
                 by_first.add(&mut batch)?;
             }
-        }
+            Ok(())
+        })?;
         by_first.add(&mut batch)?;
         Ok(by_first)
     }
@@ -174,6 +189,15 @@ impl Written {
         budget: &Budget,
     ) -> anyhow::Result<usize> {
         let spill = SpillDir::new(&budget.spill_dir());
+        let Some(path) = path else {
+            // Only their number: a cluster a document of the index, the first sort is enough.
+            let mut count = 0;
+            self.with_firsts(budget, &spill, |first, position| {
+                count += usize::from(first == position);
+                Ok(())
+            })?;
+            return Ok(count);
+        };
         let mut sorted = self.grouped(budget, &spill)?.into_sorted()?.peekable();
         let mut count = 0;
         let mut next_cluster = || -> anyhow::Result<Option<ClusterOf<String>>> {
@@ -200,14 +224,11 @@ impl Written {
             count += 1;
             Ok(Some(cluster))
         };
-        match path {
-            Some(path) => write_lines(
-                outputs,
-                path,
-                std::iter::from_fn(|| next_cluster().transpose()),
-            )?,
-            None => while next_cluster()?.is_some() {},
-        }
+        write_lines(
+            outputs,
+            path,
+            std::iter::from_fn(|| next_cluster().transpose()),
+        )?;
         Ok(count)
     }
 }
