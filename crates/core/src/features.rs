@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::stopwords::StopWordSet;
 use crate::stretch::find_non_ascii;
 use crate::tokenize::Tokenizer;
+use std::ops::Range;
 
 /// Which features a profile extracts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,6 +63,10 @@ pub struct FeatureScratch {
     token_ranges: Vec<(usize, usize)>,
     /// The shingle being assembled.
     shingle: Vec<u8>,
+    /// The byte ranges of the normalised text that may hold non-ASCII characters, as the
+    /// normaliser marked them ([`crate::normalize::Normalizer::normalize_marking`]); filled
+    /// by the fingerprinter just before it hashes that text's features.
+    pub(crate) non_ascii: Vec<Range<usize>>,
 }
 
 impl FeatureExtractor {
@@ -184,17 +189,29 @@ pub(crate) fn char_shingle_width(width: usize) -> usize {
 pub(crate) fn char_shingle_parts<'t>(
     text: &'t str,
     width: usize,
+    visit: impl FnMut(ShinglePart<'t>),
+) {
+    char_shingle_parts_within(text, None, width, visit);
+}
+
+/// [`char_shingle_parts`], searching for non-ASCII characters only inside `marked` (ranges of
+/// `text`, in order, outside which it is all ASCII) when given, else in the whole text.
+pub(crate) fn char_shingle_parts_within<'t>(
+    text: &'t str,
+    marked: Option<&[Range<usize>]>,
+    width: usize,
     mut visit: impl FnMut(ShinglePart<'t>),
 ) {
     let width = char_shingle_width(width);
     let bytes = text.as_bytes();
+    let mut search = NonAsciiSearch { marked, next: 0 };
     // The byte offset of the current shingle's first character, and the first non-ASCII byte
     // at or after it (the text's length when there is none).
     let mut start = 0;
-    let mut non_ascii = find_non_ascii(bytes, 0).unwrap_or(bytes.len());
+    let mut non_ascii = search.find(bytes, 0).unwrap_or(bytes.len());
     loop {
         if non_ascii < start {
-            non_ascii = find_non_ascii(bytes, start).unwrap_or(bytes.len());
+            non_ascii = search.find(bytes, start).unwrap_or(bytes.len());
         }
         if non_ascii - start >= width {
             visit(ShinglePart::Windows(&bytes[start..non_ascii]));
@@ -210,6 +227,37 @@ pub(crate) fn char_shingle_parts<'t>(
             None => return,
         }
         start += utf8_len(bytes[start]);
+    }
+}
+
+/// Finds the non-ASCII bytes of a text, in the whole text or only inside the ranges marked
+/// as possibly holding them; asked for positions that never go back.
+struct NonAsciiSearch<'m> {
+    marked: Option<&'m [Range<usize>]>,
+    /// The first marked range that may hold a position asked for.
+    next: usize,
+}
+
+impl NonAsciiSearch<'_> {
+    /// The first non-ASCII byte of `bytes` at or after `from` (never less than a `from` asked
+    /// before).
+    fn find(&mut self, bytes: &[u8], from: usize) -> Option<usize> {
+        let Some(marked) = self.marked else {
+            return find_non_ascii(bytes, from);
+        };
+        while let Some(range) = marked.get(self.next) {
+            // A marked range is one normalised word or so, its first non-ASCII byte near its
+            // start: a byte loop beats a call of the SIMD search here.
+            let start = from.max(range.start);
+            let inside = bytes
+                .get(start..range.end.min(bytes.len()))
+                .unwrap_or_default();
+            if let Some(found) = inside.iter().position(|&b| b >= 0x80) {
+                return Some(start + found);
+            }
+            self.next += 1;
+        }
+        None
     }
 }
 
@@ -304,5 +352,45 @@ mod tests {
             features(FeatureKind::CharShingles { width: 3 }, "abcd"),
             ["abc", "bcd"]
         );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+
+        /// The ranges the normaliser marks hold every non-ASCII byte of its output under every
+        /// policy, and the shingles found searching only inside them are those found searching
+        /// the whole text, at every width.
+        #[test]
+        fn marked_ranges_find_the_same_shingles(
+            text in proptest::prop_oneof![
+                3 => "([a-z ]{0,30}|[A-Z.,;\\n\\t]{0,3}|[é§·’©→美国😀\\u{301}ＡＢΣ\\u{a0}\\u{3000}]{1,3})*",
+                1 => proptest::prelude::any::<String>(),
+            ],
+            width in 1..=12usize,
+            policies in (0..3usize, 0..2usize, 0..3usize, 0..3usize, proptest::prelude::any::<bool>()),
+        ) {
+            use crate::normalize::*;
+            let (unicode, words, punctuation, whitespace, lowercase) = policies;
+            let normalizer = Normalizer::new(NormalizeOptions {
+                unicode: [UnicodeForm::None, UnicodeForm::Nfc, UnicodeForm::Nfkc][unicode],
+                fold_fullwidth: lowercase,
+                lowercase,
+                word_chars: [WordChars::Unicode, WordChars::PythonRe][words],
+                punctuation: [PunctuationPolicy::Keep, PunctuationPolicy::Space, PunctuationPolicy::Remove][punctuation],
+                whitespace: [WhitespacePolicy::Keep, WhitespacePolicy::Collapse, WhitespacePolicy::Remove][whitespace],
+            });
+            let (mut out, mut marked) = (String::new(), Vec::new());
+            normalizer.normalize_marking(&text, &mut out, |range| marked.push(range));
+            let mut unmarked = out.clone().into_bytes();
+            for range in &marked {
+                let end = range.end.min(unmarked.len());
+                unmarked[range.start.min(end)..end].fill(b'x');
+            }
+            proptest::prop_assert!(unmarked.is_ascii());
+            let (mut whole, mut within) = (Vec::new(), Vec::new());
+            char_shingle_parts(&out, width, |part| whole.push(part));
+            char_shingle_parts_within(&out, Some(&marked), width, |part| within.push(part));
+            proptest::prop_assert_eq!(within, whole);
+        }
     }
 }

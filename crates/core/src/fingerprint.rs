@@ -10,7 +10,7 @@ use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::feature_hashing::{BatchedMd5, Direct, HashSink, HashStrategy, Memoized};
 use crate::features::{
-    char_shingle_parts, char_shingle_width, FeatureExtractor, FeatureKind, FeatureScratch,
+    char_shingle_parts_within, char_shingle_width, FeatureExtractor, FeatureKind, FeatureScratch,
     ShinglePart,
 };
 use crate::hash::{FeatureHasher, Fnv1a64, Fnv1a64Utf16, HashAlgorithm, HashMemo, SipHash13, Xxh3};
@@ -288,7 +288,7 @@ impl Fingerprinter {
             memo,
             ..
         } = scratch;
-        self.normalizer.normalize_into(text, normalized);
+        self.normalize_marking(text, normalized, features);
         let digest = Digest::of(self.profile.digest, normalized.as_bytes());
         let mut minhash = self.minhasher.as_ref().map(MinHasher::empty_signature);
         let mut signature = self
@@ -360,7 +360,22 @@ impl Fingerprinter {
         (sink.counter.finish(), total)
     }
 
-    /// Hands the hash of every feature of `normalized` to `sink`. Character shingles go by
+    /// Normalises `text` into `normalized`, the ranges that may hold non-ASCII characters
+    /// marked in `features` for [`Fingerprinter::hash_features`].
+    fn normalize_marking(
+        &self,
+        text: &str,
+        normalized: &mut String,
+        features: &mut FeatureScratch,
+    ) {
+        let marked = &mut features.non_ascii;
+        marked.clear();
+        self.normalizer
+            .normalize_marking(text, normalized, |range| marked.push(range));
+    }
+
+    /// Hands the hash of every feature of `normalized` (as [`Fingerprinter::normalize_marking`]
+    /// left it and its marks) to `sink`. Character shingles go by
     /// [`ShinglePart`]s, so that the windows of pure-ASCII runs are hashed and counted a batch
     /// at a time (through `for_each_feature` they stay a call per feature).
     #[inline(always)]
@@ -373,7 +388,8 @@ impl Fingerprinter {
     ) {
         if let FeatureKind::CharShingles { width } = self.extractor.kind {
             let width = char_shingle_width(width);
-            char_shingle_parts(normalized, width, |part| match part {
+            let marked = Some(features.non_ascii.as_slice());
+            char_shingle_parts_within(normalized, marked, width, |part| match part {
                 ShinglePart::Windows(run) => strategy.hash_windows(run, width, sink),
                 ShinglePart::One(shingle) => strategy.hash(shingle, &mut |hash| sink.one(hash)),
             });
@@ -459,7 +475,7 @@ impl Fingerprinter {
             memo,
             ..
         } = scratch;
-        self.normalizer.normalize_into(text, normalized);
+        self.normalize_marking(text, normalized, features);
         set.clear();
         if self.profile.weighting == Weighting::JiebaTfIdf {
             set.extend(

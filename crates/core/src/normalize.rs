@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 use std::mem::MaybeUninit;
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
@@ -168,6 +169,19 @@ impl Normalizer {
     /// byte-level pass; only the stretches around non-ASCII characters pay for Unicode
     /// normalisation and full lower-casing.
     pub fn normalize_into(&self, text: &str, out: &mut String) {
+        self.normalize_marking(text, out, |_| {});
+    }
+
+    /// [`Normalizer::normalize_into`], calling `mark` with the byte range of `out` that each
+    /// non-ASCII stretch of `text` became: every non-ASCII byte of `out` is in one of them (the
+    /// ASCII stretches give ASCII only), so that the shingler searches those ranges for
+    /// non-ASCII characters instead of the whole text again.
+    pub(crate) fn normalize_marking(
+        &self,
+        text: &str,
+        out: &mut String,
+        mut mark: impl FnMut(Range<usize>),
+    ) {
         // Work on bytes (ASCII is pushed byte by byte) and validate once at the end.
         let mut bytes = std::mem::take(out).into_bytes();
         bytes.clear();
@@ -181,7 +195,9 @@ impl Normalizer {
             if ascii {
                 self.ascii_pass(stretch.as_bytes(), &mut sink);
             } else {
+                let start = sink.out.len();
                 self.unicode_pass(stretch, &mut sink);
+                mark(start..sink.out.len());
             }
         });
         if self.options.whitespace == WhitespacePolicy::Collapse && sink.last_space {

@@ -4,7 +4,8 @@
 //! ships with the toolchain (`$(rustc --print sysroot)/share/doc/rust/html`,
 //! or the folder in `NEARDUP_BENCH_HTML`); the extraction benches are skipped
 //! with a message if there is none. JSONL inputs are generated; the WARC
-//! input wraps the same pages in per-record gzip members.
+//! input wraps the same pages in per-record gzip members. `jsonl-record` parses the generated
+//! records one by one, by the one-pass reader and by serde_json alone.
 //!
 //! ```text
 //! cargo bench -p neardup-ingest --bench extract
@@ -15,7 +16,10 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use neardup_ingest::extract::{html_to_text, MainContentExtractor};
-use neardup_ingest::{Corpus, CorpusError, CorpusOptions, HtmlText, NoHooks};
+use neardup_ingest::{
+    parse_record, parse_record_serde, Corpus, CorpusError, CorpusOptions, ErrorKind, HtmlText,
+    InputRecord, JsonlFields, NoHooks,
+};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -181,7 +185,44 @@ fn readers(c: &mut Criterion, pages: &[String]) {
     group.finish();
 }
 
+/// One JSON Lines record parsed for an id and a text, by the one-pass reader
+/// (`parse_record`) and by serde_json alone (`parse_record_serde`, the reference), on the
+/// generated corpus (a text with one `\n` escape a record) and on the same records with an
+/// escaped quote every 40 words.
+fn records(c: &mut Criterion) {
+    let plain = jsonl_corpus();
+    let escaped = String::from_utf8(plain.clone())
+        .unwrap()
+        .replace("council plan", "council \\\"plan\\\"");
+    let fields = JsonlFields::id_and_text("id", "text");
+    let mut group = c.benchmark_group("jsonl-record");
+    for (name, corpus) in [("plain", plain.as_slice()), ("quotes", escaped.as_bytes())] {
+        let lines: Vec<&str> = std::str::from_utf8(corpus).unwrap().lines().collect();
+        group.throughput(Throughput::Bytes(corpus.len() as u64));
+        group.bench_function(format!("{name}/serde_json"), |b| {
+            b.iter(|| text_bytes(&lines, &fields, parse_record_serde))
+        });
+        group.bench_function(format!("{name}/one_pass"), |b| {
+            b.iter(|| text_bytes(&lines, &fields, parse_record))
+        });
+    }
+    group.finish();
+}
+
+/// The bytes of text of `lines` parsed by `parse`.
+fn text_bytes(
+    lines: &[&str],
+    fields: &JsonlFields,
+    parse: impl for<'a> Fn(&'a str, &JsonlFields) -> Result<InputRecord<'a>, ErrorKind>,
+) -> usize {
+    lines
+        .iter()
+        .map(|line| parse(line, fields).map_or(0, |r| r.body.as_str().len()))
+        .sum()
+}
+
 fn benches(c: &mut Criterion) {
+    records(c);
     let pages = sample_pages();
     if pages.is_empty() {
         eprintln!(

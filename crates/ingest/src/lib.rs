@@ -27,7 +27,9 @@
 //! formats), [`WarcReader`] (`.warc`, `.warc.gz`), [`ParquetReader`];
 //! [`OpenedInput`] opens one input and picks one by its format.
 //! [`parse_record`] parses one JSON Lines record without copying its strings,
-//! for callers that read the lines themselves.
+//! for callers that read the lines themselves: in one pass with a SIMD string
+//! scan where it can, by serde_json ([`parse_record_serde`]) for the rest and
+//! for the errors.
 //!
 //! ```no_run
 //! use neardup_ingest::{Corpus, CorpusError, CorpusOptions, NoHooks};
@@ -81,7 +83,9 @@ pub use error::{ErrorKind, IngestError, ParquetFailure};
 pub use folder::FolderReader;
 pub use format::{Compression, Format, ParseFormatError};
 pub use input::{open_path, open_reader, DocumentIter, OpenedInput};
-pub use jsonl::{parse_document, parse_record, InputRecord, InputRecordBody, JsonlReader};
+pub use jsonl::{
+    parse_document, parse_record, parse_record_serde, InputRecord, InputRecordBody, JsonlReader,
+};
 pub use options::{JsonlFields, ReadOptions, WarcId, DEFAULT_MAX_DOCUMENT_BYTES};
 pub use parquet::{ParquetReader, BATCH_ROWS};
 pub use stats::{Accounting, ReadStats, StatsSnapshot, MAX_KINDS, OTHER_KIND};

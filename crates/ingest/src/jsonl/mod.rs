@@ -1,9 +1,12 @@
 //! JSON Lines: one JSON object per line, fields named by [`JsonlFields`].
 //!
-//! Lines are parsed with a serde visitor that only materialises the
-//! configured fields (borrowing them from the line when they contain no
-//! escapes) and skips everything else, so a record with a big unused field
-//! costs a scan, not an allocation. [`parse_record`] is that parser on one
+//! Lines are parsed in one pass (`scan`: a SIMD scan of strings, escapes
+//! unescaped once) that only materialises the configured fields (borrowing
+//! them from the line when they contain no escapes) and skips everything else,
+//! so a record with a big unused field costs a scan, not an allocation. A line
+//! that pass is not sure of (malformed, a number in a read field, an escaped
+//! key, ...) is parsed again by a serde visitor with the same rules, which
+//! gives the value or the error. [`parse_record`] is that parser on one
 //! line, for callers that read lines their own way (`neardup fingerprint`
 //! reads blocks of lines and parses them in parallel); [`JsonlReader`] uses it
 //! to stream [`Document`]s.
@@ -20,6 +23,9 @@ use std::fmt;
 use std::io::BufRead;
 use std::path::Path;
 use std::sync::Arc;
+
+mod scan;
+mod string_end;
 
 /// Streams [`Document`]s from JSON Lines.
 ///
@@ -167,6 +173,19 @@ impl InputRecordBody<'_> {
 /// ([`ErrorKind::MissingText`]), another read field has the wrong type. Of a
 /// key given twice, the first value counts. The place is the caller's to add.
 pub fn parse_record<'a>(line: &'a str, fields: &JsonlFields) -> Result<InputRecord<'a>, ErrorKind> {
+    // The one-pass reader first; serde_json for what it is not sure of, and for the errors.
+    match scan::scan_record(line, fields) {
+        Some(values) => values.into_record(fields),
+        None => parse_record_serde(line, fields),
+    }
+}
+
+/// [`parse_record`] by serde_json alone, without the one-pass reader it tries first: the
+/// reference that reader is tested and benchmarked against (the same values and errors).
+pub fn parse_record_serde<'a>(
+    line: &'a str,
+    fields: &JsonlFields,
+) -> Result<InputRecord<'a>, ErrorKind> {
     let json_error = |err: serde_json::Error| {
         let message = err.to_string();
         let position = format!(" at line {} column {}", err.line(), err.column());
@@ -184,12 +203,17 @@ pub fn parse_record<'a>(line: &'a str, fields: &JsonlFields) -> Result<InputReco
             Err(err) => json_error(err),
         });
     }
+    serde_values(line, fields)
+        .map_err(json_error)?
+        .into_record(fields)
+}
+
+/// The values of the read fields of the JSON object `line`, by serde_json.
+fn serde_values<'a>(line: &'a str, fields: &JsonlFields) -> Result<Values<'a>, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(line);
-    let values = RecordSeed(fields)
-        .deserialize(&mut de)
-        .map_err(json_error)?;
-    de.end().map_err(json_error)?;
-    values.into_record(fields)
+    let values = RecordSeed(fields).deserialize(&mut de)?;
+    de.end()?;
+    Ok(values)
 }
 
 impl InputRecord<'_> {
@@ -226,7 +250,7 @@ enum Value<'a> {
 
 /// The values of the read fields of one record, before their types are
 /// checked.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Values<'a> {
     id: Option<Value<'a>>,
     text: Option<Value<'a>>,
@@ -237,6 +261,55 @@ struct Values<'a> {
 }
 
 impl<'a> Values<'a> {
+    /// Each field's name, `None` when the field is not read, in the order of [`Values::slots`].
+    fn names(fields: &JsonlFields) -> [Option<&str>; 6] {
+        [
+            Some(fields.id.as_str()),
+            Some(fields.text.as_str()),
+            fields.html.as_deref(),
+            fields.url.as_deref(),
+            fields.title.as_deref(),
+            fields.fetched_at.as_deref(),
+        ]
+    }
+
+    /// Each field's slot, in the order of [`Values::names`].
+    fn slots(&mut self) -> [&mut Option<Value<'a>>; 6] {
+        [
+            &mut self.id,
+            &mut self.text,
+            &mut self.html,
+            &mut self.url,
+            &mut self.title,
+            &mut self.fetched_at,
+        ]
+    }
+
+    /// Whether `key` names a read field (its value is then read, else skipped).
+    fn wants(fields: &JsonlFields, key: &str) -> bool {
+        Values::names(fields).contains(&Some(key))
+    }
+
+    /// Puts the value of `key` in the slot of each field it names that has none yet: the
+    /// first occurrence of a duplicated key wins, and a key that names several fields fills
+    /// each (only then is the value copied).
+    fn fill(&mut self, fields: &JsonlFields, key: &str, value: Value<'a>) {
+        let mut named = Values::names(fields)
+            .into_iter()
+            .zip(self.slots())
+            .filter(|(name, _)| *name == Some(key))
+            .map(|(_, slot)| slot);
+        let Some(first) = named.next() else {
+            return;
+        };
+        for slot in named.filter(|slot| slot.is_none()) {
+            *slot = Some(value.clone());
+        }
+        if first.is_none() {
+            *first = Some(value);
+        }
+    }
+
     /// Checks the types, in the order [`parse_record`] documents.
     fn into_record(self, fields: &JsonlFields) -> Result<InputRecord<'a>, ErrorKind> {
         // A value is only ever found for a field that is read, so an unread
@@ -314,34 +387,14 @@ impl<'de> Visitor<'de> for RecordSeed<'_> {
         let fields = self.0;
         let mut values = Values::default();
         while let Some(key) = map.next_key::<Value<'de>>()? {
-            let Value::Str(key) = key else {
-                map.next_value::<IgnoredAny>()?;
-                continue;
-            };
-            let mut slots = [
-                (Some(fields.id.as_str()), &mut values.id),
-                (Some(fields.text.as_str()), &mut values.text),
-                (fields.html.as_deref(), &mut values.html),
-                (fields.url.as_deref(), &mut values.url),
-                (fields.title.as_deref(), &mut values.title),
-                (fields.fetched_at.as_deref(), &mut values.fetched_at),
-            ];
-            let mut named = slots
-                .iter_mut()
-                .filter(|(name, _)| *name == Some(&*key))
-                .map(|(_, slot)| slot);
-            let Some(first) = named.next() else {
-                map.next_value::<IgnoredAny>()?;
-                continue;
-            };
-            let value: Value<'de> = map.next_value()?;
-            // The first occurrence of a duplicated key wins. A key that names
-            // several fields fills each; only then is the value copied.
-            for slot in named.filter(|slot| slot.is_none()) {
-                **slot = Some(value.clone());
-            }
-            if first.is_none() {
-                **first = Some(value);
+            match key {
+                Value::Str(key) if Values::wants(fields, &key) => {
+                    let value: Value<'de> = map.next_value()?;
+                    values.fill(fields, &key, value);
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
         Ok(values)
