@@ -42,6 +42,7 @@ use crate::design::{Design, Table};
 use crate::error::checked_len;
 use crate::fingerprint::Fingerprint;
 use crate::hamming::check_k;
+use crate::linked::FoundLinks;
 use crate::runs::{PairRuns, SortedPairs, SpillDir, SpillError, IO_BUFFER};
 use crate::sink::{search_in_memory, Destination, Sink};
 
@@ -190,6 +191,25 @@ impl<F: Fingerprint> ExternalPairs<F> {
         })
     }
 
+    /// True when the union-find of [`ExternalPairs::components`] (5 bytes a position) fits its
+    /// share of the budget (an eighth, the share the pairs of [`ExternalPairs::finish`] take);
+    /// else [`ExternalPairs::links`] finds the components within the budget.
+    pub fn components_fit(&self) -> bool {
+        self.len as u64 * UNION_FIND_BYTES <= self.memory / 8
+    }
+
+    /// The links of the components of "within `k`" over the positions pushed, to sorted runs:
+    /// the search of [`ExternalPairs::components`], but each task (a bucket, a table searched in
+    /// memory) merges what it finds into a union-find of its own records and writes only the
+    /// links that join two of its sets (at most one fewer than the records it saw: a family of m
+    /// values, identical or near, gives fewer than m links, not m²). Nothing is held a position;
+    /// [`FoundLinks::components`] finds the components from the links within the budget.
+    pub fn links(self, k: u32, design: Design) -> Result<FoundLinks, SpillError> {
+        let links = FoundLinks::new(self.spill.clone(), self.memory);
+        self.search(k, design, &Destination::Links(links.runs()))?;
+        Ok(links)
+    }
+
     /// Runs the search of `design`, handing what it finds to `destination`.
     fn search(
         self,
@@ -233,6 +253,9 @@ impl<F: Fingerprint> ExternalPairs<F> {
         }
     }
 }
+
+/// Bytes a position takes in a [`UnionFind`] (a parent and a rank).
+const UNION_FIND_BYTES: u64 = 5;
 
 /// The search's share of a budget of `memory` bytes.
 fn search_share(memory: u64) -> u64 {
@@ -321,7 +344,7 @@ impl<F: Fingerprint> Spilled<'_, F> {
                 .iter()
                 .try_for_each(|b| self.bucket(b, deeper, t, table));
         }
-        if matches!(self.destination, Destination::Components(_)) {
+        if self.destination.links_only() {
             let distinct = self.distinct(bucket)?;
             if distinct.len <= self.bucket_cap {
                 let groups = Groups::from_positions(self.read_all(&distinct)?);
@@ -500,7 +523,7 @@ impl<F: Fingerprint> Spilled<'_, F> {
         let search = Search {
             vals: &groups.values,
             k: self.k,
-            links_only: matches!(self.destination, Destination::Components(_)),
+            links_only: self.destination.links_only(),
         };
         let all: Vec<u32> = (0..groups.values.len() as u32).collect();
         let free: Vec<u32> = (0..F::BITS).rev().collect();
