@@ -191,13 +191,6 @@ impl<F: Fingerprint> ExternalPairs<F> {
         })
     }
 
-    /// True when the union-find of [`ExternalPairs::components`] (5 bytes a position) fits its
-    /// share of the budget (an eighth, the share the pairs of [`ExternalPairs::finish`] take);
-    /// else [`ExternalPairs::links`] finds the components within the budget.
-    pub fn components_fit(&self) -> bool {
-        self.len as u64 * UNION_FIND_BYTES <= self.memory / 8
-    }
-
     /// The links of the components of "within `k`" over the positions pushed, to sorted runs:
     /// the search of [`ExternalPairs::components`], but each task (a bucket, a table searched in
     /// memory) merges what it finds into a union-find of its own records and writes only the
@@ -256,6 +249,14 @@ impl<F: Fingerprint> ExternalPairs<F> {
 
 /// Bytes a position takes in a [`UnionFind`] (a parent and a rank).
 const UNION_FIND_BYTES: u64 = 5;
+
+/// True when the union-find of [`ExternalPairs::components`] over `positions` (5 bytes a
+/// position) fits its share of a budget of `memory` bytes: an eighth, the share the pairs of
+/// [`ExternalPairs::finish`] take. Beyond, [`ExternalPairs::links`] and
+/// [`FoundLinks::components`] find the components within the budget.
+pub fn union_find_fits(positions: usize, memory: u64) -> bool {
+    positions as u64 * UNION_FIND_BYTES <= memory / 8
+}
 
 /// The search's share of a budget of `memory` bytes.
 fn search_share(memory: u64) -> u64 {

@@ -51,7 +51,7 @@ pub use cluster::{clusters, Cluster, Representative, UnionFind};
 pub use design::{Design, Table, MAX_TABLES};
 pub use error::{IndexError, Result};
 pub use exact::{exact_groups, ExactIndex};
-pub use external::{ExternalPairs, FoundComponents, FoundPairs};
+pub use external::{union_find_fits, ExternalPairs, FoundComponents, FoundPairs};
 pub use fingerprint::Fingerprint;
 pub use hamming::{HammingIndex, Match};
 pub use linked::{FoundLinks, Labels};
