@@ -29,9 +29,13 @@
 //! Memory, beyond the documents (their rows spilled beyond a share of the budget, the rows of
 //! the units with a neighbour gathered for the walk) and the exact groups (8 bytes a copy,
 //! [`ExactGroups`]): the search within what the budget leaves, 5 bytes a unit for its
-//! components, then 8 more while each unit's component is named (its first unit); one byte a
-//! document for the flags; 4 bytes a unit with a neighbour for the keep order (about 40 while
-//! it is sorted), the SimHash values, index and kept marks of each component walked (one a
+//! components, then 8 more while each unit's component is named (its first unit), and about 40
+//! a unit with a neighbour while the keep order is sorted, as long as the union-find fits an
+//! eighth of what the budget leaves; beyond, none of these: the search writes links to sorted
+//! runs, the components are found from them on disk ([`FoundLinks::components`]) and the walk
+//! order is read from `(component, unit)` runs a component at a time (the units with a
+//! neighbour listed, 4 bytes each, the one thing held a unit). One byte a document for the
+//! flags; 4 bytes a unit with a neighbour for the keep order, the SimHash values, index and kept marks of each component walked (one a
 //! thread), and the shingle sets of the units with a neighbour (within the budget, spilled
 //! beyond it).
 

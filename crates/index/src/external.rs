@@ -21,6 +21,12 @@
 //! 3. Pairs are gathered up to a share of the budget, sorted and written as runs, and read back
 //!    merged ([`crate::runs`]).
 //!
+//! For components, each pair found is merged into one union-find of every position
+//! ([`ExternalPairs::components`]), or, when that does not fit its share ([`union_find_fits`]),
+//! each task keeps a union-find of its own records and writes only the links joining two of its
+//! sets to sorted runs ([`ExternalPairs::links`]), whose components are found on disk
+//! ([`crate::FoundLinks::components`]).
+//!
 //! Memory: the budget is split into the search's half (the fingerprints held, or the buckets
 //! being searched: about `7 × (size of F + 8)` bytes a record, per thread) and the pairs'
 //! eighth; the rest is left to the caller and the program. Temporary files are anonymous
