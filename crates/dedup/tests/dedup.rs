@@ -438,13 +438,8 @@ fn a_component_larger_than_a_scan_decides_as_every_pair() {
 /// are 38 apart) among exact copies and URL duplicates.
 #[test]
 fn components_beyond_memory_decide_as_in_memory() {
-    let mut rng = 0x1234_5678_9ABC_DEF0u64;
-    let mut next = || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng
-    };
+    let mut rng = neardup_index::synth::Rng::new(0x1234_5678_9ABC_DEF0);
+    let mut next = || rng.next_u64();
     let mut items = Vec::new();
     for family in 0..3000u64 {
         let mut fp = next();
