@@ -29,20 +29,25 @@
 //! Memory, beyond the documents (their rows spilled beyond a share of the budget, the rows of
 //! the units with a neighbour gathered for the walk) and the exact groups (8 bytes a copy,
 //! [`ExactGroups`]): the search within what the budget leaves, 5 bytes a unit for its
-//! components, then 8 more while each unit's component is named (its first unit); one byte a
-//! document for the flags; 4 bytes a unit with a neighbour for the keep order (about 40 while
-//! it is sorted), the SimHash values, index and kept marks of each component walked (one a
+//! components, then 8 more while each unit's component is named (its first unit), and about 40
+//! a unit with a neighbour while the keep order is sorted, as long as the union-find fits an
+//! eighth of what the budget leaves; beyond, none of these: the search writes links to sorted
+//! runs, the components are found from them on disk ([`FoundLinks::components`]) and the walk
+//! order is read from `(component, unit)` runs a component at a time (the units with a
+//! neighbour listed, 4 bytes each, the one thing held a unit). One byte a document for the
+//! flags; 4 bytes a unit with a neighbour for the keep order, the SimHash values, index and kept marks of each component walked (one a
 //! thread), and the shingle sets of the units with a neighbour (within the budget, spilled
 //! beyond it).
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 use rayon::prelude::*;
 
 use neardup_core::Simhash;
 use neardup_index::{
-    BruteForce, Cluster, Design, ExternalPairs, Fingerprint, FoundComponents, HammingIndex,
-    ProbedBlocks, UnionFind,
+    union_find_fits, BruteForce, Cluster, Design, ExternalPairs, Fingerprint, FoundComponents,
+    FoundLinks, HammingIndex, ProbedBlocks, Runs, Sorted, SpillDir, UnionFind,
 };
 
 use crate::candidates::Verifier;
@@ -115,7 +120,7 @@ fn decide_at_width<F: Fingerprint>(
     fingerprint: impl Fn(Simhash) -> F + Sync + Copy,
 ) -> Result<Decided, DedupError> {
     let held = held_bytes(documents, exact);
-    let linked = search_components(documents, exact, options, held, fingerprint)?;
+    let linked = search_components(documents, exact, accepted, options, held, fingerprint)?;
     phases.end("candidate search");
     // The walk reads the rows of the units with a neighbour (the members of exact groups and
     // the documents of accepted pairs are gathered already).
@@ -134,32 +139,56 @@ fn decide_at_width<F: Fingerprint>(
 
 /// What the batch search found: each unit's component, and whether it has a neighbour.
 struct Linked {
-    components: UnionFind,
-    /// The units in a component of two or more, ascending.
+    components: Components,
+    /// The units in a component of two or more, ascending (with the external components, those
+    /// linked by an accepted pair only too).
     near: Vec<u32>,
     spilled_bytes: u64,
 }
 
-/// Links every two units within `k` ([`ExternalPairs::components`]), the units' SimHash values
-/// read in position order (spilled rows front to back).
+/// The units' components, as the search found them.
+enum Components {
+    /// Merged in memory: a union-find of every unit (by its index among the units), the
+    /// accepted pairs not merged yet.
+    Merged(UnionFind),
+    /// Found from links on disk, the accepted pairs among them: `(component, unit index)` of
+    /// each unit in a component of two or more, a component named by its first unit's index,
+    /// in sorted runs, and their folder.
+    Sorted(Runs<(u64, u64)>, SpillDir),
+}
+
+/// Links every two units within `k`, the units' SimHash values read in position order (spilled
+/// rows front to back): merged into a union-find of the units ([`ExternalPairs::components`])
+/// while it fits its share of what the budget leaves ([`union_find_fits`]), else written as
+/// links and their components found on disk ([`linked_components`]).
 fn search_components<F: Fingerprint>(
     documents: &mut Documents,
     exact: &ExactGroups,
+    accepted: &[FoundPair],
     options: &DedupOptions,
     held: u64,
     fingerprint: impl Fn(Simhash) -> F,
 ) -> Result<Linked, DedupError> {
     let (policy, budget) = (&options.policy, &options.budget);
     let units = exact.unit_count();
+    let merged = union_find_fits(units as usize, budget.left(held));
     // The search holds what is left besides the walk's state and the components (5 bytes a
-    // unit), working from disk beyond it.
-    let held = held + u64::from(units) * 5;
-    let mut search = ExternalPairs::<F>::new(budget.for_search(held), &budget.spill_dir());
+    // unit when merged), working from disk beyond it.
+    let memory = if merged {
+        budget.for_search(held + u64::from(units) * 5)
+    } else {
+        budget.for_search(held)
+    };
+    let mut search = ExternalPairs::<F>::new(memory, &budget.spill_dir());
     documents.scan_simhashes(exact.units(), |simhash| {
         search.push(fingerprint(simhash))?;
         Ok(())
     })?;
     let design = Design::for_expected_len(units as usize, policy.k, F::BITS);
+    if !merged {
+        let links = search.links(policy.k, design)?;
+        return linked_components(links, exact, accepted, &budget.spill_dir(), memory);
+    }
     let FoundComponents {
         mut components,
         spilled_bytes,
@@ -171,9 +200,48 @@ fn search_components<F: Fingerprint>(
         .map(|(unit, _)| unit)
         .collect();
     Ok(Linked {
-        components,
+        components: Components::Merged(components),
         near,
         spilled_bytes,
+    })
+}
+
+/// The components of the units from the search's `links` and the accepted pairs between units
+/// (URL duplicates), found on disk within `memory` ([`FoundLinks::components`]), resorted by
+/// component for the walk; `near` lists every unit in a component of two or more.
+fn linked_components(
+    links: FoundLinks,
+    exact: &ExactGroups,
+    accepted: &[FoundPair],
+    dir: &Path,
+    memory: u64,
+) -> Result<Linked, DedupError> {
+    let at = |doc: u32| exact.index_of(exact.first_of(doc));
+    let mut url_links: Vec<(u32, u32)> = accepted
+        .iter()
+        .filter(|p| p.kind != Kind::Exact)
+        .map(|p| (at(p.a), at(p.b)))
+        .collect();
+    links.link(&mut url_links)?;
+    let mut labels = links.components()?;
+    let spill = SpillDir::new(dir);
+    let by_component = Runs::new(spill.clone(), memory / 8);
+    let mut near = Vec::new();
+    let mut batch = Vec::new();
+    for label in labels.by_ref() {
+        let (index, component) = label?;
+        near.push(exact.unit_at(index));
+        batch.push((u64::from(component), u64::from(index)));
+        if batch.len() >= by_component.batch() {
+            by_component.add(&mut batch)?;
+        }
+    }
+    by_component.add(&mut batch)?;
+    tracing::debug!(rounds = labels.rounds(), "components found on disk");
+    Ok(Linked {
+        spilled_bytes: labels.spilled_bytes() + spill.written(),
+        components: Components::Sorted(by_component, spill),
+        near,
     })
 }
 
@@ -249,6 +317,7 @@ impl Run<'_> {
             near,
             spilled_bytes: search_spilled,
         } = linked;
+        let mut search_spilled = search_spilled;
         let verifier = if policy.verifies() {
             let memory = budget.left(held_bytes(self.documents, self.exact));
             tracing::info!(
@@ -261,12 +330,22 @@ impl Run<'_> {
         } else {
             None
         };
-        drop(near);
         phases.end("shingle sets");
         let units = Units::new(self.documents, self.exact, self.options.keep);
-        let component = self.components_with_links(components, &units);
-        let walk = WalkOrder::new(self.exact, &component, &units);
-        drop(component);
+        let walk = match components {
+            Components::Merged(components) => {
+                drop(near);
+                let component = self.components_with_links(components, &units);
+                WalkOrder::new(self.exact, &component, &units)
+            }
+            Components::Sorted(by_component, spill) => {
+                let before = spill.written();
+                let walk =
+                    WalkOrder::from_sorted(self.exact, by_component.into_sorted()?, &units, &near)?;
+                search_spilled += spill.written() - before;
+                walk
+            }
+        };
         tracing::info!(
             components = walk.spans.len(),
             units = walk.order.len(),
@@ -502,6 +581,48 @@ impl WalkOrder {
             spans,
             alone_groups,
         }
+    }
+
+    /// The walk order from `by_component`: `(component, unit index)` of each unit in a
+    /// component of two or more, ascending, a component named by its first unit's index; `near`:
+    /// those units, ascending. One component's units are held at a time while put in keep order.
+    fn from_sorted(
+        exact: &ExactGroups,
+        by_component: Sorted<(u64, u64)>,
+        units: &Units<'_>,
+        near: &[u32],
+    ) -> Result<Self, DedupError> {
+        let mut order = Vec::with_capacity(near.len());
+        let mut spans = Vec::new();
+        let mut component = Vec::new();
+        let mut current = None;
+        let mut end_component = |component: &mut Vec<u32>| {
+            if !component.is_empty() {
+                component.sort_by_cached_key(|&unit| units.rank(units.best(unit)));
+                spans.push(component.len() as u32);
+                order.append(component);
+            }
+        };
+        for record in by_component {
+            let (name, index) = record?;
+            if current != Some(name) {
+                end_component(&mut component);
+                current = Some(name);
+            }
+            component.push(exact.unit_at(index as u32));
+        }
+        end_component(&mut component);
+        let alone_groups = exact
+            .groups()
+            .iter()
+            .map(|group| group[0])
+            .filter(|first| near.binary_search(first).is_err())
+            .collect();
+        Ok(WalkOrder {
+            order,
+            spans,
+            alone_groups,
+        })
     }
 
     /// The units walked, a slice a component.

@@ -431,6 +431,49 @@ fn a_component_larger_than_a_scan_decides_as_every_pair() {
     assert!(lazy.verified_candidates < all.verified_candidates);
 }
 
+/// More links than the external components hold in memory (the search's least share holds
+/// about 32,000): with no room, the units' components are found from links on disk in rounds
+/// (`neardup_index::FoundLinks`), not a union-find of every unit, and decide as in memory under
+/// every keep policy. 3,000 chains of 20 near copies (each 2 bits from the one before: the ends
+/// are 38 apart) among exact copies and URL duplicates.
+#[test]
+fn components_beyond_memory_decide_as_in_memory() {
+    let mut rng = neardup_index::synth::Rng::new(0x1234_5678_9ABC_DEF0);
+    let mut next = || rng.next_u64();
+    let mut items = Vec::new();
+    for family in 0..3000u64 {
+        let mut fp = next();
+        for member in 0..20u64 {
+            fp ^= 1 << (next() % 64) | 1 << (next() % 64);
+            let text = if member % 7 == 6 {
+                family * 100
+            } else {
+                family * 100 + member
+            };
+            let mut item = item(fp, text);
+            item.bytes = 50 + next() % 5;
+            item.fetched_at = Some((next() % 9) as i64);
+            item.url_key = (next() % 50 == 0).then(|| format!("example.com/{}", next() % 200));
+            items.push(item);
+        }
+    }
+    for keep in [KeepPolicy::First, KeepPolicy::Longest, KeepPolicy::Newest] {
+        let in_memory = DedupOptions {
+            keep,
+            url_dedup: true,
+            ..simhash(3)
+        };
+        let (spilled, dir) = with_no_room(&in_memory);
+        let expected = dedup(&items, &in_memory).unwrap();
+        let found = dedup(&items, &spilled).unwrap();
+        assert_eq!(found.removals, expected.removals);
+        assert_eq!(found.clusters, expected.clusters);
+        assert_eq!(found.kept, expected.kept);
+        assert!(expected.removals.len() > 30_000, "chains join");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
+
 /// A family of m near copies of one text: every candidate pair passes, and deciding costs one
 /// verification a copy (against the kept original), not one a pair.
 #[test]

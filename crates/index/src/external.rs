@@ -21,6 +21,12 @@
 //! 3. Pairs are gathered up to a share of the budget, sorted and written as runs, and read back
 //!    merged ([`crate::runs`]).
 //!
+//! For components, each pair found is merged into one union-find of every position
+//! ([`ExternalPairs::components`]), or, when that does not fit its share ([`union_find_fits`]),
+//! each task keeps a union-find of its own records and writes only the links joining two of its
+//! sets to sorted runs ([`ExternalPairs::links`]), whose components are found on disk
+//! ([`crate::FoundLinks::components`]).
+//!
 //! Memory: the budget is split into the search's half (the fingerprints held, or the buckets
 //! being searched: about `7 × (size of F + 8)` bytes a record, per thread) and the pairs'
 //! eighth; the rest is left to the caller and the program. Temporary files are anonymous
@@ -42,6 +48,7 @@ use crate::design::{Design, Table};
 use crate::error::checked_len;
 use crate::fingerprint::Fingerprint;
 use crate::hamming::check_k;
+use crate::linked::FoundLinks;
 use crate::runs::{PairRuns, SortedPairs, SpillDir, SpillError, IO_BUFFER};
 use crate::sink::{search_in_memory, Destination, Sink};
 
@@ -190,6 +197,18 @@ impl<F: Fingerprint> ExternalPairs<F> {
         })
     }
 
+    /// The links of the components of "within `k`" over the positions pushed, to sorted runs:
+    /// the search of [`ExternalPairs::components`], but each task (a bucket, a table searched in
+    /// memory) merges what it finds into a union-find of its own records and writes only the
+    /// links that join two of its sets (at most one fewer than the records it saw: a family of m
+    /// values, identical or near, gives fewer than m links, not m²). Nothing is held a position;
+    /// [`FoundLinks::components`] finds the components from the links within the budget.
+    pub fn links(self, k: u32, design: Design) -> Result<FoundLinks, SpillError> {
+        let links = FoundLinks::new(self.spill.clone(), self.memory);
+        self.search(k, design, &Destination::Links(links.runs()))?;
+        Ok(links)
+    }
+
     /// Runs the search of `design`, handing what it finds to `destination`.
     fn search(
         self,
@@ -232,6 +251,17 @@ impl<F: Fingerprint> ExternalPairs<F> {
             }
         }
     }
+}
+
+/// Bytes a position takes in a [`UnionFind`] (a parent and a rank).
+const UNION_FIND_BYTES: u64 = 5;
+
+/// True when the union-find of [`ExternalPairs::components`] over `positions` (5 bytes a
+/// position) fits its share of a budget of `memory` bytes: an eighth, the share the pairs of
+/// [`ExternalPairs::finish`] take. Beyond, [`ExternalPairs::links`] and
+/// [`FoundLinks::components`] find the components within the budget.
+pub fn union_find_fits(positions: usize, memory: u64) -> bool {
+    positions as u64 * UNION_FIND_BYTES <= memory / 8
 }
 
 /// The search's share of a budget of `memory` bytes.
@@ -321,7 +351,7 @@ impl<F: Fingerprint> Spilled<'_, F> {
                 .iter()
                 .try_for_each(|b| self.bucket(b, deeper, t, table));
         }
-        if matches!(self.destination, Destination::Components(_)) {
+        if self.destination.links_only() {
             let distinct = self.distinct(bucket)?;
             if distinct.len <= self.bucket_cap {
                 let groups = Groups::from_positions(self.read_all(&distinct)?);
@@ -500,7 +530,7 @@ impl<F: Fingerprint> Spilled<'_, F> {
         let search = Search {
             vals: &groups.values,
             k: self.k,
-            links_only: matches!(self.destination, Destination::Components(_)),
+            links_only: self.destination.links_only(),
         };
         let all: Vec<u32> = (0..groups.values.len() as u32).collect();
         let free: Vec<u32> = (0..F::BITS).rev().collect();

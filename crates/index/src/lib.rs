@@ -11,7 +11,9 @@
 //! * Online Hamming search: the [`HammingIndex`] trait (insert, remove, query within `k`), for
 //!   64- and 128-bit fingerprints ([`Fingerprint`] is `u64` or `u128`).
 //! * Batch: [`all_pairs`] — every pair within `k`, once, identical values included, in parallel;
-//!   [`ExternalPairs`] — the same answer within a memory budget, spilling to sorted files.
+//!   [`ExternalPairs`] — the same answer within a memory budget, spilling to sorted files, and
+//!   the components of "within `k`" from links in sorted runs when even a union-find of every
+//!   position does not fit ([`FoundLinks`]).
 //! * MinHash LSH for Jaccard thresholds ([`MinHashLsh`], [`candidate_pairs`], [`LshParams`]) and an
 //!   exact-digest index ([`ExactIndex`], [`exact_groups`]).
 //! * [`clusters`]: connected components over pairs, with a representative per cluster.
@@ -30,6 +32,7 @@ mod exact;
 mod external;
 mod fingerprint;
 mod hamming;
+mod linked;
 mod lsh;
 mod permuted;
 mod probed;
@@ -48,9 +51,10 @@ pub use cluster::{clusters, Cluster, Representative, UnionFind};
 pub use design::{Design, Table, MAX_TABLES};
 pub use error::{IndexError, Result};
 pub use exact::{exact_groups, ExactIndex};
-pub use external::{ExternalPairs, FoundComponents, FoundPairs};
+pub use external::{union_find_fits, ExternalPairs, FoundComponents, FoundPairs};
 pub use fingerprint::Fingerprint;
 pub use hamming::{HammingIndex, Match};
+pub use linked::{FoundLinks, Labels};
 pub use lsh::{candidate_pairs, estimated_jaccard, LshParams, MinHashLsh, SimilarPair};
 pub use permuted::PermutedTables;
 pub use probed::ProbedBlocks;

@@ -484,6 +484,37 @@ fn external_components<F: Fingerprint>(fps: &[F], k: u32, design: Design, memory
         0,
         "no file left"
     );
+    assert_eq!(
+        linked_components(fps, k, design, memory),
+        found,
+        "the components from links within {memory}"
+    );
+    found
+}
+
+/// The components `ExternalPairs::links` and `FoundLinks::components` find within `memory`, each
+/// position named by its component's first position (a position no link names by itself); no
+/// file is left.
+fn linked_components<F: Fingerprint>(fps: &[F], k: u32, design: Design, memory: u64) -> Vec<u32> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut search = ExternalPairs::new(memory, dir.path());
+    for &fp in fps {
+        search.push(fp).unwrap();
+    }
+    let mut found: Vec<u32> = (0..fps.len() as u32).collect();
+    let mut last = None;
+    for label in search.links(k, design).unwrap().components().unwrap() {
+        let (position, smallest) = label.unwrap();
+        assert!(last < Some(position), "ascending, each once");
+        assert!(smallest <= position);
+        last = Some(position);
+        found[position as usize] = smallest;
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no file left"
+    );
     found
 }
 
