@@ -247,10 +247,30 @@ def test_executors_without_the_package_fail_in_one_clear_line(tmp_path):
     assert "Traceback" not in run.stderr, run.stderr[-3000:]
 
 
-def _arrow_texts(texts):
+def _arrow_texts(texts, view=False):
     import pyarrow as pa
 
-    return neardup.spark._text_buffers(pa.array(texts, pa.string()))
+    return neardup.spark._text_buffers(pa.array(texts, pa.string()), view=view)
+
+
+def test_search_keys_read_an_arrow_column_in_place():
+    """The texts of a sliced Arrow column (offsets not from 0) read in place through a NumPy view
+    of its buffer give what a copy of its bytes gives, and each text's own fingerprints."""
+    import numpy as np
+    import pyarrow as pa
+
+    texts = [d["text"] for d in _corpus()][:50]
+    column = pa.array(["a text before the slice"] + texts, pa.string()).slice(1)
+    keys = neardup.SearchKeys(None, len(texts))
+    offsets, view = neardup.spark._text_buffers(column, view=True)
+    assert isinstance(view, np.ndarray) and offsets[0] > 0
+    in_place, copied = keys.fingerprint(offsets, view), keys.fingerprint(*neardup.spark._text_buffers(column))
+    for name in ("digest", "simhash", "keys"):
+        assert in_place[name] == copied[name]
+    assert in_place["key_offsets"].tolist() == copied["key_offsets"].tolist()
+    width = keys.simhash_width
+    alone = keys.fingerprint(*neardup.spark._text_buffers(pa.array(texts[7:8], pa.string()), view=True))
+    assert in_place["simhash"][7 * width : 8 * width] == alone["simhash"]
 
 
 def test_the_part_engine_is_the_engine_with_texts_on_disk():
@@ -265,7 +285,8 @@ def test_the_part_engine_is_the_engine_with_texts_on_disk():
     for keep, memory in (("first", None), ("longest", None), ("first", 16 << 20)):
         engine = neardup.PartEngine(None, keep, texts_in_memory=4096, memory=memory)
         half = len(texts) // 2
-        got = [engine.feed(np.zeros(half, np.int64), rows[:half], *_arrow_texts(texts[:half]))]
+        # The first half as a NumPy view of the Arrow buffer (the job's way), the rest as bytes.
+        got = [engine.feed(np.zeros(half, np.int64), rows[:half], *_arrow_texts(texts[:half], view=True))]
         got.append(engine.feed(np.zeros(len(texts) - half, np.int64), rows[half:], *_arrow_texts(texts[half:])))
         got.append(engine.finish())
         assert len(got[0][0]) == 0 and len(got[1][0]) == 0, "a part is decided only once whole"
