@@ -300,13 +300,13 @@ def test_the_part_engine_is_the_engine_with_texts_on_disk():
 
 
 def test_the_engine_budget_follows_the_python_worker_limit():
-    """Half of `spark.executor.pyspark.memory` (MiB without a unit), never under the
+    """Three quarters of `spark.executor.pyspark.memory` (MiB without a unit), never under the
     engine's least; a budget under that least, or a limit that is not a size, is an error."""
     memory = neardup.spark._engine_memory
     assert memory(None) is None
-    assert memory("1g") == 1 << 29
-    assert memory("2048") == 1 << 30
-    assert memory("512MB") == 1 << 28
+    assert memory("1g") == 3 << 28
+    assert memory("2048") == 3 << 29
+    assert memory("512MB") == 3 << 27
     assert memory("1k") == 16 << 20
     with pytest.raises(neardup.NeardupError, match="not a size"):
         memory("lots")

@@ -245,20 +245,17 @@ _SPARK_UNITS = {"": 1 << 20, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 <<
 
 
 def _engine_memory(pyspark_memory: Optional[str]) -> Optional[int]:
-    """The budget of the engine in a Python worker: half of ``spark.executor.pyspark.memory``
-    (Spark's size: MiB without a unit; ``k``, ``m``, ``g``, ``t``, ``p``, optionally followed by
-    ``b``), the rest left to the worker's Arrow batches, the part's texts held in memory and
-    Python. The limit bounds the worker's address space, of which the interpreter, pyarrow's
-    libraries and allocators take their share before the engine allocates anything (with three
-    quarters, the giant family's worker ran out of a 1g limit reading an Arrow batch). At least
-    the engine's least (16 MiB). ``None`` when the limit is not set."""
+    """The budget of the engine in a Python worker: three quarters of
+    ``spark.executor.pyspark.memory`` (Spark's size: MiB without a unit; ``k``, ``m``, ``g``,
+    ``t``, ``p``, optionally followed by ``b``), the rest left to the worker's Arrow batches and
+    Python; at least the engine's least (16 MiB). ``None`` when the limit is not set."""
     if pyspark_memory is None:
         return None
     match = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)b?\s*", pyspark_memory.lower())
     if match is None:
         raise NeardupError(f"spark.executor.pyspark.memory {pyspark_memory!r} is not a size")
     limit = int(match.group(1)) * _SPARK_UNITS[match.group(2)]
-    return max(limit // 2, 16 << 20)
+    return max(limit * 3 // 4, 16 << 20)
 
 
 class _Stages:
