@@ -394,13 +394,14 @@ class _Names:
         self.ids: List[Any] = []
 
     def add(self, rows: Any, ids: Any) -> None:
-        """Holds ``rows`` and their ``ids`` (an Arrow column of a batch) until answered. The ids
-        are copied out of the batch: a column of a batch read from Spark's Arrow stream is a
-        slice of the batch's one body buffer, so holding it would hold every batch's texts
-        until its part is answered (a part of 200,000 rows: all of them)."""
+        """Holds ``rows`` and their ``ids`` (an Arrow column of a batch, and the NumPy view of
+        another) until answered. Both are copied out of the batch: a column of a batch read from
+        Spark's Arrow stream is a slice of the batch's one body buffer, so holding it (or a
+        NumPy view of it) would hold every batch's texts until its part is answered (a part of
+        200,000 rows: all of them)."""
         import numpy as np
 
-        self.rows.append(rows)
+        self.rows.append(np.array(rows, dtype=np.int64, copy=True))
         self.ids.append(ids.take(np.arange(len(ids))))
 
     def take(self, rows: Any) -> Any:
