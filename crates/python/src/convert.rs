@@ -2,9 +2,10 @@
 //! library's serde types named by strings.
 
 use neardup_core::{Choice, Profile};
+use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -108,6 +109,27 @@ pub fn profile(obj: &Bound<'_, PyAny>) -> PyResult<Profile> {
     };
     profile.validate().map_err(to_py)?;
     Ok(profile)
+}
+
+/// Bytes handed over from Python and read in place: a `bytes` object, or a one-dimensional
+/// NumPy `uint8` array (`numpy.frombuffer` over an Arrow buffer: a column's texts where Arrow
+/// holds them, without the copy that `bytes` would cost).
+#[derive(FromPyObject)]
+pub enum ByteView<'py> {
+    /// A `bytes` object.
+    Bytes(Bound<'py, PyBytes>),
+    /// A contiguous NumPy `uint8` array.
+    Array(PyReadonlyArray1<'py, u8>),
+}
+
+impl ByteView<'_> {
+    /// The bytes, borrowed (fails on a NumPy array that is not contiguous).
+    pub fn as_slice(&self) -> PyResult<&[u8]> {
+        match self {
+            ByteView::Bytes(bytes) => Ok(bytes.as_bytes()),
+            ByteView::Array(array) => Ok(array.as_slice()?),
+        }
+    }
 }
 
 /// The texts of an Arrow string column given as its buffers: `offsets` (`len + 1` positions,

@@ -53,7 +53,8 @@ impl SearchKeys {
     }
 
     /// The fingerprints and keys of the texts of an Arrow string column (`offsets`, NumPy
-    /// int64, `len + 1`, into `data`: see `neardup.spark`), in parallel with the GIL released:
+    /// int64, `len + 1`, into `data`: `bytes`, or a NumPy `uint8` view of the
+    /// column's data buffer, read in place; see `neardup.spark`), in parallel with the GIL released:
     /// a dict of `digest` (the digests end to end, `digest_width` bytes each), `simhash` (the
     /// SimHash fingerprints end to end, big-endian), `keys` (every key end to end, `key_width`
     /// bytes each) and `key_offsets` (NumPy int32, `len + 1`: the keys of text `i` are keys
@@ -62,9 +63,9 @@ impl SearchKeys {
         &self,
         py: Python<'py>,
         offsets: PyReadonlyArray1<'py, i64>,
-        data: &[u8],
+        data: convert::ByteView<'py>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let texts = convert::arrow_texts(offsets.as_slice()?, data)?;
+        let texts = convert::arrow_texts(offsets.as_slice()?, data.as_slice()?)?;
         let simhash_width = self.simhash_width();
         let per_text = py.detach(|| {
             texts

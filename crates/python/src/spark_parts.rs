@@ -108,7 +108,8 @@ impl PartEngine {
     }
 
     /// Reads one batch: per row its `parts` id, its `rows` number, its text (an Arrow string
-    /// column's `offsets` into `data`) and, when `fetched_at` is given, its time (Unix seconds;
+    /// column's `offsets` into `data`: `bytes`, or a NumPy `uint8` view of its data buffer)
+    /// and, when `fetched_at` is given, its time (Unix seconds;
     /// `dated[i]` false for a null). Rows must come sorted by part, then by row number. Returns
     /// the answers of the parts this batch completed (`rows`, `cluster`, `duplicate_of`).
     #[pyo3(signature = (parts, rows, offsets, data, fetched_at = None, dated = None))]
@@ -119,12 +120,12 @@ impl PartEngine {
         parts: PyReadonlyArray1<'py, i64>,
         rows: PyReadonlyArray1<'py, i64>,
         offsets: PyReadonlyArray1<'py, i64>,
-        data: &[u8],
+        data: convert::ByteView<'py>,
         fetched_at: Option<PyReadonlyArray1<'py, i64>>,
         dated: Option<PyReadonlyArray1<'py, bool>>,
     ) -> PyResult<Answers<'py>> {
         let (parts, rows) = (parts.as_slice()?, rows.as_slice()?);
-        let texts = convert::arrow_texts(offsets.as_slice()?, data)?;
+        let texts = convert::arrow_texts(offsets.as_slice()?, data.as_slice()?)?;
         let times = match (&fetched_at, &dated) {
             (Some(t), Some(d)) => Some((t.as_slice()?, d.as_slice()?)),
             _ => None,

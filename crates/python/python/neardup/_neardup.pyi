@@ -126,8 +126,11 @@ class SearchKeys:
     @property
     def simhash_width(self) -> int:
         """Bytes of one SimHash fingerprint (8 or 16, big-endian)."""
-    def fingerprint(self, offsets: npt.NDArray[np.int64], data: bytes) -> Dict[str, Any]:
-        """Of the texts of an Arrow string column (``offsets``, ``len + 1``, into ``data``):
+    def fingerprint(
+        self, offsets: npt.NDArray[np.int64], data: Union[bytes, npt.NDArray[np.uint8]]
+    ) -> Dict[str, Any]:
+        """Of the texts of an Arrow string column (``offsets``, ``len + 1``, into ``data``,
+        bytes or a NumPy ``uint8`` view of the column's buffer, read in place):
         ``digest``, ``digest_width``, ``simhash`` (bytes end to end), ``keys`` (bytes end to
         end) and ``key_offsets`` (int32, ``len + 1``); parallel, GIL released."""
     def links(
@@ -208,7 +211,7 @@ class PartEngine:
         parts: npt.NDArray[np.int64],
         rows: npt.NDArray[np.int64],
         offsets: npt.NDArray[np.int64],
-        data: bytes,
+        data: Union[bytes, npt.NDArray[np.uint8]],
         fetched_at: Optional[npt.NDArray[np.int64]] = None,
         dated: Optional[npt.NDArray[np.bool_]] = None,
     ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:

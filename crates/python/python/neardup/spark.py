@@ -290,7 +290,7 @@ class _Stages:
             keys = SearchKeys(policy_json, rows)
             for batch in batches:
                 n = batch.num_rows
-                out = keys.fingerprint(*_text_buffers(batch.column(1)))
+                out = keys.fingerprint(*_text_buffers(batch.column(1), view=True))
                 if keys.key_width:
                     offsets = out["key_offsets"]
                     key = _fixed(out["keys"], keys.key_width, int(offsets[-1]))
@@ -372,7 +372,7 @@ class _Stages:
                 answers = engine.feed(
                     np.asarray(batch.column(0), dtype=np.int64),
                     rows,
-                    *_text_buffers(batch.column(2)),
+                    *_text_buffers(batch.column(2), view=True),
                     **times,
                 )
                 if len(answers[0]):
@@ -394,8 +394,15 @@ class _Names:
         self.ids: List[Any] = []
 
     def add(self, rows: Any, ids: Any) -> None:
-        self.rows.append(rows)
-        self.ids.append(ids)
+        """Holds ``rows`` and their ``ids`` (an Arrow column of a batch, and the NumPy view of
+        another) until answered. Both are copied out of the batch: a column of a batch read from
+        Spark's Arrow stream is a slice of the batch's one body buffer, so holding it (or a
+        NumPy view of it) would hold every batch's texts until its part is answered (a part of
+        200,000 rows: all of them)."""
+        import numpy as np
+
+        self.rows.append(np.array(rows, dtype=np.int64, copy=True))
+        self.ids.append(ids.take(np.arange(len(ids))))
 
     def take(self, rows: Any) -> Any:
         """The ids of ``rows``, the next rows answered (checked)."""
@@ -433,9 +440,11 @@ def _answers(answers: Any, names: Optional[_Names], schema: Any) -> Any:
     return _batch([pa.array(rows), named(cluster), named(duplicate_of)], schema)
 
 
-def _text_buffers(texts: Any) -> Any:
+def _text_buffers(texts: Any, view: bool = False) -> Any:
     """An Arrow string column as ``(offsets, data)``: its offsets (NumPy int64, ``len + 1``)
-    into its UTF-8 bytes, what the Rust side reads without a Python object a text."""
+    into its UTF-8 bytes, what the Rust side reads without a Python object a text. ``data``:
+    the bytes copied into ``bytes``, or with ``view`` a NumPy ``uint8`` array over the column's
+    own data buffer (no copy: what ``SearchKeys.fingerprint`` and ``PartEngine.feed`` take)."""
     import numpy as np
 
     if texts.null_count:
@@ -443,7 +452,10 @@ def _text_buffers(texts: Any) -> Any:
     buffers = texts.buffers()
     offsets_type = np.int64 if str(texts.type) in ("large_string", "large_utf8") else np.int32
     offsets = np.frombuffer(buffers[1], dtype=offsets_type)[texts.offset : texts.offset + len(texts) + 1]
-    data = buffers[2].to_pybytes() if buffers[2] is not None else b""
+    if buffers[2] is None:
+        data = np.zeros(0, np.uint8) if view else b""
+    else:
+        data = np.frombuffer(buffers[2], dtype=np.uint8) if view else buffers[2].to_pybytes()
     return offsets.astype(np.int64), data
 
 
