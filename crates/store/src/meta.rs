@@ -11,8 +11,15 @@ use crate::error::{Result, StoreError};
 ///
 /// 1: redb rows one per slot; 2: redb rows in chunks, the profile and k recorded (SimHash
 /// decision only); 3: the whole policy recorded, and each document's text kept (compressed)
-/// for verification. Format 2 is migrated by [`Meta::migrated`] (`neardup index migrate`).
-pub const FORMAT_VERSION: u32 = 3;
+/// for verification; 4: redb's block keys one B-tree key per entry (a Redis database is as in
+/// 3). Format 2 is migrated by [`Meta::migrated`] (`neardup index migrate`); a redb file of
+/// format 3 is upgraded when opened (its block keys built again when next asked for), a Redis
+/// database of format 3 is read as it is.
+pub const FORMAT_VERSION: u32 = 4;
+
+/// The older format read as the current one: 3 differs from 4 only in redb's block keys, which
+/// a redb store upgrades when it opens the file, so only a Redis database is still in it.
+pub(crate) const READ_AS_CURRENT: u32 = 3;
 
 /// The metadata of a database.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,7 +86,7 @@ impl Meta {
                  `neardup index migrate --db {location}` to upgrade it in place"
             )));
         }
-        if self.version != FORMAT_VERSION {
+        if self.version != FORMAT_VERSION && self.version != READ_AS_CURRENT {
             return Err(StoreError::Corrupt(format!(
                 "{location}: format version {} (this program reads {FORMAT_VERSION})",
                 self.version
@@ -128,6 +135,22 @@ mod tests {
         };
         let text = meta.check("db", Some(&k3)).unwrap_err().to_string();
         assert!(text.contains("<= 6") && text.contains("<= 3"), "{text}");
+    }
+
+    /// Format 3 (a Redis database, the same as 4 there) reads as the current format; a later
+    /// one is refused, naming both.
+    #[test]
+    fn format_3_reads_and_a_later_one_is_refused() {
+        let mut meta = Meta::new(Policy::default());
+        assert_eq!(meta.version, 4);
+        meta.version = READ_AS_CURRENT;
+        assert!(meta.check("db", None).is_ok());
+        meta.version = FORMAT_VERSION + 1;
+        let text = meta.check("db", None).unwrap_err().to_string();
+        assert!(
+            text.contains("format version 5 (this program reads 4)"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -2,10 +2,14 @@
 //!
 //! Tables: `meta` (the [`Meta`] as JSON), `docs` (id → record JSON), `slots` (slot → id) and
 //! `row_chunks` (chunk number → [`CHUNK_ROWS`] fixed-size rows): the compact rows the in-memory
-//! index is rebuilt from; and `blocks` ((table, block key) → a run of the fixed-size entries of
-//! the `held` module): the index the store holds ([`crate::IndexIn::Store`]), built when a
-//! process first opens the database so (its plan then recorded in `meta`) and written by every
-//! insert from then on, in the insert's own commit. Row `slot` is at `slot % CHUNK_ROWS` in chunk `slot / CHUNK_ROWS`: a
+//! index is rebuilt from; and `block_entries` ((table, block key, entry) → nothing: one key per
+//! fixed-size entry of the `held` module, so an append or a removal is one B-tree insert, and a
+//! key's list is a range scan): the index the store holds ([`crate::IndexIn::Store`]), built
+//! when a process first opens the database so (its plan then recorded in `meta`) and written by
+//! every insert and delete from then on, in its own commit. Format 3 kept each block key's list
+//! in one value (`blocks`), rewritten whole on each append: opening such a file drops that table
+//! and its plan (the keys are built again when next asked for) and records format 4, in one
+//! commit. Row `slot` is at `slot % CHUNK_ROWS` in chunk `slot / CHUNK_ROWS`: a
 //! state byte (1 live, 0 absent or deleted), then the SimHash bits and the digest key, each 16
 //! bytes big-endian. A chunk grows as inserts are committed and a delete clears the state byte,
 //! so opening reads about 33 bytes per document in large values, not a B-tree row each.
@@ -16,6 +20,9 @@
 //! each caller told its write is durable. While one commit is syncing, the next batch gathers, so
 //! concurrent inserts share fsyncs. Until its commit, an insert is visible to reads through the
 //! `pending` map. A caller waits for its commit at most the store timeout.
+//!
+//! Page cache: redb's own, sized by [`crate::OpenOptions::store_cache_bytes`] (a share of the
+//! process's `--memory`), redb's default of 1 GiB without a budget.
 //!
 //! I/O errors (a full disk): after one, redb answers every call with "Previous I/O error
 //! occurred. Please close and re-open the database." until the database is reopened. Every
@@ -35,7 +42,7 @@ use redb::{Database, ReadableTable, ReadableTableMetadata, TableDefinition, Tabl
 
 use crate::durability::Durability;
 use crate::error::{Cause, Result, StoreError};
-use crate::meta::{Meta, FORMAT_VERSION};
+use crate::meta::{Meta, FORMAT_VERSION, READ_AS_CURRENT};
 use crate::record::{Entry, Record};
 use crate::store::{reply_within, BlockWrite, Change, Cursor, Durable, Insert, Store};
 
@@ -48,8 +55,10 @@ const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
 const DOCS: TableDefinition<&str, &[u8]> = TableDefinition::new("docs");
 const SLOTS: TableDefinition<u64, &str> = TableDefinition::new("slots");
 const ROW_CHUNKS: TableDefinition<u64, &[u8]> = TableDefinition::new("row_chunks");
-/// (table, block key) → the entries appended under it.
-const BLOCKS: TableDefinition<(u32, u64), &[u8]> = TableDefinition::new("blocks");
+/// (table, block key, entry): one key per entry appended under a block key.
+const BLOCK_ENTRIES: TableDefinition<(u32, u64, &[u8]), ()> = TableDefinition::new("block_entries");
+/// Format 3's block keys: (table, block key) → its entries in one value. Dropped at open.
+const OLD_BLOCKS: TableDefinition<(u32, u64), &[u8]> = TableDefinition::new("blocks");
 /// The key of the block plan in the `meta` table.
 const BLOCKS_KEY: &str = "blocks";
 /// The format before row chunks: its presence means a database this program cannot read.
@@ -77,7 +86,8 @@ enum Job {
     Insert(Box<Record>, Option<BlockWrite>, Sender<Result<()>>),
     /// Block entries to add (`true`) or remove.
     Blocks(Vec<BlockWrite>, bool, Sender<Result<()>>),
-    Delete(String, Sender<Result<Option<Record>>>),
+    /// A document to delete, with its block entries if the store holds them.
+    Delete(String, Option<BlockWrite>, Sender<Result<Option<Record>>>),
     /// A small write that shows commits work (see [`Store::probe`]).
     Probe(Sender<Result<()>>),
 }
@@ -85,6 +95,8 @@ enum Job {
 /// The open database, reopened after an I/O error.
 struct Handle {
     path: PathBuf,
+    /// redb's page cache, in bytes (`None`: redb's default).
+    cache: Option<u64>,
     /// `None` after a failed reopen.
     db: RwLock<Option<Database>>,
     /// An I/O error was seen: reopen before the next access.
@@ -94,8 +106,8 @@ struct Handle {
 impl Handle {
     /// Opens the database file at `path`, creating it if it does not exist, and checks its
     /// integrity (see [`open_file`]).
-    fn open(path: PathBuf) -> Result<Handle> {
-        let db = open_file(&path).map_err(|error| match error {
+    fn open(path: PathBuf, cache: Option<u64>) -> Result<Handle> {
+        let db = open_file(&path, cache).map_err(|error| match error {
             StoreError::Unavailable {
                 source: Some(source),
                 ..
@@ -108,6 +120,7 @@ impl Handle {
         let db = db.map_err(|error| error.naming(&path, "cannot open"))?;
         Ok(Handle {
             path,
+            cache,
             db: RwLock::new(Some(db)),
             broken: AtomicBool::new(false),
         })
@@ -143,7 +156,7 @@ impl Handle {
             return Ok(()); // reopened meanwhile
         }
         *db = None; // closes the file: redb refuses a second handle on it
-        let reopened = open_file(&self.path).map_err(|error| match error {
+        let reopened = open_file(&self.path, self.cache).map_err(|error| match error {
             StoreError::Unavailable { reason, source } => StoreError::Unavailable {
                 reason: format!("cannot reopen {}: {reason}", self.path.display()),
                 source,
@@ -165,8 +178,9 @@ impl Handle {
 /// integrity: every page's checksum (redb's `check_integrity`; a file that fails is rolled back
 /// to its last intact commit if redb can, which is logged, and refused if it cannot). A panic of
 /// redb on a damaged file, and an empty file (which redb would take for a new database), are
-/// [`StoreError::CorruptFile`].
-fn open_file(path: &Path) -> Result<Database> {
+/// [`StoreError::CorruptFile`]. redb's page cache holds at most `cache` bytes (`None`: its
+/// default).
+fn open_file(path: &Path, cache: Option<u64>) -> Result<Database> {
     let corrupt = |detail: String| StoreError::CorruptFile {
         path: path.to_path_buf(),
         detail,
@@ -179,7 +193,13 @@ fn open_file(path: &Path) -> Result<Database> {
         ));
     }
     let opened = neardup_guard::catch(|| -> Result<Database> {
-        let checked = Database::create(path).and_then(|mut db| Ok((db.check_integrity()?, db)));
+        let mut builder = Database::builder();
+        if let Some(bytes) = cache {
+            builder.set_cache_size(usize::try_from(bytes).unwrap_or(usize::MAX));
+        }
+        let checked = builder
+            .create(path)
+            .and_then(|mut db| Ok((db.check_integrity()?, db)));
         let (intact, db) = checked.map_err(|error| match error {
             redb::DatabaseError::Storage(redb::StorageError::Corrupted(detail)) => corrupt(detail),
             other => other.into(),
@@ -219,16 +239,24 @@ impl std::fmt::Debug for RedbStore {
 impl RedbStore {
     /// Opens the store in directory `dir`, creating the directory and the file if needed; a
     /// caller waits at most `timeout` for its commit. Fails if another process has it open.
+    /// redb's page cache is its default (1 GiB): see [`RedbStore::open_within`].
     pub fn open(dir: &Path, timeout: Duration) -> Result<RedbStore> {
+        RedbStore::open_within(dir, timeout, None)
+    }
+
+    /// [`RedbStore::open`] with redb's page cache holding at most `cache` bytes (`None`: its
+    /// default), the store's share of a budget ([`crate::OpenOptions::store_cache_bytes`]).
+    /// A file of format 3 is upgraded to the current format (see the module documentation).
+    pub fn open_within(dir: &Path, timeout: Duration, cache: Option<u64>) -> Result<RedbStore> {
         std::fs::create_dir_all(dir)?;
-        let handle = Arc::new(Handle::open(dir.join(FILE_NAME))?);
+        let handle = Arc::new(Handle::open(dir.join(FILE_NAME), cache)?);
         let next_slot = handle.with(|db| {
             check_format(db)?;
             let txn = db.begin_write()?;
             txn.open_table(META)?;
             txn.open_table(DOCS)?;
             txn.open_table(SLOTS)?;
-            txn.open_table(BLOCKS)?;
+            upgrade_blocks(&txn)?;
             let next_slot = {
                 let chunks = txn.open_table(ROW_CHUNKS)?;
                 let last = chunks.last()?;
@@ -359,14 +387,50 @@ fn check_format(db: &Database) -> Result<()> {
         Err(redb::TableError::TableDoesNotExist(_)) => None,
         Err(error) => return Err(error.into()),
     };
-    // Format 2 opens, to be migrated in place (see `Meta::check`).
-    if old || version.is_some_and(|v| v != FORMAT_VERSION && v != 2) {
+    // Format 2 opens, to be migrated in place (see `Meta::check`); format 3 is upgraded at
+    // open (`upgrade_blocks`).
+    if old || version.is_some_and(|v| v != FORMAT_VERSION && v != 2 && v != READ_AS_CURRENT) {
         return Err(StoreError::Corrupt(format!(
             "format version {} (this program reads {FORMAT_VERSION}); no migration: write the \
              documents into a new database",
             version.filter(|_| !old).unwrap_or(1)
         )));
     }
+    Ok(())
+}
+
+/// Drops format 3's block keys and their recorded plan, if the file has them (the keys are
+/// built again in one key per entry when a process next asks for them), and records a format-3
+/// file as the current format: all in `txn`, the open's own commit. A format-2 file keeps its
+/// version (`neardup index migrate` upgrades it).
+fn upgrade_blocks(txn: &redb::WriteTransaction) -> Result<()> {
+    let old = txn
+        .list_tables()?
+        .any(|table| table.name() == OLD_BLOCKS.name());
+    let mut meta = txn.open_table(META)?;
+    let stored = meta
+        .get(META_KEY)?
+        .map(|json| serde_json::from_str::<Meta>(json.value()))
+        .transpose()?;
+    let format_3 = stored
+        .as_ref()
+        .is_some_and(|meta| meta.version == READ_AS_CURRENT);
+    if old || format_3 {
+        txn.delete_table(OLD_BLOCKS)?;
+        txn.delete_table(BLOCK_ENTRIES)?;
+        meta.remove(BLOCKS_KEY)?;
+        if let Some(mut upgraded) = stored.filter(|_| format_3) {
+            upgraded.version = FORMAT_VERSION;
+            meta.insert(META_KEY, serde_json::to_string(&upgraded)?.as_str())?;
+        }
+        tracing::info!(
+            from = READ_AS_CURRENT,
+            to = FORMAT_VERSION,
+            "database upgraded: block keys of the older layout dropped (built again when next \
+             opened with the index in the store)"
+        );
+    }
+    txn.open_table(BLOCK_ENTRIES)?;
     Ok(())
 }
 
@@ -418,33 +482,44 @@ fn write_chunks(
     Ok(())
 }
 
-/// Appends `entry` to the list of each of `keys` in `table` (`add`), or removes its first
-/// occurrence from each (a list left empty is removed).
+/// Adds `entry` under each of `keys` in `table` (`add`), or removes it from each (absent:
+/// nothing to do): one B-tree key each, whatever the length of the key's list.
 fn write_blocks(
-    table: &mut redb::Table<(u32, u64), &[u8]>,
+    table: &mut redb::Table<(u32, u64, &[u8]), ()>,
     keys: &[(u32, u64)],
     entry: &[u8],
     add: bool,
 ) -> Result<()> {
-    for &key in keys {
-        let stored = table.get(key)?.map(|list| list.value().to_vec());
-        let mut list = stored.unwrap_or_default();
+    for &(number, key) in keys {
         if add {
-            list.extend_from_slice(entry);
-        } else if !remove_entry(&mut list, entry) {
-            continue;
-        }
-        if list.is_empty() {
-            table.remove(key)?;
+            table.insert((number, key, entry), ())?;
         } else {
-            table.insert(key, list.as_slice())?;
+            table.remove((number, key, entry))?;
         }
     }
     Ok(())
 }
 
-/// Removes the first occurrence of `entry` from `list`, a run of entries of its length;
-/// returns whether there was one.
+/// The entries under block key `(number, key)` in `table`, one after the other (in the order
+/// of their bytes), read by a range scan from the key's first entry.
+fn read_list(
+    table: &impl ReadableTable<(u32, u64, &'static [u8]), ()>,
+    (number, key): (u32, u64),
+) -> Result<Vec<u8>> {
+    let mut list = Vec::new();
+    for found in table.range((number, key, [].as_slice())..)? {
+        let (stored, _) = found?;
+        let (stored_number, stored_key, entry) = stored.value();
+        if (stored_number, stored_key) != (number, key) {
+            break;
+        }
+        list.extend_from_slice(entry);
+    }
+    Ok(list)
+}
+
+/// Removes the first occurrence of `entry` from `list` (pending entries), a run of entries of
+/// its length; returns whether there was one.
 fn remove_entry(list: &mut Vec<u8>, entry: &[u8]) -> bool {
     let len = entry.len().max(1);
     match list.chunks_exact(len).position(|chunk| chunk == entry) {
@@ -499,7 +574,7 @@ fn run_committer(handle: &Handle, pending: &Mutex<Pending>, jobs: &Receiver<Job>
                         Job::Insert(_, _, reply) | Job::Blocks(_, _, reply) | Job::Probe(reply) => {
                             drop(reply.send(Ok(())))
                         }
-                        Job::Delete(_, reply) => drop(reply.send(Ok(deleted.next().flatten()))),
+                        Job::Delete(_, _, reply) => drop(reply.send(Ok(deleted.next().flatten()))),
                     }
                 }
             }
@@ -526,7 +601,7 @@ fn run_committer(handle: &Handle, pending: &Mutex<Pending>, jobs: &Receiver<Job>
                         Job::Insert(_, _, reply) | Job::Blocks(_, _, reply) | Job::Probe(reply) => {
                             drop(reply.send(Err(error)))
                         }
-                        Job::Delete(_, reply) => drop(reply.send(Err(error))),
+                        Job::Delete(_, _, reply) => drop(reply.send(Err(error))),
                     }
                 }
             }
@@ -542,7 +617,7 @@ fn commit(db: &Database, batch: &[Job]) -> Result<Vec<Option<Record>>> {
         let mut docs = txn.open_table(DOCS)?;
         let mut slots = txn.open_table(SLOTS)?;
         let mut chunks = txn.open_table(ROW_CHUNKS)?;
-        let mut blocks = txn.open_table(BLOCKS)?;
+        let mut blocks = txn.open_table(BLOCK_ENTRIES)?;
         let mut touched = BTreeMap::new();
         for job in batch {
             match job {
@@ -572,7 +647,7 @@ fn commit(db: &Database, batch: &[Job]) -> Result<Vec<Option<Record>>> {
                         Some((entry.simhash, entry.digest)),
                     )?;
                 }
-                Job::Delete(id, _) => {
+                Job::Delete(id, own, _) => {
                     let removed = docs.remove(id.as_str())?;
                     let record: Option<Record> = removed
                         .map(|bytes| serde_json::from_slice(bytes.value()))
@@ -580,6 +655,9 @@ fn commit(db: &Database, batch: &[Job]) -> Result<Vec<Option<Record>>> {
                     if let Some(record) = &record {
                         slots.remove(record.slot)?;
                         set_row(&chunks, &mut touched, record.slot, None)?;
+                        if let Some((keys, entry)) = own {
+                            write_blocks(&mut blocks, keys, entry, false)?;
+                        }
                     }
                     deleted.push(record);
                 }
@@ -679,7 +757,28 @@ impl Store for RedbStore {
     }
 
     fn delete(&self, id: &str) -> Result<Option<Record>> {
-        self.submit(|reply| Job::Delete(id.to_string(), reply), "the delete")
+        self.submit(
+            |reply| Job::Delete(id.to_string(), None, reply),
+            "the delete",
+        )
+    }
+
+    /// The record and its block entries removed in one commit. The entries are those of the
+    /// record read before the delete is queued: the same record, as this process is the file's
+    /// only writer and [`crate::NearDupDb`] holds its writer lock around both.
+    fn delete_with_blocks(
+        &self,
+        id: &str,
+        blocks: &dyn Fn(&Record) -> BlockWrite,
+    ) -> Result<Option<Record>> {
+        let Some(record) = self.get(id)? else {
+            return Ok(None);
+        };
+        let own = blocks(&record);
+        self.submit(
+            |reply| Job::Delete(id.to_string(), Some(own), reply),
+            "the delete",
+        )
     }
 
     fn get(&self, id: &str) -> Result<Option<Record>> {
@@ -743,6 +842,10 @@ impl Store for RedbStore {
         true
     }
 
+    fn cache_bytes(&self) -> u64 {
+        self.handle.cache.unwrap_or(0)
+    }
+
     fn blocks_when_asked(&self) -> bool {
         true
     }
@@ -787,12 +890,11 @@ impl Store for RedbStore {
         let pending = self.pending();
         self.handle.with(|db| {
             let txn = db.begin_read()?;
-            let table = txn.open_table(BLOCKS)?;
+            let table = txn.open_table(BLOCK_ENTRIES)?;
             keys.iter()
-                .map(|key| {
-                    let stored = table.get(*key)?;
-                    let mut list = stored.map_or_else(Vec::new, |list| list.value().to_vec());
-                    if let Some(more) = pending.blocks.get(key) {
+                .map(|&key| {
+                    let mut list = read_list(&table, key)?;
+                    if let Some(more) = pending.blocks.get(&key) {
                         list.extend_from_slice(more);
                     }
                     Ok(list)
@@ -863,6 +965,76 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("format version 1"), "{error}");
+    }
+
+    /// A record for slot `slot` (its SimHash the slot).
+    fn record(id: &str, slot: u64) -> Record {
+        Record {
+            id: id.into(),
+            url: None,
+            title: None,
+            fetched_at: None,
+            simhash: neardup_core::Simhash::B64(slot),
+            digest: "00".repeat(16),
+            minhash: None,
+            inserted_at: 0,
+            slot,
+            text: None,
+        }
+    }
+
+    /// A family of 20,000 documents under the same block keys: each append is one key (the
+    /// lists are read back whole, in the order of the entries' bytes); a delete removes its
+    /// record and its entries in one commit, and a reopened file holds the rest.
+    #[test]
+    fn a_family_under_one_key_reads_back_and_deletes_its_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = vec![(0, 7), (1, u64::MAX), (2, 0)];
+        let entry = |slot: u64| [slot.to_le_bytes(), (slot * 3).to_le_bytes()].concat();
+        let family = 20_000u64;
+        {
+            let store = RedbStore::open(dir.path(), Duration::from_secs(30)).unwrap();
+            let writes: Vec<BlockWrite> = (1..family)
+                .map(|slot| (keys.clone(), entry(slot)))
+                .collect();
+            for batch in writes.chunks(1000) {
+                store.add_blocks_batch(batch).unwrap();
+            }
+            let first = store.reserve_slot().unwrap();
+            assert_eq!(first, 0, "a new file's first slot");
+            let inserted = store
+                .insert_with_blocks(
+                    record("first", first),
+                    Cursor::default(),
+                    &(keys.clone(), entry(first)),
+                )
+                .unwrap();
+            let Insert::Accepted { durable, .. } = inserted else {
+                panic!("{inserted:?}")
+            };
+            durable.wait().unwrap();
+            // A neighbouring key's entries are not read with these.
+            store.add_blocks(&[(0, 8), (1, 0)], &entry(99_999)).unwrap();
+            let lists = store.read_blocks(&keys).unwrap();
+            for list in &lists {
+                assert_eq!(list.len() as u64, family * 16);
+                assert_eq!(list[..16], entry(first)[..]);
+            }
+            let deleted = store
+                .delete_with_blocks("first", &|record| (keys.clone(), entry(record.slot)))
+                .unwrap();
+            assert_eq!(deleted.map(|r| r.slot), Some(first));
+        }
+        let store = RedbStore::open(dir.path(), Duration::from_secs(30)).unwrap();
+        assert!(store.get("first").unwrap().is_none());
+        for list in store.read_blocks(&keys).unwrap() {
+            assert_eq!(list.len() as u64, (family - 1) * 16);
+            assert!(list.chunks_exact(16).all(|e| e != entry(0)));
+        }
+        assert_eq!(
+            store.read_blocks(&[(0, 9)]).unwrap(),
+            vec![Vec::<u8>::new()]
+        );
     }
 
     #[test]

@@ -148,3 +148,103 @@ fn the_store_s_index_answers_as_the_process_s() {
         "{gone:?}"
     );
 }
+
+/// A copy of the format-3 database in `tests/redb/format3.redb.zst` (made by main's binary
+/// before format 4: `neardup index add` of three documents, `neardup index stats --index-in
+/// store`, which built its block keys in one value a key, then one insert more with the index
+/// in the store: documents a, b, c and d, d a near copy of a) in a new directory.
+fn format_3_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let packed = include_bytes!("redb/format3.redb.zst");
+    let file = zstd::decode_all(packed.as_slice()).unwrap();
+    std::fs::write(dir.path().join("neardup.redb"), file).unwrap();
+    dir
+}
+
+/// A format-3 file made by the previous binary is upgraded when opened: its format becomes the
+/// current one, its block keys of the older layout are dropped with their plan, and the first
+/// open with the index in the store builds them again, after which a check finds what a local
+/// index finds (a near copy of a and d).
+#[test]
+fn a_format_3_file_is_upgraded_and_its_block_keys_built_again() {
+    let dir = format_3_copy();
+    let location = dir.path().to_str().unwrap();
+    let store = neardup_store::open_store(location, &OpenOptions::default()).unwrap();
+    let meta = store.meta().unwrap().unwrap();
+    assert_eq!(meta.version, neardup_store::FORMAT_VERSION);
+    assert_eq!(
+        store.blocks_plan().unwrap(),
+        None,
+        "the older keys' plan dropped"
+    );
+    drop(store);
+    let near_a = "The council approved the new budget on Monday after a long debate about \
+        schools, roads and the library tomorrow.";
+    let local = open(dir.path()).check(&doc("x", near_a)).unwrap();
+    let held_db = open_held(dir.path());
+    let stats = held_db.stats().unwrap();
+    assert_eq!(stats.documents, 4);
+    assert!(stats.store_index.is_some(), "{stats:?}");
+    let held = held_db.check(&doc("x", near_a)).unwrap();
+    assert_eq!(
+        (&held.verdict, &held.matches),
+        (&local.verdict, &local.matches)
+    );
+    assert!(held.verdict.duplicate().is_some(), "{held:?}");
+}
+
+/// The store's page cache is its share of the budget: a quarter, and redb opened through a
+/// location holds that much ([`neardup_store::Store::cache_bytes`]); without a budget, redb's
+/// default. A database opened within a small budget still works.
+#[test]
+fn redb_s_page_cache_follows_the_budget() {
+    let within = |memory: Option<u64>| OpenOptions {
+        memory,
+        ..OpenOptions::default()
+    };
+    assert_eq!(within(None).store_cache_bytes(), None);
+    assert_eq!(within(Some(2 << 30)).store_cache_bytes(), Some(512 << 20));
+    assert_eq!(within(Some(512 << 20)).store_cache_bytes(), Some(128 << 20));
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap();
+    for memory in [Some(1 << 30), Some(4 << 20), None] {
+        let store = neardup_store::open_store(location, &within(memory)).unwrap();
+        assert_eq!(store.cache_bytes(), memory.map_or(0, |m| m / 4));
+    }
+    let options = OpenOptions {
+        index_in: IndexIn::Store,
+        ..within(Some(4 << 20))
+    };
+    let db = open_db(location, options).unwrap();
+    let docs = mixed(0, 200, 40);
+    let small = verdicts(&db, &docs);
+    assert_eq!(db.stats().unwrap().memory_budget_bytes, Some(4 << 20));
+    drop(db);
+    let again = tempfile::tempdir().unwrap();
+    assert_eq!(verdicts(&open_held(again.path()), &docs), small);
+}
+
+/// A delete with the index in the store removes the record and its block entries together:
+/// the raw lists of its keys no longer hold it, and a copy of it is unique.
+#[test]
+fn a_delete_removes_its_block_entries_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_held(dir.path());
+    let body = text(77);
+    db.insert(&doc("gone", &body)).unwrap();
+    db.insert(&doc("kept", &text(78))).unwrap();
+    assert!(db.delete("gone").unwrap().is_some());
+    assert!(db.delete("gone").unwrap().is_none());
+    assert_eq!(
+        db.check(&doc("copy", &body)).unwrap().verdict,
+        Verdict::Unique
+    );
+    drop(db);
+    let db = open_held(dir.path());
+    assert_eq!(
+        db.check(&doc("copy", &body)).unwrap().verdict,
+        Verdict::Unique
+    );
+    let kept = db.check(&doc("copy", &text(78))).unwrap();
+    assert_eq!(kept.verdict, duplicate_of("kept"));
+}
