@@ -56,9 +56,10 @@ pub struct DbArgs {
     /// over the cluster): this process holds no index, whatever the database's size.
     #[arg(long, value_parser = choice::<IndexIn>(), default_value = "local")]
     pub index_in: IndexIn,
-    /// The most this process may hold for the database (e.g. 512M, 2G): a local index over it
-    /// is refused at start; the verification cache gets what the index leaves [default: no
-    /// limit on the index, a cache of about 150 MB].
+    /// The most this process may hold for the database (e.g. 512M, 2G): redb's page cache gets
+    /// a quarter; a local index over the rest is refused at start; the verification cache gets
+    /// what the index leaves [default: no limit on the index, a cache of about 150 MB, redb's
+    /// page cache 1 GiB].
     #[arg(long, value_name = "SIZE", value_parser = parse_memory)]
     pub memory: Option<u64>,
     /// Redis: the oldest, in seconds, a log entry may be before this process trims it, even

@@ -79,11 +79,12 @@ pub struct OpenOptions {
     /// Where checks find their candidates: an index in this process (the default) or the one
     /// the store holds (redb or Redis; else [`StoreError::IndexPlacement`]).
     pub index_in: IndexIn,
-    /// The most this process may hold for the database's data, in bytes: the in-memory index
-    /// (a local index over it is refused at open, [`StoreError::IndexPlacement`]: before it is
-    /// built when the stored documents alone show it cannot fit) plus the
+    /// The most this process may hold for the database's data, in bytes: the store's own page
+    /// cache (redb: [`OpenOptions::store_cache_bytes`], a quarter), then the in-memory index
+    /// (a local index over what is left is refused at open, [`StoreError::IndexPlacement`]:
+    /// before it is built when the stored documents alone show it cannot fit) plus the
     /// verification cache, which gets what the index leaves. `None`: no limit on the index,
-    /// the cache's default share.
+    /// the cache's default share, redb's default page cache (1 GiB).
     pub memory: Option<u64>,
     /// Redis: the oldest a log entry may be before a writer trims it, whatever process still
     /// needs it (default [`crate::DEFAULT_LOG_WINDOW`], a day); a process further behind loads
@@ -98,6 +99,19 @@ pub struct OpenOptions {
     /// minutes). Longer than any insert takes (a few store timeouts): a slower one is refused
     /// (a 503, retried with its id).
     pub sweep_after: Duration,
+}
+
+/// The share of [`OpenOptions::memory`] a store's own page cache gets: one part in this many.
+const STORE_CACHE_SHARE: u64 = 4;
+
+impl OpenOptions {
+    /// The most a store may hold as its own page cache in this process (redb's cache of its
+    /// file's pages): a quarter of [`OpenOptions::memory`]; `None` without a budget (redb's
+    /// default, 1 GiB). [`NearDupDb::open`] gives the index and the verification cache what
+    /// the store's cache leaves ([`Store::cache_bytes`]).
+    pub fn store_cache_bytes(&self) -> Option<u64> {
+        self.memory.map(|memory| memory / STORE_CACHE_SHARE)
+    }
 }
 
 impl Default for OpenOptions {
@@ -278,8 +292,12 @@ impl NearDupDb {
         check_online(&meta.policy)?;
         let fingerprinter = Fingerprinter::new(meta.policy.profile.clone())?;
         let plan = open_plan(&store, &meta, options.index_in)?;
+        // What the store's own cache leaves of the budget.
+        let memory = options
+            .memory
+            .map(|memory| memory.saturating_sub(store.cache_bytes()));
         let (index, cursor) = match options.index_in {
-            IndexIn::Local => load_index(&store, &meta, options.memory)?,
+            IndexIn::Local => load_index(&store, &meta, memory)?,
             IndexIn::Store if plan.is_some() => (
                 MemIndex::build(&[], meta.policy.profile.bits, meta.policy.k)?,
                 Cursor::default(),
@@ -290,7 +308,7 @@ impl NearDupDb {
                 )))
             }
         };
-        let sets = match options.memory {
+        let sets = match memory {
             Some(memory) => {
                 SetCache::with_bytes(memory.saturating_sub(index.memory_bytes() as u64))
             }
@@ -641,17 +659,18 @@ impl NearDupDb {
     /// Deletes document `id` durably; returns its record if it was stored.
     pub fn delete(&self, id: &str) -> Result<Option<Record>> {
         let _guard = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        let deleted = self.store.delete(id)?;
+        let deleted = match &self.plan {
+            Some(plan) => self.store.delete_with_blocks(id, &|record| {
+                let simhash = record.simhash.as_u128();
+                (
+                    plan.homes(record.slot, simhash),
+                    plan.entry(record.slot, simhash),
+                )
+            })?,
+            None => self.store.delete(id)?,
+        };
         if let Some(record) = &deleted {
             self.write().index.remove(record.slot);
-            if let Some(plan) = &self.plan {
-                let simhash = record.simhash.as_u128();
-                let entry = plan.entry(record.slot, simhash);
-                let homes = plan.homes(record.slot, simhash);
-                if let Err(error) = self.store.remove_blocks(&homes, &entry) {
-                    tracing::warn!(%error, id, "block entries of a deleted document are left");
-                }
-            }
         }
         Ok(deleted)
     }
@@ -968,8 +987,8 @@ const LEAST_INDEX_BYTES: u64 = 64;
 fn over_budget(documents: u64, bytes: u64, memory: u64) -> StoreError {
     StoreError::IndexPlacement(format!(
         "the index of {documents} documents takes at least {} MiB in this process, over the \
-         memory budget of {} MiB: give more (--memory), or check against the index the store \
-         holds (--index-in store)",
+         {} MiB the memory budget leaves it (less the store's own page cache, if any): give \
+         more (--memory), or check against the index the store holds (--index-in store)",
         bytes >> 20,
         memory >> 20
     ))

@@ -206,6 +206,18 @@ impl Store for Gated {
         self.call(|store| store.delete(id))
     }
 
+    fn delete_with_blocks(
+        &self,
+        id: &str,
+        blocks: &dyn Fn(&Record) -> BlockWrite,
+    ) -> Result<Option<Record>> {
+        self.call(|store| store.delete_with_blocks(id, blocks))
+    }
+
+    fn cache_bytes(&self) -> u64 {
+        self.inner.cache_bytes()
+    }
+
     fn get(&self, id: &str) -> Result<Option<Record>> {
         self.call(|store| store.get(id))
     }

@@ -17,6 +17,9 @@
 //! concurrent inserts share fsyncs. Until its commit, an insert is visible to reads through the
 //! `pending` map. A caller waits for its commit at most the store timeout.
 //!
+//! Page cache: redb's own, sized by [`crate::OpenOptions::store_cache_bytes`] (a share of the
+//! process's `--memory`), redb's default of 1 GiB without a budget.
+//!
 //! I/O errors (a full disk): after one, redb answers every call with "Previous I/O error
 //! occurred. Please close and re-open the database." until the database is reopened. Every
 //! access goes through [`Handle::with`], which marks the database broken on such an error and
@@ -77,7 +80,8 @@ enum Job {
     Insert(Box<Record>, Option<BlockWrite>, Sender<Result<()>>),
     /// Block entries to add (`true`) or remove.
     Blocks(Vec<BlockWrite>, bool, Sender<Result<()>>),
-    Delete(String, Sender<Result<Option<Record>>>),
+    /// A document to delete, with its block entries if the store holds them.
+    Delete(String, Option<BlockWrite>, Sender<Result<Option<Record>>>),
     /// A small write that shows commits work (see [`Store::probe`]).
     Probe(Sender<Result<()>>),
 }
@@ -85,6 +89,8 @@ enum Job {
 /// The open database, reopened after an I/O error.
 struct Handle {
     path: PathBuf,
+    /// redb's page cache, in bytes (`None`: redb's default).
+    cache: Option<u64>,
     /// `None` after a failed reopen.
     db: RwLock<Option<Database>>,
     /// An I/O error was seen: reopen before the next access.
@@ -94,8 +100,8 @@ struct Handle {
 impl Handle {
     /// Opens the database file at `path`, creating it if it does not exist, and checks its
     /// integrity (see [`open_file`]).
-    fn open(path: PathBuf) -> Result<Handle> {
-        let db = open_file(&path).map_err(|error| match error {
+    fn open(path: PathBuf, cache: Option<u64>) -> Result<Handle> {
+        let db = open_file(&path, cache).map_err(|error| match error {
             StoreError::Unavailable {
                 source: Some(source),
                 ..
@@ -108,6 +114,7 @@ impl Handle {
         let db = db.map_err(|error| error.naming(&path, "cannot open"))?;
         Ok(Handle {
             path,
+            cache,
             db: RwLock::new(Some(db)),
             broken: AtomicBool::new(false),
         })
@@ -143,7 +150,7 @@ impl Handle {
             return Ok(()); // reopened meanwhile
         }
         *db = None; // closes the file: redb refuses a second handle on it
-        let reopened = open_file(&self.path).map_err(|error| match error {
+        let reopened = open_file(&self.path, self.cache).map_err(|error| match error {
             StoreError::Unavailable { reason, source } => StoreError::Unavailable {
                 reason: format!("cannot reopen {}: {reason}", self.path.display()),
                 source,
@@ -165,8 +172,9 @@ impl Handle {
 /// integrity: every page's checksum (redb's `check_integrity`; a file that fails is rolled back
 /// to its last intact commit if redb can, which is logged, and refused if it cannot). A panic of
 /// redb on a damaged file, and an empty file (which redb would take for a new database), are
-/// [`StoreError::CorruptFile`].
-fn open_file(path: &Path) -> Result<Database> {
+/// [`StoreError::CorruptFile`]. redb's page cache holds at most `cache` bytes (`None`: its
+/// default).
+fn open_file(path: &Path, cache: Option<u64>) -> Result<Database> {
     let corrupt = |detail: String| StoreError::CorruptFile {
         path: path.to_path_buf(),
         detail,
@@ -179,7 +187,13 @@ fn open_file(path: &Path) -> Result<Database> {
         ));
     }
     let opened = neardup_guard::catch(|| -> Result<Database> {
-        let checked = Database::create(path).and_then(|mut db| Ok((db.check_integrity()?, db)));
+        let mut builder = Database::builder();
+        if let Some(bytes) = cache {
+            builder.set_cache_size(usize::try_from(bytes).unwrap_or(usize::MAX));
+        }
+        let checked = builder
+            .create(path)
+            .and_then(|mut db| Ok((db.check_integrity()?, db)));
         let (intact, db) = checked.map_err(|error| match error {
             redb::DatabaseError::Storage(redb::StorageError::Corrupted(detail)) => corrupt(detail),
             other => other.into(),
@@ -219,9 +233,16 @@ impl std::fmt::Debug for RedbStore {
 impl RedbStore {
     /// Opens the store in directory `dir`, creating the directory and the file if needed; a
     /// caller waits at most `timeout` for its commit. Fails if another process has it open.
+    /// redb's page cache is its default (1 GiB): see [`RedbStore::open_within`].
     pub fn open(dir: &Path, timeout: Duration) -> Result<RedbStore> {
+        RedbStore::open_within(dir, timeout, None)
+    }
+
+    /// [`RedbStore::open`] with redb's page cache holding at most `cache` bytes (`None`: its
+    /// default), the store's share of a budget ([`crate::OpenOptions::store_cache_bytes`]).
+    pub fn open_within(dir: &Path, timeout: Duration, cache: Option<u64>) -> Result<RedbStore> {
         std::fs::create_dir_all(dir)?;
-        let handle = Arc::new(Handle::open(dir.join(FILE_NAME))?);
+        let handle = Arc::new(Handle::open(dir.join(FILE_NAME), cache)?);
         let next_slot = handle.with(|db| {
             check_format(db)?;
             let txn = db.begin_write()?;
@@ -499,7 +520,7 @@ fn run_committer(handle: &Handle, pending: &Mutex<Pending>, jobs: &Receiver<Job>
                         Job::Insert(_, _, reply) | Job::Blocks(_, _, reply) | Job::Probe(reply) => {
                             drop(reply.send(Ok(())))
                         }
-                        Job::Delete(_, reply) => drop(reply.send(Ok(deleted.next().flatten()))),
+                        Job::Delete(_, _, reply) => drop(reply.send(Ok(deleted.next().flatten()))),
                     }
                 }
             }
@@ -526,7 +547,7 @@ fn run_committer(handle: &Handle, pending: &Mutex<Pending>, jobs: &Receiver<Job>
                         Job::Insert(_, _, reply) | Job::Blocks(_, _, reply) | Job::Probe(reply) => {
                             drop(reply.send(Err(error)))
                         }
-                        Job::Delete(_, reply) => drop(reply.send(Err(error))),
+                        Job::Delete(_, _, reply) => drop(reply.send(Err(error))),
                     }
                 }
             }
@@ -572,7 +593,7 @@ fn commit(db: &Database, batch: &[Job]) -> Result<Vec<Option<Record>>> {
                         Some((entry.simhash, entry.digest)),
                     )?;
                 }
-                Job::Delete(id, _) => {
+                Job::Delete(id, own, _) => {
                     let removed = docs.remove(id.as_str())?;
                     let record: Option<Record> = removed
                         .map(|bytes| serde_json::from_slice(bytes.value()))
@@ -580,6 +601,9 @@ fn commit(db: &Database, batch: &[Job]) -> Result<Vec<Option<Record>>> {
                     if let Some(record) = &record {
                         slots.remove(record.slot)?;
                         set_row(&chunks, &mut touched, record.slot, None)?;
+                        if let Some((keys, entry)) = own {
+                            write_blocks(&mut blocks, keys, entry, false)?;
+                        }
                     }
                     deleted.push(record);
                 }
@@ -679,7 +703,28 @@ impl Store for RedbStore {
     }
 
     fn delete(&self, id: &str) -> Result<Option<Record>> {
-        self.submit(|reply| Job::Delete(id.to_string(), reply), "the delete")
+        self.submit(
+            |reply| Job::Delete(id.to_string(), None, reply),
+            "the delete",
+        )
+    }
+
+    /// The record and its block entries removed in one commit. The entries are those of the
+    /// record read before the delete is queued: the same record, as this process is the file's
+    /// only writer and [`crate::NearDupDb`] holds its writer lock around both.
+    fn delete_with_blocks(
+        &self,
+        id: &str,
+        blocks: &dyn Fn(&Record) -> BlockWrite,
+    ) -> Result<Option<Record>> {
+        let Some(record) = self.get(id)? else {
+            return Ok(None);
+        };
+        let own = blocks(&record);
+        self.submit(
+            |reply| Job::Delete(id.to_string(), Some(own), reply),
+            "the delete",
+        )
     }
 
     fn get(&self, id: &str) -> Result<Option<Record>> {
@@ -741,6 +786,10 @@ impl Store for RedbStore {
 
     fn holds_blocks(&self) -> bool {
         true
+    }
+
+    fn cache_bytes(&self) -> u64 {
+        self.handle.cache.unwrap_or(0)
     }
 
     fn blocks_when_asked(&self) -> bool {

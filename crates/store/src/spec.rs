@@ -106,7 +106,11 @@ pub fn open_store(spec: &str, options: &OpenOptions) -> Result<Box<dyn Store>> {
         DbSpec::Dir(dir) if options.must_exist && !RedbStore::holds_database(&dir) => {
             return Err(StoreError::NoDatabase(dir.display().to_string()))
         }
-        DbSpec::Dir(dir) => Box::new(RedbStore::open(&dir, options.timeout)?),
+        DbSpec::Dir(dir) => Box::new(RedbStore::open_within(
+            &dir,
+            options.timeout,
+            options.store_cache_bytes(),
+        )?),
         DbSpec::Redis { url, name } => Box::new(RedisStore::open(&url, &name, options)?),
         DbSpec::Cluster { nodes, name } => {
             Box::new(RedisStore::open_cluster(&nodes, &name, options)?)

@@ -137,6 +137,32 @@ pub trait Store: Send + Sync {
     /// Deletes the document `id`, durably; returns its record if it was stored.
     fn delete(&self, id: &str) -> Result<Option<Record>>;
 
+    /// [`Store::delete`] of `id` with its block entry removed from each of its keys (`blocks`
+    /// names them from the record). The default deletes the record, then removes the entries
+    /// (Redis: an entry left by a failure there names a slot the store no longer holds, which
+    /// checks skip; it is logged); redb does both in one commit.
+    fn delete_with_blocks(
+        &self,
+        id: &str,
+        blocks: &dyn Fn(&Record) -> BlockWrite,
+    ) -> Result<Option<Record>> {
+        let deleted = self.delete(id)?;
+        if let Some(record) = &deleted {
+            let (keys, entry) = blocks(record);
+            if let Err(error) = self.remove_blocks(&keys, &entry) {
+                tracing::warn!(%error, id, "block entries of a deleted document are left");
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// Bytes of its own page cache the store holds in this process, out of the budget
+    /// ([`crate::OpenOptions::store_cache_bytes`]): redb's cache, sized so; 0 for a store
+    /// that keeps none here (Redis, process memory).
+    fn cache_bytes(&self) -> u64 {
+        0
+    }
+
     /// The record of document `id`.
     fn get(&self, id: &str) -> Result<Option<Record>>;
 

@@ -148,3 +148,59 @@ fn the_store_s_index_answers_as_the_process_s() {
         "{gone:?}"
     );
 }
+
+/// The store's page cache is its share of the budget: a quarter, and redb opened through a
+/// location holds that much ([`neardup_store::Store::cache_bytes`]); without a budget, redb's
+/// default. A database opened within a small budget still works.
+#[test]
+fn redb_s_page_cache_follows_the_budget() {
+    let within = |memory: Option<u64>| OpenOptions {
+        memory,
+        ..OpenOptions::default()
+    };
+    assert_eq!(within(None).store_cache_bytes(), None);
+    assert_eq!(within(Some(2 << 30)).store_cache_bytes(), Some(512 << 20));
+    assert_eq!(within(Some(512 << 20)).store_cache_bytes(), Some(128 << 20));
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap();
+    for memory in [Some(1 << 30), Some(4 << 20), None] {
+        let store = neardup_store::open_store(location, &within(memory)).unwrap();
+        assert_eq!(store.cache_bytes(), memory.map_or(0, |m| m / 4));
+    }
+    let options = OpenOptions {
+        index_in: IndexIn::Store,
+        ..within(Some(4 << 20))
+    };
+    let db = open_db(location, options).unwrap();
+    let docs = mixed(0, 200, 40);
+    let small = verdicts(&db, &docs);
+    assert_eq!(db.stats().unwrap().memory_budget_bytes, Some(4 << 20));
+    drop(db);
+    let again = tempfile::tempdir().unwrap();
+    assert_eq!(verdicts(&open_held(again.path()), &docs), small);
+}
+
+/// A delete with the index in the store removes the record and its block entries together:
+/// the raw lists of its keys no longer hold it, and a copy of it is unique.
+#[test]
+fn a_delete_removes_its_block_entries_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_held(dir.path());
+    let body = text(77);
+    db.insert(&doc("gone", &body)).unwrap();
+    db.insert(&doc("kept", &text(78))).unwrap();
+    assert!(db.delete("gone").unwrap().is_some());
+    assert!(db.delete("gone").unwrap().is_none());
+    assert_eq!(
+        db.check(&doc("copy", &body)).unwrap().verdict,
+        Verdict::Unique
+    );
+    drop(db);
+    let db = open_held(dir.path());
+    assert_eq!(
+        db.check(&doc("copy", &body)).unwrap().verdict,
+        Verdict::Unique
+    );
+    let kept = db.check(&doc("copy", &text(78))).unwrap();
+    assert_eq!(kept.verdict, duplicate_of("kept"));
+}

@@ -76,7 +76,8 @@ pub struct DedupArgs {
     /// the index's policy, and added to it when unique. The index keeps the policy it was
     /// made with (policy options, if given, must name the same one); the first seen is kept,
     /// so --keep and --url-dedup are refused with it. Within --memory: the database gets the
-    /// budget (a local index that cannot fit is refused before it is built, naming
+    /// budget (redb's page cache a quarter; a local index that cannot fit in the rest is
+    /// refused before it is built, naming
     /// --index-in store), the run holds a byte a document and spills its removals to --tmp-dir
     /// (a warning if the measured peak still goes above the budget). --clusters are numbered in
     /// the order of each cluster's first duplicate in the input.
