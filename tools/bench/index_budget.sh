@@ -35,7 +35,8 @@ secs() { # wall-clock seconds of the report
     awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$WORK/$1.time"
 }
 if [ ! -s "$WORK/new.jsonl" ]; then
-    zstd -dc "$LEADS" | head -n "$((N + Q))" | split -l "$N" - "$WORK/part."
+    # zstd ends on SIGPIPE when head has its lines: only head's status counts.
+    (set +o pipefail; zstd -dc "$LEADS" | head -n "$((N + Q))") | split -l "$N" - "$WORK/part."
     mv "$WORK/part.aa" "$WORK/base.jsonl"
     mv "$WORK/part.ab" "$WORK/new.jsonl"
 fi
