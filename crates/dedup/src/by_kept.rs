@@ -216,12 +216,7 @@ fn linked_components(
     dir: &Path,
     memory: u64,
 ) -> Result<Linked, DedupError> {
-    let at = |doc: u32| exact.index_of(exact.first_of(doc));
-    let mut url_links: Vec<(u32, u32)> = accepted
-        .iter()
-        .filter(|p| p.kind != Kind::Exact)
-        .map(|p| (at(p.a), at(p.b)))
-        .collect();
+    let mut url_links: Vec<(u32, u32)> = unit_links(exact, accepted).collect();
     links.link(&mut url_links)?;
     let mut labels = links.components()?;
     let spill = SpillDir::new(dir);
@@ -251,6 +246,19 @@ fn linked_components(
 fn held_bytes(documents: &Documents, exact: &ExactGroups) -> u64 {
     let walk = documents.len() as u64 + u64::from(exact.unit_count()) * 8;
     documents.held_bytes() + walk
+}
+
+/// The accepted pairs that link two units beyond the search (URL duplicates: an exact pair
+/// links two members of one unit), as the units' indexes.
+fn unit_links<'a>(
+    exact: &'a ExactGroups,
+    accepted: &'a [FoundPair],
+) -> impl Iterator<Item = (u32, u32)> + 'a {
+    let at = |doc: u32| exact.index_of(exact.first_of(doc));
+    accepted
+        .iter()
+        .filter(|p| p.kind != Kind::Exact)
+        .map(move |p| (at(p.a), at(p.b)))
 }
 
 /// One way a unit could join a kept unit of its component.
@@ -335,7 +343,7 @@ impl Run<'_> {
         let walk = match components {
             Components::Merged(components) => {
                 drop(near);
-                let component = self.components_with_links(components, &units);
+                let component = self.components_with_links(components);
                 WalkOrder::new(self.exact, &component, &units)
             }
             Components::Sorted(by_component, spill) => {
@@ -520,11 +528,10 @@ impl Run<'_> {
     /// Each unit's component (by its index among the units), named by its first
     /// unit: the near components, merged further by the accepted pairs between units (URL
     /// duplicates), since a unit may join a kept unit by those too.
-    fn components_with_links(&self, mut components: UnionFind, units: &Units<'_>) -> Vec<u32> {
+    fn components_with_links(&self, mut components: UnionFind) -> Vec<u32> {
         let exact = self.exact;
-        let at = |doc: u32| exact.index_of(units.first_of(doc));
-        for p in self.accepted.iter().filter(|p| p.kind != Kind::Exact) {
-            components.union(at(p.a), at(p.b));
+        for (a, b) in unit_links(exact, self.accepted) {
+            components.union(a, b);
         }
         // Each root's first unit, then each unit's: a second find is a step or two, cheaper
         // than holding every root.
