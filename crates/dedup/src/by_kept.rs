@@ -46,8 +46,8 @@ use rayon::prelude::*;
 
 use neardup_core::Simhash;
 use neardup_index::{
-    union_find_fits, BruteForce, Cluster, Design, ExternalPairs, Fingerprint, FoundComponents,
-    FoundLinks, HammingIndex, ProbedBlocks, Runs, Sorted, SpillDir, UnionFind,
+    union_find_fits, BruteForce, Design, ExternalPairs, Fingerprint, FoundComponents, FoundLinks,
+    HammingIndex, ProbedBlocks, Runs, Sorted, SpillDir, UnionFind,
 };
 
 use crate::candidates::Verifier;
@@ -56,15 +56,15 @@ use crate::documents::Documents;
 use crate::engine::{pair, FeatureSource, FoundPair, Phases, Removal};
 use crate::error::DedupError;
 use crate::exact::ExactGroups;
+use crate::listed::ListBuilder;
 use crate::options::DedupOptions;
 use crate::policy::{Evidence, Kind, Measure};
 
-/// What the linear decision found.
+/// What the linear decision found (its removals and the near pairs that decided them are added
+/// to the lists it was given).
 pub(crate) struct Decided {
-    pub(crate) clusters: Vec<Cluster>,
-    pub(crate) removals: Vec<Removal>,
-    /// Near pairs that decided a removal.
-    pub(crate) decided: Vec<FoundPair>,
+    /// How many clusters the removals make.
+    pub(crate) clusters: usize,
     /// Pairs of a unit and a kept unit within `k` that the decision looked at.
     pub(crate) candidates: usize,
     /// How many of them were verified on shingle sets.
@@ -72,24 +72,32 @@ pub(crate) struct Decided {
     pub(crate) spilled_bytes: u64,
 }
 
-/// Decides `documents` with a SimHash method (see the module doc). `accepted`: the exact and URL
-/// pairs, sorted by `(a, b)`; the rows of their documents and of every exact group's members
-/// are gathered already (see [`Documents::gather`]).
+/// Where the linear decision writes what it decides, and the time of its phases.
+pub(crate) struct Sinks<'a> {
+    /// Every removed document, with its kept one.
+    pub(crate) removals: &'a ListBuilder<Removal>,
+    /// The near pairs that decided a removal.
+    pub(crate) pairs: &'a ListBuilder<FoundPair>,
+    pub(crate) phases: &'a mut Phases,
+}
+
+/// Decides `documents` with a SimHash method (see the module doc). `accepted`: the URL pairs,
+/// sorted by `(a, b)`; the rows of their documents and of every exact group's members are
+/// gathered already (see [`Documents::gather`]).
 pub(crate) fn decide_by_kept(
     documents: &mut Documents,
     exact: &ExactGroups,
     accepted: &[FoundPair],
     options: &DedupOptions,
     source: &mut dyn FeatureSource,
-    phases: &mut Phases,
+    sinks: Sinks<'_>,
 ) -> Result<Decided, DedupError> {
     let Some(first) = exact.units().next() else {
         let units = Units::new(documents, exact, options.keep);
-        let (clusters, removals) = gather(documents, &units, std::iter::empty(), Vec::new());
+        let none = ListBuilder::within(&options.budget).finish()?;
+        let clusters = gather(documents, &units, std::iter::empty(), &none, sinks.removals)?;
         return Ok(Decided {
             clusters,
-            removals,
-            decided: Vec::new(),
             candidates: 0,
             verified: 0,
             spilled_bytes: 0,
@@ -97,12 +105,12 @@ pub(crate) fn decide_by_kept(
     };
     match documents.simhash(first) {
         Simhash::B64(_) => {
-            decide_at_width(documents, exact, accepted, options, source, phases, |s| {
+            decide_at_width(documents, exact, accepted, options, source, sinks, |s| {
                 s.as_u128() as u64
             })
         }
         Simhash::B128(_) => {
-            decide_at_width(documents, exact, accepted, options, source, phases, |s| {
+            decide_at_width(documents, exact, accepted, options, source, sinks, |s| {
                 s.as_u128()
             })
         }
@@ -116,12 +124,12 @@ fn decide_at_width<F: Fingerprint>(
     accepted: &[FoundPair],
     options: &DedupOptions,
     source: &mut dyn FeatureSource,
-    phases: &mut Phases,
+    sinks: Sinks<'_>,
     fingerprint: impl Fn(Simhash) -> F + Sync + Copy,
 ) -> Result<Decided, DedupError> {
     let held = held_bytes(documents, exact);
     let linked = search_components(documents, exact, accepted, options, held, fingerprint)?;
-    phases.end("candidate search");
+    sinks.phases.end("candidate search");
     // The walk reads the rows of the units with a neighbour (the members of exact groups and
     // the documents of accepted pairs are gathered already).
     documents.gather(&linked.near)?;
@@ -132,9 +140,7 @@ fn decide_at_width<F: Fingerprint>(
         accepted,
         options,
     };
-    run.decide(linked, source, phases, |i| {
-        fingerprint(documents.simhash(i))
-    })
+    run.decide(linked, source, sinks, |i| fingerprint(documents.simhash(i)))
 }
 
 /// What the batch search found: each unit's component, and whether it has a neighbour.
@@ -315,7 +321,7 @@ impl Run<'_> {
         &self,
         linked: Linked,
         source: &mut dyn FeatureSource,
-        phases: &mut Phases,
+        sinks: Sinks<'_>,
         fp_of: impl Fn(u32) -> F + Sync,
     ) -> Result<Decided, DedupError> {
         let policy = &self.options.policy;
@@ -338,7 +344,7 @@ impl Run<'_> {
         } else {
             None
         };
-        phases.end("shingle sets");
+        sinks.phases.end("shingle sets");
         let units = Units::new(self.documents, self.exact, self.options.keep);
         let walk = match components {
             Components::Merged(components) => {
@@ -366,43 +372,49 @@ impl Run<'_> {
             "components to walk"
         );
         let links = AcceptedByDoc::new(self.accepted);
-        // Components are independent: they are decided in parallel, and their outcomes taken
-        // in component order, as one walk over them in turn would give them.
-        let outcomes: Vec<Outcome> = walk
+        // Components are independent: they are decided in parallel, each adding the units it
+        // joined to one list (in any order: it is sorted).
+        let joined = ListBuilder::within(budget);
+        let (candidates, verified) = walk
             .components()
             .par_iter()
             .map(|component| {
-                self.walk_component(component, &units, &links, verifier.as_ref(), &fp_of)
+                let mut outcome =
+                    self.walk_component(component, &units, &links, verifier.as_ref(), &fp_of)?;
+                if !outcome.joined.is_empty() {
+                    joined.add(&mut outcome.joined)?;
+                }
+                Ok::<_, DedupError>((outcome.candidates, outcome.verified))
             })
-            .collect::<Result<_, _>>()?;
-        let mut state = Outcome::default();
-        for outcome in outcomes {
-            state.joined.extend(outcome.joined);
-            state.candidates += outcome.candidates;
-            state.verified += outcome.verified;
-        }
+            .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))?;
         let spilled_bytes = search_spilled + verifier.as_ref().map_or(0, Verifier::spilled_bytes);
-        let decided = state
-            .joined
-            .iter()
-            .filter(|j| j.pair.kind == Kind::Near)
-            .map(|j| j.pair)
+        drop(verifier);
+        let joined = joined.finish()?;
+        let mut decided = Vec::new();
+        for join in joined.iter() {
+            let Some(pair) = join?.near_pair(self.documents) else {
+                continue;
+            };
             // A pair listed already (by URL) stays listed once.
-            .filter(|p| {
-                self.accepted
-                    .binary_search_by_key(&(p.a, p.b), |q| (q.a, q.b))
-                    .is_err()
-            })
-            .collect();
+            if self
+                .accepted
+                .binary_search_by_key(&(pair.a, pair.b), |q| (q.a, q.b))
+                .is_err()
+            {
+                decided.push(pair);
+                if decided.len() >= sinks.pairs.batch() {
+                    sinks.pairs.add(&mut decided)?;
+                }
+            }
+        }
+        sinks.pairs.add(&mut decided)?;
         let heads = walk.order.iter().chain(&walk.alone_groups).copied();
-        let (clusters, removals) = gather(self.documents, &units, heads, state.joined);
+        let clusters = gather(self.documents, &units, heads, &joined, sinks.removals)?;
         Ok(Decided {
             clusters,
-            removals,
-            decided,
-            candidates: state.candidates,
-            verified: state.verified,
-            spilled_bytes,
+            candidates,
+            verified,
+            spilled_bytes: spilled_bytes + joined.spilled_bytes(),
         })
     }
 
@@ -577,7 +589,6 @@ impl WalkOrder {
         let order = walked.into_iter().map(|at| exact.unit_at(at)).collect();
         let alone_groups = exact
             .groups()
-            .iter()
             .map(|group| group[0])
             .filter(|&first| !shared(exact.index_of(first) as usize))
             .collect();
@@ -621,7 +632,6 @@ impl WalkOrder {
         end_component(&mut component);
         let alone_groups = exact
             .groups()
-            .iter()
             .map(|group| group[0])
             .filter(|first| near.binary_search(first).is_err())
             .collect();
@@ -823,11 +833,12 @@ impl<'a, F: Fingerprint> Walk<'a, F> {
     /// (indexed by its SimHash when the batch ends).
     fn settle(&mut self, place: u32, found: Option<Found>) {
         match found {
-            Some(found) => self.outcome.joined.push(Joined {
-                unit: self.unit(place),
-                leader: found.other,
-                pair: found.pair,
-            }),
+            Some(found) => {
+                let unit = self.unit(place);
+                self.outcome
+                    .joined
+                    .push(Joined::new(unit, found.other, &found.pair));
+            }
             None => {
                 if !self.links.is_empty() {
                     // Read only to follow accepted pairs: without any, not held.

@@ -1,14 +1,12 @@
 //! Representative-centred clusters: exact groups as units, taken in keep order, each joining
 //! the nearest kept unit it is a duplicate of, or kept itself.
 
-use std::collections::HashMap;
-
-use neardup_index::Cluster;
-
+use crate::budget::Budget;
 use crate::documents::Documents;
-use crate::engine::{distance, removal, FoundPair, Removal};
+use crate::engine::{distance, pair, removal, FoundPair, Removal};
 use crate::error::DedupError;
 use crate::exact::ExactGroups;
+use crate::listed::{ListBuilder, ListItem, Listed, Row};
 use crate::options::KeepPolicy;
 use crate::policy::{Evidence, Kind};
 
@@ -58,11 +56,48 @@ impl<'a> Units<'a> {
     }
 }
 
-/// A unit that joined a kept unit, and the accepted pair that joined them.
+/// A unit that joined a kept unit, and the kind and evidence of the accepted pair that joined
+/// them (a near pair joins the two units themselves; an exact or URL pair, members of theirs).
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Joined {
     pub(crate) unit: u32,
     pub(crate) leader: u32,
-    pub(crate) pair: FoundPair,
+    pub(crate) kind: Kind,
+    pub(crate) evidence: Evidence,
+}
+
+impl Joined {
+    /// The unit `unit` joined `leader` by `pair`.
+    pub(crate) fn new(unit: u32, leader: u32, pair: &FoundPair) -> Self {
+        Joined {
+            unit,
+            leader,
+            kind: pair.kind,
+            evidence: pair.evidence,
+        }
+    }
+
+    /// The near pair of the two units that decided the join, if it was one.
+    pub(crate) fn near_pair(&self, documents: &Documents) -> Option<FoundPair> {
+        let (a, b) = (self.unit.min(self.leader), self.unit.max(self.leader));
+        (self.kind == Kind::Near).then(|| pair(documents, a, b, Kind::Near, self.evidence))
+    }
+}
+
+impl ListItem for Joined {
+    fn row(&self) -> Row {
+        Row::new(self.unit, self.leader, self.kind, 0, self.evidence)
+    }
+
+    fn from_row(row: Row) -> Result<Self, DedupError> {
+        let (kind, evidence) = row.parts()?;
+        Ok(Joined {
+            unit: row.first(),
+            leader: row.second(),
+            kind,
+            evidence,
+        })
+    }
 }
 
 /// The pairs clustering may follow: those already accepted, and candidates not verified yet
@@ -85,7 +120,7 @@ enum Link {
 /// Representative-centred clusters over exact groups and the pairs between them: units in keep
 /// order, each joining the nearest unit already kept that it has an accepted pair with, or kept
 /// itself. Candidates still pending are verified on the way, nearest first, only until one
-/// passes; the near pairs so accepted are returned too.
+/// passes; the near pairs so accepted are returned too, the removals added to `removals`.
 ///
 /// Memory: one edge (16 bytes) a pair between units, kept only at the later of its two units in
 /// keep order (the earlier one decides nothing by it), in one vector sorted by that unit.
@@ -94,6 +129,8 @@ pub(crate) fn centred_clusters(
     exact: &ExactGroups,
     links: Links<'_>,
     keep: KeepPolicy,
+    budget: &Budget,
+    removals: &ListBuilder<Removal>,
     verify: &mut dyn FnMut(u32, u32) -> Result<Option<FoundPair>, DedupError>,
 ) -> Result<Centred, DedupError> {
     let units = Units::new(documents, exact, keep);
@@ -104,7 +141,7 @@ pub(crate) fn centred_clusters(
         .chain(pending_pairs)
         .filter(|(ua, ub)| ua != ub)
         .flat_map(|(ua, ub)| [ua, ub])
-        .chain(exact.groups().iter().map(|g| g[0]))
+        .chain(exact.groups().map(|g| g[0]))
         .collect();
     order.sort_unstable();
     order.dedup();
@@ -134,11 +171,10 @@ pub(crate) fn centred_clusters(
     }
     drop(links.pending);
     edges.sort_unstable_by_key(|&(at, ..)| at);
-    let joined = join_in_order(&units, &order, &edges, links.accepted, verify)?;
+    let mut joined = join_in_order(&units, &order, &edges, links.accepted, verify)?;
     let decided = joined
         .iter()
-        .filter(|j| j.pair.kind == Kind::Near)
-        .map(|j| j.pair)
+        .filter_map(|j| j.near_pair(documents))
         .filter(|p| {
             links
                 .accepted
@@ -146,18 +182,21 @@ pub(crate) fn centred_clusters(
                 .is_err()
         })
         .collect();
-    let (clusters, removals) = gather(documents, &units, order.iter().copied(), joined);
-    Ok(Centred {
-        clusters,
+    let list = ListBuilder::within(budget);
+    list.add(&mut joined)?;
+    let clusters = gather(
+        documents,
+        &units,
+        order.iter().copied(),
+        &list.finish()?,
         removals,
-        decided,
-    })
+    )?;
+    Ok(Centred { clusters, decided })
 }
 
-/// The clusters, the removals, and the near pairs verified on the way that decided one.
+/// How many clusters there are, and the near pairs verified on the way that decided a removal.
 pub(crate) struct Centred {
-    pub(crate) clusters: Vec<Cluster>,
-    pub(crate) removals: Vec<Removal>,
+    pub(crate) clusters: usize,
     pub(crate) decided: Vec<FoundPair>,
 }
 
@@ -206,70 +245,89 @@ fn join_in_order(
         }
         kept[unit as usize] = found.is_none();
         if let Some((leader, pair)) = found {
-            joined.push(Joined { unit, leader, pair });
+            joined.push(Joined::new(unit, leader, &pair));
         }
     }
     Ok(joined)
 }
 
-/// The clusters (kept units with their followers, and exact groups alone) and the removals
-/// (each member but the kept one, with the evidence that removed it). `heads`: every unit that
-/// can head a cluster (each unit walked, and every exact group), each once, in any order.
+/// The removals (each member of a cluster but its kept one, with the evidence that removed
+/// it), added to `removals`; returns how many clusters there are (kept units with followers,
+/// and exact groups). `heads`: every unit that can head a cluster (each unit walked, and every
+/// exact group), each once, in any order; `joined`: the units that joined a kept unit.
+///
+/// Memory: two marks a document (the units that joined, the units joined), a bit each; the
+/// removals go to their list as they are made (its share of the budget, then disk).
 pub(crate) fn gather(
     documents: &Documents,
     units: &Units<'_>,
     heads: impl Iterator<Item = u32>,
-    joined: Vec<Joined>,
-) -> (Vec<Cluster>, Vec<Removal>) {
-    let mut followers_of: HashMap<u32, Vec<u32>> = HashMap::new();
-    for join in &joined {
-        followers_of.entry(join.leader).or_default().push(join.unit);
+    joined: &Listed<Joined>,
+    removals: &ListBuilder<Removal>,
+) -> Result<usize, DedupError> {
+    let mut followers = Marks::new(documents.len());
+    let mut leaders = Marks::new(documents.len());
+    for join in joined.iter() {
+        let join = join?;
+        followers.set(join.unit);
+        leaders.set(join.leader);
     }
-    let followers: std::collections::HashSet<u32> = joined.iter().map(|j| j.unit).collect();
-    let mut removals = Vec::new();
-    let mut clusters = Vec::new();
-    for unit in heads.filter(|unit| !followers.contains(unit)) {
-        let followers = followers_of.remove(&unit).unwrap_or_default();
-        if followers.is_empty() && units.members(&unit).len() < 2 {
+    let mut batch = Vec::with_capacity(removals.batch());
+    let mut add = |removal: Removal| {
+        batch.push(removal);
+        match batch.len() >= removals.batch() {
+            true => removals.add(&mut batch),
+            false => Ok(()),
+        }
+    };
+    let mut clusters = 0;
+    for unit in heads.filter(|&unit| !followers.get(unit)) {
+        let members = units.members(&unit);
+        if !leaders.get(unit) && members.len() < 2 {
             continue;
         }
+        clusters += 1;
         let representative = units.best(unit);
-        let mut cluster: Vec<u32> = units.members(&unit).to_vec();
-        for &m in units
-            .members(&unit)
-            .iter()
-            .filter(|&&m| m != representative)
-        {
-            removals.push(removal(
+        for &m in members.iter().filter(|&&m| m != representative) {
+            add(removal(
                 documents,
                 m,
                 representative,
                 Kind::Exact,
                 Evidence::EXACT,
-            ));
+            ))?;
         }
-        for follower in followers {
-            cluster.extend_from_slice(units.members(&follower));
-        }
-        cluster.sort_unstable();
-        clusters.push(Cluster {
-            members: cluster,
-            representative,
-        });
     }
-    for join in joined {
+    for join in joined.iter() {
+        let join = join?;
         let representative = units.best(join.leader);
         for &m in units.members(&join.unit) {
-            removals.push(removal(
+            add(removal(
                 documents,
                 m,
                 representative,
-                join.pair.kind,
-                join.pair.evidence,
-            ));
+                join.kind,
+                join.evidence,
+            ))?;
         }
     }
-    clusters.sort_by_key(|c| c.members[0]);
-    removals.sort_by_key(|r| r.index);
-    (clusters, removals)
+    removals.add(&mut batch)?;
+    Ok(clusters)
+}
+
+/// A mark a document, a bit each.
+struct Marks(Vec<u64>);
+
+impl Marks {
+    fn new(len: usize) -> Self {
+        Marks(vec![0; len.div_ceil(64)])
+    }
+
+    fn set(&mut self, at: u32) {
+        self.0[at as usize / 64] |= 1 << (at % 64);
+    }
+
+    fn get(&self, at: u32) -> bool {
+        self.0[at as usize / 64] & (1 << (at % 64)) != 0
+    }
 }

@@ -14,11 +14,13 @@
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use neardup_index::{Runs, SpillDir};
 
 use crate::budget::{spill_file, Budget};
 use crate::error::DedupError;
+use crate::exact::Groups;
 
 /// Bytes of buffer for writing the spilled digests.
 const WRITE_BUFFER: usize = 1 << 20;
@@ -51,7 +53,7 @@ pub(crate) struct Digests {
     /// Bytes of full digests written to disk.
     spilled: u64,
     /// The exact groups, once found: the digests are released then (their only use).
-    groups: Option<Vec<Vec<u32>>>,
+    groups: Option<Arc<Groups>>,
 }
 
 impl std::fmt::Debug for Digests {
@@ -171,18 +173,18 @@ impl Digests {
     /// Groups of two or more positions with equal digests; positions ascending within a group,
     /// groups ordered by their first position. Found once: the digests are released then (what
     /// they held goes to the candidate search), the groups kept for a later call.
-    pub(crate) fn exact_groups(&mut self) -> Result<Vec<Vec<u32>>, DedupError> {
+    pub(crate) fn exact_groups(&mut self) -> Result<Arc<Groups>, DedupError> {
         if let Some(groups) = &self.groups {
             return Ok(groups.clone());
         }
-        let groups = self.find_exact_groups()?;
+        let groups = Arc::new(self.find_exact_groups()?);
         self.full = Full::Held(Vec::new());
         self.groups = Some(groups.clone());
         Ok(groups)
     }
 
     /// [`Digests::exact_groups`], from the digests.
-    fn find_exact_groups(&mut self) -> Result<Vec<Vec<u32>>, DedupError> {
+    fn find_exact_groups(&mut self) -> Result<Groups, DedupError> {
         let keys = std::mem::replace(&mut self.keys, Runs::new(self.keys_dir.clone(), 0));
         keys.add(&mut self.batch)?;
         let len = self.len;
@@ -197,12 +199,12 @@ impl Digests {
                 )
             }
         };
-        let mut groups = Vec::new();
+        let mut groups = Groups::default();
         let mut digests = Vec::new();
         // Positions of one key, ascending (the runs are sorted by key, then position).
         let mut candidate: Vec<u32> = Vec::new();
         let mut current = None;
-        let mut split = |candidate: &mut Vec<u32>, groups: &mut Vec<Vec<u32>>| {
+        let mut split = |candidate: &mut Vec<u32>, groups: &mut Groups| {
             if candidate.len() > 1 {
                 digests.clear();
                 for &i in candidate.iter() {
@@ -222,8 +224,7 @@ impl Digests {
             candidate.push(position as u32);
         }
         split(&mut candidate, &mut groups)?;
-        groups.sort_unstable_by_key(|group| group[0]);
-        Ok(groups)
+        Ok(groups.sorted_by_first())
     }
 }
 
@@ -256,17 +257,17 @@ impl Source<'_> {
 /// Splits `members` (ascending, with their digests of `len` bytes one after another in
 /// `digests`) into the groups of two or more with equal digests, each ascending, appended to
 /// `groups`.
-fn split_by_digest(members: &[u32], digests: &[u8], len: usize, groups: &mut Vec<Vec<u32>>) {
+fn split_by_digest(members: &[u32], digests: &[u8], len: usize, groups: &mut Groups) {
     let digest = |at: usize| &digests[at * len..(at + 1) * len];
     let mut order: Vec<usize> = (0..members.len()).collect();
     // Stable: members of one digest stay ascending.
     order.sort_by(|&a, &b| digest(a).cmp(digest(b)));
-    groups.extend(
-        order
-            .chunk_by(|&a, &b| digest(a) == digest(b))
-            .filter(|run| run.len() > 1)
-            .map(|run| run.iter().map(|&at| members[at]).collect()),
-    );
+    for run in order
+        .chunk_by(|&a, &b| digest(a) == digest(b))
+        .filter(|run| run.len() > 1)
+    {
+        groups.push(run.iter().map(|&at| members[at]));
+    }
 }
 
 #[cfg(test)]
@@ -304,7 +305,7 @@ mod tests {
     #[test]
     fn groups_are_those_of_whole_digests_held_or_spilled() {
         let all: Vec<[u8; 16]> = (0..1000).map(|i| digest(i, 37)).collect();
-        let want = reference(&all);
+        let want: Groups = reference(&all).iter().map(Vec::as_slice).collect();
         assert_eq!(want.len(), 37);
         for cap in [0, 160, 1 << 20] {
             let dir = tempfile::tempdir().unwrap();
@@ -312,11 +313,11 @@ mod tests {
             for d in &all {
                 digests.push(d).unwrap();
             }
-            assert_eq!(digests.exact_groups().unwrap(), want, "cap {cap}");
+            assert_eq!(*digests.exact_groups().unwrap(), want, "cap {cap}");
             assert_eq!(digests.spilled_bytes() > 0, cap < 16_000, "cap {cap}");
             // Released once found; the groups stay, and nothing may be added after.
             assert_eq!(digests.held_bytes(), 0, "cap {cap}");
-            assert_eq!(digests.exact_groups().unwrap(), want, "cap {cap}");
+            assert_eq!(*digests.exact_groups().unwrap(), want, "cap {cap}");
             assert!(digests.push(&all[0]).is_err());
             drop(digests);
             assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -335,14 +336,14 @@ mod tests {
             d
         };
         let all: Vec<[u8; 16]> = (0..20_000).map(spread).collect();
-        let want = reference(&all);
+        let want: Groups = reference(&all).iter().map(Vec::as_slice).collect();
         assert_eq!(want.len(), 301);
         let dir = tempfile::tempdir().unwrap();
         let mut digests = Digests::new(16 * 100, dir.path().to_path_buf());
         for d in &all {
             digests.push(d).unwrap();
         }
-        assert_eq!(digests.exact_groups().unwrap(), want);
+        assert_eq!(*digests.exact_groups().unwrap(), want);
         assert!(digests.spilled_bytes() > 20_000 * 16);
     }
 
@@ -354,14 +355,15 @@ mod tests {
         for i in 0..100u32 {
             distinct.push(&digest(i, 1000)).unwrap();
         }
-        assert!(distinct.exact_groups().unwrap().is_empty());
+        assert_eq!(distinct.exact_groups().unwrap().len(), 0);
         let mut same = Digests::new(0, dir.path().to_path_buf());
         for _ in 0..50 {
             same.push(&[1u8; 32]).unwrap();
         }
+        let all: Vec<u32> = (0..50).collect();
         assert_eq!(
-            same.exact_groups().unwrap(),
-            vec![(0..50).collect::<Vec<u32>>()]
+            same.exact_groups().unwrap().iter().collect::<Vec<_>>(),
+            [all.as_slice()]
         );
     }
 }

@@ -15,6 +15,7 @@ use crate::budget::Budget;
 use crate::digests::Digests;
 use crate::engine::Item;
 use crate::error::DedupError;
+use crate::exact::Groups;
 use crate::rows::{Row, Rows};
 
 /// What the engine needs of each document, by position, in columns (see the module
@@ -176,7 +177,7 @@ impl Documents {
 
     /// Groups of two or more documents whose digests are equal (exact duplicates): positions
     /// ascending within a group, groups ordered by their first position.
-    pub(crate) fn exact_groups(&mut self) -> Result<Vec<Vec<u32>>, DedupError> {
+    pub(crate) fn exact_groups(&mut self) -> Result<std::sync::Arc<Groups>, DedupError> {
         self.digests.exact_groups()
     }
 
@@ -272,7 +273,11 @@ mod tests {
             documents.push(item).unwrap();
         }
         assert_eq!(documents.len(), 5);
-        assert_eq!(documents.exact_groups().unwrap(), vec![vec![0, 1, 2, 3, 4]]);
+        let groups = documents.exact_groups().unwrap();
+        assert_eq!(
+            groups.iter().collect::<Vec<_>>(),
+            [[0, 1, 2, 3, 4].as_slice()]
+        );
         for i in 0..5u32 {
             assert_eq!(documents.simhash(i), Simhash::B64(u64::from(i)));
             assert_eq!(documents.bytes(i), u64::from(i) * 10);

@@ -5,16 +5,17 @@ use std::time::Instant;
 
 use neardup_core::measure::FeatureSet;
 use neardup_core::Fingerprints;
-use neardup_index::Cluster;
 use serde::Serialize;
 
-use crate::by_kept::decide_by_kept;
+use crate::by_kept::{decide_by_kept, Sinks};
 use crate::candidates::{accept_all, near_candidates, NearCandidates, Verifier};
 use crate::clusters::{centred_clusters, Centred, Links};
 use crate::documents::Documents;
 use crate::error::DedupError;
 use crate::exact::ExactGroups;
+use crate::listed::ListBuilder;
 use crate::options::DedupOptions;
+use crate::outcome::{Outcome, RunOutcome};
 use crate::policy::{Evidence, Kind, Method};
 
 /// What the engine needs to know of one document.
@@ -76,38 +77,6 @@ pub struct Removal {
     pub evidence: Evidence,
 }
 
-/// The result of a run.
-#[derive(Debug, Clone, Default)]
-pub struct Outcome {
-    /// Accepted pairs, sorted by `(a, b)`: with [`DedupOptions::list_pairs`], every candidate
-    /// pair the policy accepts; without, the exact and URL pairs and the near pairs that
-    /// decided a removal. An exact group of m copies contributes m − 1 pairs (each copy with the
-    /// first), not m(m − 1)/2, and near pairs are listed between the first members of exact
-    /// groups.
-    pub pairs: Vec<FoundPair>,
-    /// Clusters of two or more documents, ordered by their first member. Representative-centred:
-    /// every member is a duplicate of the representative by the policy itself (see
-    /// [`crate::dedup`]); connected components of [`Outcome::pairs`] may be larger.
-    pub clusters: Vec<Cluster>,
-    /// Every removed document, by position.
-    pub removals: Vec<Removal>,
-    /// `kept[i]`: whether document `i` is kept.
-    pub kept: Vec<bool>,
-    /// How many candidate pairs verification examined (0 without verification).
-    pub verified_candidates: usize,
-    /// How many candidate pairs the search found (among the first members of exact groups):
-    /// every pair within the search's reach with [`DedupOptions::list_pairs`] or a MinHash or
-    /// overlap search; else (the SimHash methods) the pairs of a document and a KEPT document
-    /// within `k` that the decision looked at, which grows with the corpus, not with the square
-    /// of its families.
-    pub candidates: usize,
-    /// Bytes written to disk because they did not fit the budget: whole digests, the candidate
-    /// search's fingerprints and buckets, shingle sets.
-    pub spilled_bytes: u64,
-    /// The engine's phases and the time each took, in order.
-    pub phases: Vec<Phase>,
-}
-
 /// A phase of a run and the time it took.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Phase {
@@ -115,24 +84,6 @@ pub struct Phase {
     pub name: &'static str,
     /// Wall time, in seconds.
     pub seconds: f64,
-}
-
-impl Outcome {
-    /// Connected components of the accepted pairs ([`Outcome::pairs`]), two or more members
-    /// each, members ascending, ordered by their first member: the groups chained
-    /// near-duplicates form (for topic clustering). Unlike [`Outcome::clusters`], a component
-    /// can hold documents that are not duplicates of each other (A ~ B ~ C with A and C apart)
-    /// and several kept documents.
-    pub fn components(&self) -> Result<Vec<Vec<u32>>, DedupError> {
-        let pairs = self.pairs.iter().map(|p| (p.a, p.b));
-        let components = neardup_index::clusters(
-            self.kept.len(),
-            pairs,
-            neardup_index::Representative::FirstSeen,
-            false,
-        )?;
-        Ok(components.into_iter().map(|c| c.members).collect())
-    }
 }
 
 /// Where verification gets the shingle sets of the documents in candidate pairs.
@@ -201,7 +152,7 @@ pub fn dedup(items: &[Item], options: &DedupOptions) -> Result<Outcome, DedupErr
 
 /// Runs deduplication over `items` (in input order), fetching shingle sets for verification
 /// from `features` (only for documents in candidate pairs): [`dedup_documents`] over the
-/// items' [`Documents`].
+/// items' [`Documents`], its outcome read into memory.
 pub fn dedup_with(
     items: &[Item],
     options: &DedupOptions,
@@ -211,7 +162,8 @@ pub fn dedup_with(
         &mut Documents::from_items(items, &options.budget)?,
         options,
         features,
-    )
+    )?
+    .into_outcome()
 }
 
 /// Runs deduplication over `documents` (in input order), fetching shingle sets for
@@ -223,11 +175,14 @@ pub fn dedup_with(
 /// removed document is a duplicate of its kept document by the policy, never only through a
 /// chain of other members; the clusters are those an online database gives when documents
 /// arrive in that order.
+///
+/// The removals and pairs are lists within the budget ([`Listed`]: a sixteenth of it each, on
+/// disk beyond), the clusters read from the removals when asked ([`RunOutcome::clusters`]).
 pub fn dedup_documents(
     documents: &mut Documents,
     options: &DedupOptions,
     features: &mut dyn FeatureSource,
-) -> Result<Outcome, DedupError> {
+) -> Result<RunOutcome, DedupError> {
     let policy = &options.policy;
     policy.validate()?;
     let n = u32::try_from(documents.len())
@@ -243,7 +198,7 @@ pub fn dedup_documents(
         false => Vec::new(),
     };
     if linear {
-        let mut read: Vec<u32> = exact.groups().iter().flatten().copied().collect();
+        let mut read: Vec<u32> = exact.groups().flatten().copied().collect();
         read.extend(url_links.iter().flat_map(|&(a, b)| [a, b]));
         read.sort_unstable();
         read.dedup();
@@ -251,65 +206,92 @@ pub fn dedup_documents(
     } else {
         documents.gather_all()?;
     }
-    // Each copy with the first of its group; near-duplicates are then searched among the
-    // units (the first member of each group, and every document without a copy).
-    let mut pairs: Vec<FoundPair> = exact
-        .groups()
-        .iter()
-        .flat_map(|group| group[1..].iter().map(|&member| (group[0], member)))
-        .map(|(first, member)| pair(documents, first, member, Kind::Exact, Evidence::EXACT))
+    let removals = ListBuilder::within(&options.budget);
+    let listed = ListBuilder::within(&options.budget);
+    let mut url_pairs: Vec<FoundPair> = url_links
+        .into_iter()
+        .map(|(a, b)| pair(documents, a, b, Kind::Url, Evidence::URL))
         .collect();
-    pairs.extend(
-        url_links
-            .into_iter()
-            .map(|(a, b)| pair(documents, a, b, Kind::Url, Evidence::URL)),
-    );
-    pairs.sort_by_key(|p| (p.a, p.b, p.kind));
-    pairs.dedup_by_key(|p| (p.a, p.b));
+    url_pairs.sort_by_key(|p| (p.a, p.b));
     phases.end("exact duplicates");
+    // Each copy with the first of its group is listed; near-duplicates are searched among the
+    // units (the first member of each group, and every document without a copy).
     let found = if linear {
-        let decided = decide_by_kept(documents, &exact, &pairs, options, features, &mut phases)?;
-        pairs.extend(decided.decided);
+        let mut batch = Vec::with_capacity(listed.batch());
+        for pair in exact_pairs(documents, &exact) {
+            batch.push(pair);
+            if batch.len() >= listed.batch() {
+                listed.add(&mut batch)?;
+            }
+        }
+        listed.add(&mut batch)?;
+        let sinks = Sinks {
+            removals: &removals,
+            pairs: &listed,
+            phases: &mut phases,
+        };
+        let decided = decide_by_kept(documents, &exact, &url_pairs, options, features, sinks)?;
+        listed.add(&mut url_pairs)?;
         Found {
             clusters: decided.clusters,
-            removals: decided.removals,
             candidates: decided.candidates,
             verified: decided.verified,
             spilled_bytes: decided.spilled_bytes,
         }
     } else {
-        decide_by_pairs(
+        let mut pairs: Vec<FoundPair> = exact_pairs(documents, &exact).collect();
+        pairs.append(&mut url_pairs);
+        pairs.sort_by_key(|p| (p.a, p.b, p.kind));
+        pairs.dedup_by_key(|p| (p.a, p.b));
+        let found = decide_by_pairs(
             documents,
             &exact,
             &mut pairs,
             options,
             features,
+            &removals,
             &mut phases,
-        )?
+        )?;
+        listed.add(&mut pairs)?;
+        found
     };
+    let removals = removals.finish()?;
+    let pairs = listed.finish()?;
     phases.end("verification and clusters");
-    pairs.sort_by_key(|p| (p.a, p.b, p.kind));
-    let documents = &*documents;
     let mut kept = vec![true; documents.len()];
-    for removal in &found.removals {
-        kept[removal.index as usize] = false;
+    for removal in removals.iter() {
+        kept[removal?.index as usize] = false;
     }
-    Ok(Outcome {
+    Ok(RunOutcome {
+        spilled_bytes: found.spilled_bytes
+            + documents.spilled_bytes()
+            + removals.spilled_bytes()
+            + pairs.spilled_bytes(),
         pairs,
-        clusters: found.clusters,
-        removals: found.removals,
+        cluster_count: found.clusters,
+        removals,
         kept,
         verified_candidates: found.verified,
         candidates: found.candidates,
-        spilled_bytes: found.spilled_bytes + documents.spilled_bytes(),
         phases: phases.into_vec(),
+        budget: options.budget.clone(),
     })
+}
+
+/// Each copy of an exact group with the group's first member.
+fn exact_pairs<'a>(
+    documents: &'a Documents,
+    exact: &'a ExactGroups,
+) -> impl Iterator<Item = FoundPair> + 'a {
+    exact
+        .groups()
+        .flat_map(|group| group[1..].iter().map(|&member| (group[0], member)))
+        .map(|(first, member)| pair(documents, first, member, Kind::Exact, Evidence::EXACT))
 }
 
 /// What a decision found.
 struct Found {
-    clusters: Vec<Cluster>,
-    removals: Vec<Removal>,
+    clusters: usize,
     candidates: usize,
     verified: usize,
     spilled_bytes: u64,
@@ -317,13 +299,14 @@ struct Found {
 
 /// The decision from every candidate pair: the MinHash and overlap searches, and any method
 /// when every accepted pair is listed ([`DedupOptions::list_pairs`]). `pairs`: the exact and
-/// URL pairs, sorted; the near pairs accepted are added.
+/// URL pairs, sorted; the near pairs accepted are added, the removals to `removals`.
 fn decide_by_pairs(
     documents: &Documents,
     exact: &ExactGroups,
     pairs: &mut Vec<FoundPair>,
     options: &DedupOptions,
     features: &mut dyn FeatureSource,
+    removals: &ListBuilder<Removal>,
     phases: &mut Phases,
 ) -> Result<Found, DedupError> {
     let policy = &options.policy;
@@ -359,15 +342,19 @@ fn decide_by_pairs(
         accepted: pairs,
         pending,
     };
-    let Centred {
-        clusters,
+    let budget = &options.budget;
+    let Centred { clusters, decided } = centred_clusters(
+        documents,
+        exact,
+        links,
+        options.keep,
+        budget,
         removals,
-        decided,
-    } = centred_clusters(documents, exact, links, options.keep, &mut verify)?;
+        &mut verify,
+    )?;
     pairs.extend(decided);
     Ok(Found {
         clusters,
-        removals,
         candidates,
         verified,
         spilled_bytes: verifier.as_ref().map_or(0, Verifier::spilled_bytes),

@@ -8,12 +8,73 @@
 //! and 4 a group, where a table of each document's unit and a list of the units took 8 bytes a
 //! document.
 
+/// Groups of positions held one after another: 4 bytes a member and 4 a group, where a vector a
+/// group took 24 bytes and an allocation more (about 60 bytes a group).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Groups {
+    /// Every group's members, group after group.
+    members: Vec<u32>,
+    /// Where each group ends in `members`.
+    ends: Vec<u32>,
+}
+
+impl Groups {
+    /// Appends a group.
+    pub(crate) fn push(&mut self, group: impl IntoIterator<Item = u32>) {
+        self.members.extend(group);
+        self.ends.push(self.members.len() as u32);
+    }
+
+    /// How many groups there are.
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The group at `at`.
+    pub(crate) fn get(&self, at: usize) -> &[u32] {
+        let start = match at {
+            0 => 0,
+            _ => self.ends[at - 1] as usize,
+        };
+        &self.members[start..self.ends[at] as usize]
+    }
+
+    /// The groups, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u32]> + '_ {
+        (0..self.len()).map(|at| self.get(at))
+    }
+
+    /// The same groups, ordered by their first member (each group nonempty).
+    pub(crate) fn sorted_by_first(self) -> Groups {
+        let mut order: Vec<u32> = (0..self.len() as u32).collect();
+        order.sort_unstable_by_key(|&at| self.get(at as usize)[0]);
+        let mut sorted = Groups {
+            members: Vec::with_capacity(self.members.len()),
+            ends: Vec::with_capacity(self.len()),
+        };
+        for at in order {
+            sorted.push(self.get(at as usize).iter().copied());
+        }
+        sorted
+    }
+}
+
+impl<'a> FromIterator<&'a [u32]> for Groups {
+    fn from_iter<I: IntoIterator<Item = &'a [u32]>>(groups: I) -> Self {
+        let mut all = Groups::default();
+        for group in groups {
+            all.push(group.iter().copied());
+        }
+        all
+    }
+}
+
 /// The exact groups of `len` documents and their units (see the module documentation).
 #[derive(Debug, Clone)]
 pub(crate) struct ExactGroups {
     /// Groups of two or more positions with equal digests, each ascending, ordered by their
     /// first position.
-    groups: Vec<Vec<u32>>,
+    groups: std::sync::Arc<Groups>,
     /// Each group's first position, in order: searched for a unit's group in place of the
     /// groups themselves (one cache line holds 16, where each group is a pointer away).
     firsts: Vec<u32>,
@@ -25,7 +86,7 @@ pub(crate) struct ExactGroups {
 impl ExactGroups {
     /// The units of `len` documents whose exact groups are `groups` (as
     /// [`crate::Documents::exact_groups`] gives them).
-    pub(crate) fn new(len: u32, groups: Vec<Vec<u32>>) -> Self {
+    pub(crate) fn new(len: u32, groups: std::sync::Arc<Groups>) -> Self {
         let mut copies: Vec<(u32, u32)> = groups
             .iter()
             .flat_map(|group| group[1..].iter().map(|&member| (member, group[0])))
@@ -41,8 +102,8 @@ impl ExactGroups {
     }
 
     /// The groups, ordered by their first position.
-    pub(crate) fn groups(&self) -> &[Vec<u32>] {
-        &self.groups
+    pub(crate) fn groups(&self) -> impl Iterator<Item = &[u32]> + '_ {
+        self.groups.iter()
     }
 
     /// The unit (first member of the exact group) of document `doc`: itself when it has no
@@ -101,7 +162,7 @@ impl ExactGroups {
         self.firsts
             .binary_search(&unit)
             .ok()
-            .map(|at| self.groups[at].as_slice())
+            .map(|at| self.groups.get(at))
     }
 }
 
@@ -122,7 +183,7 @@ mod tests {
                 .filter(|group| group.len() > 1)
                 .collect();
             groups.sort_unstable_by_key(|group| group[0]);
-            let exact = ExactGroups::new(len, groups.clone());
+            let exact = ExactGroups::new(len, groups.iter().map(Vec::as_slice).collect::<Groups>().into());
             let mut first_of: Vec<u32> = (0..len).collect();
             for group in &groups {
                 for &member in &group[1..] {

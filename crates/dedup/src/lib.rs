@@ -61,9 +61,11 @@ mod engine;
 mod error;
 mod exact;
 mod keys;
+mod listed;
 pub mod mirrors;
 mod names;
 mod options;
+mod outcome;
 mod policy;
 mod rows;
 mod sets;
@@ -74,13 +76,15 @@ pub use budget::{peak_resident_bytes, Budget};
 pub use corpus_features::CorpusFeatures;
 pub use documents::Documents;
 pub use engine::{
-    dedup, dedup_documents, dedup_with, FeatureSource, Item, NoFeatures, Outcome, Phase, Removal,
+    dedup, dedup_documents, dedup_with, FeatureSource, Item, NoFeatures, Phase, Removal,
 };
 pub use error::DedupError;
 pub use keys::SearchKeys;
+pub use listed::Listed;
 pub use names::{NameReader, Names};
 pub use neardup_index::{Cluster, Pair};
 pub use options::{DedupOptions, KeepPolicy};
+pub use outcome::{Outcome, RunOutcome};
 pub use policy::{
     length_ratio, Bounds, Decision, Evidence, Kind, Measure, Method, Policy, PolicyChanges, Side,
     VerifyMeasure, DEFAULT_K, DEFAULT_THRESHOLD,

@@ -9,8 +9,8 @@ use anyhow::Context;
 use neardup_core::Fingerprinter;
 use neardup_dedup::{
     dedup_documents, AcceptedPair, Budget, ClusterOf, ComponentOf, CorpusFeatures, DedupOptions,
-    DocumentVerdict, Documents, DuplicateOf, Item, KeepPolicy, Kind, NameReader, Names, Outcome,
-    Phase, Policy, Verdict,
+    DocumentVerdict, Documents, DuplicateOf, Item, KeepPolicy, Kind, NameReader, Names, Phase,
+    Policy, RunOutcome, Verdict,
 };
 use neardup_ingest::url::canonicalize;
 use neardup_ingest::{Accounting, Corpus};
@@ -329,7 +329,7 @@ fn fingerprint_corpus(
 fn write_outputs(
     args: &DedupArgs,
     corpus: &Corpus,
-    outcome: &Outcome,
+    outcome: &RunOutcome,
     ids: &NameReader,
     records: bool,
 ) -> anyhow::Result<Outputs> {
@@ -426,9 +426,15 @@ pub fn run(args: DedupArgs) -> anyhow::Result<()> {
         seconds: written.elapsed().as_secs_f64(),
     }))
     .collect();
-    let count = |kind| outcome.removals.iter().filter(|r| r.kind == kind).count();
-    let (exact, near, url) = (count(Kind::Exact), count(Kind::Near), count(Kind::Url));
-    let (clusters, pairs) = (outcome.clusters.len(), outcome.pairs.len());
+    let (mut exact, mut near, mut url) = (0, 0, 0);
+    for removal in outcome.removals.iter() {
+        *match removal?.kind {
+            Kind::Exact => &mut exact,
+            Kind::Near => &mut near,
+            Kind::Url => &mut url,
+        } += 1;
+    }
+    let (clusters, pairs) = (outcome.cluster_count, outcome.pairs.len());
     let (candidates, verified_candidates) = (outcome.candidates, outcome.verified_candidates);
     let spilled_bytes = outcome.spilled_bytes + ids.spilled_bytes();
     let kept = outcome.kept;
@@ -580,13 +586,14 @@ fn write_lines<T: Serialize>(
 fn write_removed(
     outputs: &mut Outputs,
     path: &Path,
-    outcome: &Outcome,
+    outcome: &RunOutcome,
     ids: &NameReader,
 ) -> anyhow::Result<()> {
     write_lines(
         outputs,
         path,
         outcome.removals.iter().map(|r| {
+            let r = r?;
             Ok(DocumentVerdict {
                 id: ids.get(r.index)?,
                 verdict: Verdict::Duplicate(DuplicateOf {
@@ -603,13 +610,14 @@ fn write_removed(
 fn write_pairs(
     outputs: &mut Outputs,
     path: &Path,
-    outcome: &Outcome,
+    outcome: &RunOutcome,
     ids: &NameReader,
 ) -> anyhow::Result<()> {
     write_lines(
         outputs,
         path,
         outcome.pairs.iter().map(|p| {
+            let p = p?;
             Ok(AcceptedPair {
                 a: ids.get(p.a)?,
                 b: ids.get(p.b)?,
@@ -624,13 +632,14 @@ fn write_pairs(
 fn write_clusters(
     outputs: &mut Outputs,
     path: &Path,
-    outcome: &Outcome,
+    outcome: &RunOutcome,
     ids: &NameReader,
 ) -> anyhow::Result<()> {
     write_lines(
         outputs,
         path,
-        outcome.clusters.iter().enumerate().map(|(i, c)| {
+        outcome.clusters()?.enumerate().map(|(i, c)| {
+            let c = c?;
             Ok(ClusterOf {
                 cluster: i,
                 members: named(ids, &c.members)?,
@@ -643,7 +652,7 @@ fn write_clusters(
 fn write_components(
     outputs: &mut Outputs,
     path: &Path,
-    outcome: &Outcome,
+    outcome: &RunOutcome,
     ids: &NameReader,
 ) -> anyhow::Result<()> {
     let components = outcome.components()?;

@@ -1,0 +1,273 @@
+//! What a run decided: [`RunOutcome`], its removals and pairs held within the budget (what
+//! [`crate::dedup_documents`] gives, and the CLI writes from), and [`Outcome`], the same read
+//! into memory (what [`crate::dedup`] gives: the library's and Python's small runs).
+//!
+//! The clusters are not held: a cluster is a kept document and every removal that names it,
+//! so [`RunOutcome::clusters`] reads them from the removals by two sorts within the budget
+//! ([`neardup_index::Runs`]), one cluster at a time.
+
+use std::iter::Peekable;
+
+use neardup_index::{Cluster, Runs, Sorted, SpillDir};
+
+use crate::budget::Budget;
+use crate::engine::{FoundPair, Phase, Removal};
+use crate::error::DedupError;
+use crate::listed::{list_share, Listed};
+
+/// The result of a run, in memory: what [`crate::dedup`] and [`crate::dedup_with`] give
+/// ([`RunOutcome::into_outcome`]).
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// Accepted pairs, sorted by `(a, b)`: with [`DedupOptions::list_pairs`], every candidate
+    /// pair the policy accepts; without, the exact and URL pairs and the near pairs that
+    /// decided a removal. An exact group of m copies contributes m − 1 pairs (each copy with the
+    /// first), not m(m − 1)/2, and near pairs are listed between the first members of exact
+    /// groups.
+    pub pairs: Vec<FoundPair>,
+    /// Clusters of two or more documents, ordered by their first member. Representative-centred:
+    /// every member is a duplicate of the representative by the policy itself (see
+    /// [`crate::dedup`]); connected components of [`Outcome::pairs`] may be larger.
+    pub clusters: Vec<Cluster>,
+    /// Every removed document, by position.
+    pub removals: Vec<Removal>,
+    /// `kept[i]`: whether document `i` is kept.
+    pub kept: Vec<bool>,
+    /// How many candidate pairs verification examined (0 without verification).
+    pub verified_candidates: usize,
+    /// How many candidate pairs the search found (among the first members of exact groups):
+    /// every pair within the search's reach with [`DedupOptions::list_pairs`] or a MinHash or
+    /// overlap search; else (the SimHash methods) the pairs of a document and a KEPT document
+    /// within `k` that the decision looked at, which grows with the corpus, not with the square
+    /// of its families.
+    pub candidates: usize,
+    /// Bytes written to disk because they did not fit the budget: whole digests, the candidate
+    /// search's fingerprints and buckets, shingle sets.
+    pub spilled_bytes: u64,
+    /// The engine's phases and the time each took, in order.
+    pub phases: Vec<Phase>,
+}
+
+impl Outcome {
+    /// Connected components of the accepted pairs ([`Outcome::pairs`]), two or more members
+    /// each, members ascending, ordered by their first member: the groups chained
+    /// near-duplicates form (for topic clustering). Unlike [`Outcome::clusters`], a component
+    /// can hold documents that are not duplicates of each other (A ~ B ~ C with A and C apart)
+    /// and several kept documents.
+    pub fn components(&self) -> Result<Vec<Vec<u32>>, DedupError> {
+        let pairs = self.pairs.iter().map(|p| (p.a, p.b));
+        components_of(self.kept.len(), pairs)
+    }
+}
+
+/// The result of a run within its budget ([`crate::dedup_documents`]): the removals and
+/// accepted pairs as [`Listed`] (in memory within a sixteenth of the budget each, in a
+/// temporary file beyond), the clusters read from the removals when asked.
+pub struct RunOutcome {
+    /// Accepted pairs, ascending by `(a, b)`, as [`Outcome::pairs`] lists them.
+    pub pairs: Listed<FoundPair>,
+    /// Every removed document, by position.
+    pub removals: Listed<Removal>,
+    /// How many clusters (of two or more documents) the removals make.
+    pub cluster_count: usize,
+    /// `kept[i]`: whether document `i` is kept.
+    pub kept: Vec<bool>,
+    /// How many candidate pairs verification examined (see [`Outcome::verified_candidates`]).
+    pub verified_candidates: usize,
+    /// How many candidate pairs the search found (see [`Outcome::candidates`]).
+    pub candidates: usize,
+    /// Bytes written to disk because they did not fit the budget: whole digests, the candidate
+    /// search's fingerprints and buckets, shingle sets, the lists.
+    pub spilled_bytes: u64,
+    /// The engine's phases and the time each took, in order.
+    pub phases: Vec<Phase>,
+    pub(crate) budget: Budget,
+}
+
+impl RunOutcome {
+    /// The clusters of two or more documents, ordered by their first member, members
+    /// ascending, as [`Outcome::clusters`] lists them: each removal grouped with the kept
+    /// document it names, by two sorts of 16-byte records within a sixteenth of the budget
+    /// each (on disk beyond); one cluster is held at a time.
+    pub fn clusters(
+        &self,
+    ) -> Result<impl Iterator<Item = Result<Cluster, DedupError>> + '_, DedupError> {
+        let spill = SpillDir::new(&self.budget.spill_dir());
+        let share = list_share(&self.budget);
+        // (kept, removed), ascending: a cluster's records together, its first removal first.
+        let by_kept: Runs<(u64, u64)> = Runs::new(spill.clone(), share);
+        let mut batch = Vec::with_capacity(by_kept.batch());
+        for removal in self.removals.iter() {
+            let removal = removal?;
+            batch.push((u64::from(removal.of), u64::from(removal.index)));
+            if batch.len() >= by_kept.batch() {
+                by_kept.add(&mut batch)?;
+            }
+        }
+        by_kept.add(&mut batch)?;
+        // (first member << 32 | member, kept) of every member, the kept one included.
+        let by_first: Runs<(u64, u64)> = Runs::new(spill, share);
+        let mut current = None;
+        for record in by_kept.into_sorted()? {
+            let (of, index) = record?;
+            if current.is_none_or(|(kept, _)| kept != of) {
+                let first = of.min(index);
+                current = Some((of, first));
+                batch.push((first << 32 | of, of));
+            }
+            let first = current.map_or(index, |(_, first)| first);
+            batch.push((first << 32 | index, of));
+            if batch.len() >= by_first.batch() {
+                by_first.add(&mut batch)?;
+            }
+        }
+        by_first.add(&mut batch)?;
+        Ok(ClusterReader {
+            members: by_first.into_sorted()?.peekable(),
+        })
+    }
+
+    /// Connected components of the accepted pairs, as [`Outcome::components`] gives them (a
+    /// union-find of every document: this is the listing path, which holds every pair too).
+    pub fn components(&self) -> Result<Vec<Vec<u32>>, DedupError> {
+        let pairs: Vec<(u32, u32)> = self
+            .pairs
+            .iter()
+            .map(|p| p.map(|p| (p.a, p.b)))
+            .collect::<Result<_, _>>()?;
+        components_of(self.kept.len(), pairs.into_iter())
+    }
+
+    /// The outcome in memory: the lists read back, the clusters formed.
+    pub fn into_outcome(self) -> Result<Outcome, DedupError> {
+        let clusters = self.clusters()?.collect::<Result<_, _>>()?;
+        Ok(Outcome {
+            pairs: self.pairs.to_vec()?,
+            clusters,
+            removals: self.removals.to_vec()?,
+            kept: self.kept,
+            verified_candidates: self.verified_candidates,
+            candidates: self.candidates,
+            spilled_bytes: self.spilled_bytes,
+            phases: self.phases,
+        })
+    }
+}
+
+/// The clusters from `(first member << 32 | member, kept)` records, ascending.
+struct ClusterReader {
+    members: Peekable<Sorted<(u64, u64)>>,
+}
+
+impl Iterator for ClusterReader {
+    type Item = Result<Cluster, DedupError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (key, representative) = match self.members.next()? {
+            Ok(record) => record,
+            Err(e) => return Some(Err(e.into())),
+        };
+        let first = key >> 32;
+        let mut members = vec![key as u32];
+        while let Some(Ok((next, _))) = self.members.peek() {
+            if next >> 32 != first {
+                break;
+            }
+            members.push(*next as u32);
+            self.members.next();
+        }
+        if let Some(Err(_)) = self.members.peek() {
+            if let Some(Err(e)) = self.members.next() {
+                return Some(Err(e.into()));
+            }
+        }
+        Some(Ok(Cluster {
+            members,
+            representative: representative as u32,
+        }))
+    }
+}
+
+/// Connected components of `pairs` over `len` documents, two or more members each, members
+/// ascending, ordered by their first member.
+fn components_of(
+    len: usize,
+    pairs: impl Iterator<Item = (u32, u32)>,
+) -> Result<Vec<Vec<u32>>, DedupError> {
+    let components =
+        neardup_index::clusters(len, pairs, neardup_index::Representative::FirstSeen, false)?;
+    Ok(components.into_iter().map(|c| c.members).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::listed::ListBuilder;
+    use crate::policy::{Evidence, Kind};
+
+    /// The clusters read from the removals by sorts on disk are those of grouping them in
+    /// memory: every kept document with the documents that name it, by first member.
+    #[test]
+    fn clusters_from_removals_on_disk_are_the_groups_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let budget = Budget::new(Budget::MIN_MEMORY, Some(dir.path().into())).unwrap();
+        let n = 300_000u32;
+        // Document i is kept when i % 5 == 0 or i % 7 == 0; a removed one names a kept one
+        // before or after it (a later kept document when the keep order is not first seen).
+        let kept = |i: u32| i.is_multiple_of(5) || i.is_multiple_of(7);
+        let removals: Vec<Removal> = (0..n)
+            .filter(|&i| !kept(i))
+            .map(|i| {
+                let of = match i % 3 {
+                    0 => (i / 5) * 5,
+                    1 => ((i / 7) * 7 + 7).min(n - 7 - n % 7),
+                    _ => (i % 1000) * 35,
+                };
+                Removal {
+                    index: i,
+                    of,
+                    kind: Kind::Exact,
+                    distance: 0,
+                    evidence: Evidence::EXACT,
+                }
+            })
+            .collect();
+        let mut expected: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+        for r in &removals {
+            expected
+                .entry(r.of)
+                .or_insert_with(|| vec![r.of])
+                .push(r.index);
+        }
+        let mut expected: Vec<Cluster> = expected
+            .into_iter()
+            .map(|(representative, mut members)| {
+                members.sort_unstable();
+                Cluster {
+                    members,
+                    representative,
+                }
+            })
+            .collect();
+        expected.sort_by_key(|c| c.members[0]);
+        let list = ListBuilder::within(&budget);
+        list.add(&mut removals.clone()).unwrap();
+        let outcome = RunOutcome {
+            pairs: ListBuilder::within(&budget).finish().unwrap(),
+            removals: list.finish().unwrap(),
+            cluster_count: expected.len(),
+            kept: (0..n).map(kept).collect(),
+            verified_candidates: 0,
+            candidates: 0,
+            spilled_bytes: 0,
+            phases: Vec::new(),
+            budget,
+        };
+        assert!(
+            outcome.removals.spilled_bytes() > 0,
+            "the removals did not go to disk"
+        );
+        let clusters: Vec<Cluster> = outcome.clusters().unwrap().map(Result::unwrap).collect();
+        assert_eq!(clusters, expected);
+    }
+}
