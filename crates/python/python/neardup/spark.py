@@ -107,16 +107,21 @@ def dedup(
     SearchKeys(policy_json, 0)  # the policy is valid and has search keys (not overlap)
     _check_columns(df, text_col, id_col, order_col, fetched_at_col, keep)
     spark = df.sparkSession
-    _check_executors(spark)
+    probe = _Probe(spark)
 
     started = time.perf_counter()
     ordered = df.orderBy(order_col) if order_col else df
     base = ordered.withColumn(_ROW, F.monotonically_increasing_id()).persist(
         StorageLevel.MEMORY_AND_DISK
     )
-    rows, texts, text_bytes = base.agg(
-        F.count(F.lit(1)), F.count(text_col), F.sum(F.octet_length(text_col))
-    ).first()
+    try:
+        rows, texts, text_bytes = base.agg(
+            F.count(F.lit(1)), F.count(text_col), F.sum(F.octet_length(text_col))
+        ).first()
+        probe.check()
+    except BaseException:
+        base.unpersist()
+        raise
     if texts != rows:
         base.unpersist()
         raise NeardupError(f"column {text_col!r} has nulls: drop or fill them first")
@@ -161,8 +166,10 @@ def dedup_jsonl(
     Returns a DataFrame of the records: ``id_field`` (the record's id, ``FILE:LINE`` when it
     has none, ``FILE`` the path of the file's URI), ``text_field`` (the text compared),
     ``url``, ``title`` and ``fetched_at`` (strings, null when absent), then ``cluster``,
-    ``duplicate_of`` (named by the ids) and ``is_duplicate``; cached and counted, as
-    :func:`dedup`'s.
+    ``duplicate_of`` (named by the ids) and ``is_duplicate``. The answers are decided and
+    kept (checkpointed) before it is returned; the records are not cached: each action on the
+    result reads the files again (through Rust, about as fast as a cache) and joins the
+    answers to them; ``persist()`` it to use it many times.
 
     Faster than :func:`dedup` over ``spark.read.json``: the records are never parsed by
     Spark's JSON reader nor cached; each step that needs them reads the lines again
@@ -175,10 +182,10 @@ def dedup_jsonl(
     SearchKeys(policy_json, 0)  # the policy is valid and has search keys (not overlap)
     if keep not in ("first", "longest"):
         raise NeardupError(f"invalid keep {keep!r} for JSON Lines (expected first or longest)")
-    _check_executors(spark)
+    probe = _Probe(spark)
     started = time.perf_counter()
     lines = _lines(spark, path)
-    counted = _count_records(lines, id_field, text_field)
+    counted = _count_records(lines, id_field, text_field, probe)
     starts, rows, text_bytes = _starts(counted)
     bad = sum(row["bad"] for row in counted)
     _log.info(
@@ -202,6 +209,7 @@ def dedup_jsonl(
         text_field,
         id_field,
         None,
+        lazy=True,
     )
 
 
@@ -217,11 +225,14 @@ def _answer(
     text_col: str,
     id_col: Optional[str],
     fetched_at_col: Optional[str],
+    lazy: bool = False,
 ) -> Any:
     """Steps 2 to 6 of the job on ``rows`` rows numbered (in :data:`_ROW`) in ``base``, with
     ``text_bytes`` of text: the keys (``keyed`` makes their DataFrame from the
     :class:`_Stages`), their links, the parts, the engine on each part, the answers joined to
-    the rows (``columns``: the result's columns of the input), persisted and counted."""
+    the rows (``columns``: the result's columns of the input), persisted and counted; or with
+    ``lazy``, the answers alone materialised (checkpointed) and joined to ``base`` by each
+    action on the result."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -242,9 +253,12 @@ def _answer(
         id_type = base.schema[id_col].dataType if id_col else None
         decided = stages.decide(members, keep, fetched_at_col is not None, memory, id_type)
         started = time.perf_counter()
-        result = _result(base, decided, columns, id_col, small).persist(StorageLevel.MEMORY_AND_DISK)
-        result.count()
-        _log.info("the parts decided and the result persisted in %.1f s", time.perf_counter() - started)
+        if lazy:
+            result = _result(base, _checkpoint(decided), columns, id_col, small)
+        else:
+            result = _result(base, decided, columns, id_col, small).persist(StorageLevel.MEMORY_AND_DISK)
+            result.count()
+        _log.info("the parts decided and the result made in %.1f s", time.perf_counter() - started)
     finally:
         spark.conf.set(shuffle, before)
     return result
@@ -335,15 +349,18 @@ def _lines(spark: Any, path: Union[str, List[str]]) -> Any:
 _COUNT_DDL = "file string, block long, lines long, records long, text_bytes long, bad long"
 
 
-def _count_records(lines: Any, id_field: str, text_field: str) -> List[Any]:
+def _count_records(lines: Any, id_field: str, text_field: str, probe: "_Probe") -> List[Any]:
     """Per block of lines (``file``, ``block``): its ``lines``, the ``records`` the CLI reads
-    of them, their ``text_bytes`` and the ``bad`` records skipped."""
+    of them, their ``text_bytes`` and the ``bad`` records skipped; once the ``probe`` has
+    passed (it runs while this stage is planned)."""
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType
 
     schema = StructType.fromDDL(_COUNT_DDL)
     arrow_schema = to_arrow_schema(schema)
-    return lines.mapInArrow(lambda batches: _count_lines(batches, id_field, text_field, arrow_schema), schema).collect()
+    counting = lines.mapInArrow(lambda batches: _count_lines(batches, id_field, text_field, arrow_schema), schema)
+    probe.check()
+    return counting.collect()
 
 
 def _count_lines(batches: Iterator[Any], id_field: str, text_field: str, schema: Any) -> Iterator[Any]:
@@ -460,6 +477,31 @@ def _strings(offsets: Any, data: bytes, valid: Any) -> Any:
     return pa.Array.from_buffers(
         pa.large_string(), count, [nulls, pa.py_buffer(np.ascontiguousarray(offsets)), pa.py_buffer(data)]
     )
+
+
+class _Probe:
+    """:func:`_check_executors` in a thread of its own, started at once, so that its tiny job
+    runs while the driver plans (and the executors start) the job's first stage: :meth:`check`
+    waits for it and raises what it found, before that stage runs."""
+
+    def __init__(self, spark: Any) -> None:
+        import threading
+
+        self.error: Optional[BaseException] = None
+        self.thread = threading.Thread(target=self._run, args=(spark,), name="neardup-probe", daemon=True)
+        self.thread.start()
+
+    def _run(self, spark: Any) -> None:
+        try:
+            _check_executors(spark)
+        except BaseException as error:  # handed to the caller's thread by check()
+            self.error = error
+
+    def check(self) -> None:
+        """Waits for the probe; raises its error (the executors cannot import neardup)."""
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
 
 
 def _policy_json(policy: Union[Policy, Dict[str, Any], str, None]) -> str:
