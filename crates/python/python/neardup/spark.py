@@ -35,7 +35,7 @@ over), and what is read twice is persisted once:
 
 The ``overlap`` method is not available: its exact search holds every shingle set in one place.
 
-JSON Lines files are best read by :func:`dedup_jsonl`: step 1 is then the CLI's own reader
+JSON Lines files can be read by :func:`dedup_jsonl`: step 1 is then the CLI's own reader
 (``ingest::parse_record``, with its rules for bad records) in the executors, over the lines
 Spark's text source splits among them; the records are counted per block of lines (one small
 stage), numbered in file order, and read again by each step that needs them instead of being
@@ -171,9 +171,9 @@ def dedup_jsonl(
     result reads the files again (through Rust, about as fast as a cache) and joins the
     answers to them; ``persist()`` it to use it many times.
 
-    Faster than :func:`dedup` over ``spark.read.json``: the records are never parsed by
-    Spark's JSON reader nor cached; each step that needs them reads the lines again
-    through Rust. Raises :class:`neardup.NeardupError` as :func:`dedup` does, and with one
+    The records are never parsed by Spark's JSON reader nor cached; each step that needs
+    them reads the lines again through Rust (BENCHMARKS.md, "Issue 23, step 6": faster than
+    :func:`dedup` over ``spark.read.json`` at 100,000 documents, slower in one run on 1 GB). Raises :class:`neardup.NeardupError` as :func:`dedup` does, and with one
     line when the executors cannot import neardup.
     """
     from pyspark.sql.pandas.types import to_arrow_schema
