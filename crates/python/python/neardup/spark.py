@@ -173,7 +173,7 @@ def dedup_jsonl(
 
     The records are never parsed by Spark's JSON reader nor cached; each step that needs
     them reads the lines again through Rust (BENCHMARKS.md, "Issue 23, step 6": faster than
-    :func:`dedup` over ``spark.read.json`` at 100,000 documents, slower in one run on 1 GB). Raises :class:`neardup.NeardupError` as :func:`dedup` does, and with one
+    :func:`dedup` over ``spark.read.json`` at 100,000 documents, about even on 1 GB). Raises :class:`neardup.NeardupError` as :func:`dedup` does, and with one
     line when the executors cannot import neardup.
     """
     from pyspark.sql.pandas.types import to_arrow_schema
