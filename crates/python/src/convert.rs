@@ -132,27 +132,35 @@ impl ByteView<'_> {
     }
 }
 
-/// The texts of an Arrow string column given as its buffers: `offsets` (`len + 1` positions,
-/// ascending, as Arrow's offsets buffer sliced to the column) into `data` (UTF-8, end to end).
-/// Borrowed, one `&str` a row, without a Python object a value. Fails on offsets that do not
-/// ascend within `data` or on a row that is not UTF-8.
-pub fn arrow_texts<'a>(offsets: &[i64], data: &'a [u8]) -> PyResult<Vec<&'a str>> {
+/// The values of an Arrow binary column given as its buffers: `offsets` (`len + 1` positions,
+/// ascending, as Arrow's offsets buffer sliced to the column) into `data` (end to end).
+/// Borrowed, one slice a row, without a Python object a value. Fails on offsets that do not
+/// ascend within `data`.
+pub fn arrow_bytes<'a>(offsets: &[i64], data: &'a [u8]) -> PyResult<Vec<&'a [u8]>> {
     offsets
         .windows(2)
         .enumerate()
-        .map(|(i, w)| {
-            let (start, end) = (usize::try_from(w[0]), usize::try_from(w[1]));
-            let bytes = match (start, end) {
-                (Ok(start), Ok(end)) if start <= end && end <= data.len() => &data[start..end],
-                _ => {
-                    return Err(invalid(format!(
-                        "text {i}: offsets {}..{} outside {} bytes of text",
-                        w[0],
-                        w[1],
-                        data.len()
-                    )))
-                }
-            };
+        .map(
+            |(i, w)| match (usize::try_from(w[0]), usize::try_from(w[1])) {
+                (Ok(start), Ok(end)) if start <= end && end <= data.len() => Ok(&data[start..end]),
+                _ => Err(invalid(format!(
+                    "text {i}: offsets {}..{} outside {} bytes of text",
+                    w[0],
+                    w[1],
+                    data.len()
+                ))),
+            },
+        )
+        .collect()
+}
+
+/// The texts of an Arrow string column given as its buffers ([`arrow_bytes`]), each checked
+/// to be UTF-8. Fails on offsets that do not ascend within `data` or on a row that is not UTF-8.
+pub fn arrow_texts<'a>(offsets: &[i64], data: &'a [u8]) -> PyResult<Vec<&'a str>> {
+    arrow_bytes(offsets, data)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, bytes)| {
             std::str::from_utf8(bytes).map_err(|e| invalid(format!("text {i} is not UTF-8: {e}")))
         })
         .collect()

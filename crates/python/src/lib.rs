@@ -18,6 +18,7 @@ mod lsh;
 mod policy;
 mod spark;
 mod spark_parts;
+mod spark_read;
 mod spark_units;
 
 /// The module `neardup._neardup`.
@@ -33,6 +34,7 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<spark::SearchKeys>()?;
     m.add_class::<spark_parts::PartEngine>()?;
     m.add_class::<spark_units::UnitKeys>()?;
+    m.add_class::<spark_read::JsonlLines>()?;
     m.add_function(wrap_pyfunction!(spark::link_components, m)?)?;
     m.add_class::<lsh::MinHashLsh>()?;
     m.add_function(wrap_pyfunction!(lsh::minhash_candidate_pairs, m)?)?;

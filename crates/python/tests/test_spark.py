@@ -163,6 +163,88 @@ def test_spark_equals_cli_dedup(spark, neardup_bin, tmp_path, monkeypatch, optio
         assert row["cluster"] == cli_cluster.get(doc_id, doc_id), doc_id
 
 
+def _with_bad_records(tmp_path):
+    """The corpus of the test above as JSON Lines, with among its lines every kind of record the
+    CLI skips (not JSON, not an object, no text, a text or a url of the wrong type, invalid
+    UTF-8), blank lines, records without an id (one a copy of an earlier record, one an original
+    copied later), an id given as a number, and an HTML record with its copy. Returns the path
+    and the line numbers (1-based) of the records without an id."""
+    docs = _news() + _corpus()
+    lines = [json.dumps(d).encode() for d in docs]
+    page = "<p>" + " ".join(f"The council met on day {i} to discuss the budget." for i in range(40)) + "</p>"
+    html = f"<html><head><title>Budget</title></head><body><article>{page}</article></body></html>"
+    anonymous = " ".join(f"an original record without any id, sentence {i}." for i in range(30))
+    extra = [
+        b"not json at all",
+        b"[1, 2, 3]",
+        b'{"id": "no-text"}',
+        b'{"id": "number-text", "text": 5}',
+        b'{"id": "number-url", "text": "a record whose url is a number", "url": 7}',
+        b'{"id": "bad-utf8", "text": "caf\xe9 au lait"}',
+        b"",
+        b"   ",
+        json.dumps({"text": docs[3]["text"]}).encode(),
+        json.dumps({"text": anonymous}).encode(),
+        json.dumps({"id": 12345, "text": "a record whose id is a number, " * 10}).encode(),
+        json.dumps({"id": "page", "html": html}).encode(),
+        json.dumps({"id": "page-copy", "html": html}).encode(),
+        json.dumps({"id": "anonymous-copy", "text": anonymous}).encode(),
+    ]
+    for i, line in enumerate(extra):
+        lines.insert(10 + i * 60, line)
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    no_id = [n + 1 for n, line in enumerate(lines) if line.startswith(b'{"text"')]
+    return path, no_id
+
+
+def test_the_jsonl_reader_reads_the_records_the_cli_reads(spark, neardup_bin, tmp_path):
+    """`dedup_jsonl`: the CLI's reader in the executors, over lines split among tasks: the same
+    records as the CLI (bad ones skipped, blank lines none, ids `FILE:LINE` where a record has
+    none, HTML by its main text) and the same answer, document by document."""
+    path, no_id = _with_bad_records(tmp_path)
+    policy = neardup.Policy()
+    cli_duplicate_of, cli_cluster = _cli(neardup_bin, path, policy, "first", tmp_path)
+    kept_file = tmp_path / "kept.jsonl"
+    subprocess.run([neardup_bin, "dedup", str(path), "--kept", str(kept_file)], check=True, capture_output=True)
+    kept = len(kept_file.read_text(encoding="utf-8").splitlines())
+    assert neardup.spark._lines(spark, str(path)).rdd.getNumPartitions() > 1, "the test must cross blocks"
+
+    result = neardup.spark.dedup_jsonl(spark, str(path), policy=policy)
+    rows = {r["id"]: r.asDict() for r in result.collect()}
+    result.unpersist()
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
+
+    assert len(rows) == kept + len(cli_duplicate_of), "the CLI's records, each once"
+    for bad in ("no-text", "number-text", "number-url", "bad-utf8"):
+        assert bad not in rows, bad
+    assert "12345" in rows and "<" not in rows["page"]["text"] and "budget" in rows["page"]["text"]
+    anonymous = [f"{path}:{line}" for line in no_id]
+    assert all(name in rows for name in anonymous), anonymous
+    assert cli_duplicate_of[anonymous[0]] is not None and cli_duplicate_of["anonymous-copy"] == anonymous[1]
+    assert cli_duplicate_of["page-copy"] == "page"
+    for doc_id, row in rows.items():
+        assert row["duplicate_of"] == cli_duplicate_of.get(doc_id), doc_id
+        assert row["is_duplicate"] == (doc_id in cli_duplicate_of), doc_id
+        assert row["cluster"] == cli_cluster.get(doc_id, doc_id), doc_id
+
+
+def test_jsonl_lines_read_a_batch_as_the_cli_reads_its_lines():
+    """`JsonlLines.read` on one batch: records and their lines, bad records counted and
+    skipped, blank lines none, an id from the line when the record has none."""
+    import pyarrow as pa
+
+    lines = [b'{"id": "a", "text": "one", "url": "u"}', b"", b"{oops", b'{"text": "two", "title": 3}',
+             b'{"text": "three"}']
+    out = neardup.JsonlLines().read(*neardup.spark._text_buffers(pa.array(lines, pa.binary())[1:], view=True),
+                                    "/data/x.jsonl", 8)
+    assert list(out["line"]) == [3]
+    assert out["bad"] == 2
+    offsets, data, valid = out["id"]
+    assert data == b"/data/x.jsonl:11" and list(offsets) == [0, len(data)] and list(valid) == [True]
+    assert out["text"][1] == b"three" and list(out["url"][2]) == [False]
+
+
 def test_the_generated_corpus_has_chains():
     """Connected components of the accepted pairs would merge clusters here: the Spark job must
     not stop at components (it runs the engine's centring on each)."""

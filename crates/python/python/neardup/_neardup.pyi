@@ -221,6 +221,22 @@ class PartEngine:
     ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """The answers of the last part."""
 
+class JsonlLines:
+    """The CLI's JSON Lines reader over batches of lines (the first step of
+    ``neardup.spark.dedup_jsonl``): the records the CLI reads, bad ones skipped as it skips them."""
+
+    def __init__(self, id_field: str = "id", text_field: str = "text") -> None: ...
+    def read(
+        self,
+        offsets: npt.NDArray[np.int64],
+        data: Union[bytes, npt.NDArray[np.uint8]],
+        source: str,
+        first_line: int,
+    ) -> Dict[str, Any]:
+        """``line`` (each record's index in the batch), ``bad`` (lines skipped as bad records),
+        and per column (``id``, ``text``, ``url``, ``title``, ``fetched_at``) its offsets,
+        bytes and validity."""
+
 class MinHashLsh:
     """MinHash LSH under int ids, banded as datasketch bands."""
 

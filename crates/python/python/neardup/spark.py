@@ -35,8 +35,15 @@ over), and what is read twice is persisted once:
 
 The ``overlap`` method is not available: its exact search holds every shingle set in one place.
 
+JSON Lines files can be read by :func:`dedup_jsonl`: step 1 is then the CLI's own reader
+(``ingest::parse_record``, with its rules for bad records) in the executors, over the lines
+Spark's text source splits among them; the records are counted per block of lines (one small
+stage), numbered in file order, and read again by each step that needs them instead of being
+parsed by Spark's JSON reader and cached.
+
 As a job (``spark-submit .../neardup/spark.py INPUT OUTPUT``, or ``python -m neardup.spark``):
-reads Parquet or JSON Lines, writes Parquet; ``--help`` lists the options.
+reads Parquet or JSON Lines (by :func:`dedup_jsonl`), writes Parquet; ``--help`` lists the
+options.
 """
 
 from __future__ import annotations
@@ -46,9 +53,9 @@ import re
 import time
 from typing import Any, Dict, Iterator, List, Optional, Union
 
-from ._neardup import NeardupError, PartEngine, Policy, SearchKeys, link_components
+from ._neardup import JsonlLines, NeardupError, PartEngine, Policy, SearchKeys, link_components
 
-__all__ = ["dedup", "main"]
+__all__ = ["dedup", "dedup_jsonl", "main"]
 
 #: Columns the result adds to the input DataFrame.
 RESULT_COLUMNS = ("cluster", "duplicate_of", "is_duplicate")
@@ -100,27 +107,142 @@ def dedup(
     SearchKeys(policy_json, 0)  # the policy is valid and has search keys (not overlap)
     _check_columns(df, text_col, id_col, order_col, fetched_at_col, keep)
     spark = df.sparkSession
-    _check_executors(spark)
+    probe = _Probe(spark)
 
     started = time.perf_counter()
     ordered = df.orderBy(order_col) if order_col else df
     base = ordered.withColumn(_ROW, F.monotonically_increasing_id()).persist(
         StorageLevel.MEMORY_AND_DISK
     )
-    rows, texts, text_bytes = base.agg(
-        F.count(F.lit(1)), F.count(text_col), F.sum(F.octet_length(text_col))
-    ).first()
+    try:
+        rows, texts, text_bytes = base.agg(
+            F.count(F.lit(1)), F.count(text_col), F.sum(F.octet_length(text_col))
+        ).first()
+        probe.check()
+    except BaseException:
+        base.unpersist()
+        raise
     if texts != rows:
         base.unpersist()
         raise NeardupError(f"column {text_col!r} has nulls: drop or fill them first")
     _log.info("%d rows, %d bytes of text, read in %.1f s", rows, text_bytes or 0, time.perf_counter() - started)
+    try:
+        return _answer(
+            spark,
+            policy_json,
+            rows,
+            text_bytes or 0,
+            keep,
+            base,
+            lambda stages: stages.keys(base.select(_ROW, text_col)),
+            df.columns,
+            text_col,
+            id_col,
+            fetched_at_col,
+        )
+    finally:
+        base.unpersist()
+
+
+def dedup_jsonl(
+    spark: Any,
+    path: Union[str, List[str]],
+    policy: Union[Policy, Dict[str, Any], str, None] = None,
+    keep: str = "first",
+    id_field: str = "id",
+    text_field: str = "text",
+) -> Any:
+    """Deduplicate JSON Lines files as ``neardup dedup`` reads them, on a cluster.
+
+    ``path``: a file, a folder or a glob (any file system Spark reads; a list of them too):
+    its lines are split among the tasks by Spark's text source and read by the CLI's own
+    JSON Lines reader (:class:`neardup.JsonlLines`) in the executors, so that every record
+    the CLI reads is read and every one it skips (not JSON, no text, a field of the wrong
+    type, invalid UTF-8, over 64 MiB) is skipped, a blank line is no record, and an HTML
+    record is compared by its main text. Rows are in file order (files by name), which
+    ``keep="first"`` follows; ``keep="longest"`` keeps the longest text (``newest`` is for
+    :func:`dedup` with a column of Unix seconds). ``policy``: as :func:`dedup`.
+
+    Returns a DataFrame of the records: ``id_field`` (the record's id, ``FILE:LINE`` when it
+    has none, ``FILE`` the path of the file's URI), ``text_field`` (the text compared),
+    ``url``, ``title`` and ``fetched_at`` (strings, null when absent), then ``cluster``,
+    ``duplicate_of`` (named by the ids) and ``is_duplicate``. The answers are decided and
+    kept (checkpointed) before it is returned; the records are not cached: each action on the
+    result reads the files again (through Rust, about as fast as a cache) and joins the
+    answers to them; ``persist()`` it to use it many times.
+
+    The records are never parsed by Spark's JSON reader nor cached; each step that needs
+    them reads the lines again through Rust (BENCHMARKS.md, "Issue 23, step 6": faster than
+    :func:`dedup` over ``spark.read.json`` at 100,000 documents, about even on 1 GB). Raises :class:`neardup.NeardupError` as :func:`dedup` does, and with one
+    line when the executors cannot import neardup.
+    """
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    policy_json = _policy_json(policy)
+    SearchKeys(policy_json, 0)  # the policy is valid and has search keys (not overlap)
+    if keep not in ("first", "longest"):
+        raise NeardupError(f"invalid keep {keep!r} for JSON Lines (expected first or longest)")
+    probe = _Probe(spark)
+    started = time.perf_counter()
+    lines = _lines(spark, path)
+    counted = _count_records(lines, id_field, text_field, probe)
+    starts, rows, text_bytes = _starts(counted)
+    bad = sum(row["bad"] for row in counted)
+    _log.info(
+        "%d records, %d bad ones skipped, %d bytes of text, counted in %.1f s",
+        rows, bad, text_bytes, time.perf_counter() - started,
+    )
+    columns = _record_columns(id_field, text_field)
+    schema = _record_schema(columns)
+    large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
+    reader = _record_reader(starts, id_field, text_field, to_arrow_schema(schema, prefers_large_types=large))
+    base = lines.mapInArrow(reader, schema)
+    return _answer(
+        spark,
+        policy_json,
+        rows,
+        text_bytes,
+        keep,
+        base,
+        lambda stages: stages.keys(lines, source=reader),
+        columns,
+        text_field,
+        id_field,
+        None,
+        lazy=True,
+    )
+
+
+def _answer(
+    spark: Any,
+    policy_json: str,
+    rows: int,
+    text_bytes: int,
+    keep: str,
+    base: Any,
+    keyed: Any,
+    columns: List[str],
+    text_col: str,
+    id_col: Optional[str],
+    fetched_at_col: Optional[str],
+    lazy: bool = False,
+) -> Any:
+    """Steps 2 to 6 of the job on ``rows`` rows numbered (in :data:`_ROW`) in ``base``, with
+    ``text_bytes`` of text: the keys (``keyed`` makes their DataFrame from the
+    :class:`_Stages`), their links, the parts, the engine on each part, the answers joined to
+    the rows (``columns``: the result's columns of the input), persisted and counted; or with
+    ``lazy``, the answers alone materialised (checkpointed) and joined to ``base`` by each
+    action on the result."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
     large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
     stages = _Stages(policy_json, rows, large)
     shuffle = "spark.sql.shuffle.partitions"
     before = spark.conf.get(shuffle)
-    spark.conf.set(shuffle, str(_partitions(text_bytes or 0, spark.sparkContext.defaultParallelism)))
+    spark.conf.set(shuffle, str(_partitions(text_bytes, spark.sparkContext.defaultParallelism)))
     try:
-        parts = _parts(stages.links(stages.keys(base.select(_ROW, text_col))))
+        parts = _parts(stages.links(keyed(stages)))
         fetched_at = F.col(fetched_at_col).cast("long") if fetched_at_col else F.lit(None).cast("long")
         small = F.broadcast if rows <= _BROADCAST_ROWS else (lambda frame: frame)
         named = [F.col(id_col).alias("id")] if id_col else []
@@ -128,15 +250,17 @@ def dedup(
             base.select(_ROW, F.col(text_col).alias("text"), fetched_at.alias("fetched_at"), *named), _ROW
         )
         memory = _engine_memory(spark.sparkContext.getConf().get("spark.executor.pyspark.memory", None))
-        id_type = df.schema[id_col].dataType if id_col else None
+        id_type = base.schema[id_col].dataType if id_col else None
         decided = stages.decide(members, keep, fetched_at_col is not None, memory, id_type)
         started = time.perf_counter()
-        result = _result(base, decided, df.columns, id_col, small).persist(StorageLevel.MEMORY_AND_DISK)
-        result.count()
-        _log.info("the parts decided and the result persisted in %.1f s", time.perf_counter() - started)
+        if lazy:
+            result = _result(base, _checkpoint(decided), columns, id_col, small)
+        else:
+            result = _result(base, decided, columns, id_col, small).persist(StorageLevel.MEMORY_AND_DISK)
+            result.count()
+        _log.info("the parts decided and the result made in %.1f s", time.perf_counter() - started)
     finally:
         spark.conf.set(shuffle, before)
-    base.unpersist()
     return result
 
 
@@ -199,6 +323,185 @@ def _check_executors(spark: Any) -> None:
             f"the Spark executors cannot import neardup ({failed[0]}): start Spark with "
             "PYSPARK_PYTHON set to a Python that has it (pip install 'neardup[spark]')"
         )
+
+
+#: The columns of a record besides its id and text (:func:`dedup_jsonl`).
+_RECORD_FIELDS = ("url", "title", "fetched_at")
+
+
+def _lines(spark: Any, path: Union[str, List[str]]) -> Any:
+    """The lines of the files at ``path`` as Spark's text source splits them among tasks (at
+    ``\\n`` only, as the CLI does): the file's URI, the start of the task's block of it, and the
+    line's bytes (``binary``: checked as UTF-8 by the reader, as the CLI checks it)."""
+    from pyspark.sql import functions as F
+
+    return (
+        spark.read.option("lineSep", "\n")
+        .text(path)
+        .select(
+            F.input_file_name().alias("file"),
+            F.input_file_block_start().alias("block"),
+            F.col("value").cast("binary").alias("line"),
+        )
+    )
+
+
+_COUNT_DDL = "file string, block long, lines long, records long, text_bytes long, bad long"
+
+
+def _count_records(lines: Any, id_field: str, text_field: str, probe: "_Probe") -> List[Any]:
+    """Per block of lines (``file``, ``block``): its ``lines``, the ``records`` the CLI reads
+    of them, their ``text_bytes`` and the ``bad`` records skipped; once the ``probe`` has
+    passed (it runs while this stage is planned)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType
+
+    schema = StructType.fromDDL(_COUNT_DDL)
+    arrow_schema = to_arrow_schema(schema)
+    counting = lines.mapInArrow(lambda batches: _count_lines(batches, id_field, text_field, arrow_schema), schema)
+    probe.check()
+    return counting.collect()
+
+
+def _count_lines(batches: Iterator[Any], id_field: str, text_field: str, schema: Any) -> Iterator[Any]:
+    """The counts of :func:`_count_records` in one task."""
+    import pyarrow as pa
+
+    reader = JsonlLines(id_field, text_field)
+    counts: Dict[Any, List[int]] = {}
+    for batch in batches:
+        for file, block, lines in _line_runs(batch):
+            out = reader.read(*_text_buffers(lines, view=True), _source(file), 1)
+            count = counts.setdefault((file, block), [0, 0, 0, 0])
+            count[0] += len(lines)
+            count[1] += len(out["line"])
+            count[2] += int(out["text"][0][-1])
+            count[3] += out["bad"]
+    rows = [
+        {"file": file, "block": block, "lines": c[0], "records": c[1], "text_bytes": c[2], "bad": c[3]}
+        for (file, block), c in counts.items()
+    ]
+    yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def _starts(counted: List[Any]) -> Any:
+    """``(starts, records, text_bytes)``: per block of lines ``(file, block)``, the number of
+    lines of its file before it and of records before it (files in name order, blocks in file
+    order), and the totals."""
+    starts: Dict[Any, Any] = {}
+    rows, text_bytes, lines, file = 0, 0, 0, None
+    for c in sorted(counted, key=lambda c: (c["file"], c["block"])):
+        if c["file"] != file:
+            file, lines = c["file"], 0
+        starts[(c["file"], c["block"])] = (lines, rows)
+        lines += c["lines"]
+        rows += c["records"]
+        text_bytes += c["text_bytes"]
+    return starts, rows, text_bytes
+
+
+def _record_columns(id_field: str, text_field: str) -> List[str]:
+    """The columns of :func:`dedup_jsonl`'s records."""
+    named = [id_field, text_field]
+    return named + [f for f in _RECORD_FIELDS if f not in named]
+
+
+def _record_schema(columns: List[str]) -> Any:
+    """The rows of :func:`dedup_jsonl`: the row number, the text (``columns[1]``: where the
+    keys' step reads it), then the other ``columns`` (strings)."""
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    ordered = [columns[1], columns[0]] + columns[2:]
+    return StructType(
+        [StructField(_ROW, LongType(), False)] + [StructField(c, StringType(), True) for c in ordered]
+    )
+
+
+def _record_reader(starts: Dict[Any, Any], id_field: str, text_field: str, schema: Any) -> Any:
+    """The function (over batches of :func:`_lines`) that reads their records as rows of
+    ``schema`` (:func:`_record_schema`), numbered in file order from ``starts``
+    (:func:`_starts`), ids of records without one named by their line."""
+
+    read_as = {field: field for field in _RECORD_FIELDS}  # column -> what the reader names it
+    read_as.update({id_field: "id", text_field: "text"})
+
+    def read(batches: Iterator[Any]) -> Iterator[Any]:
+        import numpy as np
+        import pyarrow as pa
+
+        reader = JsonlLines(id_field, text_field)
+        done: Dict[Any, Any] = {}
+        for batch in batches:
+            for file, block, lines in _line_runs(batch):
+                first_line, first_row = starts[(file, block)]
+                lines_done, rows_done = done.get((file, block), (0, 0))
+                out = reader.read(*_text_buffers(lines, view=True), _source(file), first_line + lines_done + 1)
+                count = len(out["line"])
+                done[(file, block)] = (lines_done + len(lines), rows_done + count)
+                if count:
+                    row = pa.array(first_row + rows_done + np.arange(count, dtype=np.int64))
+                    values = [_strings(*out[read_as[f.name]]) for f in list(schema)[1:]]
+                    yield _batch([row] + values, schema)
+
+    return read
+
+
+def _line_runs(batch: Any) -> Iterator[Any]:
+    """The runs of rows of one block in a batch of :func:`_lines`: ``(file, block, lines)``."""
+    import numpy as np
+
+    if batch.num_rows == 0:
+        return
+    files = batch.column(0).to_numpy(zero_copy_only=False)
+    blocks = np.asarray(batch.column(1), dtype=np.int64)
+    change = np.flatnonzero((files[1:] != files[:-1]) | (blocks[1:] != blocks[:-1])) + 1
+    bounds = [0, *change.tolist(), batch.num_rows]
+    for start, end in zip(bounds, bounds[1:]):
+        yield files[start], int(blocks[start]), batch.column(2).slice(start, end - start)
+
+
+def _source(uri: str) -> str:
+    """The name of a file in ``FILE:LINE`` ids: the path of a ``file:`` URI, else the URI."""
+    from urllib.parse import unquote, urlparse
+
+    return unquote(urlparse(uri).path) if uri.startswith("file:") else uri
+
+
+def _strings(offsets: Any, data: bytes, valid: Any) -> Any:
+    """An Arrow string array of ``offsets`` (int64) into ``data``, null where not ``valid``."""
+    import numpy as np
+    import pyarrow as pa
+
+    count = len(valid)
+    nulls = None if valid.all() else pa.array(valid, pa.bool_()).buffers()[1]
+    return pa.Array.from_buffers(
+        pa.large_string(), count, [nulls, pa.py_buffer(np.ascontiguousarray(offsets)), pa.py_buffer(data)]
+    )
+
+
+class _Probe:
+    """:func:`_check_executors` in a thread of its own, started at once, so that its tiny job
+    runs while the driver plans (and the executors start) the job's first stage: :meth:`check`
+    waits for it and raises what it found, before that stage runs."""
+
+    def __init__(self, spark: Any) -> None:
+        import threading
+
+        self.error: Optional[BaseException] = None
+        self.thread = threading.Thread(target=self._run, args=(spark,), name="neardup-probe", daemon=True)
+        self.thread.start()
+
+    def _run(self, spark: Any) -> None:
+        try:
+            _check_executors(spark)
+        except BaseException as error:  # handed to the caller's thread by check()
+            self.error = error
+
+    def check(self) -> None:
+        """Waits for the probe; raises its error (the executors cannot import neardup)."""
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
 
 
 def _policy_json(policy: Union[Policy, Dict[str, Any], str, None]) -> str:
@@ -276,10 +579,12 @@ class _Stages:
         struct = StructType.fromDDL(schema) if isinstance(schema, str) else schema
         return to_arrow_schema(struct, prefers_large_types=self.large_types)
 
-    def keys(self, texts: Any) -> Any:
+    def keys(self, texts: Any, source: Any = None) -> Any:
         """One row per search key of every text: ``key``, the row and its ``simhash``. Under
         the ``exact`` method (no search keys) the text's digest is its one key, so that exact
-        copies meet; under the others exact copies share every key."""
+        copies meet; under the others exact copies share every key. ``texts``: rows of the
+        row number and the text, or batches that ``source`` (a function over batches, in the
+        same task: no second Python worker) turns into such rows."""
         ddl = f"key binary, {_ROW} long, simhash binary"
         schema, policy_json, rows = self._schema(ddl), self.policy_json, self.rows
 
@@ -288,7 +593,7 @@ class _Stages:
             import pyarrow as pa
 
             keys = SearchKeys(policy_json, rows)
-            for batch in batches:
+            for batch in source(batches) if source else batches:
                 n = batch.num_rows
                 out = keys.fingerprint(*_text_buffers(batch.column(1), view=True))
                 if keys.key_width:
@@ -441,8 +746,8 @@ def _answers(answers: Any, names: Optional[_Names], schema: Any) -> Any:
 
 
 def _text_buffers(texts: Any, view: bool = False) -> Any:
-    """An Arrow string column as ``(offsets, data)``: its offsets (NumPy int64, ``len + 1``)
-    into its UTF-8 bytes, what the Rust side reads without a Python object a text. ``data``:
+    """An Arrow string (or binary) column as ``(offsets, data)``: its offsets (NumPy int64,
+    ``len + 1``) into its bytes, what the Rust side reads without a Python object a text. ``data``:
     the bytes copied into ``bytes``, or with ``view`` a NumPy ``uint8`` array over the column's
     own data buffer (no copy: what ``SearchKeys.fingerprint`` and ``PartEngine.feed`` take)."""
     import numpy as np
@@ -450,8 +755,9 @@ def _text_buffers(texts: Any, view: bool = False) -> Any:
     if texts.null_count:
         raise NeardupError("a null text")
     buffers = texts.buffers()
-    offsets_type = np.int64 if str(texts.type) in ("large_string", "large_utf8") else np.int32
-    offsets = np.frombuffer(buffers[1], dtype=offsets_type)[texts.offset : texts.offset + len(texts) + 1]
+    large = str(texts.type) in ("large_string", "large_utf8", "large_binary")
+    offsets = np.frombuffer(buffers[1], dtype=np.int64 if large else np.int32)
+    offsets = offsets[texts.offset : texts.offset + len(texts) + 1]
     if buffers[2] is None:
         data = np.zeros(0, np.uint8) if view else b""
     else:
@@ -591,8 +897,11 @@ def _parts(links: Any) -> Any:
 
 def main(argv: Optional[List[str]] = None) -> None:
     """The job's entry point: ``INPUT`` (Parquet, or JSON Lines by a ``.json``/``.jsonl``
-    name, files or folders) deduplicated into ``OUTPUT`` (Parquet): the kept rows unchanged,
-    or with ``--all`` every row with ``cluster``, ``duplicate_of`` and ``is_duplicate``."""
+    name, files or folders) deduplicated into ``OUTPUT`` (Parquet): the kept rows, or with
+    ``--all`` every row with ``cluster``, ``duplicate_of`` and ``is_duplicate``. Parquet rows
+    keep every column; JSON Lines are read as the CLI reads them (:func:`dedup_jsonl`:
+    ``id``, ``text``, ``url``, ``title``, ``fetched_at``), or with ``--order-col`` or
+    ``--fetched-at-col`` by Spark's JSON reader, every field a column."""
     import argparse
 
     from pyspark.sql import SparkSession
@@ -611,25 +920,32 @@ def main(argv: Optional[List[str]] = None) -> None:
 
     spark = SparkSession.builder.appName("neardup-dedup").getOrCreate()
     json_input = args.input.rstrip("/").endswith((".json", ".jsonl"))
-    df = spark.read.json(args.input) if json_input else spark.read.parquet(args.input)
     policy = None
     if args.policy_file:
         with open(args.policy_file, encoding="utf-8") as f:
             policy = f.read()
     try:
-        result = dedup(
-            df,
-            text_col=args.text_col,
-            id_col=args.id_col,
-            policy=policy,
-            keep=args.keep,
-            order_col=args.order_col,
-            fetched_at_col=args.fetched_at_col,
-        )
+        if json_input and not (args.order_col or args.fetched_at_col):
+            # The CLI's own reader (faster than Spark's JSON reader, and the same records).
+            text_col, id_col = args.text_col, args.id_col or "id"
+            result = dedup_jsonl(spark, args.input, policy, args.keep, id_field=id_col, text_field=text_col)
+            columns = _record_columns(id_col, text_col)
+        else:
+            df = spark.read.json(args.input) if json_input else spark.read.parquet(args.input)
+            columns = df.columns
+            result = dedup(
+                df,
+                text_col=args.text_col,
+                id_col=args.id_col,
+                policy=policy,
+                keep=args.keep,
+                order_col=args.order_col,
+                fetched_at_col=args.fetched_at_col,
+            )
     except NeardupError as error:
         spark.stop()
         raise SystemExit(f"neardup.spark: {error}") from None
-    out = result if args.all else result.where(~result["is_duplicate"]).select(*df.columns)
+    out = result if args.all else result.where(~result["is_duplicate"]).select(*columns)
     out.write.mode("overwrite").parquet(args.output)
     result.unpersist()
 

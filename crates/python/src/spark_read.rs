@@ -1,0 +1,142 @@
+//! `JsonlLines`: JSON Lines records read in the Spark job's executors (`neardup.spark`'s
+//! `dedup_jsonl`) with the CLI's own reader: each line of a batch (an Arrow binary column of
+//! lines, as Spark's text source splits the files) goes through
+//! [`neardup_ingest::parse_document`] and [`neardup_ingest::document_text`], so that a record
+//! the CLI skips (not JSON, no text, a field of the wrong type, invalid UTF-8, over the size
+//! limit) is skipped here too, a blank line is no record, a record without an id is named
+//! `FILE:LINE`, and an HTML record is compared by its main text, as `neardup dedup` reads it.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use neardup_ingest::extract::MainContentExtractor;
+use neardup_ingest::{document_text, parse_document, HtmlText, JsonlFields, Place, ReadOptions};
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
+use rayon::prelude::*;
+
+use crate::convert;
+
+/// The CLI's JSON Lines reader (its default options: fields `id`, `text`, `html`, `url`,
+/// `title`, `fetched_at`, 64 MiB a record, strict UTF-8, the main text of HTML) over batches
+/// of lines.
+#[pyclass(module = "neardup", frozen)]
+pub struct JsonlLines {
+    opts: ReadOptions,
+    extractor: MainContentExtractor,
+}
+
+/// One record's columns: id, text, and the optional url, title and fetch time.
+type Record = (String, String, [Option<String>; 3]);
+
+#[pymethods]
+impl JsonlLines {
+    #[new]
+    #[pyo3(signature = (id_field = "id", text_field = "text"))]
+    fn new(id_field: &str, text_field: &str) -> Self {
+        let fields = JsonlFields {
+            id: id_field.into(),
+            text: text_field.into(),
+            ..JsonlFields::default()
+        };
+        JsonlLines {
+            opts: ReadOptions {
+                fields,
+                ..ReadOptions::default()
+            },
+            extractor: MainContentExtractor::default(),
+        }
+    }
+
+    /// Reads the lines of an Arrow binary column given as its buffers (`offsets`, NumPy
+    /// int64, `len + 1`, into `data`: `bytes` or a NumPy `uint8` view), line `i` being line
+    /// `first_line + i` (1-based) of the file `source`, in parallel with the GIL released.
+    /// Returns a dict: `line` (NumPy int64: the index in the batch of each record's line, the
+    /// records in line order), `bad` (how many lines were bad records, skipped), and per
+    /// column (`id`, `text`, `url`, `title`, `fetched_at`) a tuple of its offsets (NumPy
+    /// int64, one more than the records), its UTF-8 bytes end to end, and which records have
+    /// a value (NumPy bool; every record has an id and a text).
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        offsets: PyReadonlyArray1<'py, i64>,
+        data: convert::ByteView<'py>,
+        source: &str,
+        first_line: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let lines = convert::arrow_bytes(offsets.as_slice()?, data.as_slice()?)?;
+        let file = Place::file(Arc::<Path>::from(Path::new(source)));
+        let read = py.detach(|| {
+            lines
+                .par_iter()
+                .enumerate()
+                .map(|(i, line)| self.record(line, file.at_line(first_line + i as u64)))
+                .collect::<Vec<_>>()
+        });
+        let bad = read.iter().filter(|r| matches!(r, Some(None))).count();
+        let records: Vec<(i64, Record)> = read
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.flatten().map(|record| (i as i64, record)))
+            .collect();
+        let out = PyDict::new(py);
+        let line: Vec<i64> = records.iter().map(|(i, _)| *i).collect();
+        out.set_item("line", PyArray1::from_vec(py, line))?;
+        out.set_item("bad", bad)?;
+        out.set_item(
+            "id",
+            column(py, records.iter().map(|(_, r)| Some(r.0.as_str())))?,
+        )?;
+        out.set_item(
+            "text",
+            column(py, records.iter().map(|(_, r)| Some(r.1.as_str())))?,
+        )?;
+        for (k, name) in ["url", "title", "fetched_at"].into_iter().enumerate() {
+            out.set_item(
+                name,
+                column(py, records.iter().map(|(_, r)| r.2[k].as_deref()))?,
+            )?;
+        }
+        Ok(out)
+    }
+}
+
+impl JsonlLines {
+    /// One line as the CLI reads it: `None` for a blank line (no record), `Some(None)` for a
+    /// bad record (skipped), else the record's columns.
+    fn record(&self, line: &[u8], place: Place) -> Option<Option<Record>> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        if line.len() as u64 > self.opts.max_document_bytes {
+            return Some(None);
+        }
+        let Ok(doc) = parse_document(line, place, &self.opts) else {
+            return Some(None);
+        };
+        let text = document_text(&doc, HtmlText::default(), &self.extractor).into_owned();
+        Some(Some((doc.id, text, [doc.url, doc.title, doc.fetched_at])))
+    }
+}
+
+/// Strings (or nulls) as an Arrow-like column: `(offsets, data, valid)`.
+fn column<'py, 'a>(
+    py: Python<'py>,
+    values: impl Iterator<Item = Option<&'a str>>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let (mut offsets, mut data, mut valid) = (vec![0i64], Vec::new(), Vec::new());
+    for value in values {
+        data.extend_from_slice(value.unwrap_or_default().as_bytes());
+        offsets.push(data.len() as i64);
+        valid.push(value.is_some());
+    }
+    PyTuple::new(
+        py,
+        [
+            PyArray1::from_vec(py, offsets).into_any(),
+            PyBytes::new(py, &data).into_any(),
+            PyArray1::from_vec(py, valid).into_any(),
+        ],
+    )
+}
