@@ -18,9 +18,9 @@
 //! when the pairs are written. `--clusters` lists no pair: the search links the positions of
 //! each cluster, merged into a union-find of every position while it fits an eighth of the
 //! budget ([`union_find_fits`]: 5 bytes a position), else written as links to sorted runs whose
-//! components are found on disk ([`FoundLinks::components`]); either way each member is then
-//! named by its cluster's first member, sorted in runs by cluster, and the clusters are written
-//! one member at a time from them.
+//! components are found on disk ([`neardup_index::FoundLinks::components`]); either way each
+//! member is then named by its cluster's first member, sorted in runs by cluster, and the
+//! clusters are written one member at a time from them.
 
 mod input;
 
