@@ -33,8 +33,12 @@ use crate::sink::{search_in_memory, Destination};
 /// Runs longer than this are searched recursively instead of pair by pair.
 const RECURSE_MIN: usize = 256;
 /// Runs longer than this are linked ([`Search::link`]) rather than compared pair by pair when
-/// only links are wanted: a short run costs less compared than grouped (no allocation).
-const LINK_MIN: usize = 32;
+/// only links are wanted: a run the tables do not split further (at most [`RECURSE_MIN`]) costs
+/// less compared (no allocation, each pair once under the table's filter, at most 32,640
+/// comparisons) than grouped (an allocation a member, every pair compared where nothing links,
+/// no filter). At 32, `neardup pairs --clusters` on 10 million fingerprints took 1.6 times the
+/// CPU (BENCHMARKS.md, issue 17 step 12b).
+const LINK_MIN: usize = RECURSE_MIN;
 
 /// Two positions in the input slice, `a < b`, at Hamming distance `distance`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -219,6 +219,30 @@ fn rotate_finds_a_subset_and_errors() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
+    /// `UnionFind::labels` names each element of a cluster of two or more by the cluster's
+    /// smallest member, ascending, as `clusters` groups them; singletons are left out.
+    #[test]
+    fn labels_are_the_clusters_by_element(
+        n in 1usize..60,
+        pairs in prop::collection::vec((0u32..60, 0u32..60), 0..80),
+    ) {
+        let pairs: Vec<(u32, u32)> = pairs
+            .into_iter()
+            .map(|(a, b)| (a % n as u32, b % n as u32))
+            .collect();
+        let mut sets = UnionFind::new(n).unwrap();
+        for &(a, b) in &pairs {
+            sets.union(a, b);
+        }
+        let mut expected: Vec<(u32, u32)> = clusters(n, pairs, Representative::FirstSeen, false)
+            .unwrap()
+            .iter()
+            .flat_map(|c| c.members.iter().map(|&m| (m, c.members[0])))
+            .collect();
+        expected.sort_unstable();
+        prop_assert_eq!(sets.labels().collect::<Vec<_>>(), expected);
+    }
+
     /// `near_components` links exactly what brute force links (every pair within `k`,
     /// transitively): identical values, families of near values, chains and loners alike,
     /// under every preset design.
