@@ -176,7 +176,7 @@ pub fn dedup_with(
 /// chain of other members; the clusters are those an online database gives when documents
 /// arrive in that order.
 ///
-/// The removals and pairs are lists within the budget ([`Listed`]: a sixteenth of it each, on
+/// The removals and pairs are lists within the budget ([`crate::Listed`]: a sixteenth of it each, on
 /// disk beyond), the clusters read from the removals when asked ([`RunOutcome::clusters`]).
 pub fn dedup_documents(
     documents: &mut Documents,

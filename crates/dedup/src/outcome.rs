@@ -19,7 +19,7 @@ use crate::listed::{list_share, Listed};
 /// ([`RunOutcome::into_outcome`]).
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
-    /// Accepted pairs, sorted by `(a, b)`: with [`DedupOptions::list_pairs`], every candidate
+    /// Accepted pairs, sorted by `(a, b)`: with [`crate::DedupOptions::list_pairs`], every candidate
     /// pair the policy accepts; without, the exact and URL pairs and the near pairs that
     /// decided a removal. An exact group of m copies contributes m − 1 pairs (each copy with the
     /// first), not m(m − 1)/2, and near pairs are listed between the first members of exact
@@ -36,7 +36,7 @@ pub struct Outcome {
     /// How many candidate pairs verification examined (0 without verification).
     pub verified_candidates: usize,
     /// How many candidate pairs the search found (among the first members of exact groups):
-    /// every pair within the search's reach with [`DedupOptions::list_pairs`] or a MinHash or
+    /// every pair within the search's reach with [`crate::DedupOptions::list_pairs`] or a MinHash or
     /// overlap search; else (the SimHash methods) the pairs of a document and a KEPT document
     /// within `k` that the decision looked at, which grows with the corpus, not with the square
     /// of its families.
