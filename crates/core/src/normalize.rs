@@ -914,7 +914,13 @@ mod tests {
             lowercase in proptest::bool::ANY,
             last_space in proptest::bool::ANY,
         ) {
-            proptest::prop_assume!(avx512::available());
+            // The wide path exists only on processors with AVX-512 (those CI has run on so
+            // far); elsewhere it is never taken, and there is nothing to compare. An
+            // assumption here made every case a reject, which aborts the test on such a
+            // processor.
+            if !avx512::available() {
+                return Ok(());
+            }
             // Single spaces throughout (the string ends with one and starts with none), maybe
             // one byte that needs the slow path.
             let mut block: Vec<u8> = prose.bytes().cycle().take(len).collect();
