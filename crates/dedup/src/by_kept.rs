@@ -390,24 +390,21 @@ impl Run<'_> {
         let spilled_bytes = search_spilled + verifier.as_ref().map_or(0, Verifier::spilled_bytes);
         drop(verifier);
         let joined = joined.finish()?;
-        let mut decided = Vec::new();
-        for join in joined.iter() {
-            let Some(pair) = join?.near_pair(self.documents) else {
-                continue;
-            };
-            // A pair listed already (by URL) stays listed once.
-            if self
-                .accepted
+        // A pair listed already (by URL) stays listed once.
+        let listed = |pair: &FoundPair| {
+            self.accepted
                 .binary_search_by_key(&(pair.a, pair.b), |q| (q.a, q.b))
-                .is_err()
-            {
-                decided.push(pair);
-                if decided.len() >= sinks.pairs.batch() {
-                    sinks.pairs.add(&mut decided)?;
-                }
+                .is_ok()
+        };
+        sinks.pairs.extend(joined.iter().filter_map(|join| {
+            match join {
+                Ok(join) => join
+                    .near_pair(self.documents)
+                    .filter(|p| !listed(p))
+                    .map(Ok),
+                Err(e) => Some(Err(e)),
             }
-        }
-        sinks.pairs.add(&mut decided)?;
+        }))?;
         let heads = walk.order.iter().chain(&walk.alone_groups).copied();
         let clusters = gather(self.documents, &units, heads, &joined, sinks.removals)?;
         Ok(Decided {

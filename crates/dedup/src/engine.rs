@@ -217,14 +217,7 @@ pub fn dedup_documents(
     // Each copy with the first of its group is listed; near-duplicates are searched among the
     // units (the first member of each group, and every document without a copy).
     let found = if linear {
-        let mut batch = Vec::with_capacity(listed.batch());
-        for pair in exact_pairs(documents, &exact) {
-            batch.push(pair);
-            if batch.len() >= listed.batch() {
-                listed.add(&mut batch)?;
-            }
-        }
-        listed.add(&mut batch)?;
+        listed.extend(exact_pairs(documents, &exact).map(Ok))?;
         let sinks = Sinks {
             removals: &removals,
             pairs: &listed,

@@ -207,6 +207,21 @@ impl<T: ListItem> ListBuilder<T> {
         Ok(self.runs.add(&mut rows)?)
     }
 
+    /// Adds every item of `items`, a batch at a time; stops at the first error.
+    pub(crate) fn extend(
+        &self,
+        items: impl IntoIterator<Item = Result<T, DedupError>>,
+    ) -> Result<(), DedupError> {
+        let mut batch = Vec::with_capacity(self.batch());
+        for item in items {
+            batch.push(item?);
+            if batch.len() >= self.batch() {
+                self.add(&mut batch)?;
+            }
+        }
+        self.add(&mut batch)
+    }
+
     /// The list, ascending, one item for each `(first, second)` (the one of the smallest kind).
     pub(crate) fn finish(self) -> Result<Listed<T>, DedupError> {
         let ListBuilder { runs, spill, .. } = self;
