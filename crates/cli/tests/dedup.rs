@@ -198,7 +198,7 @@ fn a_small_budget_spills_to_tmp_dir_and_decides_the_same() {
     let spill = tempfile::tempdir().unwrap();
     let run = |memory: &str| {
         let summary = dir.path().join(format!("summary-{memory}.json"));
-        let removed = dir.path().join(format!("removed-{memory}.jsonl"));
+        let out = |name: &str| dir.path().join(format!("{name}-{memory}.jsonl"));
         let run = neardup(
             &[
                 "dedup",
@@ -208,7 +208,11 @@ fn a_small_budget_spills_to_tmp_dir_and_decides_the_same() {
                 "--tmp-dir",
                 spill.path().to_str().unwrap(),
                 "--removed",
-                removed.to_str().unwrap(),
+                out("removed").to_str().unwrap(),
+                "--pairs",
+                out("pairs").to_str().unwrap(),
+                "--components",
+                out("components").to_str().unwrap(),
                 "--summary",
                 summary.to_str().unwrap(),
             ],
@@ -216,18 +220,23 @@ fn a_small_budget_spills_to_tmp_dir_and_decides_the_same() {
         );
         assert_eq!(run.code, 0, "{}", run.stderr);
         let summary: Value = serde_json::from_slice(&std::fs::read(summary).unwrap()).unwrap();
-        (std::fs::read_to_string(removed).unwrap(), summary)
+        let written = ["removed", "pairs", "components"]
+            .map(|name| std::fs::read_to_string(out(name)).unwrap());
+        (written, summary)
     };
     let (in_memory, summary) = run("2G");
     assert_eq!(summary["spilled_bytes"], 0);
     assert_eq!(summary["near_duplicates"], 200);
+    // Every accepted pair listed: the 200 pairs, each its own component.
+    assert_eq!(in_memory[1].lines().count(), 200);
+    assert_eq!(in_memory[2].lines().count(), 200);
     let (spilled, summary) = run("16M");
     assert!(
         summary["spilled_bytes"].as_u64().unwrap() > 1 << 20,
         "{summary}"
     );
     assert_eq!(spilled, in_memory);
-    assert!(spilled.contains(&format!("d399-{}", "x".repeat(6000))));
+    assert!(spilled[0].contains(&format!("d399-{}", "x".repeat(6000))));
     assert_eq!(std::fs::read_dir(spill.path()).unwrap().count(), 0);
 
     let missing = dir.path().join("no-such-dir");

@@ -57,6 +57,7 @@ use crate::engine::{pair, FeatureSource, FoundPair, Phases, Removal};
 use crate::error::DedupError;
 use crate::exact::ExactGroups;
 use crate::listed::ListBuilder;
+use crate::listing::list_accepted;
 use crate::options::DedupOptions;
 use crate::policy::{Evidence, Kind, Measure};
 
@@ -328,7 +329,7 @@ impl Run<'_> {
         let budget = &self.options.budget;
         let Linked {
             components,
-            near,
+            mut near,
             spilled_bytes: search_spilled,
         } = linked;
         let mut search_spilled = search_spilled;
@@ -348,7 +349,10 @@ impl Run<'_> {
         let units = Units::new(self.documents, self.exact, self.options.keep);
         let walk = match components {
             Components::Merged(components) => {
-                drop(near);
+                if !self.options.list_pairs {
+                    // Made from the union-find from here on.
+                    near = Vec::new();
+                }
                 let component = self.components_with_links(components);
                 WalkOrder::new(self.exact, &component, &units)
             }
@@ -387,8 +391,6 @@ impl Run<'_> {
                 Ok::<_, DedupError>((outcome.candidates, outcome.verified))
             })
             .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))?;
-        let spilled_bytes = search_spilled + verifier.as_ref().map_or(0, Verifier::spilled_bytes);
-        drop(verifier);
         let joined = joined.finish()?;
         // A pair listed already (by URL) stays listed once.
         let listed = |pair: &FoundPair| {
@@ -407,12 +409,32 @@ impl Run<'_> {
         }))?;
         let heads = walk.order.iter().chain(&walk.alone_groups).copied();
         let clusters = gather(self.documents, &units, heads, &joined, sinks.removals)?;
-        Ok(Decided {
+        drop(walk);
+        let mut decided = Decided {
             clusters,
             candidates,
             verified,
-            spilled_bytes: spilled_bytes + joined.spilled_bytes(),
-        })
+            spilled_bytes: search_spilled + joined.spilled_bytes(),
+        };
+        if self.options.list_pairs {
+            sinks.phases.end("verification and clusters");
+            let held = held_bytes(self.documents, self.exact);
+            let listing = list_accepted(
+                self.documents,
+                &near,
+                self.options,
+                held,
+                verifier.as_ref(),
+                sinks.pairs,
+                fp_of,
+            )?;
+            // Every pair within `k` was found, and each verified once more.
+            decided.candidates = listing.candidates;
+            decided.verified += listing.verified;
+            decided.spilled_bytes += listing.spilled_bytes;
+        }
+        decided.spilled_bytes += verifier.as_ref().map_or(0, Verifier::spilled_bytes);
+        Ok(decided)
     }
 
     /// Decides the units of one component (`component`: in keep order), each against the kept

@@ -158,12 +158,35 @@ pub fn dedup_with(
     options: &DedupOptions,
     features: &mut dyn FeatureSource,
 ) -> Result<Outcome, DedupError> {
-    dedup_documents(
-        &mut Documents::from_items(items, &options.budget)?,
+    let documents = &mut Documents::from_items(items, &options.budget)?;
+    run(documents, options, features, Decision::Linear)?.into_outcome()
+}
+
+/// [`dedup`] by the decision from every candidate pair, whatever the method: each candidate
+/// pair the search finds is a link to follow, verified when its turn comes (all of them with
+/// [`DedupOptions::list_pairs`]), and every link is held in memory. The reference the linear
+/// decision of the SimHash methods is tested against (the same removals, clusters and kept
+/// documents, and with `list_pairs` the same pairs); quadratic in a family of near copies, so
+/// for tests and small inputs.
+pub fn dedup_every_pair(items: &[Item], options: &DedupOptions) -> Result<Outcome, DedupError> {
+    let documents = &mut Documents::from_items(items, &options.budget)?;
+    run(
+        documents,
         options,
-        features,
+        &mut HeldFeatures(items),
+        Decision::EveryPair,
     )?
     .into_outcome()
+}
+
+/// How the near-duplicate decision is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decision {
+    /// Linear in the corpus for the SimHash methods ([`crate::by_kept`]), from every candidate
+    /// pair for the others.
+    Linear,
+    /// From every candidate pair ([`dedup_every_pair`]).
+    EveryPair,
 }
 
 /// Runs deduplication over `documents` (in input order), fetching shingle sets for
@@ -183,13 +206,24 @@ pub fn dedup_documents(
     options: &DedupOptions,
     features: &mut dyn FeatureSource,
 ) -> Result<RunOutcome, DedupError> {
+    run(documents, options, features, Decision::Linear)
+}
+
+/// [`dedup_documents`] by `decision`.
+fn run(
+    documents: &mut Documents,
+    options: &DedupOptions,
+    features: &mut dyn FeatureSource,
+    decision: Decision,
+) -> Result<RunOutcome, DedupError> {
     let policy = &options.policy;
     policy.validate()?;
     let n = u32::try_from(documents.len())
         .map_err(|_| DedupError::InvalidOption("more than 4,294,967,295 documents".into()))?;
     let mut phases = Phases::start();
     let exact = ExactGroups::new(n, documents.exact_groups()?);
-    let linear = matches!(policy.method, Method::Simhash | Method::Cascade) && !options.list_pairs;
+    let linear =
+        decision == Decision::Linear && matches!(policy.method, Method::Simhash | Method::Cascade);
     // The rows read before the search: the exact groups' members (their pairs, the member each
     // keeps) and the documents sharing a canonical URL; every row for a decision from every
     // candidate pair.
@@ -250,7 +284,11 @@ pub fn dedup_documents(
     };
     let removals = removals.finish()?;
     let pairs = listed.finish()?;
-    phases.end("verification and clusters");
+    phases.end(match linear && options.list_pairs {
+        // The decision ended its phase before it listed every pair.
+        true => "every accepted pair listed",
+        false => "verification and clusters",
+    });
     let mut kept = vec![true; documents.len()];
     for removal in removals.iter() {
         kept[removal?.index as usize] = false;

@@ -62,6 +62,7 @@ mod error;
 mod exact;
 mod keys;
 mod listed;
+mod listing;
 pub mod mirrors;
 mod names;
 mod options;
@@ -76,7 +77,8 @@ pub use budget::{peak_resident_bytes, Budget};
 pub use corpus_features::CorpusFeatures;
 pub use documents::Documents;
 pub use engine::{
-    dedup, dedup_documents, dedup_with, FeatureSource, Item, NoFeatures, Phase, Removal,
+    dedup, dedup_documents, dedup_every_pair, dedup_with, FeatureSource, Item, NoFeatures, Phase,
+    Removal,
 };
 pub use error::DedupError;
 pub use keys::SearchKeys;

@@ -78,7 +78,9 @@ pub struct DedupOptions {
     pub url_dedup: bool,
     /// List every accepted pair in [`crate::Outcome::pairs`] (what `--pairs` and
     /// `--components` write): every candidate pair is then verified, which grows with the
-    /// square of a family of near copies. Off (the default), a document is verified only
+    /// square of a family of near copies (with a SimHash method, found by a second search
+    /// after the decision and listed within the budget: see [`crate::Listed`]). Off (the
+    /// default), a document is verified only
     /// against the kept documents it could duplicate, nearest first, until one passes: a family
     /// of m copies costs about m verifications, and the pairs listed are those that decided.
     /// The clusters, removals and kept documents are the same either way.

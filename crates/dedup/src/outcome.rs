@@ -8,7 +8,7 @@
 
 use std::iter::Peekable;
 
-use neardup_index::{Cluster, Runs, Sorted, SpillDir};
+use neardup_index::{by_component, Cluster, FoundLinks, Runs, Sorted, SortedPairs, SpillDir};
 
 use crate::budget::Budget;
 use crate::engine::{FoundPair, Phase, Removal};
@@ -127,15 +127,30 @@ impl RunOutcome {
         })
     }
 
-    /// Connected components of the accepted pairs, as [`Outcome::components`] gives them (a
-    /// union-find of every document: this is the listing path, which holds every pair too).
-    pub fn components(&self) -> Result<Vec<Vec<u32>>, DedupError> {
-        let pairs: Vec<(u32, u32)> = self
-            .pairs
-            .iter()
-            .map(|p| p.map(|p| (p.a, p.b)))
-            .collect::<Result<_, _>>()?;
-        components_of(self.kept.len(), pairs.into_iter())
+    /// Connected components of the accepted pairs, as [`Outcome::components`] lists them
+    /// (two or more members each, members ascending, ordered by their first member), one
+    /// component held at a time: the pairs' components found within an eighth of the budget
+    /// ([`FoundLinks`]: merged in memory while the pairs fit, on disk beyond), their members
+    /// sorted by component within a sixteenth.
+    pub fn components(
+        &self,
+    ) -> Result<impl Iterator<Item = Result<Vec<u32>, DedupError>> + '_, DedupError> {
+        let dir = self.budget.spill_dir();
+        let share = list_share(&self.budget);
+        let links = FoundLinks::within(share * 2, &dir);
+        let mut batch = Vec::new();
+        for pair in self.pairs.iter() {
+            let pair = pair?;
+            batch.push((pair.a, pair.b));
+            if batch.len() >= 1 << 16 {
+                links.link(&mut batch)?;
+            }
+        }
+        links.link(&mut batch)?;
+        let members = by_component(links.components()?, &SpillDir::new(&dir), share * 8)?;
+        Ok(ComponentReader {
+            members: members.peekable(),
+        })
     }
 
     /// The outcome in memory: the lists read back, the clusters formed.
@@ -185,6 +200,35 @@ impl Iterator for ClusterReader {
             members,
             representative: representative as u32,
         }))
+    }
+}
+
+/// The components from `(first member, member)` pairs, ascending.
+struct ComponentReader {
+    members: Peekable<SortedPairs>,
+}
+
+impl Iterator for ComponentReader {
+    type Item = Result<Vec<u32>, DedupError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let first = match self.members.next()? {
+            Ok(record) => record.a,
+            Err(e) => return Some(Err(e.into())),
+        };
+        let mut members = vec![first];
+        while let Some(record) = self
+            .members
+            .next_if(|r| r.as_ref().is_ok_and(|r| r.a == first))
+        {
+            members.extend(record.map(|r| r.b).ok().filter(|&m| m != first));
+        }
+        if let Some(Err(_)) = self.members.peek() {
+            if let Some(Err(e)) = self.members.next() {
+                return Some(Err(e.into()));
+            }
+        }
+        Some(Ok(members))
     }
 }
 
@@ -250,24 +294,79 @@ mod tests {
             })
             .collect();
         expected.sort_by_key(|c| c.members[0]);
-        let list = ListBuilder::within(&budget);
-        list.add(&mut removals.clone()).unwrap();
-        let outcome = RunOutcome {
-            pairs: ListBuilder::within(&budget).finish().unwrap(),
-            removals: list.finish().unwrap(),
-            cluster_count: expected.len(),
-            kept: (0..n).map(kept).collect(),
-            verified_candidates: 0,
-            candidates: 0,
-            spilled_bytes: 0,
-            phases: Vec::new(),
-            budget,
-        };
+        let mut outcome = outcome_of(Vec::new(), removals, budget);
+        outcome.kept = (0..n).map(kept).collect();
         assert!(
             outcome.removals.spilled_bytes() > 0,
             "the removals did not go to disk"
         );
         let clusters: Vec<Cluster> = outcome.clusters().unwrap().map(Result::unwrap).collect();
         assert_eq!(clusters, expected);
+    }
+
+    /// The components of pairs beyond memory (their links found on disk, their members sorted
+    /// on disk) are those of a union-find of every document in memory: chains, stars, pairs
+    /// listed in any order, documents in no pair.
+    #[test]
+    fn components_beyond_memory_are_those_of_a_union_find() {
+        let dir = tempfile::tempdir().unwrap();
+        let budget = Budget::new(Budget::MIN_MEMORY, Some(dir.path().into())).unwrap();
+        let n = 400_000u32;
+        // Chains of 1 to 40 links (i with i + 1 inside a block of a pseudo-random length),
+        // and every 997th document also linked to a document far before it.
+        let mut pairs: Vec<FoundPair> = Vec::new();
+        let mut start = 0u32;
+        while start < n {
+            let len = (start.wrapping_mul(2_654_435_761) >> 27) + 1;
+            let end = (start + len).min(n);
+            pairs.extend((start..end - 1).map(|i| pair(i, i + 1)));
+            start = end + 1;
+        }
+        pairs.extend((50_000..n).step_by(997).map(|i| pair(i - 49_999, i)));
+        pairs.sort_by_key(|p| (p.a, p.b));
+        pairs.dedup_by_key(|p| (p.a, p.b));
+        let expected = components_of(n as usize, pairs.iter().map(|p| (p.a, p.b))).unwrap();
+        let outcome = outcome_of(pairs, Vec::new(), budget);
+        assert!(
+            outcome.pairs.spilled_bytes() > 0,
+            "the pairs did not go to disk"
+        );
+        let found: Vec<Vec<u32>> = outcome.components().unwrap().map(Result::unwrap).collect();
+        assert!(expected.len() > 1_000, "{}", expected.len());
+        assert_eq!(found, expected);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// An outcome of `pairs` and `removals` listed within `budget` (nothing kept).
+    fn outcome_of(
+        mut pairs: Vec<FoundPair>,
+        mut removals: Vec<Removal>,
+        budget: Budget,
+    ) -> RunOutcome {
+        let (pair_list, removal_list) =
+            (ListBuilder::within(&budget), ListBuilder::within(&budget));
+        pair_list.add(&mut pairs).unwrap();
+        removal_list.add(&mut removals).unwrap();
+        RunOutcome {
+            pairs: pair_list.finish().unwrap(),
+            removals: removal_list.finish().unwrap(),
+            cluster_count: 0,
+            kept: Vec::new(),
+            verified_candidates: 0,
+            candidates: 0,
+            spilled_bytes: 0,
+            phases: Vec::new(),
+            budget,
+        }
+    }
+
+    fn pair(a: u32, b: u32) -> FoundPair {
+        FoundPair {
+            a,
+            b,
+            kind: Kind::Near,
+            distance: 1,
+            evidence: Evidence::EXACT,
+        }
     }
 }

@@ -4,7 +4,8 @@ use neardup_core::digest::{Digest, DigestAlgorithm};
 use neardup_core::measure::FeatureSet;
 use neardup_core::{Fingerprints, Profile, Simhash};
 use neardup_dedup::{
-    dedup, Budget, DedupOptions, KeepPolicy, Kind, Method, Policy, Side, VerifyMeasure,
+    dedup, dedup_every_pair, Budget, DedupOptions, KeepPolicy, Kind, Method, Policy, Side,
+    VerifyMeasure,
 };
 use proptest::prelude::*;
 
@@ -297,8 +298,13 @@ proptest! {
         }
         let every = DedupOptions { keep, ..policy(|p| { p.threshold = threshold; p.k = k; }) };
         let deciding = DedupOptions { list_pairs: false, ..every.clone() };
-        let all = dedup(&items, &every).unwrap();
+        let all = dedup_every_pair(&items, &every).unwrap();
         let lazy = dedup(&items, &deciding).unwrap();
+        // Every pair listed after the linear decision: the reference's pairs and decisions.
+        let listed = dedup(&items, &every).unwrap();
+        prop_assert_eq!(&listed.pairs, &all.pairs);
+        prop_assert_eq!(&listed.removals, &all.removals);
+        prop_assert_eq!(listed.candidates, all.candidates);
         prop_assert_eq!(&lazy.clusters, &all.clusters);
         prop_assert_eq!(&lazy.removals, &all.removals);
         prop_assert_eq!(&lazy.kept, &all.kept);
@@ -363,20 +369,23 @@ proptest! {
         }
         let every = DedupOptions { keep, url_dedup: true, ..policy(|p| p.k = 3) };
         let deciding = DedupOptions { list_pairs: false, ..every.clone() };
-        let all = dedup(&items, &every).unwrap();
+        let all = dedup_every_pair(&items, &every).unwrap();
         let lazy = dedup(&items, &deciding).unwrap();
         prop_assert_eq!(&lazy.removals, &all.removals);
         prop_assert_eq!(&lazy.clusters, &all.clusters);
+        prop_assert_eq!(&dedup(&items, &every).unwrap().pairs, &all.pairs);
     }
 }
 
-/// The outcomes of `every` (which lists every accepted pair) and of the same options deciding
-/// against the kept documents only.
+/// The outcomes of the decision from every candidate pair under `every` (which lists every
+/// accepted pair) and of the same options deciding against the kept documents only; the
+/// pairs listed after the linear decision under `every` are checked against the first.
 fn every_pair_and_deciding(
     items: &[neardup_dedup::Item],
     every: DedupOptions,
 ) -> (neardup_dedup::Outcome, neardup_dedup::Outcome) {
-    let all = dedup(items, &every).unwrap();
+    let all = dedup_every_pair(items, &every).unwrap();
+    assert_eq!(dedup(items, &every).unwrap().pairs, all.pairs);
     let deciding = DedupOptions {
         list_pairs: false,
         ..every
@@ -541,7 +550,9 @@ fn verification_drops_candidates_below_the_threshold() {
     };
     let jaccard = run(VerifyMeasure::Jaccard, 0.85);
     assert_eq!(jaccard.kept, [true, false, true]);
-    assert_eq!(jaccard.verified_candidates, 3);
+    // Every candidate verified for the list (and those that could decide, by the decision).
+    assert_eq!(jaccard.candidates, 3);
+    assert!(jaccard.verified_candidates >= 3);
     assert!((jaccard.pairs[0].evidence.value - 0.9).abs() < 1e-12);
     assert_eq!(jaccard.removals[0].evidence, jaccard.pairs[0].evidence);
     let containment = run(VerifyMeasure::Containment, 0.99);

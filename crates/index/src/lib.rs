@@ -54,7 +54,7 @@ pub use exact::{exact_groups, ExactIndex};
 pub use external::{union_find_fits, ExternalPairs, FoundComponents, FoundPairs};
 pub use fingerprint::Fingerprint;
 pub use hamming::{HammingIndex, Match};
-pub use linked::{FoundLinks, Labels};
+pub use linked::{by_component, FoundLinks, Labels};
 pub use lsh::{candidate_pairs, estimated_jaccard, LshParams, MinHashLsh, SimilarPair};
 pub use permuted::PermutedTables;
 pub use probed::ProbedBlocks;

@@ -24,6 +24,8 @@
 //! Memory: two sorted runs' buffers (an eighth of the budget each), one link at a time in a pass.
 //! Runs are anonymous temporary files ([`crate::runs`]): nothing is left behind.
 
+use std::path::Path;
+
 use crate::allpairs::Pair;
 use crate::cluster::UnionFind;
 use crate::runs::{PairRuns, SortedPairs, SpillDir, SpillError};
@@ -63,6 +65,12 @@ impl FoundLinks {
             spill,
             memory,
         }
+    }
+
+    /// No links yet, within a budget of `memory` bytes, spilling to temporary files in `dir`:
+    /// the components of links a caller adds ([`FoundLinks::link`]), not a search's.
+    pub fn within(memory: u64, dir: &Path) -> Self {
+        Self::new(SpillDir::new(dir), memory)
     }
 
     /// The runs the links go to.
@@ -128,6 +136,39 @@ impl FoundLinks {
             links = small;
         }
     }
+}
+
+/// The members of each component from `labels` (`(position, smallest)`: [`Labels`] or
+/// [`UnionFind::labels`]), as `(smallest, position)` pairs ascending: a component's members
+/// together and ascending, components in the order of their smallest position. Sorted in runs
+/// of an eighth of `memory` bytes in `spill`, so no component is ever held whole.
+///
+/// ```
+/// use neardup_index::{by_component, FoundLinks, SpillDir};
+/// let dir = std::env::temp_dir();
+/// let links = FoundLinks::within(1 << 20, &dir);
+/// links.link(&mut vec![(4, 1), (3, 0), (1, 2)]).unwrap();
+/// let members = by_component(links.components().unwrap(), &SpillDir::new(&dir), 1 << 20).unwrap();
+/// let members: Vec<(u32, u32)> = members.map(|p| p.map(|p| (p.a, p.b)).unwrap()).collect();
+/// assert_eq!(members, vec![(0, 0), (0, 3), (1, 1), (1, 2), (1, 4)]);
+/// ```
+pub fn by_component(
+    labels: impl IntoIterator<Item = Result<(u32, u32), SpillError>>,
+    spill: &SpillDir,
+    memory: u64,
+) -> Result<SortedPairs, SpillError> {
+    let runs = PairRuns::new(spill.clone(), memory / 8);
+    let mut batch = Vec::new();
+    for label in labels {
+        let (position, smallest) = label?;
+        // `smallest <= position`: the pair keeps that order.
+        batch.push(Pair::new(smallest, position, 0));
+        if batch.len() >= runs.batch() {
+            runs.add(&mut batch)?;
+        }
+    }
+    runs.add(&mut batch)?;
+    runs.into_sorted()
 }
 
 /// Each linked position's component, named by its smallest position: `(position, smallest)`,

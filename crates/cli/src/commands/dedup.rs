@@ -655,11 +655,11 @@ fn write_components(
     outcome: &RunOutcome,
     ids: &NameReader,
 ) -> anyhow::Result<()> {
-    let components = outcome.components()?;
     write_lines(
         outputs,
         path,
-        components.iter().enumerate().map(|(i, members)| {
+        outcome.components()?.enumerate().map(|(i, members)| {
+            let members = members?;
             let kept: Vec<u32> = members
                 .iter()
                 .copied()
@@ -667,7 +667,7 @@ fn write_components(
                 .collect();
             Ok(ComponentOf {
                 component: i,
-                members: named(ids, members)?,
+                members: named(ids, &members)?,
                 kept: named(ids, &kept)?,
             })
         }),

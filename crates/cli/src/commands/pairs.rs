@@ -30,8 +30,8 @@ use std::time::Instant;
 
 use neardup_dedup::{Budget, Phase};
 use neardup_index::{
-    union_find_fits, Design, ExternalPairs, Fingerprint, FoundPairs, Pair, Runs, Sorted, SpillDir,
-    SpillError,
+    by_component, union_find_fits, Design, ExternalPairs, Fingerprint, FoundPairs, Pair, Sorted,
+    SpillDir, SpillError,
 };
 use serde::Serialize;
 
@@ -291,28 +291,18 @@ fn by_cluster<F: Fingerprint>(
     dir: &Path,
 ) -> Result<ByCluster, SpillError> {
     let spill = SpillDir::new(dir);
-    let runs = Runs::new(spill.clone(), memory / 8);
-    let mut batch = Vec::new();
-    let mut add = |(member, first): (u32, u32)| {
-        batch.push(Pair::new(first, member, 0));
-        if batch.len() >= runs.batch() {
-            runs.add(&mut batch)?;
-        }
-        Ok::<_, SpillError>(())
-    };
-    let (searched, rounds) = if union_find_fits(fps.len(), memory) {
+    let (members, searched, rounds) = if union_find_fits(fps.len(), memory) {
         let mut found = fps.components(k, design)?;
-        found.components.labels().try_for_each(&mut add)?;
-        (found.spilled_bytes, None)
+        let members = by_component(found.components.labels().map(Ok), &spill, memory)?;
+        (members, found.spilled_bytes, None)
     } else {
         let mut labels = fps.links(k, design)?.components()?;
-        labels.by_ref().try_for_each(|label| add(label?))?;
+        let members = by_component(labels.by_ref(), &spill, memory)?;
         tracing::debug!(rounds = labels.rounds(), "components found on disk");
-        (labels.spilled_bytes(), Some(labels.rounds()))
+        (members, labels.spilled_bytes(), Some(labels.rounds()))
     };
-    runs.add(&mut batch)?;
     Ok(ByCluster {
-        members: runs.into_sorted()?,
+        members,
         spilled: searched + spill.written(),
         rounds,
     })
