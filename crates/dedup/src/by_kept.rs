@@ -391,6 +391,9 @@ impl Run<'_> {
                 Ok::<_, DedupError>((outcome.candidates, outcome.verified))
             })
             .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))?;
+        let sets_spilled = verifier.as_ref().map_or(0, Verifier::spilled_bytes);
+        // The sets leave memory before the lists are merged, unless every pair is listed next.
+        let verifier = verifier.filter(|_| self.options.list_pairs);
         let joined = joined.finish()?;
         // A pair listed already (by URL) stays listed once.
         let listed = |pair: &FoundPair| {
@@ -414,7 +417,7 @@ impl Run<'_> {
             clusters,
             candidates,
             verified,
-            spilled_bytes: search_spilled + joined.spilled_bytes(),
+            spilled_bytes: search_spilled + sets_spilled + joined.spilled_bytes(),
         };
         if self.options.list_pairs {
             sinks.phases.end("verification and clusters");
@@ -433,7 +436,6 @@ impl Run<'_> {
             decided.verified += listing.verified;
             decided.spilled_bytes += listing.spilled_bytes;
         }
-        decided.spilled_bytes += verifier.as_ref().map_or(0, Verifier::spilled_bytes);
         Ok(decided)
     }
 
