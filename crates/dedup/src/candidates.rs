@@ -214,7 +214,8 @@ pub(crate) fn accept_all(
         .map(|&(a, b, _)| verifier.verify(documents, policy, a, b))
         .collect::<Result<_, _>>()?;
     let verified: Vec<FoundPair> = verified.into_iter().flatten().collect();
-    tracing::info!(
+    // At debug: the listing calls this once a batch and logs its totals itself.
+    tracing::debug!(
         examined = candidates.len(),
         accepted = verified.len(),
         seconds = started.elapsed().as_secs_f64(),

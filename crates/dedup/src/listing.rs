@@ -76,5 +76,11 @@ pub(crate) fn list_accepted<F: Fingerprint>(
         pairs.add(&mut accepted)?;
     }
     listing.spilled_bytes = found.spilled_bytes();
+    tracing::info!(
+        candidates = listing.candidates,
+        verified = listing.verified,
+        spilled_bytes = listing.spilled_bytes,
+        "every accepted pair listed"
+    );
     Ok(listing)
 }
