@@ -1,15 +1,17 @@
-//! The decision of the SimHash methods in work linear in the corpus.
+//! The decision of the SimHash and MinHash methods in work linear in the corpus.
 //!
 //! Units (the first members of exact groups) are taken in keep order; each is searched for in
-//! an index of the units already KEPT ([`ProbedBlocks`], exact within `k`), and verified against
-//! what it finds, nearest first, until one passes (it joins that one) or none does (it is kept
-//! and goes into the index). A family of m near copies so costs about m searches that find its
+//! an index of the units already KEPT ([`crate::kept_index`]: by SimHash, exact within `k`; by
+//! MinHash, the kept units sharing an LSH band whose estimate reaches the threshold), and
+//! verified against what it finds, nearest first (SimHash distance under either method), until
+//! one passes (it joins that one) or none does (it is kept and goes into the index). A family of m near copies so costs about m searches that find its
 //! kept member and m verifications, however many of its pairs are within `k` (a family of m
 //! distinct near values has about m²/2; the 4 GB test corpus has hundreds of millions).
 //!
 //! Units are taken component by component: [`ExternalPairs::components`] links every two units
 //! within `k` (the batch search, merging each pair found without listing it; in memory while it
-//! fits what the budget leaves, else from bucket files on disk), and a unit can only ever
+//! fits what the budget leaves, else from bucket files on disk; under MinHash, the units sharing
+//! a band key are linked, [`band_components`]), and a unit can only ever
 //! join a unit of its own component, so components are decided independently, each in keep
 //! order, with the same result as one walk over the whole corpus in keep order (they are walked
 //! in parallel, each by one thread, and their outcomes taken in component order). That keeps the
@@ -22,7 +24,7 @@
 //! pair (the property tests compare the two on generated families, chains and exact copies).
 //!
 //! A unit alone in its component is kept without a search, and an index holds the kept units
-//! of one component (a scan of them for a small component, [`ProbedBlocks`] sized for a large
+//! of one component (a scan of them for a small component, [`neardup_index::ProbedBlocks`] sized for a large
 //! one; one index a thread): the index no longer grows with the corpus (a global index of every kept unit
 //! took 59% of the CPU on 3 million news leads, and about 70 bytes a kept unit).
 //!
@@ -46,8 +48,8 @@ use rayon::prelude::*;
 
 use neardup_core::Simhash;
 use neardup_index::{
-    union_find_fits, BruteForce, Design, ExternalPairs, Fingerprint, FoundComponents, FoundLinks,
-    HammingIndex, ProbedBlocks, Runs, Sorted, SpillDir, UnionFind,
+    union_find_fits, Design, ExternalPairs, Fingerprint, FoundComponents, FoundLinks, LshParams,
+    Runs, Sorted, SpillDir, UnionFind,
 };
 
 use crate::candidates::Verifier;
@@ -56,10 +58,11 @@ use crate::documents::Documents;
 use crate::engine::{pair, FeatureSource, FoundPair, Phases, Removal};
 use crate::error::DedupError;
 use crate::exact::ExactGroups;
+use crate::kept_index::{BandNear, KeptIndex, Near, Nearness, SimhashNear, SCAN_LIMIT};
 use crate::listed::ListBuilder;
 use crate::listing::list_accepted;
 use crate::options::DedupOptions;
-use crate::policy::{Evidence, Kind, Measure};
+use crate::policy::{Evidence, Kind, Method};
 
 /// What the linear decision found (its removals and the near pairs that decided them are added
 /// to the lists it was given).
@@ -104,6 +107,9 @@ pub(crate) fn decide_by_kept(
             spilled_bytes: 0,
         });
     };
+    if options.policy.method == Method::Minhash {
+        return decide_by_bands(documents, exact, accepted, options, source, sinks);
+    }
     match documents.simhash(first) {
         Simhash::B64(_) => {
             decide_at_width(documents, exact, accepted, options, source, sinks, |s| {
@@ -125,23 +131,126 @@ fn decide_at_width<F: Fingerprint>(
     accepted: &[FoundPair],
     options: &DedupOptions,
     source: &mut dyn FeatureSource,
-    sinks: Sinks<'_>,
+    mut sinks: Sinks<'_>,
     fingerprint: impl Fn(Simhash) -> F + Sync + Copy,
 ) -> Result<Decided, DedupError> {
     let held = held_bytes(documents, exact);
     let linked = search_components(documents, exact, accepted, options, held, fingerprint)?;
-    sinks.phases.end("candidate search");
-    // The walk reads the rows of the units with a neighbour (the members of exact groups and
-    // the documents of accepted pairs are gathered already).
-    documents.gather(&linked.near)?;
-    let documents = &*documents;
     let run = Run {
-        documents,
         exact,
         accepted,
         options,
     };
-    run.decide(linked, source, sinks, |i| fingerprint(documents.simhash(i)))
+    let Walked {
+        mut decided,
+        verifier,
+        near,
+    } = run.walk(documents, linked, source, &mut sinks, |documents| {
+        SimhashNear {
+            fingerprint: move |i| fingerprint(documents.simhash(i)),
+            k: options.policy.k,
+        }
+    })?;
+    if options.list_pairs {
+        sinks.phases.end("verification and clusters");
+        let held = held_bytes(documents, exact);
+        let listing = list_accepted(
+            documents,
+            &near,
+            options,
+            held,
+            verifier.as_ref(),
+            sinks.pairs,
+            |i| fingerprint(documents.simhash(i)),
+        )?;
+        // Every pair within `k` was found, and each verified once more.
+        decided.candidates = listing.candidates;
+        decided.verified += listing.verified;
+        decided.spilled_bytes += listing.spilled_bytes;
+    }
+    Ok(decided)
+}
+
+/// [`decide_by_kept`] under the MinHash method: the units linked by their LSH band keys (each
+/// unit's band keys written to sorted runs within what the budget leaves, each run of equal
+/// keys linking its units to its first, their components found by [`FoundLinks`]), then walked
+/// as the SimHash methods are, each unit's candidates among the kept units of its component
+/// being those sharing a band whose estimated Jaccard reaches the threshold ([`BandNear`]).
+/// Not with every accepted pair listed (the engine decides from every pair then).
+fn decide_by_bands(
+    documents: &mut Documents,
+    exact: &ExactGroups,
+    accepted: &[FoundPair],
+    options: &DedupOptions,
+    source: &mut dyn FeatureSource,
+    mut sinks: Sinks<'_>,
+) -> Result<Decided, DedupError> {
+    let width = documents.signatures().require()?;
+    let params = LshParams::optimal(options.policy.threshold, width, 0.5, 0.5)?;
+    let held = held_bytes(documents, exact);
+    let linked = band_components(documents, exact, accepted, options, held, params)?;
+    let run = Run {
+        exact,
+        accepted,
+        options,
+    };
+    let walked = run.walk(documents, linked, source, &mut sinks, |documents| {
+        BandNear {
+            documents,
+            params,
+            threshold: options.policy.threshold,
+        }
+    })?;
+    Ok(walked.decided)
+}
+
+/// Links the units that share a band key (see [`decide_by_bands`]): `(key, unit index)` of
+/// every band of every unit sorted within half of what the budget leaves (on disk beyond),
+/// each run of one key linking its units to its first within the other half. Keys equal by a
+/// hash collision only link units that are no candidates: their component is larger, the
+/// decision the same.
+fn band_components(
+    documents: &Documents,
+    exact: &ExactGroups,
+    accepted: &[FoundPair],
+    options: &DedupOptions,
+    held: u64,
+    params: LshParams,
+) -> Result<Linked, DedupError> {
+    let budget = &options.budget;
+    let memory = budget.for_search(held);
+    let dir = budget.spill_dir();
+    let spill = SpillDir::new(&dir);
+    let keyed: Runs<(u64, u64)> = Runs::new(spill.clone(), memory / 2);
+    let signatures = documents.signatures();
+    let mut signature = Vec::new();
+    let mut batch = Vec::with_capacity(keyed.batch());
+    for (index, unit) in exact.units().enumerate() {
+        signatures.read(unit, &mut signature)?;
+        batch.extend(params.band_keys(&signature).map(|key| (key, index as u64)));
+        if batch.len() >= keyed.batch() {
+            keyed.add(&mut batch)?;
+        }
+    }
+    keyed.add(&mut batch)?;
+    let links = FoundLinks::within(memory / 2, &dir);
+    let link_batch = keyed.batch();
+    let mut pairs = Vec::with_capacity(link_batch);
+    let mut first: Option<(u64, u32)> = None;
+    for record in keyed.into_sorted()? {
+        let (key, index) = record?;
+        match first {
+            Some((bucket, head)) if bucket == key => pairs.push((head, index as u32)),
+            _ => first = Some((key, index as u32)),
+        }
+        if pairs.len() >= link_batch {
+            links.link(&mut pairs)?;
+        }
+    }
+    links.link(&mut pairs)?;
+    let mut linked = linked_components(links, exact, accepted, &dir, memory)?;
+    linked.spilled_bytes += spill.written();
+    Ok(linked)
 }
 
 /// What the batch search found: each unit's component, and whether it has a neighbour.
@@ -276,6 +385,9 @@ struct Choice {
     key: ChoiceKey,
     /// The accepted pair (exact or URL) that links them, or `None`: a candidate to verify.
     accepted: Option<u32>,
+    /// What accepts a candidate when the policy does not verify (the SimHash distance, or the
+    /// MinHash estimate).
+    evidence: Evidence,
 }
 
 /// The order of a unit's choices: SimHash distance, kind, the kept unit's place in the
@@ -284,11 +396,24 @@ struct Choice {
 type ChoiceKey = (u32, Kind, u32);
 
 impl Choice {
-    fn new(other: u32, distance: u32, kind: Kind, accepted: Option<u32>) -> Self {
+    /// A candidate to verify.
+    fn near(near: Near) -> Self {
+        Choice {
+            other: near.place,
+            key: (near.distance, Kind::Near, near.place),
+            accepted: None,
+            evidence: near.evidence,
+        }
+    }
+
+    /// The accepted pair `accepted[i]`, to the kept unit at `other`.
+    fn accepted(other: u32, accepted: &[FoundPair], i: u32) -> Self {
+        let pair = &accepted[i as usize];
         Choice {
             other,
-            key: (distance, kind, other),
-            accepted,
+            key: (pair.distance, pair.kind, other),
+            accepted: Some(i),
+            evidence: pair.evidence,
         }
     }
 }
@@ -311,20 +436,49 @@ struct Searched {
 
 /// The inputs of one decision.
 struct Run<'a> {
-    documents: &'a Documents,
     exact: &'a ExactGroups,
     accepted: &'a [FoundPair],
     options: &'a DedupOptions,
 }
 
+/// What a walk decided, and what listing every accepted pair after it reads.
+struct Walked {
+    decided: Decided,
+    /// The shingle sets, kept only when every accepted pair is listed next.
+    verifier: Option<Verifier>,
+    /// The units with a neighbour, ascending, when every accepted pair is listed next (else
+    /// possibly emptied).
+    near: Vec<u32>,
+}
+
 impl Run<'_> {
-    fn decide<F: Fingerprint>(
+    /// Ends the search's phase, reads the rows of the units with a neighbour (the members of
+    /// exact groups and the documents of accepted pairs are gathered already) and walks their
+    /// components, searched by the `nearness` made over the documents.
+    fn walk<'d, N: Nearness>(
         &self,
+        documents: &'d mut Documents,
         linked: Linked,
         source: &mut dyn FeatureSource,
-        sinks: Sinks<'_>,
-        fp_of: impl Fn(u32) -> F + Sync,
-    ) -> Result<Decided, DedupError> {
+        sinks: &mut Sinks<'_>,
+        nearness: impl FnOnce(&'d Documents) -> N,
+    ) -> Result<Walked, DedupError> {
+        sinks.phases.end("candidate search");
+        documents.gather(&linked.near)?;
+        let documents = &*documents;
+        self.decide(documents, linked, source, sinks, &nearness(documents))
+    }
+
+    /// Walks the components `linked` found, each unit searched for among its component's kept
+    /// units by `nearness`; the removals and the near pairs that decided them go to `sinks`.
+    fn decide<N: Nearness>(
+        &self,
+        documents: &Documents,
+        linked: Linked,
+        source: &mut dyn FeatureSource,
+        sinks: &mut Sinks<'_>,
+        nearness: &N,
+    ) -> Result<Walked, DedupError> {
         let policy = &self.options.policy;
         let budget = &self.options.budget;
         let Linked {
@@ -334,7 +488,7 @@ impl Run<'_> {
         } = linked;
         let mut search_spilled = search_spilled;
         let verifier = if policy.verifies() {
-            let memory = budget.left(held_bytes(self.documents, self.exact));
+            let memory = budget.left(held_bytes(documents, self.exact));
             tracing::info!(
                 units = self.exact.unit_count(),
                 with_sets = near.len(),
@@ -346,7 +500,7 @@ impl Run<'_> {
             None
         };
         sinks.phases.end("shingle sets");
-        let units = Units::new(self.documents, self.exact, self.options.keep);
+        let units = Units::new(documents, self.exact, self.options.keep);
         let walk = match components {
             Components::Merged(components) => {
                 if !self.options.list_pairs {
@@ -383,8 +537,14 @@ impl Run<'_> {
             .components()
             .par_iter()
             .map(|component| {
-                let mut outcome =
-                    self.walk_component(component, &units, &links, verifier.as_ref(), &fp_of)?;
+                let mut outcome = self.walk_component(
+                    documents,
+                    component,
+                    &units,
+                    &links,
+                    verifier.as_ref(),
+                    nearness,
+                )?;
                 if !outcome.joined.is_empty() {
                     joined.add(&mut outcome.joined)?;
                 }
@@ -401,42 +561,25 @@ impl Run<'_> {
                 .binary_search_by_key(&(pair.a, pair.b), |q| (q.a, q.b))
                 .is_ok()
         };
-        sinks.pairs.extend(joined.iter().filter_map(|join| {
-            match join {
-                Ok(join) => join
-                    .near_pair(self.documents)
-                    .filter(|p| !listed(p))
-                    .map(Ok),
+        sinks
+            .pairs
+            .extend(joined.iter().filter_map(|join| match join {
+                Ok(join) => join.near_pair(documents).filter(|p| !listed(p)).map(Ok),
                 Err(e) => Some(Err(e)),
-            }
-        }))?;
+            }))?;
         let heads = walk.order.iter().chain(&walk.alone_groups).copied();
-        let clusters = gather(self.documents, &units, heads, &joined, sinks.removals)?;
+        let clusters = gather(documents, &units, heads, &joined, sinks.removals)?;
         drop(walk);
-        let mut decided = Decided {
-            clusters,
-            candidates,
-            verified,
-            spilled_bytes: search_spilled + sets_spilled + joined.spilled_bytes(),
-        };
-        if self.options.list_pairs {
-            sinks.phases.end("verification and clusters");
-            let held = held_bytes(self.documents, self.exact);
-            let listing = list_accepted(
-                self.documents,
-                &near,
-                self.options,
-                held,
-                verifier.as_ref(),
-                sinks.pairs,
-                fp_of,
-            )?;
-            // Every pair within `k` was found, and each verified once more.
-            decided.candidates = listing.candidates;
-            decided.verified += listing.verified;
-            decided.spilled_bytes += listing.spilled_bytes;
-        }
-        Ok(decided)
+        Ok(Walked {
+            decided: Decided {
+                clusters,
+                candidates,
+                verified,
+                spilled_bytes: search_spilled + sets_spilled + joined.spilled_bytes(),
+            },
+            verifier,
+            near,
+        })
     }
 
     /// Decides the units of one component (`component`: in keep order), each against the kept
@@ -448,28 +591,23 @@ impl Run<'_> {
     /// what the first search found. The first passing choice of the union is the one a walk
     /// unit by unit finds: the same decisions, with the searches and verifications of a
     /// component (one component holds most units of a crawl of templates) on every thread.
-    fn walk_component<F: Fingerprint>(
+    fn walk_component<N: Nearness>(
         &self,
+        documents: &Documents,
         component: &[u32],
         units: &Units<'_>,
         links: &AcceptedByDoc,
         verifier: Option<&Verifier>,
-        fp_of: &(impl Fn(u32) -> F + Sync),
+        nearness: &N,
     ) -> Result<Outcome, DedupError> {
-        let mut walk = Walk::new(
-            component,
-            self.options.policy.k,
-            links,
-            self.accepted,
-            fp_of,
-        )?;
+        let mut walk = Walk::new(component, nearness.index(component)?, links, self.accepted);
         let len = component.len() as u32;
         let batch = batch_len(component.len()) as u32;
         for start in (0..len).step_by(batch as usize) {
             let batch = start..(start + batch).min(len);
             let search = |place: u32| {
                 let choices = walk.choices_before(units, place)?;
-                self.first_passing(&walk, place, choices, None, verifier)
+                self.first_passing(documents, &walk, place, choices, None, verifier)
             };
             let before: Vec<Searched> = if batch.len() >= PARALLEL_BATCH {
                 batch
@@ -484,6 +622,7 @@ impl Run<'_> {
                 let unit = component[place as usize];
                 let choices = walk.choices_in_batch(units, place);
                 let within = self.first_passing(
+                    documents,
                     &walk,
                     place,
                     choices,
@@ -508,9 +647,10 @@ impl Run<'_> {
 
     /// The first of `choices` (sorted by key) of the unit at `place` in `walk`'s component
     /// whose pair the policy accepts, among those before `until` (all when `None`).
-    fn first_passing<F: Fingerprint>(
+    fn first_passing<I: KeptIndex>(
         &self,
-        walk: &Walk<'_, F>,
+        documents: &Documents,
+        walk: &Walk<'_, I>,
         place: u32,
         choices: Vec<Choice>,
         until: Option<ChoiceKey>,
@@ -532,19 +672,9 @@ impl Run<'_> {
                 (Some(i), _) => Some(self.accepted[i as usize]),
                 (None, Some(verifier)) => {
                     searched.verified += 1;
-                    verifier.verify(self.documents, policy, a, b)?
+                    verifier.verify(documents, policy, a, b)?
                 }
-                (None, None) => Some(pair(
-                    self.documents,
-                    a,
-                    b,
-                    Kind::Near,
-                    Evidence {
-                        measure: Measure::SimhashDistance,
-                        value: f64::from(choice.key.0),
-                        threshold: f64::from(policy.k),
-                    },
-                )),
+                (None, None) => Some(pair(documents, a, b, Kind::Near, choice.evidence)),
             };
             if let Some(pair) = pair {
                 searched.found = Some(Found {
@@ -677,10 +807,6 @@ impl WalkOrder {
     }
 }
 
-/// Components up to this many units are searched by a scan of their kept units: cheaper than the
-/// probes of a [`ProbedBlocks`] query (64 comparisons a probe, 68 probes a table set at k = 6).
-const SCAN_LIMIT: usize = 4096;
-
 /// The most units of a component decided together (see [`Run::walk_component`]): enough to
 /// keep every thread busy, few enough that the units a batch keeps, searched by a scan, stay
 /// few. A component of fewer than four times as many takes batches of a quarter of its units
@@ -733,71 +859,53 @@ struct Outcome {
 
 /// The state of the walk of one component in keep order: its kept units, by batch.
 ///
-/// Units are named by their place in the component's keep order: a unit's SimHash is read once
-/// into the walk's table, and the order of two kept units is that of their places, where the
-/// keep rank of a unit's best member took a search among its group's members and a read of
-/// their rows at every choice (7% of a run on 3 million news leads with their rows spilled).
-struct Walk<'a, F> {
+/// Units are named by their place in the component's keep order: a unit's SimHash (or
+/// signature) is read once into the component's index, and the order of two kept units is that
+/// of their places, where the keep rank of a unit's best member took a search among its group's
+/// members and a read of their rows at every choice (7% of a run on 3 million news leads with
+/// their rows spilled).
+struct Walk<'a, I> {
     /// The component's units in keep order.
     component: &'a [u32],
-    /// Their SimHash values, by place.
-    fps: Vec<F>,
-    /// The places kept before the current batch, by their SimHash (a unit can only find kept
-    /// units of its own component).
-    index: Box<dyn HammingIndex<F> + Send + Sync>,
+    /// The places kept before the current batch (a unit can only find kept units of its own
+    /// component).
+    index: I,
     /// When accepted pairs link units: each unit's place, and the places kept so far (else
     /// both empty: never read).
     place_of: HashMap<u32, u32>,
     kept: HashSet<u32>,
     /// The places the current batch kept so far.
     batch_kept: Vec<u32>,
-    k: u32,
     links: &'a AcceptedByDoc,
     accepted: &'a [FoundPair],
     outcome: Outcome,
 }
 
-impl<'a, F: Fingerprint> Walk<'a, F> {
-    /// The walk of `component` (its units in keep order, `fp_of` their SimHash values): an
-    /// empty index, sized for it.
+impl<'a, I: KeptIndex> Walk<'a, I> {
+    /// The walk of `component` (its units in keep order) with `index`, empty, sized for it.
     fn new(
         component: &'a [u32],
-        k: u32,
+        index: I,
         links: &'a AcceptedByDoc,
         accepted: &'a [FoundPair],
-        fp_of: &(impl Fn(u32) -> F + Sync),
-    ) -> Result<Self, DedupError> {
-        let len = component.len();
-        let index: Box<dyn HammingIndex<F> + Send + Sync> = if len <= SCAN_LIMIT {
-            Box::new(BruteForce::new())
-        } else {
-            let blocks = ProbedBlocks::<F>::blocks_for(len, k);
-            Box::new(ProbedBlocks::with_capacity(blocks, k, len)?)
-        };
-        let fps = if len <= SCAN_LIMIT {
-            component.iter().map(|&unit| fp_of(unit)).collect()
-        } else {
-            component.par_iter().map(|&unit| fp_of(unit)).collect()
-        };
+    ) -> Self {
         let place_of = if links.is_empty() {
             HashMap::new()
         } else {
-            (0..len as u32)
+            (0..component.len() as u32)
                 .map(|place| (component[place as usize], place))
                 .collect()
         };
-        Ok(Walk {
+        Walk {
             component,
-            fps,
             index,
             place_of,
             kept: HashSet::new(),
             batch_kept: Vec::new(),
-            k,
             links,
             accepted,
             outcome: Outcome::default(),
-        })
+        }
     }
 
     /// The unit at `place`.
@@ -808,11 +916,7 @@ impl<'a, F: Fingerprint> Walk<'a, F> {
     /// The units kept before the current batch that the unit at `place` could join, in the
     /// order of choices.
     fn choices_before(&self, units: &Units<'_>, place: u32) -> Result<Vec<Choice>, DedupError> {
-        let near = self
-            .index
-            .query(self.fps[place as usize], self.k)?
-            .into_iter()
-            .map(|found| Choice::new(found.id as u32, found.distance, Kind::Near, None));
+        let near = self.index.near(place)?.into_iter().map(Choice::near);
         let choices = near.chain(self.linked(units, place, |other| self.kept.contains(&other)));
         Ok(sorted(choices.collect()))
     }
@@ -820,11 +924,11 @@ impl<'a, F: Fingerprint> Walk<'a, F> {
     /// The units the current batch kept so far that the unit at `place` could join, in the
     /// order of choices.
     fn choices_in_batch(&self, units: &Units<'_>, place: u32) -> Vec<Choice> {
-        let fp = self.fps[place as usize];
-        let near = self.batch_kept.iter().filter_map(|&other| {
-            let distance = fp.xor(self.fps[other as usize]).ones();
-            (distance <= self.k).then(|| Choice::new(other, distance, Kind::Near, None))
-        });
+        let near = self
+            .index
+            .near_among(place, &self.batch_kept)
+            .into_iter()
+            .map(Choice::near);
         let in_batch = |other: u32| self.batch_kept.contains(&other);
         sorted(near.chain(self.linked(units, place, in_batch)).collect())
     }
@@ -842,8 +946,7 @@ impl<'a, F: Fingerprint> Walk<'a, F> {
                     continue;
                 };
                 if other != place && kept(other) {
-                    let p = &self.accepted[i as usize];
-                    choices.push(Choice::new(other, p.distance, p.kind, Some(i)));
+                    choices.push(Choice::accepted(other, self.accepted, i));
                 }
             }
         }
@@ -873,8 +976,7 @@ impl<'a, F: Fingerprint> Walk<'a, F> {
     /// Ends a batch: the units it kept go into the index.
     fn end_batch(&mut self) -> Result<(), DedupError> {
         for place in self.batch_kept.drain(..) {
-            self.index
-                .insert(u64::from(place), self.fps[place as usize])?;
+            self.index.insert(place)?;
         }
         Ok(())
     }

@@ -285,23 +285,23 @@ fn pairs_of<F: Fingerprint>(fps: &[F], k: u32) -> Result<Vec<(u32, u32)>, DedupE
         .collect())
 }
 
-/// MinHash LSH candidates among `positions` whose estimated Jaccard is at least `threshold`.
+/// MinHash LSH candidates among `positions` whose estimated Jaccard is at least `threshold`
+/// (every signature read into memory: the decision from every candidate pair).
 fn minhash_candidates(
     documents: &Documents,
     positions: &[u32],
     threshold: f64,
 ) -> Result<Vec<(u32, u32, f64)>, DedupError> {
-    let signatures: Vec<&[u32]> = positions
+    let signatures = documents.signatures();
+    let signatures: Vec<Vec<u32>> = positions
         .iter()
         .map(|&i| {
-            documents.minhash(i).ok_or_else(|| {
-                DedupError::MissingData(
-                    "the minhash method needs a profile with MinHash signatures (\"minhash\": {\"num_perm\": 128, \"seed\": 1})".into(),
-                )
-            })
+            let mut signature = Vec::new();
+            signatures.read(i, &mut signature)?;
+            Ok(signature)
         })
-        .collect::<Result<_, _>>()?;
-    let Some(num_perm) = signatures.first().map(|s| s.len()) else {
+        .collect::<Result<_, DedupError>>()?;
+    let Some(num_perm) = signatures.first().map(Vec::len) else {
         return Ok(Vec::new());
     };
     let params = LshParams::optimal(threshold, num_perm, 0.5, 0.5)?;

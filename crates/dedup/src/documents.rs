@@ -6,8 +6,9 @@
 //! length and 8 of digest key: 24 bytes, an eighth. The SimHash, length and fetch time
 //! ([`crate::rows`]) are held within an eighth of the budget and spilled beyond it, read back
 //! for the documents a phase needs; the whole digest, read once for the exact groups, within
-//! another eighth (see [`crate::digests`]). The optional parts (MinHash signature, canonical
-//! URL) are held, and take room only from the first document that has one.
+//! another eighth (see [`crate::digests`]); MinHash signatures, when the profile makes them,
+//! within a sixteenth ([`crate::signatures`]). The canonical URL is held, and takes room only
+//! from the first document that has one.
 
 use neardup_core::Simhash;
 
@@ -17,6 +18,7 @@ use crate::engine::Item;
 use crate::error::DedupError;
 use crate::exact::Groups;
 use crate::rows::{Row, Rows};
+use crate::signatures::Signatures;
 
 /// What the engine needs of each document, by position, in columns (see the module
 /// documentation). Built with [`Documents::push`] in input order.
@@ -38,8 +40,8 @@ use crate::rows::{Row, Rows};
 pub struct Documents {
     rows: Rows,
     digests: Digests,
-    /// The optional columns: empty until a document has the value, `None` before it.
-    minhashes: Vec<Option<Box<[u32]>>>,
+    signatures: Signatures,
+    /// Empty until a document has a canonical URL, `None` before it.
     url_keys: Vec<Option<Box<str>>>,
 }
 
@@ -62,7 +64,7 @@ impl Documents {
         Documents {
             rows: Rows::within(budget),
             digests: Digests::within(budget),
-            minhashes: Vec::new(),
+            signatures: Signatures::within(budget),
             url_keys: Vec::new(),
         }
     }
@@ -84,8 +86,8 @@ impl Documents {
 
     /// Adds the next document, its parts moved into the columns (its shingle set, if any, is
     /// not kept: verification asks a [`crate::FeatureSource`]). Fails, adding nothing, if its
-    /// SimHash width or digest length differs from the first document's: one run has one
-    /// profile.
+    /// SimHash width, digest length or MinHash signature (its length, or whether it has one)
+    /// differs from the first document's: one run has one profile.
     pub fn push(&mut self, item: Item) -> Result<(), DedupError> {
         let at = self.len();
         let Item {
@@ -109,12 +111,21 @@ impl Documents {
             bytes,
             fetched_at,
         };
+        let signature_fits = match (at, fingerprints.minhash.as_deref()) {
+            (0, _) => true,
+            (_, None) => !self.signatures.present(),
+            (_, Some(values)) => {
+                self.signatures.present() && values.len() == self.signatures.width()
+            }
+        };
+        if !signature_fits {
+            return Err(mixed("MinHash signature"));
+        }
         if !self.rows.push(row)? {
             return Err(mixed("SimHash width"));
         }
         self.digests.push(digest)?;
-        let minhash = fingerprints.minhash.map(Vec::into_boxed_slice);
-        set_at(&mut self.minhashes, at, minhash);
+        self.signatures.push(fingerprints.minhash.as_deref())?;
         set_at(&mut self.url_keys, at, url_key.map(String::into_boxed_str));
         Ok(())
     }
@@ -132,16 +143,11 @@ impl Documents {
     /// Bytes the columns take in memory (their capacity, and the heap parts of the optional
     /// ones).
     pub fn held_bytes(&self) -> u64 {
-        let heap: usize = self
-            .minhashes
-            .iter()
-            .flatten()
-            .map(|m| m.len() * 4)
-            .chain(self.url_keys.iter().flatten().map(|u| u.len()))
-            .sum();
+        let heap: usize = self.url_keys.iter().flatten().map(|u| u.len()).sum();
         self.rows.held_bytes()
             + self.digests.held_bytes()
-            + (self.minhashes.capacity() * 16 + self.url_keys.capacity() * 16 + heap) as u64
+            + self.signatures.held_bytes()
+            + (self.url_keys.capacity() * 16 + heap) as u64
     }
 
     /// The SimHash of document `i` (held, or [gathered](Documents::gather) before).
@@ -183,7 +189,7 @@ impl Documents {
 
     /// Bytes written to disk beyond their shares of the budget: whole digests and columns.
     pub(crate) fn spilled_bytes(&self) -> u64 {
-        self.digests.spilled_bytes() + self.rows.spilled_bytes()
+        self.digests.spilled_bytes() + self.rows.spilled_bytes() + self.signatures.spilled_bytes()
     }
 
     /// Each document's place in `keep`'s order ([`crate::KeepPolicy::ranks`]): the order the unit
@@ -204,9 +210,16 @@ impl Documents {
         Ok(keep.ranks(count, |i| keys[i as usize]))
     }
 
-    /// Document `i`'s MinHash signature, if it has one.
-    pub(crate) fn minhash(&self, i: u32) -> Option<&[u32]> {
-        self.minhashes.get(i as usize)?.as_deref()
+    /// Writes out the MinHash signatures still buffered, so that they can be read: called by
+    /// a run before it reads any.
+    pub(crate) fn flush_signatures(&mut self) -> Result<(), DedupError> {
+        self.signatures.flush()
+    }
+
+    /// The MinHash signatures (read once [flushed](Documents::flush_signatures)); a clear
+    /// error on reading when the profile makes none.
+    pub(crate) fn signatures(&self) -> &Signatures {
+        &self.signatures
     }
 
     /// The length of document `i`'s text in bytes (held, or gathered before).
@@ -265,7 +278,7 @@ mod tests {
             let mut item = item(
                 Simhash::B64(i),
                 DigestAlgorithm::Blake3,
-                (i == 2).then(|| vec![i as u32; 3]),
+                Some(vec![i as u32; 3]),
             );
             item.bytes = i * 10;
             item.fetched_at = (i >= 3).then_some(i as i64);
@@ -281,14 +294,17 @@ mod tests {
         for i in 0..5u32 {
             assert_eq!(documents.simhash(i), Simhash::B64(u64::from(i)));
             assert_eq!(documents.bytes(i), u64::from(i) * 10);
-            assert_eq!(documents.minhash(i).is_some(), i == 2);
+            let mut signature = Vec::new();
+            documents.signatures().read(i, &mut signature).unwrap();
+            assert_eq!(signature, [i; 3]);
             assert_eq!(documents.fetched_at(i), (i >= 3).then_some(i64::from(i)));
             assert_eq!(documents.url_key(i).is_some(), i == 1);
         }
         assert!(documents.held_bytes() >= 5 * (8 + 32 + 8 + 8));
     }
 
-    /// One run takes one profile: a second SimHash width or digest length is refused.
+    /// One run takes one profile: a second SimHash width, digest length or signature length, or a
+    /// signature present on one document and not another, is refused.
     #[test]
     fn mixed_widths_are_refused() {
         let mut documents = Documents::new();
@@ -299,6 +315,20 @@ mod tests {
         assert!(matches!(wide, Err(DedupError::InvalidOption(_))));
         let short = documents.push(item(Simhash::B64(1), DigestAlgorithm::Xxh3_128, None));
         assert!(matches!(short, Err(DedupError::InvalidOption(_))));
+        let signed = documents.push(item(
+            Simhash::B64(1),
+            DigestAlgorithm::Blake3,
+            Some(vec![1]),
+        ));
+        assert!(matches!(signed, Err(DedupError::InvalidOption(_))));
         assert_eq!(documents.len(), 1, "a refused document is not added");
+        let mut signed = Documents::new();
+        let with = |values: Vec<u32>| item(Simhash::B64(1), DigestAlgorithm::Blake3, Some(values));
+        signed.push(with(vec![1, 2])).unwrap();
+        assert!(signed.push(with(vec![1, 2, 3])).is_err());
+        assert!(signed
+            .push(item(Simhash::B64(1), DigestAlgorithm::Blake3, None))
+            .is_err());
+        assert_eq!(signed.len(), 1);
     }
 }

@@ -220,10 +220,17 @@ fn run(
     policy.validate()?;
     let n = u32::try_from(documents.len())
         .map_err(|_| DedupError::InvalidOption("more than 4,294,967,295 documents".into()))?;
+    documents.flush_signatures()?;
     let mut phases = Phases::start();
     let exact = ExactGroups::new(n, documents.exact_groups()?);
-    let linear =
-        decision == Decision::Linear && matches!(policy.method, Method::Simhash | Method::Cascade);
+    // MinHash decides linearly unless every accepted pair is listed (the listing searches by
+    // SimHash only: then every candidate pair is held and decided from).
+    let linear = decision == Decision::Linear
+        && match policy.method {
+            Method::Simhash | Method::Cascade => true,
+            Method::Minhash => !options.list_pairs,
+            Method::Exact | Method::Overlap => false,
+        };
     // The rows read before the search: the exact groups' members (their pairs, the member each
     // keeps) and the documents sharing a canonical URL; every row for a decision from every
     // candidate pair.

@@ -60,6 +60,7 @@ mod documents;
 mod engine;
 mod error;
 mod exact;
+mod kept_index;
 mod keys;
 mod listed;
 mod listing;
@@ -70,6 +71,7 @@ mod outcome;
 mod policy;
 mod rows;
 mod sets;
+mod signatures;
 pub mod units;
 mod verdict;
 

@@ -581,6 +581,72 @@ fn url_duplicates_and_empty_input() {
         .is_empty());
 }
 
+/// `items` with MinHash signatures of 16 values made from their SimHash values (value `j`
+/// from bits `4j` to `4j + 3`), so that documents a few bits apart share most values and
+/// several bands: families, chains and exact copies as the SimHash tests plant them.
+fn signed(mut items: Vec<neardup_dedup::Item>) -> Vec<neardup_dedup::Item> {
+    for item in &mut items {
+        let simhash = item.fingerprints.simhash.as_u128() as u64;
+        item.fingerprints.minhash = Some(
+            (0..16u32)
+                .map(|j| ((simhash >> (4 * j)) & 0xf) as u32 | j << 8)
+                .collect(),
+        );
+    }
+    items
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(120))]
+
+    /// MinHash decides linearly (each document against the kept documents of its component
+    /// that share a band with it at the threshold or above, nearest first): the removals,
+    /// clusters and kept documents of the decision from every candidate pair, with and without
+    /// verification, in memory and with no room at all (signatures, band keys and links on
+    /// disk); it never verifies more, and its files are gone when it ends.
+    #[test]
+    fn minhash_decides_linearly_as_from_every_pair(
+        fps in prop_oneof![families(), corpus()],
+        threshold in prop_oneof![0.3f64..1.0, Just(0.5), Just(0.75)],
+        verify in any::<bool>(),
+        no_room in any::<bool>(),
+        keep in prop_oneof![Just(KeepPolicy::First), Just(KeepPolicy::Longest), Just(KeepPolicy::Newest)],
+    ) {
+        let mut items = signed(with_features(&fps));
+        for (i, item) in items.iter_mut().enumerate() {
+            item.bytes = (fps[i].0 % 7) * 10;
+            item.fetched_at = Some((fps[i].0 % 5) as i64);
+        }
+        let every = DedupOptions {
+            keep,
+            ..policy(|p| {
+                p.method = Method::Minhash;
+                p.profile.minhash = Some(neardup_core::minhash::MinHashOptions { num_perm: 16, seed: 1 });
+                p.threshold = threshold;
+                p.verify = verify.then_some(VerifyMeasure::Jaccard);
+            })
+        };
+        let deciding = DedupOptions { list_pairs: false, ..every.clone() };
+        let (deciding, dir) = match no_room {
+            true => with_no_room(&deciding),
+            false => (deciding, tempfile::tempdir().unwrap()),
+        };
+        let all = dedup_every_pair(&items, &every).unwrap();
+        let lazy = dedup(&items, &deciding).unwrap();
+        prop_assert_eq!(&lazy.removals, &all.removals);
+        prop_assert_eq!(&lazy.clusters, &all.clusters);
+        prop_assert_eq!(&lazy.kept, &all.kept);
+        prop_assert!(lazy.verified_candidates <= all.verified_candidates);
+        for pair in &lazy.pairs {
+            prop_assert!(all.pairs.contains(pair));
+        }
+        if no_room {
+            prop_assert!(lazy.spilled_bytes > 0);
+        }
+        prop_assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
+
 #[test]
 fn minhash_method_needs_signatures() {
     let items = vec![item(0, 1), item(1, 2)];

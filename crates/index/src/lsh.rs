@@ -89,6 +89,38 @@ impl LshParams {
             })
     }
 
+    /// The key of each band of `sig` (which has at least [`LshParams::values`] values), in
+    /// band order: a 64-bit hash of the band's values and its place, so that two signatures
+    /// equal in band `i` have equal `i`-th keys, and keys of different bands seldom meet.
+    /// Equal keys are a hint, not a proof: confirm with [`LshParams::share_band`].
+    ///
+    /// ```
+    /// use neardup_index::LshParams;
+    /// let p = LshParams { bands: 2, rows: 2 };
+    /// let (a, b) = ([1, 2, 3, 4], [1, 2, 9, 9]);
+    /// let (ka, kb): (Vec<u64>, Vec<u64>) = (p.band_keys(&a).collect(), p.band_keys(&b).collect());
+    /// assert_eq!(ka[0], kb[0]);
+    /// assert_ne!(ka[1], kb[1]);
+    /// assert!(p.share_band(&a, &b));
+    /// ```
+    pub fn band_keys<'s>(&self, sig: &'s [u32]) -> impl Iterator<Item = u64> + 's {
+        let rows = self.rows.max(1);
+        sig.chunks_exact(rows)
+            .take(self.bands)
+            .enumerate()
+            .map(|(i, band)| band_hash(band) ^ (i as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93))
+    }
+
+    /// Whether `a` and `b` are equal in some band, value for value: whether they are
+    /// candidates.
+    pub fn share_band(&self, a: &[u32], b: &[u32]) -> bool {
+        let rows = self.rows.max(1);
+        a.chunks_exact(rows)
+            .zip(b.chunks_exact(rows))
+            .take(self.bands)
+            .any(|(x, y)| x == y)
+    }
+
     /// Probability that two sets of Jaccard similarity `s` share a band.
     pub fn collision_probability(&self, s: f64) -> f64 {
         1.0 - (1.0 - s.powi(self.rows as i32)).powi(self.bands as i32)

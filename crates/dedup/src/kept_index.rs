@@ -1,0 +1,266 @@
+//! The kept units of one component, searched for the ones a unit could join: by SimHash within
+//! `k` ([`SimhashNear`]) or by MinHash bands ([`BandNear`]). The linear decision
+//! ([`crate::by_kept`]) walks a component in keep order and asks its index, for each unit,
+//! which kept units are its candidates; the rest of the walk is the same for every method.
+//!
+//! Units are named by their place in the component's keep order.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use neardup_index::{
+    estimated_jaccard, BruteForce, Fingerprint, HammingIndex, LshParams, ProbedBlocks,
+};
+
+use crate::documents::Documents;
+use crate::error::DedupError;
+use crate::policy::{Evidence, Measure};
+
+/// Components up to this many units are searched by a scan of their kept units: cheaper than the
+/// probes of a [`ProbedBlocks`] query (64 comparisons a probe, 68 probes a table set at k = 6).
+pub(crate) const SCAN_LIMIT: usize = 4096;
+
+/// A kept unit a unit could join: its place, how near it is (the SimHash distance, by which
+/// choices are ordered under every method), and the evidence their pair is accepted by when
+/// the policy does not verify.
+pub(crate) struct Near {
+    pub(crate) place: u32,
+    pub(crate) distance: u32,
+    pub(crate) evidence: Evidence,
+}
+
+/// How the walk searches a component's kept units.
+pub(crate) trait Nearness: Sync {
+    /// The index of one component's kept units.
+    type Index: KeptIndex;
+
+    /// An empty index of `component`'s kept units (`component`: its units in keep order).
+    fn index(&self, component: &[u32]) -> Result<Self::Index, DedupError>;
+}
+
+/// The kept units of one component (see the module documentation).
+pub(crate) trait KeptIndex: Send + Sync {
+    /// The kept units indexed so far that the unit at `place` is a candidate with.
+    fn near(&self, place: u32) -> Result<Vec<Near>, DedupError>;
+
+    /// Those of `places` (kept, not indexed yet) the unit at `place` is a candidate with.
+    fn near_among(&self, place: u32, places: &[u32]) -> Vec<Near>;
+
+    /// Indexes the unit at `place` as kept.
+    fn insert(&mut self, place: u32) -> Result<(), DedupError>;
+}
+
+/// SimHash values within `k` bits: `fingerprint` gives a unit's value.
+pub(crate) struct SimhashNear<FP> {
+    pub(crate) fingerprint: FP,
+    pub(crate) k: u32,
+}
+
+impl<F: Fingerprint, FP: Fn(u32) -> F + Sync> Nearness for SimhashNear<FP> {
+    type Index = SimhashKept<F>;
+
+    fn index(&self, component: &[u32]) -> Result<SimhashKept<F>, DedupError> {
+        let len = component.len();
+        let index: Box<dyn HammingIndex<F> + Send + Sync> = if len <= SCAN_LIMIT {
+            Box::new(BruteForce::new())
+        } else {
+            let blocks = ProbedBlocks::<F>::blocks_for(len, self.k);
+            Box::new(ProbedBlocks::with_capacity(blocks, self.k, len)?)
+        };
+        let fps = if len <= SCAN_LIMIT {
+            component.iter().map(|&u| (self.fingerprint)(u)).collect()
+        } else {
+            component
+                .par_iter()
+                .map(|&u| (self.fingerprint)(u))
+                .collect()
+        };
+        Ok(SimhashKept {
+            fps,
+            index,
+            k: self.k,
+        })
+    }
+}
+
+/// A component's SimHash values by place, its kept places indexed by them (a scan for a small
+/// component, a [`ProbedBlocks`] sized for a large one).
+pub(crate) struct SimhashKept<F> {
+    fps: Vec<F>,
+    index: Box<dyn HammingIndex<F> + Send + Sync>,
+    k: u32,
+}
+
+impl<F: Fingerprint> SimhashKept<F> {
+    fn near_at(&self, place: u32, distance: u32) -> Near {
+        Near {
+            place,
+            distance,
+            evidence: Evidence {
+                measure: Measure::SimhashDistance,
+                value: f64::from(distance),
+                threshold: f64::from(self.k),
+            },
+        }
+    }
+}
+
+impl<F: Fingerprint> KeptIndex for SimhashKept<F> {
+    fn near(&self, place: u32) -> Result<Vec<Near>, DedupError> {
+        Ok(self
+            .index
+            .query(self.fps[place as usize], self.k)?
+            .into_iter()
+            .map(|found| self.near_at(found.id as u32, found.distance))
+            .collect())
+    }
+
+    fn near_among(&self, place: u32, places: &[u32]) -> Vec<Near> {
+        let fp = self.fps[place as usize];
+        places
+            .iter()
+            .filter_map(|&other| {
+                let distance = fp.xor(self.fps[other as usize]).ones();
+                (distance <= self.k).then(|| self.near_at(other, distance))
+            })
+            .collect()
+    }
+
+    fn insert(&mut self, place: u32) -> Result<(), DedupError> {
+        Ok(self
+            .index
+            .insert(u64::from(place), self.fps[place as usize])?)
+    }
+}
+
+/// MinHash signatures that share a band and whose estimated Jaccard reaches `threshold`: the
+/// candidates of the MinHash LSH search, which the decision from every pair finds with
+/// [`neardup_index::candidate_pairs`].
+pub(crate) struct BandNear<'a> {
+    pub(crate) documents: &'a Documents,
+    pub(crate) params: LshParams,
+    pub(crate) threshold: f64,
+}
+
+impl Nearness for BandNear<'_> {
+    type Index = BandKept;
+
+    /// Reads the component's signatures (spilled ones from disk, by position) and SimHash
+    /// values: a unit holds its signature (4 bytes a value), its SimHash (16 bytes) and its
+    /// band keys (8 bytes a band) while its component is walked.
+    fn index(&self, component: &[u32]) -> Result<BandKept, DedupError> {
+        let signatures = self.documents.signatures();
+        let width = signatures.width();
+        let read = |unit: u32| {
+            let mut signature = Vec::with_capacity(width);
+            signatures.read(unit, &mut signature)?;
+            Ok::<_, DedupError>(signature)
+        };
+        let read: Vec<Vec<u32>> = if component.len() <= SCAN_LIMIT {
+            component
+                .iter()
+                .map(|&u| read(u))
+                .collect::<Result<_, _>>()?
+        } else {
+            component
+                .par_iter()
+                .map(|&u| read(u))
+                .collect::<Result<_, _>>()?
+        };
+        let bands = self.params.bands;
+        let mut keys = Vec::with_capacity(component.len() * bands);
+        for signature in &read {
+            keys.extend(self.params.band_keys(signature));
+        }
+        Ok(BandKept {
+            width,
+            signatures: read.concat(),
+            simhashes: component
+                .iter()
+                .map(|&u| self.documents.simhash(u).as_u128())
+                .collect(),
+            keys,
+            buckets: HashMap::new(),
+            params: self.params,
+            threshold: self.threshold,
+        })
+    }
+}
+
+/// A component's signatures, SimHash values and band keys by place, its kept places by band key.
+pub(crate) struct BandKept {
+    width: usize,
+    signatures: Vec<u32>,
+    simhashes: Vec<u128>,
+    keys: Vec<u64>,
+    buckets: HashMap<u64, Vec<u32>>,
+    params: LshParams,
+    threshold: f64,
+}
+
+impl BandKept {
+    fn signature(&self, place: u32) -> &[u32] {
+        let at = place as usize * self.width;
+        &self.signatures[at..at + self.width]
+    }
+
+    fn keys(&self, place: u32) -> &[u64] {
+        let bands = self.params.bands;
+        &self.keys[place as usize * bands..(place as usize + 1) * bands]
+    }
+
+    /// The unit at `other` as a candidate of the unit at `place`, if it is one: a band equal
+    /// value for value, and the estimate at the threshold or above.
+    fn candidate(&self, place: u32, other: u32) -> Option<Near> {
+        let (a, b) = (self.signature(place), self.signature(other));
+        if !self.params.share_band(a, b) {
+            return None;
+        }
+        let estimate = estimated_jaccard(a, b);
+        (estimate >= self.threshold).then(|| Near {
+            place: other,
+            distance: (self.simhashes[place as usize] ^ self.simhashes[other as usize])
+                .count_ones(),
+            evidence: Evidence {
+                measure: Measure::MinhashEstimate,
+                value: estimate,
+                threshold: self.threshold,
+            },
+        })
+    }
+}
+
+impl KeptIndex for BandKept {
+    fn near(&self, place: u32) -> Result<Vec<Near>, DedupError> {
+        let mut others: Vec<u32> = self
+            .keys(place)
+            .iter()
+            .filter_map(|key| self.buckets.get(key))
+            .flatten()
+            .copied()
+            .collect();
+        others.sort_unstable();
+        others.dedup();
+        Ok(others
+            .into_iter()
+            .filter_map(|other| self.candidate(place, other))
+            .collect())
+    }
+
+    fn near_among(&self, place: u32, places: &[u32]) -> Vec<Near> {
+        places
+            .iter()
+            .filter_map(|&other| self.candidate(place, other))
+            .collect()
+    }
+
+    fn insert(&mut self, place: u32) -> Result<(), DedupError> {
+        let bands = self.params.bands;
+        for i in 0..bands {
+            let key = self.keys[place as usize * bands + i];
+            self.buckets.entry(key).or_default().push(place);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,230 @@
+//! [`Signatures`]: each document's MinHash signature, within a share of the budget.
+//!
+//! A signature is `num_perm` values of 4 bytes (512 bytes at the usual 128), more than all the
+//! other columns of a document together, and the MinHash decision reads it in two places only:
+//! the band keys of every unit, once, in position order, and the signatures of one component's
+//! units while that component is walked. So signatures are held end to end in one vector while
+//! they fit a sixteenth of the budget; beyond it every later one goes, in position order, to a
+//! temporary file, read back front to back by a scan or one signature at a time by position
+//! (a positioned read: the walk reads from several threads).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use crate::budget::{spill_file, Budget};
+use crate::error::DedupError;
+use crate::sets::read_at;
+
+/// Bytes of buffer for writing spilled signatures.
+const BUFFER: usize = 1 << 20;
+
+/// Every document's MinHash signature, by position, or none for every document (see the module
+/// documentation).
+pub(crate) struct Signatures {
+    /// Values per signature; 0 while no document was pushed, or when documents have none.
+    width: usize,
+    /// Whether the documents have signatures (known from the first).
+    present: Option<bool>,
+    /// The signatures of positions `0..held.len() / width`, end to end.
+    held: Vec<u32>,
+    /// The signatures after them, once the held ones reached `cap` bytes.
+    spilled: Option<BufWriter<tempfile::NamedTempFile>>,
+    spilled_bytes: u64,
+    len: u32,
+    cap: u64,
+    dir: PathBuf,
+}
+
+impl std::fmt::Debug for Signatures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Signatures")
+            .field("len", &self.len)
+            .field("width", &self.width)
+            .field("spilled_bytes", &self.spilled_bytes)
+            .finish()
+    }
+}
+
+impl Signatures {
+    /// None yet; held up to a sixteenth of `budget`, spilled to its folder beyond.
+    pub(crate) fn within(budget: &Budget) -> Self {
+        Self::new(budget.memory / 16, budget.spill_dir())
+    }
+
+    /// None yet; held up to `cap` bytes, spilled to `dir` beyond.
+    pub(crate) fn new(cap: u64, dir: PathBuf) -> Self {
+        Signatures {
+            width: 0,
+            present: None,
+            held: Vec::new(),
+            spilled: None,
+            spilled_bytes: 0,
+            len: 0,
+            cap,
+            dir,
+        }
+    }
+
+    /// Appends the next document's signature; `Ok(false)` (nothing added) if it has one when
+    /// the first document had none, none when the first had one, or another length.
+    pub(crate) fn push(&mut self, signature: Option<&[u32]>) -> Result<bool, DedupError> {
+        let present = *self.present.get_or_insert(signature.is_some());
+        let Some(signature) = signature else {
+            self.len += u32::from(!present);
+            return Ok(!present);
+        };
+        if !present || (self.len > 0 && signature.len() != self.width) {
+            return Ok(false);
+        }
+        self.width = signature.len();
+        let held_bytes = self.held.len() as u64 * 4;
+        if self.spilled.is_none() && held_bytes > 0 && held_bytes + self.width as u64 * 4 > self.cap
+        {
+            self.held.shrink_to_fit();
+            self.spilled = Some(BufWriter::with_capacity(BUFFER, spill_file(&self.dir)?));
+        }
+        match &mut self.spilled {
+            None => self.held.extend_from_slice(signature),
+            Some(file) => {
+                for value in signature {
+                    file.write_all(&value.to_le_bytes())
+                        .map_err(|e| DedupError::spill("cannot write MinHash signatures", e))?;
+                }
+                self.spilled_bytes += signature.len() as u64 * 4;
+            }
+        }
+        self.len += 1;
+        Ok(true)
+    }
+
+    /// The values per signature, or the error of a run that needs signatures when the
+    /// documents have none.
+    pub(crate) fn require(&self) -> Result<usize, DedupError> {
+        match self.present() {
+            true => Ok(self.width),
+            false => Err(missing()),
+        }
+    }
+
+    /// Whether the documents have signatures.
+    pub(crate) fn present(&self) -> bool {
+        self.present == Some(true)
+    }
+
+    /// Values per signature (0 without signatures).
+    pub(crate) fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Bytes held in memory.
+    pub(crate) fn held_bytes(&self) -> u64 {
+        self.held.capacity() as u64 * 4
+    }
+
+    /// Bytes written to disk beyond the share of the budget.
+    pub(crate) fn spilled_bytes(&self) -> u64 {
+        self.spilled_bytes
+    }
+
+    /// Writes out what is buffered, so that the spilled signatures can be read: called once
+    /// every document is pushed, before the first read.
+    pub(crate) fn flush(&mut self) -> Result<(), DedupError> {
+        match &mut self.spilled {
+            Some(file) => file
+                .flush()
+                .map_err(|e| DedupError::spill("cannot write MinHash signatures", e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Document `i`'s signature into `out` (replacing what it held): held, or read from the
+    /// spill file (which must be [flushed](Signatures::flush)).
+    pub(crate) fn read(&self, i: u32, out: &mut Vec<u32>) -> Result<(), DedupError> {
+        if !self.present() || i >= self.len {
+            return Err(missing());
+        }
+        let (width, held) = (self.width, self.held.len() / self.width.max(1));
+        out.clear();
+        if (i as usize) < held {
+            let at = i as usize * width;
+            out.extend_from_slice(&self.held[at..at + width]);
+            return Ok(());
+        }
+        let file = self.file()?;
+        let mut bytes = vec![0u8; width * 4];
+        let offset = (u64::from(i) - held as u64) * width as u64 * 4;
+        read_at(file, &mut bytes, offset)
+            .map_err(|e| DedupError::spill("cannot read MinHash signatures back", e))?;
+        out.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        );
+        Ok(())
+    }
+
+    /// The spill file, flushed.
+    fn file(&self) -> Result<&File, DedupError> {
+        match &self.spilled {
+            Some(file) if file.buffer().is_empty() => Ok(file.get_ref().as_file()),
+            Some(_) => Err(DedupError::MissingData(
+                "MinHash signatures read before they were written out".into(),
+            )),
+            None => Err(missing()),
+        }
+    }
+}
+
+fn missing() -> DedupError {
+    DedupError::MissingData(
+        "the minhash method needs a profile with MinHash signatures (\"minhash\": {\"num_perm\": 128, \"seed\": 1})".into(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signature(i: u32, width: u32) -> Vec<u32> {
+        (0..width)
+            .map(|v| i.wrapping_mul(2_654_435_761) ^ v)
+            .collect()
+    }
+
+    /// Signatures beyond the share go to disk and read back equal, held or spilled, in any
+    /// order; the file is gone once they are dropped.
+    #[test]
+    fn spilled_signatures_read_back_equal() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut signatures = Signatures::new(10 * 16 * 4, dir.path().into());
+        for i in 0..100 {
+            assert!(signatures.push(Some(&signature(i, 16))).unwrap());
+        }
+        assert!(!signatures.push(Some(&[1, 2, 3])).unwrap());
+        assert!(!signatures.push(None).unwrap());
+        assert_eq!(signatures.spilled_bytes(), 90 * 16 * 4);
+        let mut out = Vec::new();
+        assert!(signatures.read(50, &mut out).is_err(), "read before flush");
+        signatures.flush().unwrap();
+        for i in (0..100).rev() {
+            signatures.read(i, &mut out).unwrap();
+            assert_eq!(out, signature(i, 16));
+        }
+        assert!(signatures.read(100, &mut out).is_err());
+        drop(signatures);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// Documents without signatures take no room, and a signature after them is refused.
+    #[test]
+    fn no_signatures_take_no_room() {
+        let mut signatures = Signatures::new(1 << 20, std::env::temp_dir());
+        assert!(signatures.push(None).unwrap());
+        assert!(signatures.push(None).unwrap());
+        assert!(!signatures.push(Some(&[1])).unwrap());
+        assert!(!signatures.present());
+        assert_eq!(signatures.held_bytes(), 0);
+        assert!(signatures.read(0, &mut Vec::new()).is_err());
+    }
+}
