@@ -60,7 +60,7 @@ use crate::error::DedupError;
 use crate::exact::ExactGroups;
 use crate::kept_index::{BandNear, KeptIndex, Near, Nearness, SimhashNear, SCAN_LIMIT};
 use crate::listed::ListBuilder;
-use crate::listing::list_accepted;
+use crate::listing::{list_accepted, list_band_pairs, Listing, ListingSinks};
 use crate::options::DedupOptions;
 use crate::policy::{Evidence, Kind, Method};
 
@@ -141,42 +141,30 @@ fn decide_at_width<F: Fingerprint>(
         accepted,
         options,
     };
-    let Walked {
-        mut decided,
-        verifier,
-        near,
-    } = run.walk(documents, linked, source, &mut sinks, |documents| {
+    let walked = run.walk(documents, linked, source, &mut sinks, |documents| {
         SimhashNear {
             fingerprint: move |i| fingerprint(documents.simhash(i)),
             k: options.policy.k,
         }
     })?;
-    if options.list_pairs {
-        sinks.phases.end("verification and clusters");
-        let held = held_bytes(documents, exact);
-        let listing = list_accepted(
-            documents,
-            &near,
-            options,
-            held,
-            verifier.as_ref(),
-            sinks.pairs,
-            |i| fingerprint(documents.simhash(i)),
-        )?;
-        // Every pair within `k` was found, and each verified once more.
-        decided.candidates = listing.candidates;
-        decided.verified += listing.verified;
-        decided.spilled_bytes += listing.spilled_bytes;
-    }
-    Ok(decided)
+    run.with_every_pair(
+        documents,
+        walked,
+        &mut sinks,
+        |near, held, listing_sinks| {
+            list_accepted(documents, near, options, held, listing_sinks, |i| {
+                fingerprint(documents.simhash(i))
+            })
+        },
+    )
 }
 
 /// [`decide_by_kept`] under the MinHash method: the units linked by their LSH band keys (each
 /// unit's band keys written to sorted runs within what the budget leaves, each run of equal
 /// keys linking its units to its first, their components found by [`FoundLinks`]), then walked
 /// as the SimHash methods are, each unit's candidates among the kept units of its component
-/// being those sharing a band whose estimated Jaccard reaches the threshold ([`BandNear`]).
-/// Not with every accepted pair listed (the engine decides from every pair then).
+/// being those sharing a band whose estimated Jaccard reaches the threshold ([`BandNear`]);
+/// every candidate pair listed after it when the options ask ([`list_band_pairs`]).
 fn decide_by_bands(
     documents: &mut Documents,
     exact: &ExactGroups,
@@ -201,7 +189,14 @@ fn decide_by_bands(
             threshold: options.policy.threshold,
         }
     })?;
-    Ok(walked.decided)
+    run.with_every_pair(
+        documents,
+        walked,
+        &mut sinks,
+        |near, held, listing_sinks| {
+            list_band_pairs(documents, near, options, held, listing_sinks, params)
+        },
+    )
 }
 
 /// Links the units that share a band key (see [`decide_by_bands`]): `(key, unit index)` of
@@ -467,6 +462,37 @@ impl Run<'_> {
         documents.gather(&linked.near)?;
         let documents = &*documents;
         self.decide(documents, linked, source, sinks, &nearness(documents))
+    }
+
+    /// `walked`'s decision, with every accepted pair of its units with a neighbour listed after
+    /// it by `list` (given them, the bytes held, and where the pairs go) when the options ask:
+    /// the decision is the same, its candidates become every pair listed, each verified once
+    /// more.
+    fn with_every_pair(
+        &self,
+        documents: &Documents,
+        walked: Walked,
+        sinks: &mut Sinks<'_>,
+        list: impl FnOnce(&[u32], u64, ListingSinks<'_>) -> Result<Listing, DedupError>,
+    ) -> Result<Decided, DedupError> {
+        let mut decided = walked.decided;
+        if !self.options.list_pairs {
+            return Ok(decided);
+        }
+        sinks.phases.end("verification and clusters");
+        let listing_sinks = ListingSinks {
+            verifier: walked.verifier.as_ref(),
+            pairs: sinks.pairs,
+        };
+        let listing = list(
+            &walked.near,
+            held_bytes(documents, self.exact),
+            listing_sinks,
+        )?;
+        decided.candidates = listing.candidates;
+        decided.verified += listing.verified;
+        decided.spilled_bytes += listing.spilled_bytes;
+        Ok(decided)
     }
 
     /// Walks the components `linked` found, each unit searched for among its component's kept

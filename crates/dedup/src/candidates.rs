@@ -292,15 +292,7 @@ fn minhash_candidates(
     positions: &[u32],
     threshold: f64,
 ) -> Result<Vec<(u32, u32, f64)>, DedupError> {
-    let signatures = documents.signatures();
-    let signatures: Vec<Vec<u32>> = positions
-        .iter()
-        .map(|&i| {
-            let mut signature = Vec::new();
-            signatures.read(i, &mut signature)?;
-            Ok(signature)
-        })
-        .collect::<Result<_, DedupError>>()?;
+    let signatures = documents.signatures().read_many(positions)?;
     let Some(num_perm) = signatures.first().map(Vec::len) else {
         return Ok(Vec::new());
     };

@@ -223,14 +223,11 @@ fn run(
     documents.flush_signatures()?;
     let mut phases = Phases::start();
     let exact = ExactGroups::new(n, documents.exact_groups()?);
-    // MinHash decides linearly unless every accepted pair is listed (the listing searches by
-    // SimHash only: then every candidate pair is held and decided from).
     let linear = decision == Decision::Linear
-        && match policy.method {
-            Method::Simhash | Method::Cascade => true,
-            Method::Minhash => !options.list_pairs,
-            Method::Exact | Method::Overlap => false,
-        };
+        && matches!(
+            policy.method,
+            Method::Simhash | Method::Cascade | Method::Minhash
+        );
     // The rows read before the search: the exact groups' members (their pairs, the member each
     // keeps) and the documents sharing a canonical URL; every row for a decision from every
     // candidate pair.

@@ -152,22 +152,7 @@ impl Nearness for BandNear<'_> {
     fn index(&self, component: &[u32]) -> Result<BandKept, DedupError> {
         let signatures = self.documents.signatures();
         let width = signatures.width();
-        let read = |unit: u32| {
-            let mut signature = Vec::with_capacity(width);
-            signatures.read(unit, &mut signature)?;
-            Ok::<_, DedupError>(signature)
-        };
-        let read: Vec<Vec<u32>> = if component.len() <= SCAN_LIMIT {
-            component
-                .iter()
-                .map(|&u| read(u))
-                .collect::<Result<_, _>>()?
-        } else {
-            component
-                .par_iter()
-                .map(|&u| read(u))
-                .collect::<Result<_, _>>()?
-        };
+        let read = signatures.read_many(component)?;
         let bands = self.params.bands;
         let mut keys = Vec::with_capacity(component.len() * bands);
         for signature in &read {

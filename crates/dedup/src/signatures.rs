@@ -12,12 +12,17 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
+use rayon::prelude::*;
+
 use crate::budget::{spill_file, Budget};
 use crate::error::DedupError;
 use crate::sets::read_at;
 
 /// Bytes of buffer for writing spilled signatures.
 const BUFFER: usize = 1 << 20;
+
+/// Signatures read one thread up to this many at a time, on every thread beyond.
+const PARALLEL_READS: usize = 4096;
 
 /// Every document's MinHash signature, by position, or none for every document (see the module
 /// documentation).
@@ -162,6 +167,19 @@ impl Signatures {
                 .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
         );
         Ok(())
+    }
+
+    /// The signatures of `positions`, in order (read on every thread when there are many).
+    pub(crate) fn read_many(&self, positions: &[u32]) -> Result<Vec<Vec<u32>>, DedupError> {
+        let read = |&i: &u32| {
+            let mut signature = Vec::with_capacity(self.width);
+            self.read(i, &mut signature)?;
+            Ok(signature)
+        };
+        match positions.len() > PARALLEL_READS {
+            true => positions.par_iter().map(read).collect(),
+            false => positions.iter().map(read).collect(),
+        }
     }
 
     /// The spill file, flushed.

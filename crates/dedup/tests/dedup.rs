@@ -603,7 +603,8 @@ proptest! {
     /// that share a band with it at the threshold or above, nearest first): the removals,
     /// clusters and kept documents of the decision from every candidate pair, with and without
     /// verification, in memory and with no room at all (signatures, band keys and links on
-    /// disk); it never verifies more, and its files are gone when it ends.
+    /// disk); it never verifies more; every pair listed after it is every accepted candidate
+    /// pair; its files are gone when it ends.
     #[test]
     fn minhash_decides_linearly_as_from_every_pair(
         fps in prop_oneof![families(), corpus()],
@@ -637,6 +638,11 @@ proptest! {
         prop_assert_eq!(&lazy.clusters, &all.clusters);
         prop_assert_eq!(&lazy.kept, &all.kept);
         prop_assert!(lazy.verified_candidates <= all.verified_candidates);
+        let listing = DedupOptions { list_pairs: true, ..deciding.clone() };
+        let listed = dedup(&items, &listing).unwrap();
+        prop_assert_eq!(&listed.pairs, &all.pairs);
+        prop_assert_eq!(&listed.removals, &all.removals);
+        prop_assert_eq!(listed.candidates, all.candidates);
         for pair in &lazy.pairs {
             prop_assert!(all.pairs.contains(pair));
         }

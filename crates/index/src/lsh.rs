@@ -114,11 +114,16 @@ impl LshParams {
     /// Whether `a` and `b` are equal in some band, value for value: whether they are
     /// candidates.
     pub fn share_band(&self, a: &[u32], b: &[u32]) -> bool {
+        self.first_shared_band(a, b).is_some()
+    }
+
+    /// The first band in which `a` and `b` are equal, value for value, if any.
+    pub fn first_shared_band(&self, a: &[u32], b: &[u32]) -> Option<usize> {
         let rows = self.rows.max(1);
         a.chunks_exact(rows)
             .zip(b.chunks_exact(rows))
             .take(self.bands)
-            .any(|(x, y)| x == y)
+            .position(|(x, y)| x == y)
     }
 
     /// Probability that two sets of Jaccard similarity `s` share a band.
