@@ -4,11 +4,11 @@
 //!
 //! The clusters are not held: a cluster is a kept document and every removal that names it,
 //! so [`RunOutcome::clusters`] reads them from the removals by two sorts within the budget
-//! ([`neardup_index::Runs`]), one cluster at a time.
+//! ([`neardup_index::Runs`]), one cluster at a time. The components of the accepted pairs are
+//! found one way for both ([`components_within`]): within the run's budget for
+//! [`RunOutcome::components`], unbounded (in memory) for [`Outcome::components`].
 
-use std::iter::Peekable;
-
-use neardup_index::{by_component, Cluster, FoundLinks, Runs, Sorted, SortedPairs, SpillDir};
+use neardup_index::{by_component, Cluster, FoundLinks, Grouped, IndexError, Runs, SpillDir};
 
 use crate::budget::Budget;
 use crate::engine::{FoundPair, Phase, Removal};
@@ -54,11 +54,23 @@ impl Outcome {
     /// near-duplicates form (for topic clustering). Unlike [`Outcome::clusters`], a component
     /// can hold documents that are not duplicates of each other (A ~ B ~ C with A and C apart)
     /// and several kept documents.
+    ///
+    /// Found as [`RunOutcome::components`] finds them, with no bound on memory (the outcome is
+    /// held in memory already): the links, their components and the members sorted by
+    /// component are held in memory (about 64 bytes a pair, nothing a document in no pair) and
+    /// nothing is written to disk. Fails if a pair names a document past [`Outcome::kept`].
     pub fn components(&self) -> Result<Vec<Vec<u32>>, DedupError> {
-        let pairs = self.pairs.iter().map(|p| (p.a, p.b));
-        components_of(self.kept.len(), pairs)
+        let pairs = self.pairs.iter().map(|p| Ok((p.a, p.b)));
+        components_within(pairs, self.kept.len(), &UNBOUNDED)?.collect()
     }
 }
+
+/// The budget of [`Outcome::components`]: no bound, so that its sorts and components stay in
+/// memory, as the rest of an [`Outcome`] does.
+const UNBOUNDED: Budget = Budget {
+    memory: u64::MAX,
+    tmp_dir: None,
+};
 
 /// The result of a run within its budget ([`crate::dedup_documents`]): the removals and
 /// accepted pairs as [`Listed`] (in memory within a sixteenth of the budget each, in a
@@ -122,9 +134,15 @@ impl RunOutcome {
             }
         }
         by_first.add(&mut batch)?;
-        Ok(ClusterReader {
-            members: by_first.into_sorted()?.peekable(),
-        })
+        let members = by_first.into_sorted()?;
+        let clusters = Grouped::new(members, |&(key, _)| key >> 32, |&(key, _)| key as u32);
+        Ok(clusters.map(|cluster| {
+            let ((_, representative), members) = cluster?;
+            Ok(Cluster {
+                members,
+                representative: representative as u32,
+            })
+        }))
     }
 
     /// Connected components of the accepted pairs, as [`Outcome::components`] lists them
@@ -135,22 +153,8 @@ impl RunOutcome {
     pub fn components(
         &self,
     ) -> Result<impl Iterator<Item = Result<Vec<u32>, DedupError>> + '_, DedupError> {
-        let dir = self.budget.spill_dir();
-        let share = list_share(&self.budget);
-        let links = FoundLinks::within(share * 2, &dir);
-        let mut batch = Vec::new();
-        for pair in self.pairs.iter() {
-            let pair = pair?;
-            batch.push((pair.a, pair.b));
-            if batch.len() >= 1 << 16 {
-                links.link(&mut batch)?;
-            }
-        }
-        links.link(&mut batch)?;
-        let members = by_component(links.components()?, &SpillDir::new(&dir), share * 8)?;
-        Ok(ComponentReader {
-            members: members.peekable(),
-        })
+        let pairs = self.pairs.iter().map(|p| p.map(|p| (p.a, p.b)));
+        components_within(pairs, self.kept.len(), &self.budget)
     }
 
     /// The outcome in memory: the lists read back, the clusters formed.
@@ -169,78 +173,36 @@ impl RunOutcome {
     }
 }
 
-/// The clusters from `(first member << 32 | member, kept)` records, ascending.
-struct ClusterReader {
-    members: Peekable<Sorted<(u64, u64)>>,
-}
-
-impl Iterator for ClusterReader {
-    type Item = Result<Cluster, DedupError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let (key, representative) = match self.members.next()? {
-            Ok(record) => record,
-            Err(e) => return Some(Err(e.into())),
-        };
-        let first = key >> 32;
-        let mut members = vec![key as u32];
-        while let Some(Ok((next, _))) = self.members.peek() {
-            if next >> 32 != first {
-                break;
-            }
-            members.push(*next as u32);
-            self.members.next();
-        }
-        if let Some(Err(_)) = self.members.peek() {
-            if let Some(Err(e)) = self.members.next() {
-                return Some(Err(e.into()));
-            }
-        }
-        Some(Ok(Cluster {
-            members,
-            representative: representative as u32,
-        }))
-    }
-}
-
-/// The components from `(first member, member)` pairs, ascending.
-struct ComponentReader {
-    members: Peekable<SortedPairs>,
-}
-
-impl Iterator for ComponentReader {
-    type Item = Result<Vec<u32>, DedupError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let first = match self.members.next()? {
-            Ok(record) => record.a,
-            Err(e) => return Some(Err(e.into())),
-        };
-        let mut members = vec![first];
-        while let Some(record) = self
-            .members
-            .next_if(|r| r.as_ref().is_ok_and(|r| r.a == first))
-        {
-            members.extend(record.map(|r| r.b).ok().filter(|&m| m != first));
-        }
-        if let Some(Err(_)) = self.members.peek() {
-            if let Some(Err(e)) = self.members.next() {
-                return Some(Err(e.into()));
-            }
-        }
-        Some(Ok(members))
-    }
-}
-
 /// Connected components of `pairs` over `len` documents, two or more members each, members
-/// ascending, ordered by their first member.
-fn components_of(
+/// ascending, ordered by their first member, one component held at a time: the components
+/// found within an eighth of `budget` ([`FoundLinks`]: merged in memory while the pairs fit, on
+/// disk beyond), their members sorted by component within a sixteenth. Fails if a pair names
+/// a document `len` or past it.
+fn components_within(
+    pairs: impl Iterator<Item = Result<(u32, u32), DedupError>>,
     len: usize,
-    pairs: impl Iterator<Item = (u32, u32)>,
-) -> Result<Vec<Vec<u32>>, DedupError> {
-    let components =
-        neardup_index::clusters(len, pairs, neardup_index::Representative::FirstSeen, false)?;
-    Ok(components.into_iter().map(|c| c.members).collect())
+    budget: &Budget,
+) -> Result<impl Iterator<Item = Result<Vec<u32>, DedupError>>, DedupError> {
+    let dir = budget.spill_dir();
+    let share = list_share(budget);
+    let links = FoundLinks::within(share * 2, &dir);
+    let mut batch = Vec::with_capacity(links.batch());
+    for pair in pairs {
+        let (a, b) = pair?;
+        if let Some(index) = [a, b].into_iter().find(|&x| x as usize >= len) {
+            let index = index as usize;
+            return Err(IndexError::OutOfRange { index, n: len }.into());
+        }
+        batch.push((a, b));
+        if batch.len() >= links.batch() {
+            links.link(&mut batch)?;
+        }
+    }
+    links.link(&mut batch)?;
+    // `(first member, member)` ascending: a component's first member with itself first.
+    let members = by_component(links.components()?, &SpillDir::new(&dir), share * 8)?;
+    let components = Grouped::new(members, |p| p.a, |p| p.b);
+    Ok(components.map(|component| Ok(component?.1)))
 }
 
 #[cfg(test)]
@@ -248,6 +210,7 @@ mod tests {
     use super::*;
     use crate::listed::ListBuilder;
     use crate::policy::{Evidence, Kind};
+    use neardup_index::Representative;
 
     /// The clusters read from the removals by sorts on disk are those of grouping them in
     /// memory: every kept document with the documents that name it, by first member.
@@ -305,10 +268,11 @@ mod tests {
     }
 
     /// The components of pairs beyond memory (their links found on disk, their members sorted
-    /// on disk) are those of a union-find of every document in memory: chains, stars, pairs
-    /// listed in any order, documents in no pair.
+    /// on disk) and of the same pairs in an [`Outcome`] (in memory) are those of a union-find
+    /// of every document ([`neardup_index::clusters`]): chains, stars, pairs listed in any
+    /// order, documents in no pair.
     #[test]
-    fn components_beyond_memory_are_those_of_a_union_find() {
+    fn components_on_disk_and_in_memory_are_those_of_a_union_find() {
         let dir = tempfile::tempdir().unwrap();
         let budget = Budget::new(Budget::MIN_MEMORY, Some(dir.path().into())).unwrap();
         let n = 400_000u32;
@@ -325,16 +289,49 @@ mod tests {
         pairs.extend((50_000..n).step_by(997).map(|i| pair(i - 49_999, i)));
         pairs.sort_by_key(|p| (p.a, p.b));
         pairs.dedup_by_key(|p| (p.a, p.b));
-        let expected = components_of(n as usize, pairs.iter().map(|p| (p.a, p.b))).unwrap();
-        let outcome = outcome_of(pairs, Vec::new(), budget);
+        let links = pairs.iter().map(|p| (p.a, p.b));
+        let expected: Vec<Vec<u32>> =
+            neardup_index::clusters(n as usize, links, Representative::FirstSeen, false)
+                .unwrap()
+                .into_iter()
+                .map(|c| c.members)
+                .collect();
+        assert!(expected.len() > 1_000, "{}", expected.len());
+        let in_memory = Outcome {
+            pairs: pairs.clone(),
+            kept: vec![true; n as usize],
+            ..Outcome::default()
+        };
+        assert_eq!(in_memory.components().unwrap(), expected);
+        // At the least budget, the links' share holds 8,192 links in memory (64 bytes each in
+        // a quarter of 2 MiB): these 390,000 are merged by rounds on disk.
+        let mut outcome = outcome_of(pairs, Vec::new(), budget);
+        outcome.kept = vec![true; n as usize];
         assert!(
             outcome.pairs.spilled_bytes() > 0,
             "the pairs did not go to disk"
         );
         let found: Vec<Vec<u32>> = outcome.components().unwrap().map(Result::unwrap).collect();
-        assert!(expected.len() > 1_000, "{}", expected.len());
         assert_eq!(found, expected);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// A pair naming a document past the outcome's documents is an error, not a component.
+    #[test]
+    fn components_of_a_pair_past_the_documents_fail() {
+        let outcome = Outcome {
+            pairs: vec![pair(0, 1), pair(1, 3)],
+            kept: vec![true; 3],
+            ..Outcome::default()
+        };
+        let error = outcome.components().unwrap_err();
+        assert!(
+            matches!(
+                error,
+                DedupError::Index(IndexError::OutOfRange { index: 3, n: 3 })
+            ),
+            "{error:?}"
+        );
     }
 
     /// An outcome of `pairs` and `removals` listed within `budget` (nothing kept).

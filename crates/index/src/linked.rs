@@ -78,6 +78,13 @@ impl FoundLinks {
         &self.runs
     }
 
+    /// How many links a caller gathers before [`FoundLinks::link`]: the batch of the sorted runs
+    /// they go to ([`crate::Runs::batch`]: an eighth of a run, at most 16,384), so that a batch
+    /// held beside a run stays small next to the budget, and a run's lock is taken once a batch.
+    pub fn batch(&self) -> usize {
+        self.runs.batch()
+    }
+
     /// Adds the links `(x, y)` of `batch` (emptied), in either order; a link of a position to
     /// itself is ignored.
     pub fn link(&self, batch: &mut Vec<(u32, u32)>) -> Result<(), SpillError> {

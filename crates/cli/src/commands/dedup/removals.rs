@@ -10,7 +10,7 @@ use std::path::Path;
 use neardup_dedup::{
     AcceptedPair, Budget, ClusterOf, DocumentVerdict, DuplicateOf, Kind, NameReader, Names, Verdict,
 };
-use neardup_index::{Runs, SpillDir};
+use neardup_index::{Grouped, Runs, SpillDir};
 use serde::{Deserialize, Serialize};
 
 use crate::output::Outputs;
@@ -198,37 +198,27 @@ impl Written {
             })?;
             return Ok(count);
         };
-        let mut sorted = self.grouped(budget, &spill)?.into_sorted()?.peekable();
+        // `(first, position)` ascending: a cluster's removals together, its first one first.
+        let sorted = self.grouped(budget, &spill)?.into_sorted()?;
         let mut count = 0;
-        let mut next_cluster = || -> anyhow::Result<Option<ClusterOf<String>>> {
-            let Some(record) = sorted.next() else {
-                return Ok(None);
-            };
-            let (first, position) = record?;
-            let head = self.get(position as usize)?;
-            let mut members = vec![head.duplicate.duplicate_of.clone(), head.id];
-            while let Some(Ok((next, _))) = sorted.peek() {
-                if *next != first {
-                    break;
+        let clusters = Grouped::new(sorted, |&(first, _)| first, |&(_, position)| position).map(
+            |cluster| -> anyhow::Result<ClusterOf<String>> {
+                let ((_, head), positions) = cluster?;
+                let head = self.get(head as usize)?;
+                let mut members = vec![head.duplicate.duplicate_of.clone(), head.id];
+                for &position in positions.iter().skip(1) {
+                    members.push(self.get(position as usize)?.id);
                 }
-                let Some(Ok((_, position))) = sorted.next() else {
-                    break;
+                let cluster = ClusterOf {
+                    cluster: count,
+                    representative: head.duplicate.duplicate_of,
+                    members,
                 };
-                members.push(self.get(position as usize)?.id);
-            }
-            let cluster = ClusterOf {
-                cluster: count,
-                representative: head.duplicate.duplicate_of,
-                members,
-            };
-            count += 1;
-            Ok(Some(cluster))
-        };
-        write_lines(
-            outputs,
-            path,
-            std::iter::from_fn(|| next_cluster().transpose()),
-        )?;
+                count += 1;
+                Ok(cluster)
+            },
+        );
+        write_lines(outputs, path, clusters)?;
         Ok(count)
     }
 }
