@@ -217,19 +217,11 @@ fn band_components(
     let dir = budget.spill_dir();
     let spill = SpillDir::new(&dir);
     let keyed: Runs<(u64, u64)> = Runs::new(spill.clone(), memory / 2);
-    let signatures = documents.signatures();
-    let mut signature = Vec::new();
-    let mut batch = Vec::with_capacity(keyed.batch());
-    for (index, unit) in exact.units().enumerate() {
-        signatures.read(unit, &mut signature)?;
-        batch.extend(params.band_keys(&signature).map(|key| (key, index as u64)));
-        if batch.len() >= keyed.batch() {
-            keyed.add(&mut batch)?;
-        }
-    }
-    keyed.add(&mut batch)?;
+    documents
+        .signatures()
+        .band_keys_into(exact.units(), params, &keyed)?;
     let links = FoundLinks::within(memory / 2, &dir);
-    let link_batch = keyed.batch();
+    let link_batch = links.batch();
     let mut pairs = Vec::with_capacity(link_batch);
     let mut first: Option<(u64, u32)> = None;
     for record in keyed.into_sorted()? {

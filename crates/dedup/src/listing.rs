@@ -88,16 +88,7 @@ pub(crate) fn list_band_pairs(
     let spill = SpillDir::new(&budget.spill_dir());
     let keyed: Runs<(u64, u64)> = Runs::new(spill.clone(), budget.for_search(held));
     let signatures = documents.signatures();
-    let mut signature = Vec::new();
-    let mut batch = Vec::with_capacity(keyed.batch());
-    for (at, &unit) in units.iter().enumerate() {
-        signatures.read(unit, &mut signature)?;
-        batch.extend(params.band_keys(&signature).map(|key| (key, at as u64)));
-        if batch.len() >= keyed.batch() {
-            keyed.add(&mut batch)?;
-        }
-    }
-    keyed.add(&mut batch)?;
+    signatures.band_keys_into(units.iter().copied(), params, &keyed)?;
     let mut accepting = Accepting::new(documents, options, sinks);
     let bucket = |key: u64, members: &[u32], accepting: &mut Accepting<'_>| {
         if members.len() < 2 {

@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
+use neardup_index::{LshParams, Runs};
 use rayon::prelude::*;
 
 use crate::budget::{spill_file, Budget};
@@ -180,6 +181,30 @@ impl Signatures {
             true => positions.par_iter().map(read).collect(),
             false => positions.iter().map(read).collect(),
         }
+    }
+
+    /// Adds `(band key, ordinal)` of every band of `params` of the signature of each of
+    /// `positions` (ascending, numbered from 0 in that order) to `runs`, read front to back.
+    pub(crate) fn band_keys_into(
+        &self,
+        positions: impl Iterator<Item = u32>,
+        params: LshParams,
+        runs: &Runs<(u64, u64)>,
+    ) -> Result<(), DedupError> {
+        let mut signature = Vec::with_capacity(self.width);
+        let mut batch = Vec::with_capacity(runs.batch());
+        for (ordinal, position) in positions.enumerate() {
+            self.read(position, &mut signature)?;
+            batch.extend(
+                params
+                    .band_keys(&signature)
+                    .map(|key| (key, ordinal as u64)),
+            );
+            if batch.len() >= runs.batch() {
+                runs.add(&mut batch)?;
+            }
+        }
+        Ok(runs.add(&mut batch)?)
     }
 
     /// The spill file, flushed.
