@@ -170,8 +170,8 @@ fn outputs_are_identical_whatever_the_thread_count() {
 
 /// Near copies of long texts with long ids, more shingles and ids than the smallest budget
 /// holds: the shingle sets and the ids go to --tmp-dir and come back, the decisions and the ids
-/// written are those of a run in memory, and nothing is left in --tmp-dir (after a run and
-/// after a failed one).
+/// written are those of a run in memory, under the default method and under MinHash (its band
+/// keys on disk too), and nothing is left in --tmp-dir (after a run and after a failed one).
 #[test]
 fn a_small_budget_spills_to_tmp_dir_and_decides_the_same() {
     let dir = tempfile::tempdir().unwrap();
@@ -196,13 +196,15 @@ fn a_small_budget_spills_to_tmp_dir_and_decides_the_same() {
         .collect();
     std::fs::write(&input, lines).unwrap();
     let spill = tempfile::tempdir().unwrap();
-    let run = |memory: &str| {
-        let summary = dir.path().join(format!("summary-{memory}.json"));
-        let out = |name: &str| dir.path().join(format!("{name}-{memory}.jsonl"));
+    let run = |memory: &str, method: &str| {
+        let summary = dir.path().join(format!("summary-{memory}-{method}.json"));
+        let out = |name: &str| dir.path().join(format!("{name}-{memory}-{method}.jsonl"));
         let run = neardup(
             &[
                 "dedup",
                 input.to_str().unwrap(),
+                "--method",
+                method,
                 "--memory",
                 memory,
                 "--tmp-dir",
@@ -224,19 +226,26 @@ fn a_small_budget_spills_to_tmp_dir_and_decides_the_same() {
             .map(|name| std::fs::read_to_string(out(name)).unwrap());
         (written, summary)
     };
-    let (in_memory, summary) = run("2G");
-    assert_eq!(summary["spilled_bytes"], 0);
-    assert_eq!(summary["near_duplicates"], 200);
-    // Every accepted pair listed: the 200 pairs, each its own component.
-    assert_eq!(in_memory[1].lines().count(), 200);
-    assert_eq!(in_memory[2].lines().count(), 200);
-    let (spilled, summary) = run("16M");
-    assert!(
-        summary["spilled_bytes"].as_u64().unwrap() > 1 << 20,
-        "{summary}"
-    );
-    assert_eq!(spilled, in_memory);
-    assert!(spilled[0].contains(&format!("d399-{}", "x".repeat(6000))));
+    for method in ["cascade", "minhash"] {
+        let (in_memory, summary) = run("2G", method);
+        assert_eq!(summary["spilled_bytes"], 0);
+        if method == "cascade" {
+            assert_eq!(summary["near_duplicates"], 200);
+            // Every accepted pair listed: the 200 pairs, each its own component.
+            assert_eq!(in_memory[1].lines().count(), 200);
+            assert_eq!(in_memory[2].lines().count(), 200);
+        } else {
+            // Unverified MinHash estimates accept more than the 200 verified pairs here.
+            assert!(summary["near_duplicates"].as_u64().unwrap() >= 200);
+        }
+        let (spilled, summary) = run("16M", method);
+        assert!(
+            summary["spilled_bytes"].as_u64().unwrap() > 1 << 20,
+            "{summary}"
+        );
+        assert_eq!(spilled, in_memory, "{method}");
+        assert!(spilled[0].contains(&format!("d399-{}", "x".repeat(6000))));
+    }
     assert_eq!(std::fs::read_dir(spill.path()).unwrap().count(), 0);
 
     let missing = dir.path().join("no-such-dir");
