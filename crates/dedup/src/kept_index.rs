@@ -25,8 +25,11 @@ pub(crate) const SCAN_LIMIT: usize = 4096;
 /// choices are ordered under every method), and the evidence their pair is accepted by when
 /// the policy does not verify.
 pub(crate) struct Near {
+    /// The kept unit's place in the component's keep order.
     pub(crate) place: u32,
+    /// The SimHash distance of the two units.
     pub(crate) distance: u32,
+    /// The SimHash distance against `k`, or the MinHash estimate against the threshold.
     pub(crate) evidence: Evidence,
 }
 
@@ -53,7 +56,9 @@ pub(crate) trait KeptIndex: Send + Sync {
 
 /// SimHash values within `k` bits: `fingerprint` gives a unit's value.
 pub(crate) struct SimhashNear<FP> {
+    /// A unit's SimHash value.
     pub(crate) fingerprint: FP,
+    /// The policy's `k`.
     pub(crate) k: u32,
 }
 
@@ -138,8 +143,11 @@ impl<F: Fingerprint> KeptIndex for SimhashKept<F> {
 /// candidates of the MinHash LSH search, which the decision from every pair finds with
 /// [`neardup_index::candidate_pairs`].
 pub(crate) struct BandNear<'a> {
+    /// The documents, their signatures written out and the units' rows gathered.
     pub(crate) documents: &'a Documents,
+    /// The banding of the search.
     pub(crate) params: LshParams,
+    /// The least estimate a candidate has.
     pub(crate) threshold: f64,
 }
 
