@@ -111,14 +111,7 @@ impl Documents {
             bytes,
             fetched_at,
         };
-        let signature_fits = match (at, fingerprints.minhash.as_deref()) {
-            (0, _) => true,
-            (_, None) => !self.signatures.present(),
-            (_, Some(values)) => {
-                self.signatures.present() && values.len() == self.signatures.width()
-            }
-        };
-        if !signature_fits {
+        if !self.signatures.accepts(fingerprints.minhash.as_deref()) {
             return Err(mixed("MinHash signature"));
         }
         if !self.rows.push(row)? {

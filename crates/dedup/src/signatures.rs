@@ -72,17 +72,27 @@ impl Signatures {
         }
     }
 
-    /// Appends the next document's signature; `Ok(false)` (nothing added) if it has one when
-    /// the first document had none, none when the first had one, or another length.
+    /// Whether `signature` may come next: any for the first document; after it, one of the
+    /// first's length when it had one, none when it had none.
+    pub(crate) fn accepts(&self, signature: Option<&[u32]>) -> bool {
+        match (self.present, signature) {
+            (None, _) => true,
+            (Some(present), None) => !present,
+            (Some(present), Some(values)) => present && values.len() == self.width,
+        }
+    }
+
+    /// Appends the next document's signature; `Ok(false)` (nothing added) unless it
+    /// [is accepted](Signatures::accepts).
     pub(crate) fn push(&mut self, signature: Option<&[u32]>) -> Result<bool, DedupError> {
-        let present = *self.present.get_or_insert(signature.is_some());
-        let Some(signature) = signature else {
-            self.len += u32::from(!present);
-            return Ok(!present);
-        };
-        if !present || (self.len > 0 && signature.len() != self.width) {
+        if !self.accepts(signature) {
             return Ok(false);
         }
+        self.present = Some(signature.is_some());
+        let Some(signature) = signature else {
+            self.len += 1;
+            return Ok(true);
+        };
         self.width = signature.len();
         let held_bytes = self.held.len() as u64 * 4;
         if self.spilled.is_none() && held_bytes > 0 && held_bytes + self.width as u64 * 4 > self.cap
