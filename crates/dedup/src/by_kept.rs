@@ -174,7 +174,7 @@ fn decide_by_bands(
     mut sinks: Sinks<'_>,
 ) -> Result<Decided, DedupError> {
     let width = documents.signatures().require()?;
-    let params = LshParams::optimal(options.policy.threshold, width, 0.5, 0.5)?;
+    let params = options.policy.lsh_params(width)?;
     let held = held_bytes(documents, exact);
     let linked = band_components(documents, exact, accepted, options, held, params)?;
     let run = Run {

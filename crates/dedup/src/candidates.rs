@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use neardup_core::measure::FeatureSet;
 use neardup_core::Simhash;
-use neardup_index::{all_pairs, candidate_pairs, Design, Fingerprint, LshParams};
+use neardup_index::{all_pairs, candidate_pairs, Design, Fingerprint};
 use rayon::prelude::*;
 
 use crate::budget::Budget;
@@ -118,7 +118,7 @@ pub(crate) fn near_candidates(
     let candidates: Vec<(u32, u32, f64)> = match policy.method {
         Method::Exact => Vec::new(),
         Method::Simhash | Method::Cascade => simhash_candidates(documents, positions, policy.k)?,
-        Method::Minhash => minhash_candidates(documents, positions, policy.threshold)?,
+        Method::Minhash => minhash_candidates(documents, positions, policy)?,
         Method::Overlap => {
             let sets = fetch(source, positions)?;
             let candidates = overlap_candidates(positions, &sets, policy);
@@ -290,23 +290,25 @@ fn pairs_of<F: Fingerprint>(fps: &[F], k: u32) -> Result<Vec<(u32, u32)>, DedupE
 fn minhash_candidates(
     documents: &Documents,
     positions: &[u32],
-    threshold: f64,
+    policy: &Policy,
 ) -> Result<Vec<(u32, u32, f64)>, DedupError> {
     let signatures = documents.signatures().read_many(positions)?;
     let Some(num_perm) = signatures.first().map(Vec::len) else {
         return Ok(Vec::new());
     };
-    let params = LshParams::optimal(threshold, num_perm, 0.5, 0.5)?;
-    Ok(candidate_pairs(&signatures, params, Some(threshold))?
-        .into_iter()
-        .map(|p| {
-            (
-                positions[p.a as usize],
-                positions[p.b as usize],
-                p.similarity,
-            )
-        })
-        .collect())
+    let params = policy.lsh_params(num_perm)?;
+    Ok(
+        candidate_pairs(&signatures, params, Some(policy.threshold))?
+            .into_iter()
+            .map(|p| {
+                (
+                    positions[p.a as usize],
+                    positions[p.b as usize],
+                    p.similarity,
+                )
+            })
+            .collect(),
+    )
 }
 
 /// Every pair among `positions` (with their shingle sets `sets`) that verification could

@@ -6,7 +6,7 @@
 //! and compares only within a group. The keys are those the engine's own search uses: under a
 //! SimHash method, the tables of the permuted-table design (`neardup_index::Design`: every pair
 //! within `k` bits agrees on the key bits of at least one table, by the pigeonhole rule); under
-//! MinHash, the LSH bands (`neardup_index::LshParams::optimal`, as the engine bands). So every
+//! MinHash, the LSH bands ([`Policy::lsh_params`], as the engine bands). So every
 //! candidate pair of the engine shares at least one key, and every pair sharing a key is a pair
 //! the engine's search could report: a group's pairs are then tested with
 //! [`SearchKeys::simhash_candidate`] and decided by [`Policy::decide`], as the engine decides.
@@ -86,7 +86,7 @@ impl SearchKeys {
             }
             Method::Minhash => {
                 let num_perm = policy.profile.minhash.as_ref().map_or(0, |m| m.num_perm);
-                let params = LshParams::optimal(policy.threshold, num_perm, 0.5, 0.5)?;
+                let params = policy.lsh_params(num_perm)?;
                 (KeyKind::Bands(params), INDEX_BYTES + 4 * params.rows)
             }
             Method::Overlap => {

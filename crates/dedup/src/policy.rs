@@ -419,6 +419,18 @@ impl Policy {
         Ok(())
     }
 
+    /// The MinHash LSH banding of the policy's search over signatures of `num_perm` values:
+    /// the bands and rows that best separate pairs above and below the threshold, false
+    /// positives and false negatives weighed alike (what every door bands by).
+    pub fn lsh_params(&self, num_perm: usize) -> Result<neardup_index::LshParams, DedupError> {
+        Ok(neardup_index::LshParams::optimal(
+            self.threshold,
+            num_perm,
+            0.5,
+            0.5,
+        )?)
+    }
+
     /// Whether the policy verifies candidates with their shingle sets.
     pub fn verifies(&self) -> bool {
         self.verify.is_some()
