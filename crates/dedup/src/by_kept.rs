@@ -1,9 +1,10 @@
-//! The decision of the SimHash and MinHash methods in work linear in the corpus.
+//! The decision of the SimHash, MinHash and overlap methods in work linear in the corpus.
 //!
 //! Units (the first members of exact groups) are taken in keep order; each is searched for in
 //! an index of the units already KEPT ([`crate::kept_index`]: by SimHash, exact within `k`; by
-//! MinHash, the kept units sharing an LSH band whose estimate reaches the threshold), and
-//! verified against what it finds, nearest first (SimHash distance under either method), until
+//! MinHash, the kept units sharing an LSH band whose estimate reaches the threshold; by the
+//! overlap method, the kept units whose shingle-set prefixes share a shingle with its own), and
+//! verified against what it finds, nearest first (SimHash distance under every method), until
 //! one passes (it joins that one) or none does (it is kept and goes into the index). A family of m near copies so costs about m searches that find its
 //! kept member and m verifications, however many of its pairs are within `k` (a family of m
 //! distinct near values has about m²/2; the 4 GB test corpus has hundreds of millions).
@@ -11,7 +12,8 @@
 //! Units are taken component by component: [`ExternalPairs::components`] links every two units
 //! within `k` (the batch search, merging each pair found without listing it; in memory while it
 //! fits what the budget leaves, else from bucket files on disk; under MinHash, the units sharing
-//! a band key are linked, [`band_components`]), and a unit can only ever
+//! a band key are linked, [`band_components`]; under the overlap method, the units sharing a
+//! shingle of their prefixes, [`prefix_components`]), and a unit can only ever
 //! join a unit of its own component, so components are decided independently, each in keep
 //! order, with the same result as one walk over the whole corpus in keep order (they are walked
 //! in parallel, each by one thread, and their outcomes taken in component order). That keeps the
@@ -43,9 +45,11 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use neardup_core::measure::FeatureSet;
 use neardup_core::Simhash;
 use neardup_index::{
     union_find_fits, Design, ExternalPairs, Fingerprint, FoundComponents, FoundLinks, LshParams,
@@ -58,11 +62,12 @@ use crate::documents::Documents;
 use crate::engine::{pair, FeatureSource, FoundPair, Phases, Removal};
 use crate::error::DedupError;
 use crate::exact::ExactGroups;
-use crate::kept_index::{BandNear, KeptIndex, Near, Nearness, SimhashNear, SCAN_LIMIT};
+use crate::kept_index::{BandNear, KeptIndex, Near, Nearness, PrefixNear, SimhashNear, SCAN_LIMIT};
 use crate::listed::ListBuilder;
-use crate::listing::{list_accepted, list_band_pairs, Listing, ListingSinks};
+use crate::listing::{list_accepted, list_band_pairs, list_prefix_pairs, Listing, ListingSinks};
 use crate::options::DedupOptions;
 use crate::policy::{Evidence, Kind, Method};
+use crate::prefixes::{Prefix, ShingleOrder};
 
 /// What the linear decision found (its removals and the near pairs that decided them are added
 /// to the lists it was given).
@@ -107,8 +112,14 @@ pub(crate) fn decide_by_kept(
             spilled_bytes: 0,
         });
     };
-    if options.policy.method == Method::Minhash {
-        return decide_by_bands(documents, exact, accepted, options, source, sinks);
+    match options.policy.method {
+        Method::Minhash => {
+            return decide_by_bands(documents, exact, accepted, options, source, sinks)
+        }
+        Method::Overlap => {
+            return decide_by_prefixes(documents, exact, accepted, options, source, sinks)
+        }
+        _ => {}
     }
     match documents.simhash(first) {
         Simhash::B64(_) => {
@@ -131,7 +142,7 @@ fn decide_at_width<F: Fingerprint>(
     accepted: &[FoundPair],
     options: &DedupOptions,
     source: &mut dyn FeatureSource,
-    mut sinks: Sinks<'_>,
+    sinks: Sinks<'_>,
     fingerprint: impl Fn(Simhash) -> F + Sync + Copy,
 ) -> Result<Decided, DedupError> {
     let held = held_bytes(documents, exact);
@@ -141,18 +152,17 @@ fn decide_at_width<F: Fingerprint>(
         accepted,
         options,
     };
-    let walked = run.walk(documents, linked, source, &mut sinks, |documents| {
-        SimhashNear {
+    run.walk(
+        documents,
+        linked,
+        Sets::Fetch(source),
+        sinks,
+        |documents| SimhashNear {
             fingerprint: move |i| fingerprint(documents.simhash(i)),
             k: options.policy.k,
-        }
-    })?;
-    run.with_every_pair(
-        documents,
-        walked,
-        &mut sinks,
-        |near, held, listing_sinks| {
-            list_accepted(documents, near, options, held, listing_sinks, |i| {
+        },
+        |documents, walked, held, listing_sinks| {
+            list_accepted(documents, &walked.near, options, held, listing_sinks, |i| {
                 fingerprint(documents.simhash(i))
             })
         },
@@ -171,7 +181,7 @@ fn decide_by_bands(
     accepted: &[FoundPair],
     options: &DedupOptions,
     source: &mut dyn FeatureSource,
-    mut sinks: Sinks<'_>,
+    sinks: Sinks<'_>,
 ) -> Result<Decided, DedupError> {
     let width = documents.signatures().require()?;
     let params = options.policy.lsh_params(width)?;
@@ -182,19 +192,25 @@ fn decide_by_bands(
         accepted,
         options,
     };
-    let walked = run.walk(documents, linked, source, &mut sinks, |documents| {
-        BandNear {
+    run.walk(
+        documents,
+        linked,
+        Sets::Fetch(source),
+        sinks,
+        |documents| BandNear {
             documents,
             params,
             threshold: options.policy.threshold,
-        }
-    })?;
-    run.with_every_pair(
-        documents,
-        walked,
-        &mut sinks,
-        |near, held, listing_sinks| {
-            list_band_pairs(documents, near, options, held, listing_sinks, params)
+        },
+        |documents, walked, held, listing_sinks| {
+            list_band_pairs(
+                documents,
+                &walked.near,
+                options,
+                held,
+                listing_sinks,
+                params,
+            )
         },
     )
 }
@@ -221,20 +237,170 @@ fn band_components(
         .signatures()
         .band_keys_into(exact.units(), params, &keyed)?;
     let links = FoundLinks::within(memory / 2, &dir);
-    let link_batch = links.batch();
-    let mut pairs = Vec::with_capacity(link_batch);
-    let mut first: Option<(u64, u32)> = None;
+    link_each_key(keyed, &links, |index| (index as u32, true))?;
+    let mut linked = linked_components(links, exact, accepted, &dir, memory)?;
+    linked.spilled_bytes += spill.written();
+    Ok(linked)
+}
+
+/// Links the units of each key of `keyed` (`(key, value)` records, `member` telling a value's
+/// unit index and whether it may head its key's units) to the key's first record, if that may
+/// head them; a key whose first record may not links nothing. So a key whose records that may
+/// head sort first links all its units to one of them, or none if it has none.
+fn link_each_key(
+    keyed: Runs<(u64, u64)>,
+    links: &FoundLinks,
+    member: impl Fn(u64) -> (u32, bool),
+) -> Result<(), DedupError> {
+    let batch = links.batch();
+    let mut pairs = Vec::with_capacity(batch);
+    let mut first: Option<(u64, Option<u32>)> = None;
     for record in keyed.into_sorted()? {
-        let (key, index) = record?;
+        let (key, value) = record?;
+        let (index, may_head) = member(value);
         match first {
-            Some((bucket, head)) if bucket == key => pairs.push((head, index as u32)),
-            _ => first = Some((key, index as u32)),
+            Some((current, head)) if current == key => {
+                if let Some(head) = head {
+                    pairs.push((head, index));
+                }
+            }
+            _ => first = Some((key, may_head.then_some(index))),
         }
-        if pairs.len() >= link_batch {
+        if pairs.len() >= batch {
             links.link(&mut pairs)?;
         }
     }
-    links.link(&mut pairs)?;
+    Ok(links.link(&mut pairs)?)
+}
+
+/// [`decide_by_kept`] under the overlap method: every unit's shingle set stored within half of
+/// what the budget leaves (on disk beyond), a count-min sketch of their shingles made on the
+/// way ([`ShingleOrder`]); the units linked by the shingles of their prefixes in its order
+/// ([`prefix_components`]), then walked as the other methods are, each unit's candidates among
+/// the kept units of its component being those whose prefixes share a shingle with its own
+/// ([`PrefixNear`]); every candidate pair of each component listed after it when the options
+/// ask ([`list_prefix_pairs`]).
+fn decide_by_prefixes(
+    documents: &mut Documents,
+    exact: &ExactGroups,
+    accepted: &[FoundPair],
+    options: &DedupOptions,
+    source: &mut dyn FeatureSource,
+    sinks: Sinks<'_>,
+) -> Result<Decided, DedupError> {
+    let (policy, budget) = (&options.policy, &options.budget);
+    let units: Vec<u32> = exact.units().collect();
+    let mut order = ShingleOrder::for_sets(units.len());
+    let held = held_bytes(documents, exact) + order.held_bytes();
+    let memory = budget.left(held) / 2;
+    let mut counting = Counting {
+        source,
+        order: &mut order,
+    };
+    let sets = Arc::new(Verifier::fetch(
+        &mut counting,
+        &units,
+        memory,
+        &budget.spill_dir(),
+    )?);
+    drop(units);
+    sinks.phases.end("shingle sets");
+    let linked = prefix_components(&sets, &order, exact, accepted, options, held + memory)?;
+    let run = Run {
+        exact,
+        accepted,
+        options,
+    };
+    let stored = Sets::Stored(Arc::clone(&sets));
+    run.walk(
+        documents,
+        linked,
+        stored,
+        sinks,
+        |documents| PrefixNear {
+            documents,
+            sets,
+            order: &order,
+            policy,
+        },
+        |documents, walked, held, listing_sinks| {
+            let components = walked.components();
+            list_prefix_pairs(documents, &components, options, held, listing_sinks, &order)
+        },
+    )
+}
+
+/// A source of shingle sets that counts each set it hands over into a [`ShingleOrder`].
+struct Counting<'a> {
+    source: &'a mut dyn FeatureSource,
+    order: &'a mut ShingleOrder,
+}
+
+impl FeatureSource for Counting<'_> {
+    fn feature_sets(
+        &mut self,
+        positions: &[u32],
+        sink: &mut dyn FnMut(FeatureSet) -> Result<(), DedupError>,
+    ) -> Result<(), DedupError> {
+        let order = &mut *self.order;
+        self.source.feature_sets(positions, &mut |set| {
+            order.count(&set);
+            sink(set)
+        })
+    }
+}
+
+/// Units whose prefixes are made at a time (in parallel) while their keys are written.
+const PREFIX_BATCH: usize = 4096;
+
+/// Links the units whose prefixes share a shingle that is in the index prefix of one of them
+/// (see [`decide_by_prefixes`]; every candidate pair is so linked): `(shingle, role and unit
+/// index)` of every shingle of every unit's probe prefix sorted within half of what the budget
+/// leaves once `held` bytes are held (on disk beyond), the index prefix's first, each shingle
+/// linking its units to the first whose index prefix holds it within the other half.
+fn prefix_components(
+    sets: &Verifier,
+    order: &ShingleOrder,
+    exact: &ExactGroups,
+    accepted: &[FoundPair],
+    options: &DedupOptions,
+    held: u64,
+) -> Result<Linked, DedupError> {
+    let (policy, budget) = (&options.policy, &options.budget);
+    let memory = budget.for_search(held);
+    let dir = budget.spill_dir();
+    let spill = SpillDir::new(&dir);
+    let keyed: Runs<(u64, u64)> = Runs::new(spill.clone(), memory / 2);
+    let units: Vec<u32> = exact.units().collect();
+    let mut batch = Vec::with_capacity(keyed.batch());
+    for (chunk, start) in units
+        .chunks(PREFIX_BATCH)
+        .zip((0u32..).step_by(PREFIX_BATCH))
+    {
+        let prefixes: Vec<Prefix> = chunk
+            .par_iter()
+            .map(|&unit| {
+                let set = sets.set(unit)?.unwrap_or_default();
+                // Read in position order once: not cached for the walk.
+                sets.forget(unit);
+                Ok(order.prefix(&set, policy))
+            })
+            .collect::<Result<_, DedupError>>()?;
+        for (index, prefix) in (start..).zip(&prefixes) {
+            let keys = prefix.shingles().map(|(shingle, in_index)| {
+                // The index prefix's records first under each shingle.
+                (shingle, (u64::from(!in_index) << 32) | u64::from(index))
+            });
+            batch.extend(keys);
+            if batch.len() >= keyed.batch() {
+                keyed.add(&mut batch)?;
+            }
+        }
+    }
+    keyed.add(&mut batch)?;
+    drop(units);
+    let links = FoundLinks::within(memory / 2, &dir);
+    link_each_key(keyed, &links, |value| (value as u32, value >> 32 == 0))?;
     let mut linked = linked_components(links, exact, accepted, &dir, memory)?;
     linked.spilled_bytes += spill.written();
     Ok(linked)
@@ -432,28 +598,56 @@ struct Run<'a> {
 struct Walked {
     decided: Decided,
     /// The shingle sets, kept only when every accepted pair is listed next.
-    verifier: Option<Verifier>,
+    verifier: Option<Arc<Verifier>>,
     /// The units with a neighbour, ascending, when every accepted pair is listed next (else
     /// possibly emptied).
     near: Vec<u32>,
+    /// The components walked, when every accepted pair is listed next.
+    walk_order: Option<WalkOrder>,
+}
+
+impl Walked {
+    /// The components walked (none unless every accepted pair is listed next), each in keep
+    /// order.
+    fn components(&self) -> Vec<&[u32]> {
+        self.walk_order
+            .as_ref()
+            .map_or_else(Vec::new, WalkOrder::components)
+    }
+}
+
+/// Where the walk's verification gets its shingle sets.
+enum Sets<'a> {
+    /// From the caller's source, for the units with a neighbour, once the search found them.
+    Fetch(&'a mut dyn FeatureSource),
+    /// Stored already (the overlap search read every unit's).
+    Stored(Arc<Verifier>),
 }
 
 impl Run<'_> {
     /// Ends the search's phase, reads the rows of the units with a neighbour (the members of
     /// exact groups and the documents of accepted pairs are gathered already) and walks their
-    /// components, searched by the `nearness` made over the documents.
+    /// components, searched by the `nearness` made over the documents; then, when the options
+    /// ask, `list` lists every accepted pair ([`Run::with_every_pair`]).
     fn walk<'d, N: Nearness>(
         &self,
         documents: &'d mut Documents,
         linked: Linked,
-        source: &mut dyn FeatureSource,
-        sinks: &mut Sinks<'_>,
+        sets: Sets<'_>,
+        mut sinks: Sinks<'_>,
         nearness: impl FnOnce(&'d Documents) -> N,
-    ) -> Result<Walked, DedupError> {
+        list: impl FnOnce(&'d Documents, &Walked, u64, ListingSinks<'_>) -> Result<Listing, DedupError>,
+    ) -> Result<Decided, DedupError> {
         sinks.phases.end("candidate search");
         documents.gather(&linked.near)?;
         let documents = &*documents;
-        self.decide(documents, linked, source, sinks, &nearness(documents))
+        let walked = self.decide(documents, linked, sets, &mut sinks, &nearness(documents))?;
+        self.with_every_pair(
+            documents,
+            walked,
+            &mut sinks,
+            |walked, held, listing_sinks| list(documents, walked, held, listing_sinks),
+        )
     }
 
     /// `walked`'s decision, with every accepted pair of its units with a neighbour listed after
@@ -465,22 +659,18 @@ impl Run<'_> {
         documents: &Documents,
         walked: Walked,
         sinks: &mut Sinks<'_>,
-        list: impl FnOnce(&[u32], u64, ListingSinks<'_>) -> Result<Listing, DedupError>,
+        list: impl FnOnce(&Walked, u64, ListingSinks<'_>) -> Result<Listing, DedupError>,
     ) -> Result<Decided, DedupError> {
-        let mut decided = walked.decided;
         if !self.options.list_pairs {
-            return Ok(decided);
+            return Ok(walked.decided);
         }
         sinks.phases.end("verification and clusters");
         let listing_sinks = ListingSinks {
-            verifier: walked.verifier.as_ref(),
+            verifier: walked.verifier.as_deref(),
             pairs: sinks.pairs,
         };
-        let listing = list(
-            &walked.near,
-            held_bytes(documents, self.exact),
-            listing_sinks,
-        )?;
+        let listing = list(&walked, held_bytes(documents, self.exact), listing_sinks)?;
+        let mut decided = walked.decided;
         decided.candidates = listing.candidates;
         decided.verified += listing.verified;
         decided.spilled_bytes += listing.spilled_bytes;
@@ -493,7 +683,7 @@ impl Run<'_> {
         &self,
         documents: &Documents,
         linked: Linked,
-        source: &mut dyn FeatureSource,
+        sets: Sets<'_>,
         sinks: &mut Sinks<'_>,
         nearness: &N,
     ) -> Result<Walked, DedupError> {
@@ -505,19 +695,26 @@ impl Run<'_> {
             spilled_bytes: search_spilled,
         } = linked;
         let mut search_spilled = search_spilled;
-        let verifier = if policy.verifies() {
-            let memory = budget.left(held_bytes(documents, self.exact));
-            tracing::info!(
-                units = self.exact.unit_count(),
-                with_sets = near.len(),
-                set_bytes = memory,
-                "units with a neighbour found"
-            );
-            Some(Verifier::fetch(source, &near, memory, &budget.spill_dir())?)
-        } else {
-            None
+        let verifier = match sets {
+            Sets::Stored(verifier) => Some(verifier),
+            Sets::Fetch(source) => {
+                let verifier = if policy.verifies() {
+                    let memory = budget.left(held_bytes(documents, self.exact));
+                    tracing::info!(
+                        units = self.exact.unit_count(),
+                        with_sets = near.len(),
+                        set_bytes = memory,
+                        "units with a neighbour found"
+                    );
+                    let fetched = Verifier::fetch(source, &near, memory, &budget.spill_dir())?;
+                    Some(Arc::new(fetched))
+                } else {
+                    None
+                };
+                sinks.phases.end("shingle sets");
+                verifier
+            }
         };
-        sinks.phases.end("shingle sets");
         let units = Units::new(documents, self.exact, self.options.keep);
         let walk = match components {
             Components::Merged(components) => {
@@ -560,7 +757,7 @@ impl Run<'_> {
                     component,
                     &units,
                     &links,
-                    verifier.as_ref(),
+                    verifier.as_deref(),
                     nearness,
                 )?;
                 if !outcome.joined.is_empty() {
@@ -569,7 +766,7 @@ impl Run<'_> {
                 Ok::<_, DedupError>((outcome.candidates, outcome.verified))
             })
             .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))?;
-        let sets_spilled = verifier.as_ref().map_or(0, Verifier::spilled_bytes);
+        let sets_spilled = verifier.as_deref().map_or(0, Verifier::spilled_bytes);
         // The sets leave memory before the lists are merged, unless every pair is listed next.
         let verifier = verifier.filter(|_| self.options.list_pairs);
         let joined = joined.finish()?;
@@ -587,7 +784,6 @@ impl Run<'_> {
             }))?;
         let heads = walk.order.iter().chain(&walk.alone_groups).copied();
         let clusters = gather(documents, &units, heads, &joined, sinks.removals)?;
-        drop(walk);
         Ok(Walked {
             decided: Decided {
                 clusters,
@@ -597,6 +793,7 @@ impl Run<'_> {
             },
             verifier,
             near,
+            walk_order: self.options.list_pairs.then_some(walk),
         })
     }
 
@@ -638,7 +835,7 @@ impl Run<'_> {
             };
             for (place, before) in batch.zip(before) {
                 let unit = component[place as usize];
-                let choices = walk.choices_in_batch(units, place);
+                let choices = walk.choices_in_batch(units, place)?;
                 let within = self.first_passing(
                     documents,
                     &walk,
@@ -941,14 +1138,16 @@ impl<'a, I: KeptIndex> Walk<'a, I> {
 
     /// The units the current batch kept so far that the unit at `place` could join, in the
     /// order of choices.
-    fn choices_in_batch(&self, units: &Units<'_>, place: u32) -> Vec<Choice> {
+    fn choices_in_batch(&self, units: &Units<'_>, place: u32) -> Result<Vec<Choice>, DedupError> {
         let near = self
             .index
-            .near_among(place, &self.batch_kept)
+            .near_among(place, &self.batch_kept)?
             .into_iter()
             .map(Choice::near);
         let in_batch = |other: u32| self.batch_kept.contains(&other);
-        sorted(near.chain(self.linked(units, place, in_batch)).collect())
+        Ok(sorted(
+            near.chain(self.linked(units, place, in_batch)).collect(),
+        ))
     }
 
     /// The kept units (as `kept` says of their places) an accepted pair links to the unit at
@@ -977,6 +1176,7 @@ impl<'a, I: KeptIndex> Walk<'a, I> {
         match found {
             Some(found) => {
                 let unit = self.unit(place);
+                self.index.joined(place);
                 self.outcome
                     .joined
                     .push(Joined::new(unit, found.other, &found.pair));

@@ -1,7 +1,7 @@
 //! Candidate pairs: the SimHash, MinHash LSH or overlap search over the first members of exact
 //! groups, and their verification on shingle sets held within the budget.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use neardup_core::measure::FeatureSet;
@@ -14,6 +14,7 @@ use crate::documents::Documents;
 use crate::engine::{distance, pair, simhash_similarity, FeatureSource, FoundPair};
 use crate::error::DedupError;
 use crate::policy::{Evidence, Kind, Measure, Method, Policy};
+use crate::prefixes::{each_prefix_pair, ShingleOrder};
 use crate::sets::SetStore;
 
 /// The near-duplicate candidates among some documents, and what verifying them needs.
@@ -66,6 +67,12 @@ impl Verifier {
     /// Bytes of shingle sets written to disk.
     pub(crate) fn spilled_bytes(&self) -> u64 {
         self.sets.spilled_bytes()
+    }
+
+    /// The set of the document at `position` (read back through the cache when spilled), or
+    /// `None` if it was not stored.
+    pub(crate) fn set(&self, position: u32) -> Result<Option<Arc<FeatureSet>>, DedupError> {
+        self.sets.get(position)
     }
 
     /// Drops the set of the document at `position` from the cache: it will not be asked for
@@ -121,7 +128,7 @@ pub(crate) fn near_candidates(
         Method::Minhash => minhash_candidates(documents, positions, policy)?,
         Method::Overlap => {
             let sets = fetch(source, positions)?;
-            let candidates = overlap_candidates(positions, &sets, policy);
+            let candidates = overlap_candidates(positions, &sets, policy)?;
             held = Some(sets);
             candidates
         }
@@ -311,101 +318,29 @@ fn minhash_candidates(
     )
 }
 
-/// Every pair among `positions` (with their shingle sets `sets`) that verification could
-/// accept: the smaller set of the pair shares at least `⌈threshold · |smaller|⌉` shingles with
-/// the larger (what containment ≥ threshold needs, and Jaccard ≥ threshold too), and the two
-/// pass the length-ratio guard. Each pair once, `a < b`, with the ratio of the set sizes as
-/// its similarity (verification orders by it and then computes the true measure).
-///
-/// Prefix filtering (Chaudhuri et al. 2006; Bayardo et al. 2007): order every set's shingles
-/// rarest first (document frequency, then hash). If |A ∩ B| ≥ α, the first shared shingle in
-/// that order is among the first |A| − α + 1 shingles of A and among the first |B| − α + 1 of
-/// B, since everything before it in either set is unshared. So each set is indexed by its
-/// first |A| − α(|A|) + 1 shingles (as the smaller side of a pair), and probed with its first
-/// |B| − α_min + 1 (as the larger side; α_min is the α of the smallest partner the length
-/// guard allows). Rarest first keeps the posting lists short: a common shingle is seldom among
-/// a set's rarest. Exact: no pair is missed. Empty sets take part in no pair.
+/// Every candidate pair of the overlap search among `positions` (with their shingle sets
+/// `sets`): those whose prefixes in the order of every set's shingles share a shingle
+/// ([`crate::prefixes`]; exact: every pair verification can accept), each once, `a < b`, with
+/// the ratio of the set sizes as its similarity (verification then computes the true measure).
 fn overlap_candidates(
     positions: &[u32],
     sets: &[FeatureSet],
     policy: &Policy,
-) -> Vec<(u32, u32, f64)> {
-    let mut frequency: HashMap<u64, u32> = HashMap::new();
-    for set in sets {
-        for &shingle in set.as_slice() {
-            *frequency.entry(shingle).or_default() += 1;
-        }
-    }
-    let ordered: Vec<Vec<u64>> = sets
-        .par_iter()
-        .map(|set| {
-            let mut shingles = set.as_slice().to_vec();
-            shingles.sort_by_key(|s| (frequency[s], *s));
-            shingles
-        })
-        .collect();
-    let needed = |len: usize| shared_needed(len, policy.threshold);
-    let mut postings: HashMap<u64, Vec<u32>> = HashMap::new();
-    for (at, shingles) in ordered.iter().enumerate() {
-        // `needed` is between 1 and the size for a positive threshold (validated).
-        let prefix = shingles.len() + 1 - needed(shingles.len()).max(1);
-        for &shingle in &shingles[..prefix.min(shingles.len())] {
-            postings.entry(shingle).or_default().push(at as u32);
-        }
-    }
-    let size = |at: usize| sets[at].len();
-    let per_document: Vec<Vec<(u32, u32, f64)>> = (0..sets.len())
-        .into_par_iter()
-        .map(|b| {
-            let len_b = size(b);
-            if len_b == 0 {
-                return Vec::new();
-            }
-            // The smallest partner the guard allows, and the overlap it would need.
-            let smallest = (1..=len_b)
-                .find(|&len| policy.length_ratio_passes(len, len_b))
-                .unwrap_or(len_b);
-            let probe = len_b + 1 - needed(smallest).clamp(1, len_b);
-            let mut partners: Vec<u32> = ordered[b][..probe]
-                .iter()
-                .filter_map(|shingle| postings.get(shingle))
-                .flatten()
-                .copied()
-                .filter(|&a| {
-                    let len_a = size(a as usize);
-                    // `a` is the smaller side (ties: the earlier), and the guard holds.
-                    (len_a, a) < (len_b, b as u32) && policy.length_ratio_passes(len_a, len_b)
-                })
-                .collect();
-            partners.sort_unstable();
-            partners.dedup();
-            partners
-                .into_iter()
-                .map(|a| {
-                    let (x, y) = (positions[a as usize], positions[b]);
-                    let ratio = size(a as usize) as f64 / len_b as f64;
-                    (x.min(y), x.max(y), ratio)
-                })
-                .collect()
-        })
-        .collect();
-    per_document.into_iter().flatten().collect()
-}
-
-/// The fewest shared shingles for which a set of `len` shingles is contained at `threshold`:
-/// the smallest `m` with `m / len ≥ threshold`, computed as verification compares (in floating
-/// point), so that the search and the verification agree at the boundary.
-fn shared_needed(len: usize, threshold: f64) -> usize {
-    if len == 0 {
-        return 0;
-    }
-    let passes = |m: usize| m as f64 / len as f64 >= threshold;
-    let mut m = ((threshold * len as f64).ceil() as usize).min(len);
-    while m > 0 && passes(m - 1) {
-        m -= 1;
-    }
-    while m < len && !passes(m) {
-        m += 1;
-    }
-    m
+) -> Result<Vec<(u32, u32, f64)>, DedupError> {
+    let mut order = ShingleOrder::for_sets(sets.len());
+    sets.iter().for_each(|set| order.count(set));
+    let prefix_of = |at: usize| Ok(order.prefix(&sets[at], policy));
+    let mut candidates = Vec::new();
+    each_prefix_pair(
+        sets.len(),
+        u64::MAX,
+        policy,
+        prefix_of,
+        |a, b, (len_a, len_b)| {
+            let ratio = len_a.min(len_b) as f64 / len_a.max(len_b) as f64;
+            candidates.push((positions[a], positions[b], ratio));
+            Ok::<_, DedupError>(())
+        },
+    )?;
+    Ok(candidates)
 }

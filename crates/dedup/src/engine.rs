@@ -165,7 +165,7 @@ pub fn dedup_with(
 /// [`dedup`] by the decision from every candidate pair, whatever the method: each candidate
 /// pair the search finds is a link to follow, verified when its turn comes (all of them with
 /// [`DedupOptions::list_pairs`]), and every link is held in memory. The reference the linear
-/// decision of the SimHash methods is tested against (the same removals, clusters and kept
+/// decision of every method is tested against (the same removals, clusters and kept
 /// documents, and with `list_pairs` the same pairs); quadratic in a family of near copies, so
 /// for tests and small inputs.
 pub fn dedup_every_pair(items: &[Item], options: &DedupOptions) -> Result<Outcome, DedupError> {
@@ -182,8 +182,8 @@ pub fn dedup_every_pair(items: &[Item], options: &DedupOptions) -> Result<Outcom
 /// How the near-duplicate decision is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Decision {
-    /// Linear in the corpus for the SimHash methods ([`crate::by_kept`]), from every candidate
-    /// pair for the others.
+    /// Linear in the corpus for the SimHash, MinHash and overlap methods ([`crate::by_kept`]),
+    /// from every candidate pair for the exact method (which has none).
     Linear,
     /// From every candidate pair ([`dedup_every_pair`]).
     EveryPair,
@@ -226,7 +226,7 @@ fn run(
     let linear = decision == Decision::Linear
         && matches!(
             policy.method,
-            Method::Simhash | Method::Cascade | Method::Minhash
+            Method::Simhash | Method::Cascade | Method::Minhash | Method::Overlap
         );
     // The rows read before the search: the exact groups' members (their pairs, the member each
     // keeps) and the documents sharing a canonical URL; every row for a decision from every
@@ -332,8 +332,8 @@ struct Found {
     spilled_bytes: u64,
 }
 
-/// The decision from every candidate pair: the MinHash and overlap searches, and any method
-/// when every accepted pair is listed ([`DedupOptions::list_pairs`]). `pairs`: the exact and
+/// The decision from every candidate pair: the reference ([`dedup_every_pair`]) and the exact
+/// method. `pairs`: the exact and
 /// URL pairs, sorted; the near pairs accepted are added, the removals to `removals`.
 fn decide_by_pairs(
     documents: &Documents,

@@ -1,11 +1,13 @@
 //! The kept units of one component, searched for the ones a unit could join: by SimHash within
-//! `k` ([`SimhashNear`]) or by MinHash bands ([`BandNear`]). The linear decision
+//! `k` ([`SimhashNear`]), by MinHash bands ([`BandNear`]) or by the prefixes of their shingle
+//! sets ([`PrefixNear`]). The linear decision
 //! ([`crate::by_kept`]) walks a component in keep order and asks its index, for each unit,
 //! which kept units are its candidates; the rest of the walk is the same for every method.
 //!
 //! Units are named by their place in the component's keep order.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rayon::prelude::*;
 
@@ -13,9 +15,12 @@ use neardup_index::{
     estimated_jaccard, BruteForce, Fingerprint, HammingIndex, LshParams, ProbedBlocks,
 };
 
+use crate::candidates::Verifier;
 use crate::documents::Documents;
+use crate::engine::distance;
 use crate::error::DedupError;
-use crate::policy::{Evidence, Measure};
+use crate::policy::{Evidence, Measure, Policy};
+use crate::prefixes::{Prefix, PrefixIndex, ShingleOrder};
 
 /// Components up to this many units are searched by a scan of their kept units: cheaper than the
 /// probes of a [`ProbedBlocks`] query (64 comparisons a probe, 68 probes a table set at k = 6).
@@ -48,10 +53,13 @@ pub(crate) trait KeptIndex: Send + Sync {
     fn near(&self, place: u32) -> Result<Vec<Near>, DedupError>;
 
     /// Those of `places` (kept, not indexed yet) the unit at `place` is a candidate with.
-    fn near_among(&self, place: u32, places: &[u32]) -> Vec<Near>;
+    fn near_among(&self, place: u32, places: &[u32]) -> Result<Vec<Near>, DedupError>;
 
     /// Indexes the unit at `place` as kept.
     fn insert(&mut self, place: u32) -> Result<(), DedupError>;
+
+    /// The unit at `place` joined a kept unit: it is never searched for again.
+    fn joined(&mut self, _place: u32) {}
 }
 
 /// SimHash values within `k` bits: `fingerprint` gives a unit's value.
@@ -121,15 +129,15 @@ impl<F: Fingerprint> KeptIndex for SimhashKept<F> {
             .collect())
     }
 
-    fn near_among(&self, place: u32, places: &[u32]) -> Vec<Near> {
+    fn near_among(&self, place: u32, places: &[u32]) -> Result<Vec<Near>, DedupError> {
         let fp = self.fps[place as usize];
-        places
+        Ok(places
             .iter()
             .filter_map(|&other| {
                 let distance = fp.xor(self.fps[other as usize]).ones();
                 (distance <= self.k).then(|| self.near_at(other, distance))
             })
-            .collect()
+            .collect())
     }
 
     fn insert(&mut self, place: u32) -> Result<(), DedupError> {
@@ -241,11 +249,11 @@ impl KeptIndex for BandKept {
             .collect())
     }
 
-    fn near_among(&self, place: u32, places: &[u32]) -> Vec<Near> {
-        places
+    fn near_among(&self, place: u32, places: &[u32]) -> Result<Vec<Near>, DedupError> {
+        Ok(places
             .iter()
             .filter_map(|&other| self.candidate(place, other))
-            .collect()
+            .collect())
     }
 
     fn insert(&mut self, place: u32) -> Result<(), DedupError> {
@@ -255,5 +263,122 @@ impl KeptIndex for BandKept {
             self.buckets.entry(key).or_default().push(place);
         }
         Ok(())
+    }
+}
+
+/// Shingle sets whose prefixes in the [`ShingleOrder`] make them candidates of the overlap
+/// search ([`crate::prefixes`]): the pairs verification can accept, and a few more.
+pub(crate) struct PrefixNear<'a> {
+    /// The documents, the units' rows gathered.
+    pub(crate) documents: &'a Documents,
+    /// The units' shingle sets.
+    pub(crate) sets: Arc<Verifier>,
+    /// The order of shingles.
+    pub(crate) order: &'a ShingleOrder,
+    /// The policy (its threshold and length guard).
+    pub(crate) policy: &'a Policy,
+}
+
+impl<'a> Nearness for PrefixNear<'a> {
+    type Index = PrefixKept<'a>;
+
+    /// Holds 4 bytes a unit of the component, the prefixes of its kept units indexed (about
+    /// 16 bytes a shingle of each, the share of a set that could still reach the threshold)
+    /// and those of the units of the batch being decided.
+    fn index(&self, component: &[u32]) -> Result<PrefixKept<'a>, DedupError> {
+        Ok(PrefixKept {
+            near: PrefixNear {
+                documents: self.documents,
+                sets: Arc::clone(&self.sets),
+                order: self.order,
+                policy: self.policy,
+            },
+            component: component.to_vec(),
+            index: PrefixIndex::default(),
+            pending: Mutex::new(HashMap::new()),
+        })
+    }
+}
+
+/// A component's kept units by the shingles of their prefixes, and the prefixes of the units
+/// being decided (made once a unit, when it is first searched for).
+pub(crate) struct PrefixKept<'a> {
+    near: PrefixNear<'a>,
+    component: Vec<u32>,
+    index: PrefixIndex,
+    pending: Mutex<HashMap<u32, Arc<Prefix>>>,
+}
+
+impl PrefixKept<'_> {
+    /// The prefix of the unit at `place`: made from its set once, then held until it is kept
+    /// or has joined.
+    fn prefix(&self, place: u32) -> Result<Arc<Prefix>, DedupError> {
+        if let Some(prefix) = self.lock().get(&place) {
+            return Ok(Arc::clone(prefix));
+        }
+        let near = &self.near;
+        let unit = self.component[place as usize];
+        let set = near.sets.set(unit)?.unwrap_or_default();
+        let prefix = Arc::new(near.order.prefix(&set, near.policy));
+        self.lock().insert(place, Arc::clone(&prefix));
+        Ok(prefix)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u32, Arc<Prefix>>> {
+        // The map only holds prefixes made again on demand: a panic elsewhere leaves it usable.
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The kept unit at `other` as a candidate of the unit at `place` (verification decides).
+    fn near_at(&self, place: u32, other: u32) -> Near {
+        let (unit, kept) = (
+            self.component[place as usize],
+            self.component[other as usize],
+        );
+        let distance = distance(self.near.documents, unit, kept);
+        Near {
+            place: other,
+            distance,
+            evidence: Evidence {
+                measure: Measure::SimhashDistance,
+                value: f64::from(distance),
+                threshold: f64::from(self.near.policy.k),
+            },
+        }
+    }
+}
+
+impl KeptIndex for PrefixKept<'_> {
+    fn near(&self, place: u32) -> Result<Vec<Near>, DedupError> {
+        let prefix = self.prefix(place)?;
+        Ok(self
+            .index
+            .candidates(&prefix, self.near.policy)
+            .into_iter()
+            .map(|other| self.near_at(place, other))
+            .collect())
+    }
+
+    fn near_among(&self, place: u32, places: &[u32]) -> Result<Vec<Near>, DedupError> {
+        // The prefixes of the batch's units were made by `near`, before: this reads no set.
+        let prefix = self.prefix(place)?;
+        let mut found = Vec::new();
+        for &other in places {
+            if prefix.candidates(&*self.prefix(other)?, self.near.policy) {
+                found.push(self.near_at(place, other));
+            }
+        }
+        Ok(found)
+    }
+
+    fn insert(&mut self, place: u32) -> Result<(), DedupError> {
+        let prefix = self.prefix(place)?;
+        self.lock().remove(&place);
+        self.index.insert(place, &prefix);
+        Ok(())
+    }
+
+    fn joined(&mut self, place: u32) {
+        self.lock().remove(&place);
     }
 }

@@ -69,6 +69,7 @@ mod names;
 mod options;
 mod outcome;
 mod policy;
+mod prefixes;
 mod rows;
 mod sets;
 mod signatures;

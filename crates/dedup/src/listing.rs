@@ -21,6 +21,7 @@ use crate::engine::{simhash_similarity, FoundPair};
 use crate::error::DedupError;
 use crate::listed::ListBuilder;
 use crate::options::DedupOptions;
+use crate::prefixes::{each_prefix_pair, Prefix, ShingleOrder};
 
 /// Pairs verified at a time (in parallel).
 const BATCH: usize = 1 << 16;
@@ -133,6 +134,38 @@ pub(crate) fn list_band_pairs(
         bucket(current, &members, &mut accepting)?;
     }
     accepting.finish(spill.written())
+}
+
+/// Adds to `sinks.pairs` every candidate pair of the overlap search ([`crate::prefixes`]) within
+/// each of `components` (units in keep order) that the policy accepts, from the sets the
+/// decision stored: a component's prefixes indexed in blocks that fit what the budget leaves
+/// once `held` bytes are held ([`each_prefix_pair`]; one block held at a time).
+pub(crate) fn list_prefix_pairs(
+    documents: &Documents,
+    components: &[&[u32]],
+    options: &DedupOptions,
+    held: u64,
+    sinks: ListingSinks<'_>,
+    order: &ShingleOrder,
+) -> Result<Listing, DedupError> {
+    let (policy, budget) = (&options.policy, &options.budget);
+    let memory = budget.for_search(held);
+    let sets = sinks.verifier.ok_or_else(|| {
+        DedupError::MissingData("the overlap search lists pairs from shingle sets".into())
+    })?;
+    let mut accepting = Accepting::new(documents, options, sinks);
+    for component in components {
+        let prefix_of = |at: usize| -> Result<Prefix, DedupError> {
+            let set = sets.set(component[at])?.unwrap_or_default();
+            Ok(order.prefix(&set, policy))
+        };
+        each_prefix_pair(component.len(), memory, policy, prefix_of, |a, b, lens| {
+            let (x, y) = (component[a], component[b]);
+            let ratio = lens.0.min(lens.1) as f64 / lens.0.max(lens.1).max(1) as f64;
+            accepting.push((x.min(y), x.max(y), ratio))
+        })?;
+    }
+    accepting.finish(0)
 }
 
 /// Candidates verified a batch at a time on every thread, the accepted ones added to the

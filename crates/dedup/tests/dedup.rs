@@ -581,6 +581,47 @@ fn url_duplicates_and_empty_input() {
         .is_empty());
 }
 
+/// Holds the linear decision under `every`'s policy (deciding alone, in memory or with no
+/// room at all) to the decision from every candidate pair: the same removals, clusters and kept
+/// documents, never more verifications; listing every pair after it gives every accepted
+/// candidate pair from the same candidates; its files are gone when it ends.
+fn linear_as_every_pair(
+    items: &[neardup_dedup::Item],
+    every: &DedupOptions,
+    no_room: bool,
+) -> Result<(), TestCaseError> {
+    let deciding = DedupOptions {
+        list_pairs: false,
+        ..every.clone()
+    };
+    let (deciding, dir) = match no_room {
+        true => with_no_room(&deciding),
+        false => (deciding, tempfile::tempdir().unwrap()),
+    };
+    let all = dedup_every_pair(items, every).unwrap();
+    let lazy = dedup(items, &deciding).unwrap();
+    prop_assert_eq!(&lazy.removals, &all.removals);
+    prop_assert_eq!(&lazy.clusters, &all.clusters);
+    prop_assert_eq!(&lazy.kept, &all.kept);
+    prop_assert!(lazy.verified_candidates <= all.verified_candidates);
+    let listing = DedupOptions {
+        list_pairs: true,
+        ..deciding.clone()
+    };
+    let listed = dedup(items, &listing).unwrap();
+    prop_assert_eq!(&listed.pairs, &all.pairs);
+    prop_assert_eq!(&listed.removals, &all.removals);
+    prop_assert_eq!(listed.candidates, all.candidates);
+    for pair in &lazy.pairs {
+        prop_assert!(all.pairs.contains(pair));
+    }
+    if no_room {
+        prop_assert!(lazy.spilled_bytes > 0);
+    }
+    prop_assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    Ok(())
+}
+
 /// `items` with MinHash signatures of 16 values made from their SimHash values (value `j`
 /// from bits `4j` to `4j + 3`), so that documents a few bits apart share most values and
 /// several bands: families, chains and exact copies as the SimHash tests plant them.
@@ -627,29 +668,7 @@ proptest! {
                 p.verify = verify.then_some(VerifyMeasure::Jaccard);
             })
         };
-        let deciding = DedupOptions { list_pairs: false, ..every.clone() };
-        let (deciding, dir) = match no_room {
-            true => with_no_room(&deciding),
-            false => (deciding, tempfile::tempdir().unwrap()),
-        };
-        let all = dedup_every_pair(&items, &every).unwrap();
-        let lazy = dedup(&items, &deciding).unwrap();
-        prop_assert_eq!(&lazy.removals, &all.removals);
-        prop_assert_eq!(&lazy.clusters, &all.clusters);
-        prop_assert_eq!(&lazy.kept, &all.kept);
-        prop_assert!(lazy.verified_candidates <= all.verified_candidates);
-        let listing = DedupOptions { list_pairs: true, ..deciding.clone() };
-        let listed = dedup(&items, &listing).unwrap();
-        prop_assert_eq!(&listed.pairs, &all.pairs);
-        prop_assert_eq!(&listed.removals, &all.removals);
-        prop_assert_eq!(listed.candidates, all.candidates);
-        for pair in &lazy.pairs {
-            prop_assert!(all.pairs.contains(pair));
-        }
-        if no_room {
-            prop_assert!(lazy.spilled_bytes > 0);
-        }
-        prop_assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        linear_as_every_pair(&items, &every, no_room)?;
     }
 }
 
@@ -760,6 +779,51 @@ proptest! {
         jaccard.policy.verify = Some(VerifyMeasure::Jaccard);
         let found: Vec<(u32, u32)> = dedup(&items, &jaccard).unwrap().pairs.iter().map(|p| (p.a, p.b)).collect();
         prop_assert_eq!(found, reference_pairs(&sets, VerifyMeasure::Jaccard, threshold, ratio));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    /// The overlap method's linear decision (prefix keys linked into components, each walked
+    /// against its kept units' prefixes) makes the removals, clusters and kept documents of the
+    /// decision from every candidate pair, in memory and with no room at all (sets, prefix keys
+    /// and links on disk), under every keep policy, with SimHash distances that order the
+    /// choices, exact copies and URL-free families of contained copies; it never verifies more;
+    /// every pair listed after it is every accepted candidate pair, from the same candidates;
+    /// its files are gone when it ends.
+    #[test]
+    fn overlap_decides_linearly_as_from_every_pair(
+        sets in overlapping_sets(),
+        simhashes in prop::collection::vec(0u64..16, 40),
+        copies in prop::collection::vec(any::<usize>(), 0..4),
+        threshold in prop_oneof![0.3f64..=1.0, Just(0.5), Just(0.8)],
+        ratio in prop_oneof![Just(0.0), Just(0.5)],
+        measure in prop_oneof![Just(VerifyMeasure::Containment), Just(VerifyMeasure::Jaccard)],
+        no_room in any::<bool>(),
+        keep in prop_oneof![Just(KeepPolicy::First), Just(KeepPolicy::Longest), Just(KeepPolicy::Newest)],
+    ) {
+        let mut items = items_with_sets(&sets);
+        // Exact copies: the same text (digest) and set as an earlier item.
+        for at in copies {
+            let copy = items[at % items.len()].clone();
+            items.push(copy);
+        }
+        for (i, item) in items.iter_mut().enumerate() {
+            item.fingerprints.simhash = Simhash::B64(simhashes[i % simhashes.len()]);
+            item.bytes = (i as u64 * 7919) % 13 * 10;
+            item.fetched_at = Some((i % 5) as i64);
+        }
+        let every = DedupOptions {
+            keep,
+            ..policy(|p| {
+                p.method = Method::Overlap;
+                p.verify = Some(measure);
+                p.threshold = threshold;
+                p.min_length_ratio = ratio;
+            })
+        };
+        linear_as_every_pair(&items, &every, no_room)?;
     }
 }
 
