@@ -168,15 +168,15 @@ impl Nearness for BandNear<'_> {
     fn index(&self, component: &[u32]) -> Result<BandKept, DedupError> {
         let signatures = self.documents.signatures();
         let width = signatures.width();
-        let read = signatures.read_many(component)?;
+        let read = signatures.read_flat(component)?;
         let bands = self.params.bands;
         let mut keys = Vec::with_capacity(component.len() * bands);
-        for signature in &read {
+        for signature in read.chunks_exact(width.max(1)) {
             keys.extend(self.params.band_keys(signature));
         }
         Ok(BandKept {
             width,
-            signatures: read.concat(),
+            signatures: read,
             simhashes: component
                 .iter()
                 .map(|&u| self.documents.simhash(u).as_u128())

@@ -157,14 +157,20 @@ impl Signatures {
     /// Document `i`'s signature into `out` (replacing what it held): held, or read from the
     /// spill file (which must be [flushed](Signatures::flush)).
     pub(crate) fn read(&self, i: u32, out: &mut Vec<u32>) -> Result<(), DedupError> {
-        if !self.present() || i >= self.len {
+        out.clear();
+        out.resize(self.width, 0);
+        self.read_into(i, out)
+    }
+
+    /// Document `i`'s signature into `out`, [`Signatures::width`] values.
+    fn read_into(&self, i: u32, out: &mut [u32]) -> Result<(), DedupError> {
+        if !self.present() || i >= self.len || out.len() != self.width {
             return Err(missing());
         }
         let (width, held) = (self.width, self.held.len() / self.width.max(1));
-        out.clear();
         if (i as usize) < held {
             let at = i as usize * width;
-            out.extend_from_slice(&self.held[at..at + width]);
+            out.copy_from_slice(&self.held[at..at + width]);
             return Ok(());
         }
         let file = self.file()?;
@@ -172,15 +178,14 @@ impl Signatures {
         let offset = (u64::from(i) - held as u64) * width as u64 * 4;
         read_at(file, &mut bytes, offset)
             .map_err(|e| DedupError::spill("cannot read MinHash signatures back", e))?;
-        out.extend(
-            bytes
-                .chunks_exact(4)
-                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        );
+        for (value, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+            *value = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
         Ok(())
     }
 
-    /// The signatures of `positions`, in order (read on every thread when there are many).
+    /// The signatures of `positions`, each its own vector (read in parallel when they are
+    /// many).
     pub(crate) fn read_many(&self, positions: &[u32]) -> Result<Vec<Vec<u32>>, DedupError> {
         let read = |&i: &u32| {
             let mut signature = Vec::with_capacity(self.width);
@@ -191,6 +196,28 @@ impl Signatures {
             true => positions.par_iter().map(read).collect(),
             false => positions.iter().map(read).collect(),
         }
+    }
+
+    /// The signatures of `positions`, one after the other in one vector of
+    /// [`Signatures::width`] values each (read in parallel when they are many): no second copy.
+    pub(crate) fn read_flat(&self, positions: &[u32]) -> Result<Vec<u32>, DedupError> {
+        if positions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let width = self.require()?;
+        let mut flat = vec![0u32; positions.len() * width];
+        match positions.len() > PARALLEL_READS {
+            true => flat
+                .par_chunks_mut(width)
+                .zip(positions.par_iter())
+                .try_for_each(|(slot, &i)| self.read_into(i, slot))?,
+            false => {
+                for (slot, &i) in flat.chunks_mut(width).zip(positions) {
+                    self.read_into(i, slot)?;
+                }
+            }
+        }
+        Ok(flat)
     }
 
     /// Adds `(band key, ordinal)` of every band of `params` of the signature of each of
@@ -269,6 +296,29 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
+    /// Signatures read side by side are those read one by one, held or spilled, on one thread
+    /// and in parallel (more than `PARALLEL_READS`), in any order of positions.
+    #[test]
+    fn flat_reads_are_the_signatures_one_after_the_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut signatures = Signatures::new(1_000 * 8 * 4, dir.path().into());
+        for i in 0..6_000 {
+            assert!(signatures.push(Some(&signature(i, 8))).unwrap());
+        }
+        signatures.flush().unwrap();
+        for positions in [
+            vec![],
+            vec![5_999, 3, 999, 1_000],
+            (0..6_000).rev().collect::<Vec<u32>>(),
+        ] {
+            let flat = signatures.read_flat(&positions).unwrap();
+            assert_eq!(flat, signatures.read_many(&positions).unwrap().concat());
+            let one_by_one: Vec<u32> = positions.iter().flat_map(|&i| signature(i, 8)).collect();
+            assert_eq!(flat, one_by_one);
+        }
+        assert!(signatures.read_flat(&[6_000]).is_err());
+    }
+
     /// Documents without signatures take no room, and a signature after them is refused.
     #[test]
     fn no_signatures_take_no_room() {
@@ -279,5 +329,6 @@ mod tests {
         assert!(!signatures.present());
         assert_eq!(signatures.held_bytes(), 0);
         assert!(signatures.read(0, &mut Vec::new()).is_err());
+        assert!(signatures.read_flat(&[0]).is_err());
     }
 }
