@@ -90,7 +90,7 @@ pub(crate) struct Sinks<'a> {
     pub(crate) phases: &'a mut Phases,
 }
 
-/// Decides `documents` with a SimHash method (see the module doc). `accepted`: the URL pairs,
+/// Decides `documents` in keep order against the kept units (see the module doc). `accepted`: the URL pairs,
 /// sorted by `(a, b)`; the rows of their documents and of every exact group's members are
 /// gathered already (see [`Documents::gather`]).
 pub(crate) fn decide_by_kept(
@@ -303,9 +303,17 @@ fn decide_by_prefixes(
         memory,
         &budget.spill_dir(),
     )?);
-    drop(units);
     sinks.phases.end("shingle sets");
-    let linked = prefix_components(&sets, &order, exact, accepted, options, held + memory)?;
+    let linked = prefix_components(
+        &sets,
+        &order,
+        &units,
+        exact,
+        accepted,
+        options,
+        held + memory,
+    )?;
+    drop(units);
     let run = Run {
         exact,
         accepted,
@@ -353,7 +361,7 @@ impl FeatureSource for Counting<'_> {
 /// Units whose prefixes are made at a time (in parallel) while their keys are written.
 const PREFIX_BATCH: usize = 4096;
 
-/// Links the units whose prefixes share a shingle that is in the index prefix of one of them
+/// Links the `units` (ascending) whose prefixes share a shingle in the index prefix of one of them
 /// (see [`decide_by_prefixes`]; every candidate pair is so linked): `(shingle, role and unit
 /// index)` of every shingle of every unit's probe prefix sorted within half of what the budget
 /// leaves once `held` bytes are held (on disk beyond), the index prefix's first, each shingle
@@ -361,6 +369,7 @@ const PREFIX_BATCH: usize = 4096;
 fn prefix_components(
     sets: &Verifier,
     order: &ShingleOrder,
+    units: &[u32],
     exact: &ExactGroups,
     accepted: &[FoundPair],
     options: &DedupOptions,
@@ -371,7 +380,6 @@ fn prefix_components(
     let dir = budget.spill_dir();
     let spill = SpillDir::new(&dir);
     let keyed: Runs<(u64, u64)> = Runs::new(spill.clone(), memory / 2);
-    let units: Vec<u32> = exact.units().collect();
     let mut batch = Vec::with_capacity(keyed.batch());
     for (chunk, start) in units
         .chunks(PREFIX_BATCH)
@@ -398,7 +406,6 @@ fn prefix_components(
         }
     }
     keyed.add(&mut batch)?;
-    drop(units);
     let links = FoundLinks::within(memory / 2, &dir);
     link_each_key(keyed, &links, |value| (value as u32, value >> 32 == 0))?;
     let mut linked = linked_components(links, exact, accepted, &dir, memory)?;
