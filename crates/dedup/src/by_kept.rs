@@ -869,6 +869,11 @@ impl Run<'_> {
 
     /// The first of `choices` (sorted by key) of the unit at `place` in `walk`'s component
     /// whose pair the policy accepts, among those before `until` (all when `None`).
+    ///
+    /// Choices are taken [`SCREEN_WINDOW`] at a time: the candidates of a window are screened
+    /// on their sets' summaries together ([`Verifier::screen`]), then the window is gone through
+    /// in order, as one by one (the same choice found, the same verifications counted), reading
+    /// sets only for the pairs the screen let through.
     fn first_passing<I: KeptIndex>(
         &self,
         documents: &Documents,
@@ -884,27 +889,41 @@ impl Run<'_> {
             candidates: choices.iter().filter(|c| c.accepted.is_none()).count(),
             verified: 0,
         };
-        for choice in choices {
-            if until.is_some_and(|until| choice.key >= until) {
-                break;
+        let before = choices
+            .iter()
+            .take_while(|choice| until.is_none_or(|until| choice.key < until))
+            .count();
+        let unit = walk.unit(place);
+        let (mut others, mut passes) = (Vec::new(), Vec::new());
+        for window in choices[..before].chunks(SCREEN_WINDOW) {
+            if let Some(verifier) = verifier {
+                others.clear();
+                others.extend(window.iter().map(|choice| walk.unit(choice.other)));
+                verifier.screen(policy, unit, &others, &mut passes);
             }
-            let (unit, other) = (walk.unit(place), walk.unit(choice.other));
-            let (a, b) = (unit.min(other), unit.max(other));
-            let pair = match (choice.accepted, verifier) {
-                (Some(i), _) => Some(self.accepted[i as usize]),
-                (None, Some(verifier)) => {
-                    searched.verified += 1;
-                    verifier.verify(documents, policy, a, b)?
+            for (at, choice) in window.iter().enumerate() {
+                let other = walk.unit(choice.other);
+                let (a, b) = (unit.min(other), unit.max(other));
+                let pair = match (choice.accepted, verifier) {
+                    (Some(i), _) => Some(self.accepted[i as usize]),
+                    (None, Some(verifier)) => {
+                        searched.verified += 1;
+                        if passes[at] {
+                            verifier.verify_sets(documents, policy, a, b)?
+                        } else {
+                            None
+                        }
+                    }
+                    (None, None) => Some(pair(documents, a, b, Kind::Near, choice.evidence)),
+                };
+                if let Some(pair) = pair {
+                    searched.found = Some(Found {
+                        key: choice.key,
+                        other,
+                        pair,
+                    });
+                    return Ok(searched);
                 }
-                (None, None) => Some(pair(documents, a, b, Kind::Near, choice.evidence)),
-            };
-            if let Some(pair) = pair {
-                searched.found = Some(Found {
-                    key: choice.key,
-                    other,
-                    pair,
-                });
-                break;
             }
         }
         Ok(searched)
@@ -1038,6 +1057,11 @@ const WALK_BATCH: usize = 256;
 /// Batches smaller than this are searched on one thread (the components themselves are walked
 /// in parallel).
 const PARALLEL_BATCH: usize = 16;
+
+/// Choices screened on their sets' summaries together ([`Run::first_passing`]): enough for
+/// their memory reads to overlap, few enough that a unit joining its first choice screens
+/// little for nothing.
+const SCREEN_WINDOW: usize = 16;
 
 /// The units of a component of `len` decided together.
 fn batch_len(len: usize) -> usize {

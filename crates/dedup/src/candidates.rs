@@ -15,7 +15,7 @@ use crate::engine::{distance, pair, simhash_similarity, FeatureSource, FoundPair
 use crate::error::DedupError;
 use crate::policy::{Evidence, Kind, Measure, Method, Policy};
 use crate::prefixes::{each_prefix_pair, ShingleOrder};
-use crate::sets::SetStore;
+use crate::sets::{SetStore, Summary};
 
 /// The near-duplicate candidates among some documents, and what verifying them needs.
 pub(crate) struct NearCandidates {
@@ -94,13 +94,46 @@ impl Verifier {
         let (Some(x), Some(y)) = (self.sets.summary(a), self.sets.summary(b)) else {
             return Ok(None);
         };
-        // The sizes first (the smaller size bounds the intersection too): a pair they rule
-        // out costs no read of the counts, two cache misses or more.
-        if !policy.could_pass(x.len, y.len, Some(x.len.min(y.len)))
-            || !policy.could_pass(x.len, y.len, Some(x.intersection_bound(&y)))
-        {
+        if !could_pass(policy, &x, &y) {
             return Ok(None);
         }
+        self.verify_sets(documents, policy, a, b)
+    }
+
+    /// For each of `others`, whether its pair with `unit` could pass verification on the sets'
+    /// sizes and bucket counts alone, into `passes` (`false` where a set was not stored): what
+    /// [`Verifier::verify`] checks before it reads the sets, for many pairs at once, their
+    /// summaries read together ([`SetStore::summaries`]).
+    pub(crate) fn screen(
+        &self,
+        policy: &Policy,
+        unit: u32,
+        others: &[u32],
+        passes: &mut Vec<bool>,
+    ) {
+        passes.clear();
+        let Some(own) = self.sets.summary(unit) else {
+            passes.resize(others.len(), false);
+            return;
+        };
+        let mut summaries = Vec::with_capacity(others.len());
+        self.sets.summaries(others, &mut summaries);
+        passes.extend(
+            summaries
+                .iter()
+                .map(|other| other.is_some_and(|other| could_pass(policy, &own, &other))),
+        );
+    }
+
+    /// The pair `(a, b)` if the policy's verification accepts it, decided on the sets
+    /// themselves (read back when spilled): for a pair [`Verifier::screen`] let through.
+    pub(crate) fn verify_sets(
+        &self,
+        documents: &Documents,
+        policy: &Policy,
+        a: u32,
+        b: u32,
+    ) -> Result<Option<FoundPair>, DedupError> {
         let (Some(x), Some(y)) = (self.sets.get(a)?, self.sets.get(b)?) else {
             return Ok(None);
         };
@@ -108,6 +141,14 @@ impl Verifier {
             .verify(&x, &y, None)
             .map(|evidence| pair(documents, a, b, Kind::Near, evidence)))
     }
+}
+
+/// Whether two sets with summaries `x` and `y` could pass the policy's verification: their
+/// sizes first (the smaller size bounds the intersection too: a pair they rule out costs no
+/// read of the counts), then the bound of their bucket counts.
+fn could_pass(policy: &Policy, x: &Summary<'_>, y: &Summary<'_>) -> bool {
+    policy.could_pass(x.len, y.len, Some(x.len.min(y.len)))
+        && policy.could_pass(x.len, y.len, Some(x.intersection_bound(y)))
 }
 
 fn too_many(asked: usize) -> DedupError {
