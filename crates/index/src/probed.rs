@@ -379,25 +379,39 @@ impl<F: Fingerprint> HammingIndex<F> for ProbedBlocks<F> {
     fn query(&self, fp: F, k: u32) -> Result<Vec<Match>> {
         check_k(k, self.k)?;
         let radius = k / self.blocks();
-        let mut out = Vec::new();
-        for (t, table) in self.tables.iter().enumerate() {
-            let earlier = &self.tables[..t];
-            for j in self.probes(t, fp, radius) {
-                let bucket = &self.buckets[t][j];
-                for (at, &stored) in bucket.fps.iter().enumerate() {
-                    let diff = stored.xor(fp);
-                    let distance = diff.ones();
-                    if distance > k || !reported_by(table, earlier, diff, radius) {
-                        continue;
-                    }
-                    out.push(Match {
-                        distance,
-                        id: self.slots.ids[bucket.slots[at] as usize],
-                    });
+        // The buckets of every table's probes first: reading their headers one after the other
+        // (a miss each) lets the misses overlap, where reading each just before its scan made
+        // every scan wait for one (13% of a query's time on the 4 GB corpus's kept units).
+        let probed: Vec<(usize, &[F], &[u32])> = (0..self.tables.len())
+            .flat_map(|t| {
+                self.probes(t, fp, radius).map(move |j| {
+                    let bucket = &self.buckets[t][j];
+                    (t, bucket.fps.as_slice(), bucket.slots.as_slice())
+                })
+            })
+            .collect();
+        // The matches' slots, then their ids: the ids' loads (at random in the id array) are
+        // made together after the scans instead of each in the middle of one.
+        let mut found: Vec<(u32, u32)> = Vec::new();
+        for (t, fps, slots) in probed {
+            let (table, earlier) = (&self.tables[t], &self.tables[..t]);
+            for (&stored, &slot) in fps.iter().zip(slots) {
+                let diff = stored.xor(fp);
+                let distance = diff.ones();
+                if distance <= k && reported_by(table, earlier, diff, radius) {
+                    found.push((distance, slot));
                 }
             }
         }
-        Ok(sorted(out))
+        Ok(sorted(
+            found
+                .into_iter()
+                .map(|(distance, slot)| Match {
+                    distance,
+                    id: self.slots.ids[slot as usize],
+                })
+                .collect(),
+        ))
     }
 
     fn max_k(&self) -> u32 {
