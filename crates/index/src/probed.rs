@@ -395,11 +395,11 @@ impl<F: Fingerprint> HammingIndex<F> for ProbedBlocks<F> {
         let mut found: Vec<(u32, u32)> = Vec::new();
         for (t, fps, slots) in probed {
             let (table, earlier) = (&self.tables[t], &self.tables[..t]);
-            for (&stored, &slot) in fps.iter().zip(slots) {
+            for (at, &stored) in fps.iter().enumerate() {
                 let diff = stored.xor(fp);
                 let distance = diff.ones();
                 if distance <= k && reported_by(table, earlier, diff, radius) {
-                    found.push((distance, slot));
+                    found.push((distance, slots[at]));
                 }
             }
         }
