@@ -3,8 +3,9 @@
 
 use neardup_index::synth::{self, Rng};
 use neardup_index::{
-    all_pairs, near_components, run_components, BitInvertedIndex, BruteForce, Design, ExternalPairs,
-    Fingerprint, HammingIndex, IndexError, Match, Pair, PermutedTables, ProbedBlocks, UnionFind,
+    all_pairs, near_components, run_components, BitInvertedIndex, BruteForce, Design,
+    ExternalPairs, Fingerprint, HammingIndex, IndexError, Match, Pair, PermutedTables,
+    ProbedBlocks, UnionFind,
 };
 use proptest::prelude::*;
 
