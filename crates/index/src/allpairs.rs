@@ -130,6 +130,65 @@ pub fn near_components<F: Fingerprint>(fps: &[F], k: u32, design: Design) -> Res
     Ok(merged.into_inner().unwrap_or_else(PoisonError::into_inner))
 }
 
+/// The connected components of "within `k`" over the positions of `fps`, as
+/// [`near_components`] finds them, for a small set or one whose values agree on many bits (a
+/// group of documents sharing a key of the permuted tables agrees on the table's key bits): the
+/// set searched as one run of the search, in the calling thread, with no table design of its
+/// own. Up to 256 values every pair is compared; beyond, the bits on which the values differ
+/// are cut into `k + 1` blocks and searched as the search does a long run (recursively, each
+/// table's runs linked or compared pair by pair), so the bits every value shares cost nothing.
+/// Exact for any `fps` and `k`.
+///
+/// The Spark job links each group of a key this way: a group of a hundred documents costs
+/// microseconds, where [`near_components`] builds its design's tables and tasks for each.
+///
+/// ```
+/// use neardup_index::run_components;
+/// let fps: Vec<u64> = vec![0b0000, 0b0111, 0xFF00, 0xFF00, 0x0F0F_0000, 0b11_1111];
+/// let mut components = run_components(&fps, 3).unwrap();
+/// let label: Vec<u32> = (0..6).map(|i| components.find(i)).collect();
+/// assert_eq!(label[0], label[1]);
+/// assert_eq!(label[1], label[5]);
+/// assert_eq!(label[2], label[3]);
+/// assert_ne!(label[0], label[2]);
+/// assert_ne!(label[4], label[0]);
+/// ```
+pub fn run_components<F: Fingerprint>(fps: &[F], k: u32) -> Result<UnionFind> {
+    checked_len(fps.len())?;
+    let mut merged = UnionFind::new(fps.len())?;
+    let Some(&first) = fps.first() else {
+        return Ok(merged);
+    };
+    let differ = fps.iter().fold(F::ZERO, |acc, &fp| acc.or(fp.xor(first)));
+    let free: Vec<u32> = (0..F::BITS)
+        .rev()
+        .filter(|&p| differ.and(F::bit(p)) != F::ZERO)
+        .collect();
+    let search = Search {
+        vals: fps,
+        k,
+        links_only: true,
+    };
+    let run: Vec<(u32, F)> = fps
+        .iter()
+        .enumerate()
+        .map(|(i, &fp)| (i as u32, fp))
+        .collect();
+    let filter = Filter {
+        require: Vec::new(),
+        exclude: Vec::new(),
+    };
+    let mut out = |u: u32, v: u32, _distance: u32| {
+        merged.union(u, v);
+    };
+    if run.len() > RECURSE_MIN && free.len() > k as usize {
+        search.recurse(&run, &free, &filter, &mut out);
+    } else {
+        search.compare(&run, |&(u, _)| u, &filter, &mut out);
+    }
+    Ok(merged)
+}
+
 /// Runs the search over the distinct `values` (ascending), one table of `design` a task in
 /// parallel, handing every pair of value indices within `k` to `found` with the table's own
 /// state (made by `state`); returns the states. Each pair is found by exactly one table; with

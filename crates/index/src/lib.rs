@@ -44,7 +44,7 @@ mod sink;
 mod slots;
 pub mod synth;
 
-pub use allpairs::{all_pairs, near_components, Pair};
+pub use allpairs::{all_pairs, near_components, run_components, Pair};
 pub use bitwise::BitInvertedIndex;
 pub use block_keys::{BlockKeys, KEY_COST, PLANNED_LEN};
 pub use brute::BruteForce;

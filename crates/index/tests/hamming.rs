@@ -3,8 +3,9 @@
 
 use neardup_index::synth::{self, Rng};
 use neardup_index::{
-    all_pairs, near_components, BitInvertedIndex, BruteForce, Design, ExternalPairs, Fingerprint,
-    HammingIndex, IndexError, Match, Pair, PermutedTables, ProbedBlocks, UnionFind,
+    all_pairs, near_components, run_components, BitInvertedIndex, BruteForce, Design,
+    ExternalPairs, Fingerprint, HammingIndex, IndexError, Match, Pair, PermutedTables,
+    ProbedBlocks, UnionFind,
 };
 use proptest::prelude::*;
 
@@ -531,6 +532,8 @@ fn check<F: Fingerprint>(fps: &[F], k: u32, design: Design) {
     let components = labels(&mut linked);
     let in_memory = labels(&mut near_components(fps, k, design).unwrap());
     assert_eq!(in_memory, components, "near_components, design {design}");
+    let run = labels(&mut run_components(fps, k).unwrap());
+    assert_eq!(run, components, "run_components");
     for memory in BUDGETS {
         let found = external_components(fps, k, design, memory);
         assert_eq!(
@@ -660,4 +663,49 @@ proptest! {
             );
         }
     }
+}
+
+/// The components of `fps` within `k` by brute force: every pair compared.
+fn brute_components<F: Fingerprint>(fps: &[F], k: u32) -> Vec<u32> {
+    let mut linked = UnionFind::new(fps.len()).unwrap();
+    for pair in reference_pairs(fps, k) {
+        linked.union(pair.a, pair.b);
+    }
+    labels(&mut linked)
+}
+
+/// `run_components` on what the Spark job hands it: the members of one key's group, which agree
+/// on a table's key bits (here a block of 9 or 18 bits, as the default design's at `k = 6`) and
+/// differ anywhere else; families of near copies among random values, more than a run compared
+/// pair by pair (256) and fewer, at 64 and 128 bits. The components are brute force's.
+#[test]
+fn run_components_on_groups_sharing_a_key() {
+    fn group<F: Fingerprint>(n: usize, seed: u64, k: u32, key: F, mask: F) -> Vec<F> {
+        synth::planted_with::<F>(n, seed, n / 3, k, n / 8)
+            .into_iter()
+            .map(|fp| fp.and(mask.xor(F::from_u128(u128::MAX))).or(key))
+            .collect()
+    }
+    for (n, seed) in [(40, 1), (300, 2), (2_000, 3)] {
+        for k in [3, 6] {
+            let fps: Vec<u64> = group(n, seed, k, 0x1FF << 20, 0x1FF << 20);
+            assert_eq!(
+                labels(&mut run_components(&fps, k).unwrap()),
+                brute_components(&fps, k),
+                "64 bits, {n} values, k {k}"
+            );
+            let wide: Vec<u128> = group(n, seed, k, 0x3_FFFF << 70, 0x3_FFFF << 70);
+            assert_eq!(
+                labels(&mut run_components(&wide, k).unwrap()),
+                brute_components(&wide, k),
+                "128 bits, {n} values, k {k}"
+            );
+        }
+    }
+    // Identical values, a value alone, none.
+    let mut same = labels(&mut run_components(&[5u64; 300], 6).unwrap());
+    same.dedup();
+    assert_eq!(same.len(), 1);
+    assert_eq!(labels(&mut run_components(&[5u64], 6).unwrap()), vec![0]);
+    assert!(labels(&mut run_components::<u64>(&[], 6).unwrap()).is_empty());
 }

@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 
-use neardup_core::{Fingerprinter, Simhash};
-use neardup_index::{near_components, Design, Fingerprint, UnionFind};
+use neardup_core::Fingerprinter;
+use neardup_index::{run_components, Fingerprint, UnionFind};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -106,7 +106,7 @@ impl SearchKeys {
     /// `offsets[g + 1]` of `rows` (NumPy int64 row numbers) and `simhashes` (their SimHash
     /// fingerprints end to end). Returns `(a, b)`, `a < b`: at most one link a member, which
     /// join the members exactly as every candidate pair of the group would (under a SimHash
-    /// method the pairs within `k`, found by the engine's own [`near_components`]; under
+    /// method the pairs within `k`, found by the engine's own search ([`run_components`]); under
     /// MinHash every pair of the group, each member linked to the group's first). So a group
     /// of m near-identical documents gives m − 1 links, never m(m − 1)/2 pairs.
     #[allow(clippy::type_complexity)]
@@ -171,17 +171,13 @@ impl SearchKeys {
     }
 }
 
-/// Groups up to this size are linked by testing every pair (the policy's own test); larger
-/// ones by the engine's search, whose tables cost more to build than a few pairs to test.
-const SMALL_GROUP: usize = 48;
-
 impl SearchKeys {
     /// The label of each member of a key's group (`values`: their SimHash fingerprints): the
     /// members of one component of the group's candidate pairs share a label. Under MinHash
     /// one component (every pair sharing a band is a candidate). Under a SimHash method the
-    /// search runs on the group's distinct values (exact copies, frequent in a crawl, share a
-    /// value and so a label): every pair tested (the policy's own test) up to
-    /// [`SMALL_GROUP`] values, the engine's search ([`near_components`]) beyond.
+    /// pairs within `k` (the policy's candidate test, [`neardup_dedup::Policy::simhash_evidence`])
+    /// searched among the group's distinct values (exact copies, frequent in a crawl, share a
+    /// value and so a label) as one run ([`labels`]).
     fn group_labels(&self, values: &[u128]) -> Result<Vec<u32>, neardup_dedup::DedupError> {
         if !self.keys.tests_simhash() {
             return Ok(vec![0; values.len()]);
@@ -189,56 +185,24 @@ impl SearchKeys {
         let mut distinct = values.to_vec();
         distinct.sort_unstable();
         distinct.dedup();
-        let labels = if distinct.len() > SMALL_GROUP {
-            let bits = self.policy.profile.bits.count();
-            if self.simhash_width() == 8 {
-                let fps: Vec<u64> = distinct.iter().map(|&v| v as u64).collect();
-                labels(&fps, self.policy.k, bits)?
-            } else {
-                labels(&distinct, self.policy.k, bits)?
-            }
+        let labels = if self.simhash_width() == 8 {
+            let fps: Vec<u64> = distinct.iter().map(|&v| v as u64).collect();
+            labels(&fps, self.policy.k)?
         } else {
-            self.small_labels(&distinct)?
+            labels(&distinct, self.policy.k)?
         };
         Ok(values
             .iter()
             .map(|v| labels[distinct.binary_search(v).unwrap_or(0)])
             .collect())
     }
-
-    /// Labels of a few distinct SimHash `values`: the components of the pairs passing
-    /// [`neardup_dedup::SearchKeys::simhash_candidate`].
-    fn small_labels(&self, values: &[u128]) -> Result<Vec<u32>, neardup_dedup::DedupError> {
-        let value = |i: usize| {
-            if self.simhash_width() == 8 {
-                Simhash::B64(values[i] as u64)
-            } else {
-                Simhash::B128(values[i])
-            }
-        };
-        let mut components = UnionFind::new(values.len())?;
-        for i in 0..values.len() {
-            for j in i + 1..values.len() {
-                if self.keys.simhash_candidate(value(i), value(j))? {
-                    components.union(i as u32, j as u32);
-                }
-            }
-        }
-        Ok((0..values.len() as u32)
-            .map(|i| components.find(i))
-            .collect())
-    }
 }
 
 /// The label of each of `fps` (the index of a member of its component): its component among
-/// them of pairs within `k`, by the engine's own search ([`near_components`]).
-fn labels<F: Fingerprint>(
-    fps: &[F],
-    k: u32,
-    bits: u32,
-) -> Result<Vec<u32>, neardup_dedup::DedupError> {
-    let design = Design::for_expected_len(fps.len(), k, bits);
-    let mut components = near_components(fps, k, design)?;
+/// them of pairs within `k`, searched as one run ([`run_components`]: the bits the group's
+/// members share, its key's at least, cost nothing; no table design of its own).
+fn labels<F: Fingerprint>(fps: &[F], k: u32) -> Result<Vec<u32>, neardup_dedup::DedupError> {
+    let mut components = run_components(fps, k)?;
     Ok((0..fps.len() as u32).map(|i| components.find(i)).collect())
 }
 

@@ -446,8 +446,9 @@ def test_the_part_engine_gathers_small_parts_and_wants_sorted_rows():
 
 
 def test_links_join_a_key_group_as_its_candidate_pairs_do():
-    """A group of 300 members (the engine's search) and one of 3 (every pair tested): one link
-    a member at most, the components of the pairs within k, never the pairs themselves."""
+    """A group of 300 members (searched as one run, recursively on the bits they do not share)
+    and one of 3 (every pair compared): one link a member at most, the components of the pairs
+    within k, never the pairs themselves."""
     import numpy as np
 
     rng = random.Random(5)
