@@ -390,28 +390,27 @@ impl<F: Fingerprint> HammingIndex<F> for ProbedBlocks<F> {
                 })
             })
             .collect();
-        // The matches' slots, then their ids: the ids' loads (at random in the id array) are
-        // made together after the scans instead of each in the middle of one.
-        let mut found: Vec<(u32, u32)> = Vec::new();
+        // The matches with their slots for ids, then each slot replaced by its id: the ids'
+        // loads (at random in the id array) are made together after the scans instead of each
+        // in the middle of one.
+        let mut out = Vec::new();
         for (t, fps, slots) in probed {
             let (table, earlier) = (&self.tables[t], &self.tables[..t]);
             for (at, &stored) in fps.iter().enumerate() {
                 let diff = stored.xor(fp);
                 let distance = diff.ones();
                 if distance <= k && reported_by(table, earlier, diff, radius) {
-                    found.push((distance, slots[at]));
+                    out.push(Match {
+                        distance,
+                        id: u64::from(slots[at]),
+                    });
                 }
             }
         }
-        Ok(sorted(
-            found
-                .into_iter()
-                .map(|(distance, slot)| Match {
-                    distance,
-                    id: self.slots.ids[slot as usize],
-                })
-                .collect(),
-        ))
+        for found in &mut out {
+            found.id = self.slots.ids[found.id as usize];
+        }
+        Ok(sorted(out))
     }
 
     fn max_k(&self) -> u32 {
