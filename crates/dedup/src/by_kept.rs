@@ -44,6 +44,7 @@
 //! beyond it).
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -62,7 +63,9 @@ use crate::documents::Documents;
 use crate::engine::{pair, FeatureSource, FoundPair, Phases, Removal};
 use crate::error::DedupError;
 use crate::exact::ExactGroups;
-use crate::kept_index::{BandNear, KeptIndex, Near, Nearness, PrefixNear, SimhashNear, SCAN_LIMIT};
+use crate::kept_index::{
+    BandNear, KeptIndex, Near, Nearness, PrefixNear, Shifted, SimhashNear, SCAN_LIMIT,
+};
 use crate::listed::ListBuilder;
 use crate::listing::{list_accepted, list_band_pairs, list_prefix_pairs, Listing, ListingSinks};
 use crate::options::DedupOptions;
@@ -587,11 +590,19 @@ struct Found {
 }
 
 /// What a unit's search among some kept units found.
+#[derive(Default)]
 struct Searched {
     found: Option<Found>,
     /// Choices looked at, and how many of them were verified on shingle sets.
     candidates: usize,
     verified: usize,
+}
+
+impl Searched {
+    /// The key of the choice found, if one was: a later search looks only before it.
+    fn key(&self) -> Option<ChoiceKey> {
+        self.found.as_ref().map(|found| found.key)
+    }
 }
 
 /// The inputs of one decision.
@@ -702,33 +713,10 @@ impl Run<'_> {
             spilled_bytes: search_spilled,
         } = linked;
         let mut search_spilled = search_spilled;
-        let verifier = match sets {
-            Sets::Stored(verifier) => Some(verifier),
-            Sets::Fetch(source) => {
-                let verifier = if policy.verifies() {
-                    let memory = budget.left(held_bytes(documents, self.exact));
-                    tracing::info!(
-                        units = self.exact.unit_count(),
-                        with_sets = near.len(),
-                        set_bytes = memory,
-                        "units with a neighbour found"
-                    );
-                    let fetched = Verifier::fetch(source, &near, memory, &budget.spill_dir())?;
-                    Some(Arc::new(fetched))
-                } else {
-                    None
-                };
-                sinks.phases.end("shingle sets");
-                verifier
-            }
-        };
         let units = Units::new(documents, self.exact, self.options.keep);
+        let merged = matches!(components, Components::Merged(_));
         let walk = match components {
             Components::Merged(components) => {
-                if !self.options.list_pairs {
-                    // Made from the union-find from here on.
-                    near = Vec::new();
-                }
                 let component = self.components_with_links(components);
                 WalkOrder::new(self.exact, &component, &units)
             }
@@ -740,6 +728,50 @@ impl Run<'_> {
                 walk
             }
         };
+        // What the indexes of the components walked at once would hold whole: one a thread, of
+        // the largest.
+        let threads = rayon::current_num_threads().max(1) as u64;
+        let largest = walk
+            .components()
+            .iter()
+            .map(|component| index_bytes(component, nearness))
+            .max()
+            .unwrap_or(0);
+        let indexes = largest.saturating_mul(threads);
+        let held = held_bytes(documents, self.exact);
+        let (verifier, indexes) = match sets {
+            Sets::Stored(verifier) => {
+                let left = budget.left(held + verifier.share());
+                (Some(verifier), indexes.min(left))
+            }
+            Sets::Fetch(source) => {
+                // The indexes take what they need of an eighth of what is left, the sets the
+                // rest.
+                let left = budget.left(held);
+                let indexes = indexes.min(left / 8);
+                let verifier = if policy.verifies() {
+                    let memory = left - indexes;
+                    tracing::info!(
+                        units = self.exact.unit_count(),
+                        with_sets = near.len(),
+                        set_bytes = memory,
+                        index_bytes = indexes,
+                        "units with a neighbour found"
+                    );
+                    let fetched = Verifier::fetch(source, &near, memory, &budget.spill_dir())?;
+                    Some(Arc::new(fetched))
+                } else {
+                    None
+                };
+                sinks.phases.end("shingle sets");
+                (verifier, indexes)
+            }
+        };
+        if merged && !self.options.list_pairs {
+            // The walk order holds them from here on.
+            near = Vec::new();
+        }
+        let share = indexes / threads;
         tracing::info!(
             components = walk.spans.len(),
             units = walk.order.len(),
@@ -766,6 +798,7 @@ impl Run<'_> {
                     &links,
                     verifier.as_deref(),
                     nearness,
+                    share,
                 )?;
                 if !outcome.joined.is_empty() {
                     joined.add(&mut outcome.joined)?;
@@ -805,7 +838,7 @@ impl Run<'_> {
     }
 
     /// Decides the units of one component (`component`: in keep order), each against the kept
-    /// units before it.
+    /// units before it, its index holding at most `share` bytes ([`Nearness::unit_bytes`]).
     ///
     /// Units are taken in batches: each unit of a batch is searched for among the units kept
     /// before the batch, in parallel (the index and the kept marks are only read), then, in keep
@@ -813,6 +846,14 @@ impl Run<'_> {
     /// what the first search found. The first passing choice of the union is the one a walk
     /// unit by unit finds: the same decisions, with the searches and verifications of a
     /// component (one component holds most units of a crawl of templates) on every thread.
+    ///
+    /// A component whose index does not fit `share` is walked in parts ([`parts`]), each with
+    /// an index of its own units; before a part is walked, its units are searched for among the
+    /// units the earlier parts kept, in chunks that fit the share
+    /// ([`Run::search_kept_before`]), and what a unit finds there bounds its search in its part
+    /// (only a nearer choice can come first). The same decisions again: only more pairs
+    /// verified (a chunk's choices are verified before a nearer one in a later chunk is known).
+    #[allow(clippy::too_many_arguments)]
     fn walk_component<N: Nearness>(
         &self,
         documents: &Documents,
@@ -821,50 +862,143 @@ impl Run<'_> {
         links: &AcceptedByDoc,
         verifier: Option<&Verifier>,
         nearness: &N,
+        share: u64,
     ) -> Result<Outcome, DedupError> {
-        let mut walk = Walk::new(component, nearness.index(component)?, links, self.accepted);
-        let len = component.len() as u32;
-        let batch = batch_len(component.len()) as u32;
-        for start in (0..len).step_by(batch as usize) {
-            let batch = start..(start + batch).min(len);
-            let search = |place: u32| {
-                let choices = walk.choices_before(units, place)?;
-                self.first_passing(documents, &walk, place, choices, None, verifier)
-            };
-            let before: Vec<Searched> = if batch.len() >= PARALLEL_BATCH {
-                batch
-                    .clone()
-                    .into_par_iter()
-                    .map(search)
-                    .collect::<Result<_, _>>()?
-            } else {
-                batch.clone().map(search).collect::<Result<_, _>>()?
-            };
-            for (place, before) in batch.zip(before) {
-                let unit = component[place as usize];
-                let choices = walk.choices_in_batch(units, place)?;
-                let within = self.first_passing(
-                    documents,
-                    &walk,
-                    place,
-                    choices,
-                    before.found.as_ref().map(|f| f.key),
-                    verifier,
-                )?;
-                walk.outcome.candidates += before.candidates + within.candidates;
-                walk.outcome.verified += before.verified + within.verified;
-                let found = within.found.or(before.found);
-                if let (Some(_), Some(verifier)) = (&found, verifier) {
-                    // A unit that joins another is never a candidate again: its set leaves the
-                    // cache, which so holds the kept units' sets that later units are verified
-                    // on.
-                    verifier.forget(unit);
-                }
-                walk.settle(place, found);
+        let batch = batch_len(component.len());
+        let parts = parts(component, nearness, share, batch);
+        if parts.len() > 1 {
+            tracing::info!(
+                units = component.len(),
+                parts = parts.len(),
+                index_bytes = share,
+                "a component walked in parts: its index does not fit its share of the budget"
+            );
+        }
+        let index = |part: &Range<u32>| -> Result<_, DedupError> {
+            let members = &component[part.start as usize..part.end as usize];
+            Ok(Shifted::new(nearness.index(members)?, part.start))
+        };
+        let mut walk = Walk::new(component, index(&parts[0])?, links, self.accepted);
+        if parts.len() > 1 {
+            walk.kept_places = Some(Vec::new());
+        }
+        for (at, part) in parts.iter().enumerate() {
+            if at > 0 {
+                walk.index = index(part)?;
             }
-            walk.end_batch()?;
+            let mut prior =
+                self.search_kept_before(documents, &walk, part.clone(), nearness, verifier, share)?;
+            for start in part.clone().step_by(batch) {
+                let batch = start..(start + batch as u32).min(part.end);
+                let search = |place: u32| {
+                    let until = prior[(place - part.start) as usize].key();
+                    let choices = walk.choices_before(units, place)?;
+                    self.first_passing(documents, &walk, place, choices, until, verifier)
+                };
+                let before: Vec<Searched> = if batch.len() >= PARALLEL_BATCH {
+                    batch
+                        .clone()
+                        .into_par_iter()
+                        .map(search)
+                        .collect::<Result<_, _>>()?
+                } else {
+                    batch.clone().map(search).collect::<Result<_, _>>()?
+                };
+                for (place, before) in batch.zip(before) {
+                    let unit = component[place as usize];
+                    let prior = std::mem::take(&mut prior[(place - part.start) as usize]);
+                    let found_before = before.found.or(prior.found);
+                    let choices = walk.choices_in_batch(units, place)?;
+                    let until = found_before.as_ref().map(|f| f.key);
+                    let within =
+                        self.first_passing(documents, &walk, place, choices, until, verifier)?;
+                    walk.outcome.candidates +=
+                        prior.candidates + before.candidates + within.candidates;
+                    walk.outcome.verified += prior.verified + before.verified + within.verified;
+                    let found = within.found.or(found_before);
+                    if let (Some(_), Some(verifier)) = (&found, verifier) {
+                        // A unit that joins another is never a candidate again: its set leaves
+                        // the cache, which so holds the kept units' sets that later units are
+                        // verified on.
+                        verifier.forget(unit);
+                    }
+                    walk.settle(place, found);
+                }
+                walk.end_batch()?;
+            }
         }
         Ok(walk.outcome)
+    }
+
+    /// For each unit of `part` (places of `walk`'s component after its earlier parts, walked
+    /// already), the first passing of its choices among the units those parts kept: they are
+    /// taken in chunks whose index, with the part's units, fits `share`
+    /// ([`Nearness::unit_bytes`]), each chunk indexed once and searched by every unit of the
+    /// part in parallel, a unit's search in a chunk bounded by what it found in the chunks
+    /// before. Nothing for the first part.
+    fn search_kept_before<N: Nearness>(
+        &self,
+        documents: &Documents,
+        walk: &Walk<'_, Shifted<N::Index>>,
+        part: Range<u32>,
+        nearness: &N,
+        verifier: Option<&Verifier>,
+        share: u64,
+    ) -> Result<Vec<Searched>, DedupError> {
+        let mut found: Vec<Searched> = part.clone().map(|_| Searched::default()).collect();
+        let Some(kept) = walk.kept_places.as_deref() else {
+            return Ok(found);
+        };
+        let len = walk.component.len();
+        let part_units = part.clone().map(|place| walk.unit(place));
+        let part_bytes: u64 = part_units
+            .clone()
+            .map(|unit| nearness.unit_bytes(unit, len))
+            .sum();
+        let mut rest = kept;
+        while !rest.is_empty() {
+            let room = share.saturating_sub(part_bytes);
+            let chunk = within(rest, room, |place| {
+                nearness.unit_bytes(walk.unit(place), len)
+            });
+            rest = &rest[chunk.len()..];
+            let members: Vec<u32> = chunk
+                .iter()
+                .map(|&place| walk.unit(place))
+                .chain(part_units.clone())
+                .collect();
+            let mut index = nearness.index(&members)?;
+            for local in 0..chunk.len() as u32 {
+                index.insert(local)?;
+            }
+            let first = chunk.len() as u32;
+            found
+                .par_iter_mut()
+                .zip(part.clone().into_par_iter())
+                .try_for_each(|(searched, place)| {
+                    let near = index.near(first + place - part.start)?;
+                    let choices = near.into_iter().map(|mut near| {
+                        near.place = chunk[near.place as usize];
+                        Choice::near(near)
+                    });
+                    let until = searched.key();
+                    let more = self.first_passing(
+                        documents,
+                        walk,
+                        place,
+                        sorted(choices.collect()),
+                        until,
+                        verifier,
+                    )?;
+                    searched.candidates += more.candidates;
+                    searched.verified += more.verified;
+                    if more.found.is_some() {
+                        searched.found = more.found;
+                    }
+                    Ok::<_, DedupError>(())
+                })?;
+        }
+        Ok(found)
     }
 
     /// The first of `choices` (sorted by key) of the unit at `place` in `walk`'s component
@@ -1068,6 +1202,70 @@ fn batch_len(len: usize) -> usize {
     (len / 4).clamp(8, WALK_BATCH)
 }
 
+/// The bytes `nearness`'s index of `component` (its units in keep order) holds at most, and the
+/// walk's search state of each of its units ([`Nearness::unit_bytes`]).
+fn index_bytes<N: Nearness>(component: &[u32], nearness: &N) -> u64 {
+    let bytes = unit_walk_bytes(component, nearness);
+    (0..component.len() as u32).map(bytes).sum()
+}
+
+/// What the walk holds for the unit at a place of `component` (its units in keep order): its
+/// index's bytes and its search state.
+fn unit_walk_bytes<'a, N: Nearness>(
+    component: &'a [u32],
+    nearness: &'a N,
+) -> impl Fn(u32) -> u64 + Copy + 'a {
+    let len = component.len();
+    move |place: u32| {
+        nearness.unit_bytes(component[place as usize], len) + std::mem::size_of::<Searched>() as u64
+    }
+}
+
+/// The parts a component (its units in keep order) is walked in, as ranges of places: one when
+/// its index fits `share` bytes ([`Nearness::unit_bytes`], and a unit's search state while its
+/// part is walked); else parts of consecutive places that fit half of it each (the search of the
+/// units kept before a part holds the part's index and a chunk of those), in whole batches of
+/// `batch` units: as many as fit, at least one.
+fn parts<N: Nearness>(
+    component: &[u32],
+    nearness: &N,
+    share: u64,
+    batch: usize,
+) -> Vec<Range<u32>> {
+    let len = component.len();
+    if index_bytes(component, nearness) <= share {
+        return std::iter::once(0..len as u32).collect();
+    }
+    let bytes = unit_walk_bytes(component, nearness);
+    let places: Vec<u32> = (0..len as u32).collect();
+    let mut parts = Vec::new();
+    let mut rest = places.as_slice();
+    while !rest.is_empty() {
+        let fit = within(rest, share / 2, bytes).len();
+        let take = match fit == rest.len() {
+            true => fit,
+            false => (fit / batch).max(1) * batch,
+        };
+        let (part, after) = rest.split_at(take.min(rest.len()));
+        parts.push(part[0]..part[part.len() - 1] + 1);
+        rest = after;
+    }
+    parts
+}
+
+/// The longest start of `places` whose `bytes` add up to at most `room`, but at least one.
+fn within(places: &[u32], room: u64, bytes: impl Fn(u32) -> u64) -> &[u32] {
+    let mut total = 0;
+    let fit = places
+        .iter()
+        .take_while(|&&place| {
+            total += bytes(place);
+            total <= room
+        })
+        .count();
+    &places[..fit.max(1).min(places.len())]
+}
+
 /// The accepted pairs between two units (exact pairs are within one), by document: `(other
 /// document, index in the accepted pairs)`.
 struct AcceptedByDoc(HashMap<u32, Vec<(u32, u32)>>);
@@ -1122,6 +1320,9 @@ struct Walk<'a, I> {
     kept: HashSet<u32>,
     /// The places the current batch kept so far.
     batch_kept: Vec<u32>,
+    /// When the component is walked in parts: the places kept before the current batch,
+    /// ascending (4 bytes a kept unit), which the later parts search in chunks.
+    kept_places: Option<Vec<u32>>,
     links: &'a AcceptedByDoc,
     accepted: &'a [FoundPair],
     outcome: Outcome,
@@ -1148,6 +1349,7 @@ impl<'a, I: KeptIndex> Walk<'a, I> {
             place_of,
             kept: HashSet::new(),
             batch_kept: Vec::new(),
+            kept_places: None,
             links,
             accepted,
             outcome: Outcome::default(),
@@ -1224,6 +1426,9 @@ impl<'a, I: KeptIndex> Walk<'a, I> {
 
     /// Ends a batch: the units it kept go into the index.
     fn end_batch(&mut self) -> Result<(), DedupError> {
+        if let Some(kept) = &mut self.kept_places {
+            kept.extend_from_slice(&self.batch_kept);
+        }
         for place in self.batch_kept.drain(..) {
             self.index.insert(place)?;
         }
@@ -1247,4 +1452,55 @@ fn in_groups_of_two_or_more(components: &mut UnionFind) -> Vec<bool> {
         size[root as usize] += 1;
     }
     roots.iter().map(|&root| size[root as usize] > 1).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A nearness whose index holds `bytes` a unit (its index is never made here).
+    struct Sized {
+        bytes: u64,
+    }
+
+    impl Nearness for Sized {
+        type Index = Shifted<crate::kept_index::SimhashKept<u64>>;
+
+        fn index(&self, _component: &[u32]) -> Result<Self::Index, DedupError> {
+            unreachable!("parts only measure")
+        }
+
+        fn unit_bytes(&self, _unit: u32, _len: usize) -> u64 {
+            self.bytes
+        }
+    }
+
+    #[test]
+    fn a_component_is_walked_in_parts_only_when_its_index_does_not_fit() {
+        let component: Vec<u32> = (0..1000).collect();
+        let nearness = Sized { bytes: 100 };
+        let unit = 100 + std::mem::size_of::<Searched>() as u64;
+        // Fits whole: one part.
+        let whole = parts(&component, &nearness, 1000 * unit, 256);
+        assert_eq!((whole.len(), whole[0].clone()), (1, 0..1000));
+        // One unit short: parts of half the share, in whole batches (499 units fit a half: one
+        // batch of 256), the rest in one part once it fits.
+        let split = parts(&component, &nearness, 1000 * unit - 1, 256);
+        assert_eq!(split, [0..256, 256..512, 512..1000]);
+        let split = parts(&component, &nearness, 900 * unit, 128);
+        assert_eq!(split, [0..384, 384..768, 768..1000]);
+        // No room: a batch a part.
+        let least = parts(&component, &nearness, 0, 256);
+        assert_eq!(least.len(), 4);
+        assert!(least.iter().all(|part| part.len() <= 256));
+        assert_eq!(least.last().unwrap().end, 1000);
+    }
+
+    #[test]
+    fn within_takes_at_least_one_and_stops_at_the_room() {
+        let places = [0u32, 1, 2, 3];
+        assert_eq!(within(&places, 0, |_| 10), [0]);
+        assert_eq!(within(&places, 25, |_| 10), [0, 1]);
+        assert_eq!(within(&places, 1000, |_| 10), places);
+    }
 }

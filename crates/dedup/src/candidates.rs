@@ -64,6 +64,11 @@ impl Verifier {
         Ok(Verifier { sets })
     }
 
+    /// The bytes of memory the sets may hold.
+    pub(crate) fn share(&self) -> u64 {
+        self.sets.share()
+    }
+
     /// Bytes of shingle sets written to disk.
     pub(crate) fn spilled_bytes(&self) -> u64 {
         self.sets.spilled_bytes()
@@ -73,6 +78,12 @@ impl Verifier {
     /// `None` if it was not stored.
     pub(crate) fn set(&self, position: u32) -> Result<Option<Arc<FeatureSet>>, DedupError> {
         self.sets.get(position)
+    }
+
+    /// The size of the set of the document at `position` (held in memory, whatever is
+    /// spilled), or `None` if it was not stored.
+    pub(crate) fn set_len(&self, position: u32) -> Option<usize> {
+        self.sets.summary(position).map(|summary| summary.len)
     }
 
     /// Drops the set of the document at `position` from the cache: it will not be asked for

@@ -20,7 +20,7 @@ use crate::documents::Documents;
 use crate::engine::distance;
 use crate::error::DedupError;
 use crate::policy::{Evidence, Measure, Policy};
-use crate::prefixes::{Prefix, PrefixIndex, ShingleOrder};
+use crate::prefixes::{prefix_lens, Prefix, PrefixIndex, ShingleOrder};
 
 /// Components up to this many units are searched by a scan of their kept units: cheaper than the
 /// probes of a [`ProbedBlocks`] query (64 comparisons a probe, 68 probes a table set at k = 6).
@@ -45,6 +45,12 @@ pub(crate) trait Nearness: Sync {
 
     /// An empty index of `component`'s kept units (`component`: its units in keep order).
     fn index(&self, component: &[u32]) -> Result<Self::Index, DedupError>;
+
+    /// The most bytes an index of `len` units holds for `unit`: what it reads of the unit when
+    /// it is made, and the unit's entries once it is kept (counted high: the room growing
+    /// vectors and maps keep). The walk splits a component whose index would not fit its share
+    /// of the budget by these ([`crate::by_kept`]).
+    fn unit_bytes(&self, unit: u32, len: usize) -> u64;
 }
 
 /// The kept units of one component (see the module documentation).
@@ -60,6 +66,50 @@ pub(crate) trait KeptIndex: Send + Sync {
 
     /// The unit at `place` joined a kept unit: it is never searched for again.
     fn joined(&mut self, _place: u32) {}
+}
+
+/// An index of the units of one part of a component, from its place `start` on, that speaks
+/// of places in the whole component: the walk of a component too large for one index in its
+/// share of the budget makes one a part ([`crate::by_kept`]).
+pub(crate) struct Shifted<I> {
+    inner: I,
+    start: u32,
+}
+
+impl<I: KeptIndex> Shifted<I> {
+    /// `inner`, made over the component's units from the place `start` on.
+    pub(crate) fn new(inner: I, start: u32) -> Self {
+        Shifted { inner, start }
+    }
+
+    fn shifted(&self, mut found: Vec<Near>) -> Vec<Near> {
+        for near in &mut found {
+            near.place += self.start;
+        }
+        found
+    }
+}
+
+impl<I: KeptIndex> KeptIndex for Shifted<I> {
+    fn near(&self, place: u32) -> Result<Vec<Near>, DedupError> {
+        Ok(self.shifted(self.inner.near(place - self.start)?))
+    }
+
+    fn near_among(&self, place: u32, places: &[u32]) -> Result<Vec<Near>, DedupError> {
+        if self.start == 0 {
+            return self.inner.near_among(place, places);
+        }
+        let local: Vec<u32> = places.iter().map(|&p| p - self.start).collect();
+        Ok(self.shifted(self.inner.near_among(place - self.start, &local)?))
+    }
+
+    fn insert(&mut self, place: u32) -> Result<(), DedupError> {
+        self.inner.insert(place - self.start)
+    }
+
+    fn joined(&mut self, place: u32) {
+        self.inner.joined(place - self.start);
+    }
 }
 
 /// SimHash values within `k` bits: `fingerprint` gives a unit's value.
@@ -94,6 +144,20 @@ impl<F: Fingerprint, FP: Fn(u32) -> F + Sync> Nearness for SimhashNear<FP> {
             index,
             k: self.k,
         })
+    }
+
+    /// The value (read for every unit), and once kept its entries: a scan's slot (the value, an
+    /// id of 8 bytes and 4 of map), or a [`ProbedBlocks`]' slot and one entry a block (the value
+    /// and 4 bytes), twice for the room its buckets keep as they grow.
+    fn unit_bytes(&self, _unit: u32, len: usize) -> u64 {
+        let value = std::mem::size_of::<F>() as u64;
+        let slot = value + 12;
+        let entries = if len <= SCAN_LIMIT {
+            slot
+        } else {
+            slot + 2 * u64::from(ProbedBlocks::<F>::blocks_for(len, self.k)) * (value + 4)
+        };
+        value + entries
     }
 }
 
@@ -186,6 +250,14 @@ impl Nearness for BandNear<'_> {
             params: self.params,
             threshold: self.threshold,
         })
+    }
+
+    /// Its signature, SimHash and band keys, and once kept a place in a bucket a band (4 bytes,
+    /// and as much again for the map's entry and room).
+    fn unit_bytes(&self, _unit: u32, _len: usize) -> u64 {
+        let width = self.documents.signatures().width() as u64;
+        let bands = self.params.bands as u64;
+        width * 4 + 16 + bands * 8 + bands * 16
     }
 }
 
@@ -297,6 +369,14 @@ impl<'a> Nearness for PrefixNear<'a> {
             index: PrefixIndex::default(),
             pending: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Its place in the component, and its prefix: made once (16 bytes a shingle of the probe
+    /// prefix), then indexed once kept ([`Prefix::index_bytes`], counted high).
+    fn unit_bytes(&self, unit: u32, _len: usize) -> u64 {
+        let len = self.sets.set_len(unit).unwrap_or(0);
+        let (_, probe) = prefix_lens(len, self.policy);
+        4 + probe as u64 * (16 + 32)
     }
 }
 

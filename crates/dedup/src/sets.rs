@@ -209,6 +209,11 @@ impl SetStore {
         Ok(())
     }
 
+    /// The bytes of memory the store may hold: sets, counts and cache together.
+    pub(crate) fn share(&self) -> u64 {
+        self.share as u64
+    }
+
     /// Bytes written to the spill file.
     pub(crate) fn spilled_bytes(&self) -> u64 {
         self.spill.as_ref().map_or(0, |s| s.written * 8)

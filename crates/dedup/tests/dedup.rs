@@ -326,8 +326,11 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(60))]
 
     /// A budget with no room for shingle sets writes every one to a spill file and reads them
-    /// back through a cache of one: the same decisions as in memory, with every accepted pair
-    /// listed or not, and the spill file is gone when the run ends.
+    /// back through a cache of one, and walks every component of more than a batch in parts
+    /// (each part's index alone, the units kept before it searched in chunks): the same
+    /// decisions and candidates as in memory, with every accepted pair listed or not (only more
+    /// pairs verified, never more than every candidate), and the spill file is gone when the run
+    /// ends.
     #[test]
     fn a_budget_with_no_room_spills_and_decides_the_same(
         fps in prop_oneof![families(), corpus()],
@@ -343,7 +346,8 @@ proptest! {
         prop_assert_eq!(&found.removals, &expected.removals);
         prop_assert_eq!(&found.clusters, &expected.clusters);
         prop_assert_eq!(&found.pairs, &expected.pairs);
-        prop_assert_eq!(found.verified_candidates, expected.verified_candidates);
+        prop_assert_eq!(found.candidates, expected.candidates);
+        prop_assert!(found.verified_candidates >= expected.verified_candidates);
         // No room: the digests and the search's fingerprints go to disk, whatever is found.
         prop_assert!(found.spilled_bytes > 0);
         prop_assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -438,6 +442,27 @@ fn a_component_larger_than_a_scan_decides_as_every_pair() {
         "kept {kept}: both outcomes are common"
     );
     assert!(lazy.verified_candidates < all.verified_candidates);
+    // With no room, the component is walked in 20 parts of a batch (256 units): each part's
+    // kept units in an index of their own, every part's units searched among the units kept
+    // before it a chunk at a time. The same decisions; as many pairs verified as in one walk or
+    // more (a chunk's choices are verified before a nearer one in a later chunk is known), never
+    // more than every pair.
+    let deciding = DedupOptions {
+        list_pairs: false,
+        ..policy(|p| {
+            p.threshold = 0.6;
+            p.k = 3;
+        })
+    };
+    let (no_room, dir) = with_no_room(&deciding);
+    let parted = dedup(&items, &no_room).unwrap();
+    assert_eq!(parted.clusters, all.clusters);
+    assert_eq!(parted.removals, all.removals);
+    assert_eq!(parted.kept, all.kept);
+    assert_eq!(parted.candidates, lazy.candidates);
+    assert!(parted.verified_candidates >= lazy.verified_candidates);
+    assert!(parted.verified_candidates <= all.verified_candidates);
+    drop(dir);
 }
 
 /// More links than the external components hold in memory (the search's least share holds
