@@ -39,9 +39,11 @@
 //! runs, the components are found from them on disk ([`FoundLinks::components`]) and the walk
 //! order is read from `(component, unit)` runs a component at a time (the units with a
 //! neighbour listed, 4 bytes each, the one thing held a unit). One byte a document for the
-//! flags; 4 bytes a unit with a neighbour for the keep order, the SimHash values, index and kept marks of each component walked (one a
-//! thread), and the shingle sets of the units with a neighbour (within the budget, spilled
-//! beyond it).
+//! flags; 4 bytes a unit with a neighbour for the keep order; the index of each component walked
+//! (one a thread: its units' SimHash values, signatures or prefixes, and its kept units), within
+//! a share of the budget: a component whose index does not fit is walked in parts (see
+//! [`Run::walk_component`]); and the shingle sets of the units with a neighbour (within the
+//! budget, spilled beyond it).
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -521,7 +523,8 @@ fn linked_components(
 
 /// Bytes held besides the shingle sets: the documents and the walk's state (an estimate;
 /// [`crate::Budget`] takes the measured peak when that is larger). The indexes of kept units
-/// (one a component walked, one a thread at a time) are not counted here.
+/// (one a component walked, one a thread at a time) are not counted here: the walk gives them
+/// a share of its own ([`Run::decide`]).
 fn held_bytes(documents: &Documents, exact: &ExactGroups) -> u64 {
     let walk = documents.len() as u64 + u64::from(exact.unit_count()) * 8;
     documents.held_bytes() + walk
