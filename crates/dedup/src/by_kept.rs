@@ -894,7 +894,9 @@ impl Run<'_> {
             for start in part.clone().step_by(batch) {
                 let batch = start..(start + batch as u32).min(part.end);
                 let search = |place: u32| {
-                    let until = prior[(place - part.start) as usize].key();
+                    let until = prior
+                        .get((place - part.start) as usize)
+                        .and_then(Searched::key);
                     let choices = walk.choices_before(units, place)?;
                     self.first_passing(documents, &walk, place, choices, until, verifier)
                 };
@@ -909,7 +911,10 @@ impl Run<'_> {
                 };
                 for (place, before) in batch.zip(before) {
                     let unit = component[place as usize];
-                    let prior = std::mem::take(&mut prior[(place - part.start) as usize]);
+                    let prior = prior
+                        .get_mut((place - part.start) as usize)
+                        .map(std::mem::take)
+                        .unwrap_or_default();
                     let found_before = before.found.or(prior.found);
                     let choices = walk.choices_in_batch(units, place)?;
                     let until = found_before.as_ref().map(|f| f.key);
@@ -938,7 +943,7 @@ impl Run<'_> {
     /// taken in chunks whose index, with the part's units, fits `share`
     /// ([`Nearness::unit_bytes`]), each chunk indexed once and searched by every unit of the
     /// part in parallel, a unit's search in a chunk bounded by what it found in the chunks
-    /// before. Nothing for the first part.
+    /// before. Empty (nothing found for any unit) when no part before kept a unit.
     fn search_kept_before<N: Nearness>(
         &self,
         documents: &Documents,
@@ -948,10 +953,11 @@ impl Run<'_> {
         verifier: Option<&Verifier>,
         share: u64,
     ) -> Result<Vec<Searched>, DedupError> {
+        let kept = walk.kept_places.as_deref().unwrap_or_default();
+        if kept.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut found: Vec<Searched> = part.clone().map(|_| Searched::default()).collect();
-        let Some(kept) = walk.kept_places.as_deref() else {
-            return Ok(found);
-        };
         let len = walk.component.len();
         let part_units = part.clone().map(|place| walk.unit(place));
         let part_bytes: u64 = part_units
@@ -1205,30 +1211,21 @@ fn batch_len(len: usize) -> usize {
     (len / 4).clamp(8, WALK_BATCH)
 }
 
-/// The bytes `nearness`'s index of `component` (its units in keep order) holds at most, and the
-/// walk's search state of each of its units ([`Nearness::unit_bytes`]).
+/// The bytes `nearness`'s index of `component` (its units in keep order) holds at most
+/// ([`Nearness::unit_bytes`]).
 fn index_bytes<N: Nearness>(component: &[u32], nearness: &N) -> u64 {
-    let bytes = unit_walk_bytes(component, nearness);
-    (0..component.len() as u32).map(bytes).sum()
-}
-
-/// What the walk holds for the unit at a place of `component` (its units in keep order): its
-/// index's bytes and its search state.
-fn unit_walk_bytes<'a, N: Nearness>(
-    component: &'a [u32],
-    nearness: &'a N,
-) -> impl Fn(u32) -> u64 + Copy + 'a {
     let len = component.len();
-    move |place: u32| {
-        nearness.unit_bytes(component[place as usize], len) + std::mem::size_of::<Searched>() as u64
-    }
+    component
+        .iter()
+        .map(|&unit| nearness.unit_bytes(unit, len))
+        .sum()
 }
 
 /// The parts a component (its units in keep order) is walked in, as ranges of places: one when
-/// its index fits `share` bytes ([`Nearness::unit_bytes`], and a unit's search state while its
-/// part is walked); else parts of consecutive places that fit half of it each (the search of the
-/// units kept before a part holds the part's index and a chunk of those), in whole batches of
-/// `batch` units: as many as fit, at least one.
+/// its index fits `share` bytes ([`index_bytes`]); else parts of consecutive places that fit
+/// half of it each, their index and each unit's search state (the search of the units kept
+/// before a part holds the part's index and a chunk of those), in whole batches of `batch`
+/// units: as many as fit, at least one.
 fn parts<N: Nearness>(
     component: &[u32],
     nearness: &N,
@@ -1239,7 +1236,9 @@ fn parts<N: Nearness>(
     if index_bytes(component, nearness) <= share {
         return std::iter::once(0..len as u32).collect();
     }
-    let bytes = unit_walk_bytes(component, nearness);
+    let bytes = |place: u32| {
+        nearness.unit_bytes(component[place as usize], len) + std::mem::size_of::<Searched>() as u64
+    };
     let places: Vec<u32> = (0..len as u32).collect();
     let mut parts = Vec::new();
     let mut rest = places.as_slice();
@@ -1482,21 +1481,37 @@ mod tests {
     fn a_component_is_walked_in_parts_only_when_its_index_does_not_fit() {
         let component: Vec<u32> = (0..1000).collect();
         let nearness = Sized { bytes: 100 };
-        let unit = 100 + std::mem::size_of::<Searched>() as u64;
         // Fits whole: one part.
-        let whole = parts(&component, &nearness, 1000 * unit, 256);
+        let whole = parts(&component, &nearness, 100_000, 256);
         assert_eq!((whole.len(), whole[0].clone()), (1, 0..1000));
-        // One unit short: parts of half the share, in whole batches (499 units fit a half: one
-        // batch of 256), the rest in one part once it fits.
-        let split = parts(&component, &nearness, 1000 * unit - 1, 256);
-        assert_eq!(split, [0..256, 256..512, 512..1000]);
-        let split = parts(&component, &nearness, 900 * unit, 128);
-        assert_eq!(split, [0..384, 384..768, 768..1000]);
-        // No room: a batch a part.
-        let least = parts(&component, &nearness, 0, 256);
-        assert_eq!(least.len(), 4);
-        assert!(least.iter().all(|part| part.len() <= 256));
-        assert_eq!(least.last().unwrap().end, 1000);
+        // A byte short and less: parts of whole batches that fit half the share with their
+        // search state (or one batch), the rest in one part once it fits.
+        let unit = 100 + std::mem::size_of::<Searched>() as u64;
+        for (share, batch) in [(99_999, 256), (99_999, 64), (600 * unit, 128), (0, 256)] {
+            let split = parts(&component, &nearness, share, batch);
+            assert!(split.len() > 1, "{share} {batch}: {split:?}");
+            assert_eq!(split[0].start, 0);
+            assert_eq!(split.last().unwrap().end, 1000);
+            for pair in split.windows(2) {
+                assert_eq!(pair[0].end, pair[1].start);
+            }
+            for part in &split {
+                let last = part.end == 1000;
+                assert!(
+                    last || part.len() % batch == 0,
+                    "{share} {batch}: {split:?}"
+                );
+                let bytes = part.len() as u64 * unit;
+                let one_batch = part.len() <= batch;
+                assert!(
+                    one_batch || bytes <= share / 2,
+                    "{share} {batch}: {split:?}"
+                );
+            }
+        }
+        // 600 units' worth: 300 fit a half, two batches of 128 a part.
+        let split = parts(&component, &nearness, 600 * unit, 128);
+        assert_eq!(split, [0..256, 256..512, 512..768, 768..1000]);
     }
 
     #[test]
