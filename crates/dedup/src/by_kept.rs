@@ -1487,7 +1487,7 @@ mod tests {
         // A byte short and less: parts of whole batches that fit half the share with their
         // search state (or one batch), the rest in one part once it fits.
         let unit = 100 + std::mem::size_of::<Searched>() as u64;
-        for (share, batch) in [(99_999, 256), (99_999, 64), (600 * unit, 128), (0, 256)] {
+        for (share, batch) in [(99_999, 256), (99_999, 64), (400 * unit, 128), (0, 256)] {
             let split = parts(&component, &nearness, share, batch);
             assert!(split.len() > 1, "{share} {batch}: {split:?}");
             assert_eq!(split[0].start, 0);
@@ -1509,9 +1509,9 @@ mod tests {
                 );
             }
         }
-        // 600 units' worth: 300 fit a half, two batches of 128 a part.
-        let split = parts(&component, &nearness, 600 * unit, 128);
-        assert_eq!(split, [0..256, 256..512, 512..768, 768..1000]);
+        // 500 units' worth: 250 fit a half, three batches of 64 a part, then the 232 left.
+        let split = parts(&component, &nearness, 500 * unit, 64);
+        assert_eq!(split, [0..192, 192..384, 384..576, 576..768, 768..1000]);
     }
 
     #[test]
