@@ -517,7 +517,7 @@ fn linked_components(
 }
 
 /// Bytes held besides the shingle sets: the documents and the walk's state (an estimate;
-/// [`crate::Budget`] takes the measured peak when that is larger). The indexes of kept units
+/// [`crate::Budget`] takes the run's measured peak when that is larger). The indexes of kept units
 /// (one a component walked, one a thread at a time) are not counted here.
 fn held_bytes(documents: &Documents, exact: &ExactGroups) -> u64 {
     let walk = documents.len() as u64 + u64::from(exact.unit_count()) * 8;

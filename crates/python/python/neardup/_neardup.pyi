@@ -203,9 +203,13 @@ class PartEngine:
         keep: str = "first",
         texts_in_memory: int = 64 << 20,
         memory: Optional[int] = None,
+        whole_process: bool = False,
     ) -> None:
         """``memory``: bytes a part is decided within (``None``: the engine's default, 2 GiB);
-        beyond it the engine spills to the system's temporary folder."""
+        beyond it the engine spills to the system's temporary folder. Each run of the engine may
+        raise the process's peak resident memory by ``memory`` above what it was when the run
+        began; with ``whole_process``, ``memory`` bounds the whole process (a hard limit on the
+        worker, such as ``spark.executor.pyspark.memory``)."""
     def feed(
         self,
         parts: npt.NDArray[np.int64],

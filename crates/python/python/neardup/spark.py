@@ -661,7 +661,9 @@ class _Stages:
         def decide(batches: Iterator[Any]) -> Iterator[Any]:
             import numpy as np
 
-            engine = PartEngine(policy_json, keep, memory=memory)
+            # A budget from the worker's limit bounds the whole worker; else each run of the
+            # engine gets the default on top of what the worker holds.
+            engine = PartEngine(policy_json, keep, memory=memory, whole_process=memory is not None)
             names = _Names() if id_type else None
             for batch in batches:
                 if batch.num_rows == 0:
