@@ -78,9 +78,9 @@ impl PartEngine {
     /// `texts_in_memory` bytes of a part's texts in memory (the rest in a temporary file), and
     /// deciding parts within `memory` bytes (`neardup dedup --memory`; `None`: its default,
     /// 2 GiB), spilling to the system's temporary folder beyond it. Each run of the engine (a
-    /// batch of whole parts) may raise the process's peak resident memory by `memory` above
-    /// what it was when the run began (what the worker, its batches and the runs before held
-    /// is not the run's: `neardup_dedup::Budget::new`); with `whole_process`, `memory` bounds
+    /// batch of whole parts) may add `memory` to the process's resident memory when the run
+    /// began (what the worker, its batches and the runs before hold is not the run's:
+    /// `neardup_dedup::Budget::new`); with `whole_process`, `memory` bounds
     /// the whole process instead, the worker's own memory included (for a hard limit on the
     /// worker, such as `spark.executor.pyspark.memory`).
     #[new]
