@@ -117,7 +117,7 @@ impl SearchKeys {
     /// the tables) is known.
     fn cut<'py>(&self, py: Python<'py>, simhashes: &[u8]) -> PyResult<Bound<'py, PyDict>> {
         let width = self.simhash_width();
-        if simhashes.len() % width != 0 {
+        if !simhashes.len().is_multiple_of(width) {
             return Err(invalid(format!(
                 "{} bytes of SimHash values are not a whole number of {width}-byte values",
                 simhashes.len()
