@@ -600,7 +600,9 @@ def _engine_memory(pyspark_memory: Optional[str]) -> Optional[int]:
     """The budget of the engine in a Python worker: three quarters of
     ``spark.executor.pyspark.memory`` (Spark's size: MiB without a unit; ``k``, ``m``, ``g``,
     ``t``, ``p``, optionally followed by ``b``), the rest left to the worker's Arrow batches and
-    Python; at least the engine's least (16 MiB). ``None`` when the limit is not set."""
+    Python, as a bound on the whole worker (``PartEngine(whole_process=True)``); at least the
+    engine's least (16 MiB). ``None`` when the limit is not set: then each run of the engine
+    gets its default budget on top of what the worker holds."""
     if pyspark_memory is None:
         return None
     match = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)b?\s*", pyspark_memory.lower())
