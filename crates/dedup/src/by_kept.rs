@@ -522,9 +522,9 @@ fn linked_components(
 }
 
 /// Bytes held besides the shingle sets: the documents and the walk's state (an estimate;
-/// [`crate::Budget`] takes the measured peak when that is larger). The indexes of kept units
-/// (one a component walked, one a thread at a time) are not counted here: the walk gives them
-/// a share of its own ([`Run::decide`]).
+/// [`crate::Budget`] takes what the run holds, measured, when that is larger). The indexes of
+/// kept units (one a component walked, one a thread at a time) are not counted here: the walk
+/// gives them a share of its own ([`Run::decide`]).
 fn held_bytes(documents: &Documents, exact: &ExactGroups) -> u64 {
     let walk = documents.len() as u64 + u64::from(exact.unit_count()) * 8;
     documents.held_bytes() + walk

@@ -115,27 +115,10 @@ impl SearchKeys {
         fingerprints: &Fingerprints,
         out: &mut Vec<u8>,
     ) -> Result<usize, DedupError> {
-        let simhash = fingerprints.simhash;
-        let wrong_width = || {
-            DedupError::MissingData(format!(
-                "a {}-bit SimHash under a {}-bit policy",
-                simhash.bits().count(),
-                self.policy.profile.bits.count()
-            ))
-        };
         match &self.kind {
             KeyKind::None => Ok(0),
-            KeyKind::Tables64(tables) => {
-                let Simhash::B64(fp) = simhash else {
-                    return Err(wrong_width());
-                };
-                Ok(write_tables(tables, fp, out))
-            }
-            KeyKind::Tables128(tables) => {
-                let Simhash::B128(fp) = simhash else {
-                    return Err(wrong_width());
-                };
-                Ok(write_tables(tables, fp, out))
+            KeyKind::Tables64(_) | KeyKind::Tables128(_) => {
+                self.write_simhash(fingerprints.simhash, out)
             }
             KeyKind::Bands(params) => {
                 let needed = params.bands * params.rows;
@@ -156,6 +139,29 @@ impl SearchKeys {
                 }
                 Ok(params.bands)
             }
+        }
+    }
+
+    /// Appends the keys of a document whose SimHash fingerprint is `simhash`, as
+    /// [`SearchKeys::write`] does from its fingerprints, and returns how many: the SimHash
+    /// methods' tables need nothing else ([`SearchKeys::tests_simhash`]), so the keys of a
+    /// corpus can be cut once its size is known from fingerprints made before. Fails for the
+    /// other methods (MinHash bands need the signature) and for a SimHash of another width.
+    pub fn write_simhash(&self, simhash: Simhash, out: &mut Vec<u8>) -> Result<usize, DedupError> {
+        let wrong_width = || {
+            DedupError::MissingData(format!(
+                "a {}-bit SimHash under a {}-bit policy",
+                simhash.bits().count(),
+                self.policy.profile.bits.count()
+            ))
+        };
+        match (&self.kind, simhash) {
+            (KeyKind::Tables64(tables), Simhash::B64(fp)) => Ok(write_tables(tables, fp, out)),
+            (KeyKind::Tables128(tables), Simhash::B128(fp)) => Ok(write_tables(tables, fp, out)),
+            (KeyKind::Tables64(_) | KeyKind::Tables128(_), _) => Err(wrong_width()),
+            (KeyKind::None | KeyKind::Bands(_), _) => Err(DedupError::MissingData(
+                "only the SimHash methods' keys are cut from the SimHash alone".into(),
+            )),
         }
     }
 
@@ -288,6 +294,49 @@ mod tests {
                 assert!(keys.simhash_candidate(a.simhash, b.simhash).unwrap());
             }
         }
+    }
+
+    /// The keys cut from the SimHash alone are the keys cut from the fingerprints, under the
+    /// SimHash methods (64 and 128 bits); the other methods refuse.
+    #[test]
+    fn the_simhash_methods_cut_the_same_keys_from_the_simhash_alone() {
+        use neardup_core::simhash::Bits;
+        for (method, bits) in [(Method::Cascade, Bits::B64), (Method::Simhash, Bits::B128)] {
+            let mut policy = Policy {
+                method,
+                ..Policy::default()
+            };
+            policy.profile.bits = bits;
+            let fingerprinter = Fingerprinter::new(policy.profile.clone()).unwrap();
+            let keys = SearchKeys::new(&policy, 1_000).unwrap();
+            for text in corpus().iter().take(20) {
+                let fp = fingerprinter.fingerprint(text);
+                let (mut from_fp, mut from_simhash) = (Vec::new(), Vec::new());
+                let count = keys.write(&fp, &mut from_fp).unwrap();
+                assert_eq!(
+                    keys.write_simhash(fp.simhash, &mut from_simhash).unwrap(),
+                    count
+                );
+                assert_eq!(from_simhash, from_fp, "{method:?} at {bits:?}");
+                assert!(count > 0);
+            }
+            let other = if bits == Bits::B64 {
+                Simhash::B128(1)
+            } else {
+                Simhash::B64(1)
+            };
+            assert!(keys.write_simhash(other, &mut Vec::new()).is_err());
+        }
+        let minhash = PolicyChanges {
+            method: Some(Method::Minhash),
+            ..Default::default()
+        }
+        .apply(Policy::default())
+        .unwrap();
+        let keys = SearchKeys::new(&minhash, 1_000).unwrap();
+        assert!(keys
+            .write_simhash(Simhash::B64(1), &mut Vec::new())
+            .is_err());
     }
 
     #[test]

@@ -76,7 +76,7 @@ mod signatures;
 pub mod units;
 mod verdict;
 
-pub use budget::{peak_resident_bytes, Budget};
+pub use budget::{peak_resident_bytes, resident_bytes, Budget};
 pub use corpus_features::CorpusFeatures;
 pub use documents::Documents;
 pub use engine::{

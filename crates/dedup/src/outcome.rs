@@ -70,6 +70,7 @@ impl Outcome {
 const UNBOUNDED: Budget = Budget {
     memory: u64::MAX,
     tmp_dir: None,
+    held_before: None,
 };
 
 /// The result of a run within its budget ([`crate::dedup_documents`]): the removals and

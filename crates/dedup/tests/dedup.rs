@@ -46,6 +46,7 @@ fn with_no_room(options: &DedupOptions) -> (DedupOptions, tempfile::TempDir) {
     let budget = Budget {
         memory: 0,
         tmp_dir: Some(dir.path().to_path_buf()),
+        held_before: None,
     };
     (
         DedupOptions {

@@ -61,6 +61,7 @@ pub fn dedup(
         // The result lists every accepted pair (`pairs`).
         list_pairs: true,
         // The texts are in memory already; the shingle sets fit the default budget or spill.
+        // The budget counts what the call adds to the interpreter's peak, not what it held.
         budget: neardup_dedup::Budget::default(),
     };
     let texts = convert::texts(texts)?;

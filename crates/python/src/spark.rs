@@ -102,6 +102,59 @@ impl SearchKeys {
         Ok(out)
     }
 
+    /// Whether the keys are cut from the SimHash fingerprints alone (`cut`): the SimHash
+    /// methods' tables; not MinHash bands nor the `exact` method's digests.
+    #[getter]
+    fn cuts_from_simhash(&self) -> bool {
+        self.keys.tests_simhash()
+    }
+
+    /// The keys of documents whose SimHash fingerprints are `simhashes` (end to end,
+    /// `simhash_width` bytes each, big-endian, as `fingerprint` gives them), with the GIL
+    /// released: a dict of `keys` and `key_offsets` as `fingerprint` gives them, for the
+    /// SimHash methods only (`cuts_from_simhash`). The Spark job fingerprints each text once,
+    /// while it counts the records, and cuts the keys once the corpus's size (which chooses
+    /// the tables) is known.
+    fn cut<'py>(&self, py: Python<'py>, simhashes: &[u8]) -> PyResult<Bound<'py, PyDict>> {
+        let width = self.simhash_width();
+        if !simhashes.len().is_multiple_of(width) {
+            return Err(invalid(format!(
+                "{} bytes of SimHash values are not a whole number of {width}-byte values",
+                simhashes.len()
+            )));
+        }
+        let per_value = py.detach(|| {
+            simhashes
+                .par_chunks(width)
+                .map(|value| {
+                    let mut be = [0u8; 16];
+                    be[16 - width..].copy_from_slice(value);
+                    let value = u128::from_be_bytes(be);
+                    let simhash = match width {
+                        8 => neardup_core::Simhash::B64(value as u64),
+                        _ => neardup_core::Simhash::B128(value),
+                    };
+                    let mut keys = Vec::new();
+                    let count = self.keys.write_simhash(simhash, &mut keys)?;
+                    Ok((keys, count))
+                })
+                .collect::<Result<Vec<_>, neardup_dedup::DedupError>>()
+        });
+        let per_value = per_value.map_err(to_py)?;
+        let mut keys = Vec::new();
+        let mut offsets = Vec::with_capacity(per_value.len() + 1);
+        offsets.push(0i32);
+        for (value_keys, count) in &per_value {
+            keys.extend_from_slice(value_keys);
+            let total = offsets[offsets.len() - 1] as usize + count;
+            offsets.push(i32::try_from(total).map_err(|_| invalid("too many keys in one batch"))?);
+        }
+        let out = PyDict::new(py);
+        out.set_item("keys", PyBytes::new(py, &keys))?;
+        out.set_item("key_offsets", PyArray1::from_vec(py, offsets))?;
+        Ok(out)
+    }
+
     /// Links within groups of documents that share a key: group `g` is members `offsets[g]` to
     /// `offsets[g + 1]` of `rows` (NumPy int64 row numbers) and `simhashes` (their SimHash
     /// fingerprints end to end). Returns `(a, b)`, `a < b`: at most one link a member, which

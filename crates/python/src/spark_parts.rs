@@ -76,21 +76,29 @@ struct Part {
 impl PartEngine {
     /// The engine under `policy` and `keep` (`first`, `longest` or `newest`), holding up to
     /// `texts_in_memory` bytes of a part's texts in memory (the rest in a temporary file), and
-    /// deciding a part within `memory` bytes (`neardup dedup --memory`; `None`: its default),
-    /// spilling to the system's temporary folder beyond it.
+    /// deciding parts within `memory` bytes (`neardup dedup --memory`; `None`: its default,
+    /// 2 GiB), spilling to the system's temporary folder beyond it. Each run of the engine (a
+    /// batch of whole parts) may add `memory` to the process's resident memory when the run
+    /// began (what the worker, its batches and the runs before hold is not the run's:
+    /// `neardup_dedup::Budget::new`); with `whole_process`, `memory` bounds
+    /// the whole process instead, the worker's own memory included (for a hard limit on the
+    /// worker, such as `spark.executor.pyspark.memory`).
     #[new]
-    #[pyo3(signature = (policy = None, keep = "first", texts_in_memory = TEXTS_IN_MEMORY, memory = None))]
+    #[pyo3(signature = (policy = None, keep = "first", texts_in_memory = TEXTS_IN_MEMORY, memory = None, whole_process = false))]
     fn new(
         policy: Option<&Bound<'_, PyAny>>,
         keep: &str,
         texts_in_memory: usize,
         memory: Option<u64>,
+        whole_process: bool,
     ) -> PyResult<Self> {
         let policy = policy_arg(policy)?;
-        let budget = match memory {
-            Some(memory) => neardup_dedup::Budget::new(memory, None).map_err(to_py)?,
-            None => neardup_dedup::Budget::default(),
-        };
+        let memory = memory.unwrap_or(neardup_dedup::Budget::DEFAULT_MEMORY);
+        let budget = match whole_process {
+            true => neardup_dedup::Budget::whole_process(memory, None),
+            false => neardup_dedup::Budget::new(memory, None),
+        }
+        .map_err(to_py)?;
         Ok(PartEngine {
             fingerprinter: Fingerprinter::new(policy.profile.clone()).map_err(to_py)?,
             options: DedupOptions {
@@ -200,8 +208,10 @@ impl PartEngine {
         part.texts.push(text)
     }
 
-    /// Runs the engine on whole parts and records its answer.
+    /// Runs the engine on whole parts and records its answer: a run of its own under the
+    /// budget (what the runs before it freed is the process's to reuse, not this run's).
     fn decide(&mut self, mut part: Part) -> Result<(), DedupError> {
+        self.options.budget.restart();
         let outcome = neardup_dedup::dedup_with(
             &part.items,
             &self.options,

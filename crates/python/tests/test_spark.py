@@ -198,15 +198,25 @@ def _with_bad_records(tmp_path):
     return path, no_id
 
 
-def test_the_jsonl_reader_reads_the_records_the_cli_reads(spark, neardup_bin, tmp_path):
+@pytest.mark.parametrize("options", [{}, {"method": "minhash", "threshold": 0.7}])
+def test_the_jsonl_reader_reads_the_records_the_cli_reads(spark, neardup_bin, tmp_path, options):
     """`dedup_jsonl`: the CLI's reader in the executors, over lines split among tasks: the same
     records as the CLI (bad ones skipped, blank lines none, ids `FILE:LINE` where a record has
-    none, HTML by its main text) and the same answer, document by document."""
+    none, HTML by its main text) and the same answer, document by document; under the default
+    policy with its keys cut from the SimHash values of the count's pass, under MinHash with
+    the texts read again for them."""
     path, no_id = _with_bad_records(tmp_path)
-    policy = neardup.Policy()
+    policy = neardup.Policy(**options)
+    assert neardup.SearchKeys(policy, 0).cuts_from_simhash == (not options)
     cli_duplicate_of, cli_cluster = _cli(neardup_bin, path, policy, "first", tmp_path)
     kept_file = tmp_path / "kept.jsonl"
-    subprocess.run([neardup_bin, "dedup", str(path), "--kept", str(kept_file)], check=True, capture_output=True)
+    policy_file = tmp_path / "policy.json"
+    policy_file.write_text(policy.to_json(), encoding="utf-8")
+    subprocess.run(
+        [neardup_bin, "dedup", str(path), "--policy-file", str(policy_file), "--kept", str(kept_file)],
+        check=True,
+        capture_output=True,
+    )
     kept = len(kept_file.read_text(encoding="utf-8").splitlines())
     assert neardup.spark._lines(spark, str(path)).rdd.getNumPartitions() > 1, "the test must cross blocks"
 
@@ -353,6 +363,28 @@ def test_search_keys_read_an_arrow_column_in_place():
     width = keys.simhash_width
     alone = keys.fingerprint(*neardup.spark._text_buffers(pa.array(texts[7:8], pa.string()), view=True))
     assert in_place["simhash"][7 * width : 8 * width] == alone["simhash"]
+
+
+def test_search_keys_cut_from_the_simhash_are_the_keys_of_the_texts():
+    """`SearchKeys.cut` on the SimHash values `fingerprint` gives makes the keys `fingerprint`
+    makes, at 64 and 128 bits; MinHash bands need more than the SimHash."""
+    import pyarrow as pa
+
+    texts = [d["text"] for d in _corpus()][:80]
+    column = pa.array(texts, pa.string())
+    for options in ({}, {"method": "simhash", "k": 3}, {"bits": 128}):
+        keys = neardup.SearchKeys(neardup.Policy(**options), 5_000)
+        assert keys.cuts_from_simhash
+        made = keys.fingerprint(*neardup.spark._text_buffers(column, view=True))
+        cut = keys.cut(made["simhash"])
+        assert cut["keys"] == made["keys"] and len(cut["keys"]) > 0
+        assert cut["key_offsets"].tolist() == made["key_offsets"].tolist()
+        with pytest.raises(neardup.NeardupError):
+            keys.cut(made["simhash"][:-1])
+    minhash = neardup.SearchKeys(neardup.Policy(method="minhash", threshold=0.7), 5_000)
+    assert not minhash.cuts_from_simhash
+    with pytest.raises(neardup.NeardupError):
+        minhash.cut(b"\0" * 8)
 
 
 def test_the_ids_held_for_a_part_do_not_hold_their_batches(tmp_path):

@@ -133,6 +133,13 @@ class SearchKeys:
         bytes or a NumPy ``uint8`` view of the column's buffer, read in place):
         ``digest``, ``digest_width``, ``simhash`` (bytes end to end), ``keys`` (bytes end to
         end) and ``key_offsets`` (int32, ``len + 1``); parallel, GIL released."""
+    @property
+    def cuts_from_simhash(self) -> bool:
+        """Whether ``cut`` makes the keys from SimHash values alone (the SimHash methods)."""
+    def cut(self, simhashes: bytes) -> Dict[str, Any]:
+        """The ``keys`` and ``key_offsets`` (as ``fingerprint`` gives them) of the SimHash
+        values ``simhashes`` (``simhash_width`` bytes each, end to end, big-endian); the
+        SimHash methods only."""
     def links(
         self,
         rows: npt.NDArray[np.int64],
@@ -203,9 +210,13 @@ class PartEngine:
         keep: str = "first",
         texts_in_memory: int = 64 << 20,
         memory: Optional[int] = None,
+        whole_process: bool = False,
     ) -> None:
         """``memory``: bytes a part is decided within (``None``: the engine's default, 2 GiB);
-        beyond it the engine spills to the system's temporary folder."""
+        beyond it the engine spills to the system's temporary folder. Each run of the engine may
+        add ``memory`` to the process's resident memory when the run began; with
+        ``whole_process``, ``memory`` bounds the whole process (a hard limit on the worker, such
+        as ``spark.executor.pyspark.memory``)."""
     def feed(
         self,
         parts: npt.NDArray[np.int64],

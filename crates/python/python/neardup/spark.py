@@ -37,9 +37,11 @@ The ``overlap`` method is not available: its exact search holds every shingle se
 
 JSON Lines files can be read by :func:`dedup_jsonl`: step 1 is then the CLI's own reader
 (``ingest::parse_record``, with its rules for bad records) in the executors, over the lines
-Spark's text source splits among them; the records are counted per block of lines (one small
-stage), numbered in file order, and read again by each step that needs them instead of being
-parsed by Spark's JSON reader and cached.
+Spark's text source splits among them; the records are counted per block of lines and, under
+the SimHash methods, fingerprinted in the same pass (the SimHash values kept, 8 or 16 bytes a
+record, and the keys cut from them once the count has chosen the tables: step 2 reads no
+text); numbered in file order, and read again by the steps that need their texts or ids (5
+and 6) instead of being parsed by Spark's JSON reader and cached.
 
 As a job (``spark-submit .../neardup/spark.py INPUT OUTPUT``, or ``python -m neardup.spark``):
 reads Parquet or JSON Lines (by :func:`dedup_jsonl`), writes Parquet; ``--help`` lists the
@@ -171,9 +173,10 @@ def dedup_jsonl(
     result reads the files again (through Rust, about as fast as a cache) and joins the
     answers to them; ``persist()`` it to use it many times.
 
-    The records are never parsed by Spark's JSON reader nor cached; each step that needs
-    them reads the lines again through Rust (BENCHMARKS.md, "Issue 23, step 6": faster than
-    :func:`dedup` over ``spark.read.json`` at 100,000 documents, about even on 1 GB). Raises :class:`neardup.NeardupError` as :func:`dedup` does, and with one
+    The records are never parsed by Spark's JSON reader nor cached; the first pass counts
+    them and (under the SimHash methods) fingerprints them, the keys are cut from the SimHash
+    values it keeps, and the steps that need the texts or ids (the parts' engine, the result)
+    read the lines again through Rust (BENCHMARKS.md, "Issue 23, step 6" and "step 9"). Raises :class:`neardup.NeardupError` as :func:`dedup` does, and with one
     line when the executors cannot import neardup.
     """
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -185,32 +188,31 @@ def dedup_jsonl(
     probe = _Probe(spark)
     started = time.perf_counter()
     lines = _lines(spark, path)
-    counted = _count_records(lines, id_field, text_field, probe)
-    starts, rows, text_bytes = _starts(counted)
-    bad = sum(row["bad"] for row in counted)
-    _log.info(
-        "%d records, %d bad ones skipped, %d bytes of text, counted in %.1f s",
-        rows, bad, text_bytes, time.perf_counter() - started,
-    )
-    columns = _record_columns(id_field, text_field)
-    schema = _record_schema(columns)
-    large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
-    reader = _record_reader(starts, id_field, text_field, to_arrow_schema(schema, prefers_large_types=large))
-    base = lines.mapInArrow(reader, schema)
-    return _answer(
-        spark,
-        policy_json,
-        rows,
-        text_bytes,
-        keep,
-        base,
-        lambda stages: stages.keys(lines, source=reader),
-        columns,
-        text_field,
-        id_field,
-        None,
-        lazy=True,
-    )
+    # Under the SimHash methods the count also fingerprints each text, and the keys are cut
+    # from those fingerprints (kept, a few bytes a record): the texts are not read again for them.
+    counted, fingerprinted = _count_records(lines, id_field, text_field, probe, policy_json)
+    try:
+        starts, rows, text_bytes = _starts(counted)
+        bad = sum(row["bad"] for row in counted)
+        _log.info(
+            "%d records, %d bad ones skipped, %d bytes of text, counted in %.1f s",
+            rows, bad, text_bytes, time.perf_counter() - started,
+        )
+        columns = _record_columns(id_field, text_field)
+        schema = _record_schema(columns)
+        large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
+        reader = _record_reader(starts, id_field, text_field, to_arrow_schema(schema, prefers_large_types=large))
+        base = lines.mapInArrow(reader, schema)
+        if fingerprinted is not None:
+            keyed = lambda stages: stages.cut(fingerprinted, starts)  # noqa: E731
+        else:
+            keyed = lambda stages: stages.keys(lines, source=reader)  # noqa: E731
+        return _answer(
+            spark, policy_json, rows, text_bytes, keep, base, keyed, columns, text_field, id_field, None, lazy=True
+        )
+    finally:
+        if fingerprinted is not None:
+            fingerprinted.unpersist()
 
 
 def _answer(
@@ -346,42 +348,89 @@ def _lines(spark: Any, path: Union[str, List[str]]) -> Any:
     )
 
 
-_COUNT_DDL = "file string, block long, lines long, records long, text_bytes long, bad long"
+_COUNT_DDL = (
+    "file string, block long, lines long, records long, text_bytes long, bad long, first long, simhash binary"
+)
 
 
-def _count_records(lines: Any, id_field: str, text_field: str, probe: "_Probe") -> List[Any]:
-    """Per block of lines (``file``, ``block``): its ``lines``, the ``records`` the CLI reads
-    of them, their ``text_bytes`` and the ``bad`` records skipped; once the ``probe`` has
-    passed (it runs while this stage is planned)."""
+def _count_records(
+    lines: Any, id_field: str, text_field: str, probe: "_Probe", policy_json: str
+) -> Any:
+    """``(counted, fingerprinted)``. ``counted``: per block of lines (``file``, ``block``), its
+    ``lines``, the ``records`` the CLI reads of them, their ``text_bytes`` and the ``bad``
+    records skipped; once the ``probe`` has passed (it runs while this stage is planned).
+    ``fingerprinted``: when the policy's keys are cut from the SimHash alone
+    (``SearchKeys.cuts_from_simhash``), the SimHash fingerprints of the records made in the
+    same pass, persisted (``unpersist`` it when the keys are cut): rows of ``file``,
+    ``block``, ``first`` (the block's records before them) and ``simhash`` (a run of the
+    block's records' values end to end); else ``None``."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType
 
     schema = StructType.fromDDL(_COUNT_DDL)
     arrow_schema = to_arrow_schema(schema)
-    counting = lines.mapInArrow(lambda batches: _count_lines(batches, id_field, text_field, arrow_schema), schema)
-    probe.check()
-    return counting.collect()
+    fingerprint = policy_json if SearchKeys(policy_json, 0).cuts_from_simhash else None
+    counting = lines.mapInArrow(
+        lambda batches: _count_lines(batches, id_field, text_field, arrow_schema, fingerprint), schema
+    )
+    if fingerprint is not None:
+        counting = counting.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        probe.check()
+        counted = counting.where(F.col("simhash").isNull()).collect()
+    except BaseException:
+        counting.unpersist()
+        raise
+    if fingerprint is None:
+        return counted, None
+    fingerprinted = counting.where(F.col("simhash").isNotNull()).select("file", "block", "first", "simhash")
+    return counted, _Persisted(fingerprinted, counting)
 
 
-def _count_lines(batches: Iterator[Any], id_field: str, text_field: str, schema: Any) -> Iterator[Any]:
-    """The counts of :func:`_count_records` in one task."""
+class _Persisted:
+    """A DataFrame (``frame``) over a persisted one (``persisted``): :meth:`unpersist` drops
+    the cache; anything else is the frame's."""
+
+    def __init__(self, frame: Any, persisted: Any) -> None:
+        self.frame = frame
+        self.persisted = persisted
+
+    def unpersist(self) -> None:
+        """Drops the persisted DataFrame's cache."""
+        self.persisted.unpersist()
+
+
+def _count_lines(
+    batches: Iterator[Any], id_field: str, text_field: str, schema: Any, policy_json: Optional[str]
+) -> Iterator[Any]:
+    """The rows of :func:`_count_records` in one task: the counts, and with a ``policy_json``
+    the records' SimHash fingerprints (one row a run of a block's lines)."""
     import pyarrow as pa
 
     reader = JsonlLines(id_field, text_field)
+    keys = SearchKeys(policy_json, 0) if policy_json is not None else None
     counts: Dict[Any, List[int]] = {}
+    fingerprinted: List[Dict[str, Any]] = []
     for batch in batches:
         for file, block, lines in _line_runs(batch):
             out = reader.read(*_text_buffers(lines, view=True), _source(file), 1)
             count = counts.setdefault((file, block), [0, 0, 0, 0])
+            records = len(out["line"])
+            if keys is not None and records:
+                offsets, data = out["text"][0], out["text"][1]
+                simhash = keys.fingerprint(offsets, data)["simhash"]
+                fingerprinted.append({"file": file, "block": block, "first": count[1], "simhash": simhash})
             count[0] += len(lines)
-            count[1] += len(out["line"])
+            count[1] += records
             count[2] += int(out["text"][0][-1])
             count[3] += out["bad"]
     rows = [
         {"file": file, "block": block, "lines": c[0], "records": c[1], "text_bytes": c[2], "bad": c[3]}
         for (file, block), c in counts.items()
     ]
-    yield pa.RecordBatch.from_pylist(rows, schema=schema)
+    yield pa.RecordBatch.from_pylist(rows + fingerprinted, schema=schema)
 
 
 def _starts(counted: List[Any]) -> Any:
@@ -551,7 +600,9 @@ def _engine_memory(pyspark_memory: Optional[str]) -> Optional[int]:
     """The budget of the engine in a Python worker: three quarters of
     ``spark.executor.pyspark.memory`` (Spark's size: MiB without a unit; ``k``, ``m``, ``g``,
     ``t``, ``p``, optionally followed by ``b``), the rest left to the worker's Arrow batches and
-    Python; at least the engine's least (16 MiB). ``None`` when the limit is not set."""
+    Python, as a bound on the whole worker (``PartEngine(whole_process=True)``); at least the
+    engine's least (16 MiB). ``None`` when the limit is not set: then each run of the engine
+    gets its default budget on top of what the worker holds."""
     if pyspark_memory is None:
         return None
     match = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)b?\s*", pyspark_memory.lower())
@@ -608,6 +659,34 @@ class _Stages:
 
         return texts.mapInArrow(fingerprint, ddl)
 
+    def cut(self, fingerprinted: Any, starts: Dict[Any, Any]) -> Any:
+        """The rows of :meth:`keys` (``key``, row, ``simhash``) cut from the SimHash
+        fingerprints made while the records were counted (``fingerprinted``: rows of
+        :func:`_count_records`), numbered from ``starts`` (:func:`_starts`) as the reader
+        numbers the records: no text is read again. The SimHash methods only."""
+        ddl = f"key binary, {_ROW} long, simhash binary"
+        schema, policy_json, rows = self._schema(ddl), self.policy_json, self.rows
+
+        def cut(batches: Iterator[Any]) -> Iterator[Any]:
+            import numpy as np
+            import pyarrow as pa
+
+            keys = SearchKeys(policy_json, rows)
+            width = keys.simhash_width
+            for batch in batches:
+                runs = zip(*(batch.column(i).to_pylist() for i in range(4)))
+                for file, block, first, simhash in runs:
+                    n = len(simhash) // width
+                    out = keys.cut(simhash)
+                    offsets = out["key_offsets"]
+                    owner = np.repeat(np.arange(n), np.diff(offsets))
+                    key = _fixed(out["keys"], keys.key_width, int(offsets[-1]))
+                    row = pa.array(starts[(file, block)][1] + first + owner.astype(np.int64))
+                    values = _fixed(simhash, width, n).take(pa.array(owner))
+                    yield _batch([key, row, values], schema)
+
+        return fingerprinted.frame.mapInArrow(cut, ddl)
+
     def links(self, keyed: Any) -> Any:
         """Links ``(a, b)``, ``a < b``, that join the rows sharing a key as every candidate
         pair of the engine's search would: ``keyed`` shuffled by key and sorted, each run of
@@ -661,7 +740,9 @@ class _Stages:
         def decide(batches: Iterator[Any]) -> Iterator[Any]:
             import numpy as np
 
-            engine = PartEngine(policy_json, keep, memory=memory)
+            # A budget from the worker's limit bounds the whole worker; else each run of the
+            # engine gets the default on top of what the worker holds.
+            engine = PartEngine(policy_json, keep, memory=memory, whole_process=memory is not None)
             names = _Names() if id_type else None
             for batch in batches:
                 if batch.num_rows == 0:
