@@ -224,7 +224,7 @@ pub(crate) fn near_candidates(
 }
 
 /// Bytes the engine holds before shingle sets: the documents and the candidate pairs (an
-/// estimate; [`Budget::left`] takes the run's measured peak when that is larger).
+/// estimate; [`Budget::left`] takes what the run holds, measured, when that is larger).
 fn held_bytes(documents: &Documents, candidates: usize) -> u64 {
     documents.held_bytes() + candidates as u64 * 40
 }
