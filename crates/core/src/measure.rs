@@ -31,23 +31,26 @@ impl FeatureSet {
     /// almost always "already in order", which the processor predicts. Feature hashes are
     /// uniform, which makes this about twice as fast as a comparison sort.
     ///
-    /// A scatter is fast only while its buckets, its input and its output stay in the core's
-    /// cache: beyond about 2^15 hashes each hash written is a cache (and TLB) miss, and in
-    /// `neardup dedup` most hashes are in such sets (on the 1 GB corpus, half of them in sets
-    /// of 37,000 or more, a quarter in sets of 290,000 or more), where the single scatter took
-    /// 15 to 29 ns a hash against 6 to 9 below it. So a large input is first split by its top
-    /// bits into parts of about 2^13 hashes (one pass with at most 1,024 destinations, which
-    /// stay in cache), and each part is scattered, ordered and rid of repeats on its own
-    /// while it is in cache, straight into the set's own allocation (no work space copied
-    /// out): 11 to 14 ns a hash on the largest sets (`cargo bench -p neardup-core --bench
-    /// core -- feature-set`; BENCHMARKS.md, issue 22, step 7).
+    /// Two things make the shingle sets of `neardup dedup` costlier than random input of the
+    /// same size, and are handled first. They are large: half their hashes are in sets of
+    /// 37,000 or more on the 1 GB corpus, and above about 2^17 hashes a scatter's input,
+    /// output and counters leave the core's cache (each hash written a miss). And they repeat
+    /// themselves: sets of 2^14 hashes or more are 28% distinct or less, 5% from 2^20 (long
+    /// documents of repeated passages). So an input of 2^14 hashes or more first goes through
+    /// a direct-mapped table of the hashes seen ([`drop_seen`]: exact, it drops only repeats,
+    /// most of them); what is left above 2^17 is split by its top bits into parts of about
+    /// 2^13, each scattered, ordered and rid of its last repeats while it is in cache, and
+    /// appended to the set. In the engine, about 7 ns a hash sorted before this, 3 to 4
+    /// after (BENCHMARKS.md, issue 22, step 7; `cargo bench -p neardup-core --bench core --
+    /// feature-set`, whose `-repeats` inputs are a third distinct).
     ///
     /// A skewed input (hashes chosen to share their top bits) cannot make it quadratic: the
     /// split then makes one part, the insertion pass stops after a few moves per hash and a
-    /// comparison sort finishes, so the worst case stays O(n log n). The work space (the split
-    /// parts and the bucket counters) is per thread, so that building thousands of sets in
-    /// parallel does not fault in fresh pages for each. Written here because it is the dedup
-    /// engine's shingle-set hot spot and needs no general-purpose radix sort.
+    /// comparison sort finishes, so the worst case stays O(n log n). The work spaces (the
+    /// table, the split parts, the sorted part and the bucket counters) are per thread and
+    /// kept, so that building thousands of sets in parallel does not fault in fresh pages for
+    /// each; the set itself is one allocation of its final size. Written here because it is
+    /// the dedup engine's shingle-set hot spot and needs no general-purpose radix sort.
     pub fn from_hashes(hashes: &[u64]) -> Self {
         const COMPARISON_SORT_UP_TO: usize = 256;
         if hashes.len() <= COMPARISON_SORT_UP_TO {
@@ -117,10 +120,10 @@ impl FeatureSet {
     }
 }
 
-/// Largest input [`sorted_distinct`] scatters in one pass: its input, its output and its
-/// bucket counters (about 24 bytes a hash) stay within the core's 2 MiB cache, where the
-/// scatter runs at 6 to 9 ns a hash; above it, the input is split first.
-const ONE_SCATTER_UP_TO: usize = 1 << 15;
+/// Largest input [`sorted_distinct`] scatters in one pass: up to 2^17 hashes, a scatter runs
+/// at 4 to 7 ns a hash (the input, the output and the bucket counters, about 20 bytes a hash,
+/// mostly within the core's 2 MiB cache); above it, the input is split first.
+const ONE_SCATTER_UP_TO: usize = 1 << 17;
 
 /// The size, as a power of two, of the parts a larger input is split into: 2^13 hashes (64
 /// KiB) and their counters are sorted within the core's cache.
@@ -141,24 +144,26 @@ fn sorted_distinct(hashes: &[u64], scratch: &mut SortScratch) -> Vec<u64> {
         sorted.shrink_to_fit();
         return sorted;
     }
-    // Zeroed (calloc: fresh pages come zeroed from the kernel), then every hash written once.
-    let mut out = vec![0u64; len];
-    let distinct = if len <= ONE_SCATTER_UP_TO {
-        scatter_distinct(hashes, &mut out, 0, &mut scratch.starts)
+    let SortScratch {
+        sorted,
+        parts,
+        starts,
+        seen,
+        unseen,
+    } = scratch;
+    let hashes = if len >= FILTER_FROM {
+        drop_seen(hashes, seen, unseen)
     } else {
-        split_distinct(hashes, &mut out, scratch)
+        hashes
     };
-    out.truncate(distinct);
-    // In place: the allocator shrinks the block without copying it.
-    out.shrink_to_fit();
-    out
-}
-
-/// Splits `hashes` by their top bits into parts of about 2^[`PART_BITS`] hashes in the
-/// scratch, then sorts each part into its place in `out` (as long as `hashes`) and moves its
-/// distinct hashes down after the previous part's; returns how many there are in all.
-fn split_distinct(hashes: &[u64], out: &mut [u64], scratch: &mut SortScratch) -> usize {
-    let split = (hashes.len().ilog2() - PART_BITS).clamp(1, MAX_SPLIT_BITS);
+    let len = hashes.len();
+    if len <= ONE_SCATTER_UP_TO {
+        let sorted = at_least(sorted, len);
+        let distinct = scatter_distinct(hashes, sorted, 0, starts);
+        return sorted[..distinct].to_vec();
+    }
+    // Split by the top bits into parts of about 2^PART_BITS hashes.
+    let split = (len.ilog2() - PART_BITS).clamp(1, MAX_SPLIT_BITS);
     let part_of = |hash: u64| (hash >> (64 - split)) as usize;
     // `ends[p]` is where part p ends in `parts`, once the counts are summed.
     let mut ends = [0u32; 1 << MAX_SPLIT_BITS];
@@ -171,28 +176,73 @@ fn split_distinct(hashes: &[u64], out: &mut [u64], scratch: &mut SortScratch) ->
         total += *end;
         *end = total;
     }
-    // Filled from each part's end down (each hash's slot is its part's end, less the part's
+    // Filled from each part's end down (a hash's slot is its part's end, less the part's
     // hashes that came after it): `ends` becomes the parts' starts.
-    let SortScratch { parts, starts } = scratch;
-    parts.clear();
-    parts.resize(hashes.len(), 0);
+    let parts = at_least(parts, len);
     for &hash in hashes.iter().rev() {
         let slot = &mut ends[part_of(hash)];
         *slot -= 1;
         parts[*slot as usize] = hash;
     }
-    let mut written = 0;
+    // Each part sorted in cache, its distinct hashes appended: the parts are in order.
+    let mut set = Vec::with_capacity(len);
     for (p, &start) in ends.iter().enumerate() {
         let start = start as usize;
-        let end = ends.get(p + 1).map_or(hashes.len(), |&next| next as usize);
+        let end = ends.get(p + 1).map_or(len, |&next| next as usize);
         if start == end {
             continue;
         }
-        let distinct = scatter_distinct(&parts[start..end], &mut out[start..end], split, starts);
-        out.copy_within(start..start + distinct, written);
-        written += distinct;
+        let sorted = at_least(sorted, end - start);
+        let distinct = scatter_distinct(&parts[start..end], sorted, split, starts);
+        set.extend_from_slice(&sorted[..distinct]);
     }
-    written
+    // In place: the allocator shrinks the block without copying it.
+    set.shrink_to_fit();
+    set
+}
+
+/// Smallest input [`sorted_distinct`] first rids of most of its repeats ([`drop_seen`]): in
+/// the dedup corpus, sets of 2^14 shingles or more are 28% distinct or less (and those of 2^20
+/// or more, long documents of repeated passages, 5%).
+const FILTER_FROM: usize = 1 << 14;
+
+/// The most slots, as a power of two, of [`drop_seen`]'s table: 2^16 (512 KiB) stays in the
+/// core's cache beside the sort's work space.
+const MAX_SEEN_BITS: u32 = 16;
+
+/// The hashes of `hashes` that a direct-mapped table of the latest hash a slot (indexed by the
+/// low bits) did not hold when they came, in order, in `unseen`: every distinct hash is kept
+/// (its first occurrence is always unseen), most repeats are not (a repeat is dropped only if
+/// its slot still holds it: an exact test). The table has one slot for every two hashes, at
+/// most 2^[`MAX_SEEN_BITS`]; one pass, without a branch on the test. On the corpus's
+/// shingle sets of 2^14 hashes or more it drops most of them, so that the sort that follows
+/// handles a fraction (sets of 2^20: 12 ns a hash sorted → 3).
+fn drop_seen<'a>(hashes: &[u64], seen: &mut Vec<u64>, unseen: &'a mut Vec<u64>) -> &'a [u64] {
+    let bits = (hashes.len().ilog2() - 1).clamp(1, MAX_SEEN_BITS);
+    let mask = (1usize << bits) - 1;
+    // Slot i starts with a value whose low bits are not i: no hash that maps to it equals it.
+    seen.clear();
+    seen.extend((0..1u64 << bits).map(|i| i ^ 1));
+    let unseen = at_least(unseen, hashes.len());
+    let mut kept = 0;
+    for &hash in hashes {
+        let slot = &mut seen[hash as usize & mask];
+        let new = *slot != hash;
+        *slot = hash;
+        // Written whatever it is; counted only if new.
+        unseen[kept] = hash;
+        kept += usize::from(new);
+    }
+    &unseen[..kept]
+}
+
+/// The first `len` elements of `buffer`, grown to hold them if it is shorter: a work space
+/// zeroed only when it grows, not on every use.
+fn at_least(buffer: &mut Vec<u64>, len: usize) -> &mut [u64] {
+    if buffer.len() < len {
+        buffer.resize(len, 0);
+    }
+    &mut buffer[..len]
 }
 
 /// Sorts `hashes` (which share their top `skip` bits) into `out` (as long) through buckets of
@@ -291,8 +341,14 @@ fn dedup_sorted(values: &mut [u64]) -> usize {
 /// The work space of [`sorted_distinct`], one per thread.
 #[derive(Default)]
 struct SortScratch {
+    /// An input (or a part of one) sorted, its distinct hashes leading.
+    sorted: Vec<u64>,
     /// A large input split into parts by its top bits.
     parts: Vec<u64>,
+    /// [`drop_seen`]'s table: the latest hash a slot.
+    seen: Vec<u64>,
+    /// The hashes [`drop_seen`] keeps.
+    unseen: Vec<u64>,
     /// The bucket counters of a scatter.
     starts: Vec<u32>,
 }
@@ -600,12 +656,61 @@ mod tests {
             }
         }
 
-        /// Inputs large enough to be split by their top bits first: uniform, crowded into a
+        /// The table of seen hashes keeps every distinct hash, in order, and drops only
+        /// repeats: small values (slots shared, and values equal to the table's first
+        /// contents) and any.
+        #[test]
+        fn drop_seen_keeps_every_distinct_hash(
+            small in proptest::collection::vec(0u64..64, 2..3000),
+            any in proptest::collection::vec(proptest::prelude::any::<u64>(), 2..300),
+        ) {
+            let (mut seen, mut unseen) = (Vec::new(), Vec::new());
+            for hashes in [small, any] {
+                let kept = drop_seen(&hashes, &mut seen, &mut unseen).to_vec();
+                let count = |values: &[u64]| {
+                    let mut counts = std::collections::BTreeMap::new();
+                    for &v in values {
+                        *counts.entry(v).or_insert(0usize) += 1;
+                    }
+                    counts
+                };
+                let (all, kept_counts) = (count(&hashes), count(&kept));
+                proptest::prop_assert!(all.keys().eq(kept_counts.keys()), "every distinct hash kept");
+                proptest::prop_assert!(kept_counts.iter().all(|(v, &n)| n <= all[v]));
+                // In the input's order: a subsequence.
+                let mut rest = hashes.iter();
+                proptest::prop_assert!(kept.iter().all(|k| rest.any(|h| h == k)));
+            }
+        }
+
+        /// The merge counts the intersection exactly, across many early-stop checks.
+        #[test]
+        fn intersection_is_exact(
+            a in proptest::collection::vec(0u64..400, 0..300),
+            b in proptest::collection::vec(0u64..400, 0..300),
+        ) {
+            let expected = a
+                .iter()
+                .collect::<std::collections::HashSet<_>>()
+                .intersection(&b.iter().collect())
+                .count();
+            let (a, b) = (FeatureSet::new(a), FeatureSet::new(b));
+            proptest::prop_assert_eq!(a.intersection_len(&b), expected);
+            proptest::prop_assert_eq!(b.intersection_len(&a), expected);
+        }
+    }
+
+    proptest::proptest! {
+        // Each case sorts three inputs of up to 650,000 hashes.
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+        /// Inputs large enough to be rid of most repeats first, and to be split by their top
+        /// bits (above 2^17): uniform, crowded into a
         /// few parts (top bits from a handful of values, so a part is larger than the cache
         /// and its own scatter crowded), and with many repeats.
         #[test]
         fn split_sets_are_sorted_and_distinct(
-            len in (ONE_SCATTER_UP_TO + 1)..(ONE_SCATTER_UP_TO * 5),
+            len in FILTER_FROM..(ONE_SCATTER_UP_TO * 5),
             seed in proptest::prelude::any::<u64>(),
             tops in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..4),
             distinct in 1u64..100_000,
@@ -632,22 +737,6 @@ mod tests {
                 proptest::prop_assert_eq!(set.as_slice(), &expected[..]);
                 proptest::prop_assert_eq!(set.0.capacity(), set.len());
             }
-        }
-
-        /// The merge counts the intersection exactly, across many early-stop checks.
-        #[test]
-        fn intersection_is_exact(
-            a in proptest::collection::vec(0u64..400, 0..300),
-            b in proptest::collection::vec(0u64..400, 0..300),
-        ) {
-            let expected = a
-                .iter()
-                .collect::<std::collections::HashSet<_>>()
-                .intersection(&b.iter().collect())
-                .count();
-            let (a, b) = (FeatureSet::new(a), FeatureSet::new(b));
-            proptest::prop_assert_eq!(a.intersection_len(&b), expected);
-            proptest::prop_assert_eq!(b.intersection_len(&a), expected);
         }
     }
 
@@ -685,7 +774,11 @@ mod tests {
         assert_eq!(insertion_distinct(&mut values, 10), None);
         values.sort_unstable();
         let distinct = dedup_sorted(&mut values);
-        assert_eq!(values[..distinct], (0..100).collect::<Vec<_>>(), "the same values");
+        assert_eq!(
+            values[..distinct],
+            (0..100).collect::<Vec<_>>(),
+            "the same values"
+        );
         let mut values = reversed;
         assert_eq!(insertion_distinct(&mut values, 100 * 99 / 2), Some(100));
         assert_eq!(values[..100], (0..100).collect::<Vec<_>>());
