@@ -24,17 +24,32 @@ impl FeatureSet {
     /// may reuse as a scratch buffer. Holds no spare capacity: sets are kept by the thousand
     /// during verification.
     ///
-    /// Large inputs are sorted by scattering them into buckets by their top bits (at least as
-    /// many buckets as hashes, so about one a bucket), then one insertion pass over the whole
-    /// output: each hash is already in its bucket, so the pass only orders the few that share
-    /// one, and its test is almost always "already in order", which the processor predicts.
-    /// Feature hashes are uniform, which makes this about twice as fast as buckets of four
-    /// sorted one by one (a loop and a mispredicted exit per bucket) and as a comparison sort,
-    /// on sets of 300 to 30,000 (`cargo bench -p neardup-core --bench core -- feature-set`). A
-    /// skewed input (hashes chosen to share their top bits) cannot make it quadratic: the
-    /// insertion pass stops after a few moves per hash and a comparison sort finishes, so the
-    /// worst case stays O(n log n). The work space is per thread, so that building thousands
-    /// of sets in parallel does not fault in fresh pages for each. Written here because it is
+    /// Small inputs (up to 256 hashes) are sorted by comparison. Larger ones are sorted by
+    /// scattering them into buckets by their top bits (at least as many buckets as hashes, so
+    /// about one a bucket), then one insertion pass that also drops repeats: each hash is
+    /// already in its bucket, so the pass only orders the few that share one, and its test is
+    /// almost always "already in order", which the processor predicts. Feature hashes are
+    /// uniform, which makes this about twice as fast as a comparison sort.
+    ///
+    /// Two things make the shingle sets of `neardup dedup` costlier than random input of the
+    /// same size, and are handled first. They are large: half their hashes are in sets of
+    /// 37,000 or more on the 1 GB corpus, and above about 2^17 hashes a scatter's input,
+    /// output and counters leave the core's cache (each hash written a miss). And they repeat
+    /// themselves: sets of 2^14 hashes or more are 28% distinct or less, 5% from 2^20 (long
+    /// documents of repeated passages). So an input of 2^14 hashes or more first goes through
+    /// a direct-mapped table of the hashes seen ([`drop_seen`]: exact, it drops only repeats,
+    /// most of them); what is left above 2^17 is split by its top bits into parts of about
+    /// 2^13, each scattered, ordered and rid of its last repeats while it is in cache, and
+    /// appended to the set. In the engine, about 7 ns a hash sorted before this, about 4.5
+    /// after (BENCHMARKS.md, issue 22, step 7; `cargo bench -p neardup-core --bench core --
+    /// feature-set`, whose `-repeats` inputs are a third distinct).
+    ///
+    /// A skewed input (hashes chosen to share their top bits) cannot make it quadratic: the
+    /// split then makes one part, the insertion pass stops after a few moves per hash and a
+    /// comparison sort finishes, so the worst case stays O(n log n). The work spaces (the
+    /// table, the split parts, the sorted part and the bucket counters) are per thread and
+    /// kept, so that building thousands of sets in parallel does not fault in fresh pages for
+    /// each; the set itself is one allocation of its final size. Written here because it is
     /// the dedup engine's shingle-set hot spot and needs no general-purpose radix sort.
     pub fn from_hashes(hashes: &[u64]) -> Self {
         const COMPARISON_SORT_UP_TO: usize = 256;
@@ -45,15 +60,7 @@ impl FeatureSet {
             sorted.shrink_to_fit();
             return FeatureSet(sorted);
         }
-        // Sorted in per-thread buffers, then copied out at its final size: one allocation
-        // per set, no fresh pages for the work space.
-        SORT_SCRATCH.with(|scratch| {
-            let mut scratch = scratch.borrow_mut();
-            let SortScratch { sorted, starts } = &mut *scratch;
-            bucket_sort(hashes, sorted, starts);
-            sorted.dedup();
-            FeatureSet(sorted.as_slice().to_vec())
-        })
+        SORT_SCRATCH.with(|scratch| FeatureSet(sorted_distinct(hashes, &mut scratch.borrow_mut())))
     }
 
     /// The set whose hashes `sorted` already lists ascending without repeats (a set written
@@ -113,20 +120,145 @@ impl FeatureSet {
     }
 }
 
-/// `hashes` sorted (repeats kept), through buckets of their top bits; see
-/// [`FeatureSet::from_hashes`].
-fn bucket_sort(hashes: &[u64], sorted: &mut Vec<u64>, starts: &mut Vec<u32>) {
-    let Ok(len) = u32::try_from(hashes.len()) else {
-        sorted.clear();
-        sorted.extend_from_slice(hashes);
-        return sorted.sort_unstable();
+/// Largest input [`sorted_distinct`] scatters in one pass: up to 2^17 hashes, a scatter runs
+/// at 4 to 7 ns a hash (the input, the output and the bucket counters, about 20 bytes a hash,
+/// mostly within the core's 2 MiB cache); above it, the input is split first.
+const ONE_SCATTER_UP_TO: usize = 1 << 17;
+
+/// The size, as a power of two, of the parts a larger input is split into: 2^13 hashes (64
+/// KiB) and their counters are sorted within the core's cache.
+const PART_BITS: u32 = 13;
+
+/// The most top bits a split uses: at most 1,024 parts, whose write positions stay in cache
+/// (the parts of a larger input hold more than 2^13 hashes each).
+const MAX_SPLIT_BITS: u32 = 10;
+
+/// `hashes` (more than a few, any order, repeats allowed) sorted ascending without repeats,
+/// in an allocation of their final size; see [`FeatureSet::from_hashes`].
+fn sorted_distinct(hashes: &[u64], scratch: &mut SortScratch) -> Vec<u64> {
+    let len = hashes.len();
+    if u32::try_from(len).is_err() {
+        let mut sorted = hashes.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        sorted.shrink_to_fit();
+        return sorted;
+    }
+    let SortScratch {
+        sorted,
+        parts,
+        starts,
+        seen,
+        unseen,
+    } = scratch;
+    let hashes = if len >= FILTER_FROM {
+        drop_seen(hashes, seen, unseen)
+    } else {
+        hashes
     };
-    // At least as many buckets as hashes (between one and two a hash), at most 2^20 (the
-    // work space stays within 4 MiB a thread; a larger set has more a bucket).
-    let bits = (len.max(2).ilog2() + 1).clamp(4, 20);
-    let bucket = |hash: u64| (hash >> (64 - bits)) as usize;
-    // `starts[b]` is where bucket b begins in the output; then, while scattering, where its
-    // next element goes.
+    let len = hashes.len();
+    if len <= ONE_SCATTER_UP_TO {
+        let sorted = at_least(sorted, len);
+        let distinct = scatter_distinct(hashes, sorted, 0, starts);
+        return sorted[..distinct].to_vec();
+    }
+    // Split by the top bits into parts of about 2^PART_BITS hashes.
+    let split = (len.ilog2() - PART_BITS).clamp(1, MAX_SPLIT_BITS);
+    let part_of = |hash: u64| (hash >> (64 - split)) as usize;
+    // `ends[p]` is where part p ends in `parts`, once the counts are summed.
+    let mut ends = [0u32; 1 << MAX_SPLIT_BITS];
+    let ends = &mut ends[..1 << split];
+    for &hash in hashes {
+        ends[part_of(hash)] += 1;
+    }
+    let mut total = 0;
+    for end in ends.iter_mut() {
+        total += *end;
+        *end = total;
+    }
+    // Filled from each part's end down (a hash's slot is its part's end, less the part's
+    // hashes that came after it): `ends` becomes the parts' starts.
+    let parts = at_least(parts, len);
+    for &hash in hashes.iter().rev() {
+        let slot = &mut ends[part_of(hash)];
+        *slot -= 1;
+        parts[*slot as usize] = hash;
+    }
+    // Each part sorted in cache, its distinct hashes appended: the parts are in order.
+    let mut set = Vec::with_capacity(len);
+    for (p, &start) in ends.iter().enumerate() {
+        let start = start as usize;
+        let end = ends.get(p + 1).map_or(len, |&next| next as usize);
+        if start == end {
+            continue;
+        }
+        let sorted = at_least(sorted, end - start);
+        let distinct = scatter_distinct(&parts[start..end], sorted, split, starts);
+        set.extend_from_slice(&sorted[..distinct]);
+    }
+    // In place: the allocator shrinks the block without copying it.
+    set.shrink_to_fit();
+    set
+}
+
+/// Smallest input [`sorted_distinct`] first rids of most of its repeats ([`drop_seen`]): in
+/// the dedup corpus, sets of 2^14 shingles or more are 28% distinct or less (and those of 2^20
+/// or more, long documents of repeated passages, 5%).
+const FILTER_FROM: usize = 1 << 14;
+
+/// The most slots, as a power of two, of [`drop_seen`]'s table: 2^16 (512 KiB) stays in the
+/// core's cache beside the sort's work space.
+const MAX_SEEN_BITS: u32 = 16;
+
+/// The hashes of `hashes` that a direct-mapped table of the latest hash a slot (indexed by the
+/// low bits) did not hold when they came, in order, in `unseen`: every distinct hash is kept
+/// (its first occurrence is always unseen), most repeats are not (a repeat is dropped only if
+/// its slot still holds it: an exact test). The table has one slot for every two hashes, at
+/// most 2^[`MAX_SEEN_BITS`]; one pass, without a branch on the test. On the corpus's
+/// shingle sets of 2^14 hashes or more it drops most of them, so that the sort that follows
+/// handles a fraction (sets of 2^20 of the corpus's texts, timed stand-alone: 12 ns a hash
+/// sorted → 3).
+fn drop_seen<'a>(hashes: &[u64], seen: &mut Vec<u64>, unseen: &'a mut Vec<u64>) -> &'a [u64] {
+    let bits = (hashes.len().ilog2() - 1).clamp(1, MAX_SEEN_BITS);
+    let mask = (1usize << bits) - 1;
+    // Slot i starts with a value whose low bits are not i: no hash that maps to it equals it.
+    seen.clear();
+    seen.extend((0..1u64 << bits).map(|i| i ^ 1));
+    let unseen = at_least(unseen, hashes.len());
+    let mut kept = 0;
+    for &hash in hashes {
+        let slot = &mut seen[hash as usize & mask];
+        let new = *slot != hash;
+        *slot = hash;
+        // Written whatever it is; counted only if new.
+        unseen[kept] = hash;
+        kept += usize::from(new);
+    }
+    &unseen[..kept]
+}
+
+/// The first `len` elements of `buffer`, grown to hold them if it is shorter: a work space
+/// zeroed only when it grows, not on every use.
+fn at_least(buffer: &mut Vec<u64>, len: usize) -> &mut [u64] {
+    if buffer.len() < len {
+        buffer.resize(len, 0);
+    }
+    &mut buffer[..len]
+}
+
+/// Sorts `hashes` (which share their top `skip` bits) into `out` (as long) through buckets of
+/// their next bits, at least as many buckets as hashes (at most 2^20), and one insertion pass
+/// that drops repeats (a comparison sort when that pass gives up, on input crowded into a few
+/// buckets); returns how many distinct hashes lead `out`.
+fn scatter_distinct(hashes: &[u64], out: &mut [u64], skip: u32, starts: &mut Vec<u32>) -> usize {
+    debug_assert_eq!(hashes.len(), out.len());
+    let len = hashes.len() as u32;
+    let bits = (len.max(2).ilog2() + 1).clamp(4, 20).min(64 - skip);
+    let shift = 64 - skip - bits;
+    let mask = (1usize << bits) - 1;
+    let bucket = |hash: u64| (hash >> shift) as usize & mask;
+    // `starts[b]` is where bucket b begins in `out`; then, while scattering, where its next
+    // element goes.
     starts.clear();
     starts.resize((1 << bits) + 1, 0);
     for &hash in hashes {
@@ -137,45 +269,88 @@ fn bucket_sort(hashes: &[u64], sorted: &mut Vec<u64>, starts: &mut Vec<u32>) {
         total += *start;
         *start = total;
     }
-    sorted.clear();
-    sorted.resize(hashes.len(), 0);
     for &hash in hashes {
         let slot = &mut starts[bucket(hash)];
-        sorted[*slot as usize] = hash;
+        out[*slot as usize] = hash;
         *slot += 1;
     }
-    if !insertion_pass(sorted, 8 * hashes.len()) {
-        sorted.sort_unstable();
+    match insertion_distinct(out, 8 * hashes.len()) {
+        Some(distinct) => distinct,
+        None => {
+            out.sort_unstable();
+            dedup_sorted(out)
+        }
     }
 }
 
-/// Sorts `values` by insertion if that takes at most `moves` moves, and says whether it did;
-/// else leaves them in some order (the same values) and returns false.
-fn insertion_pass(values: &mut [u64], moves: usize) -> bool {
-    let mut left = moves;
+/// Sorts `values` by insertion, dropping repeats, if that takes at most `moves` moves, and
+/// returns how many distinct values then lead `values`; else `None`, with `values` holding
+/// the same distinct values in some order, some more than once (every slot always holds one
+/// of the input's values, and each distinct value stays in at least one: a comparison sort
+/// and [`dedup_sorted`] finish the work).
+///
+/// One pass: a value in order after the last kept one is written after it (and counted only
+/// if it differs, without a branch: repeats are common in shingle sets and unpredictable);
+/// a value out of order is inserted where it belongs, unless it is there already.
+fn insertion_distinct(values: &mut [u64], moves: usize) -> Option<usize> {
+    let Some(&first) = values.first() else {
+        return Some(0);
+    };
+    let (mut kept, mut last, mut left) = (1, first, moves);
     for i in 1..values.len() {
         let value = values[i];
-        if values[i - 1] <= value {
+        // `kept <= i`: the slot was read already (or is this value's own).
+        values[kept] = value;
+        if last <= value {
+            kept += usize::from(last != value);
+            last = value;
             continue;
         }
-        let mut j = i;
+        // Out of order: its place among the kept values, after any smaller or equal one.
+        let mut j = kept - 1;
         while j > 0 && values[j - 1] > value {
-            values[j] = values[j - 1];
             j -= 1;
         }
-        values[j] = value;
-        match left.checked_sub(i - j) {
-            Some(rest) => left = rest,
-            None => return false,
+        if j > 0 && values[j - 1] == value {
+            continue;
         }
+        let moved = kept - j;
+        left = left.checked_sub(moved)?;
+        values.copy_within(j..kept, j + 1);
+        values[j] = value;
+        kept += 1;
     }
-    true
+    Some(kept)
 }
 
-/// The work space of [`bucket_sort`], one per thread.
+/// Drops the repeats of sorted `values` in place, and returns how many distinct values then
+/// lead it.
+fn dedup_sorted(values: &mut [u64]) -> usize {
+    let Some(&first) = values.first() else {
+        return 0;
+    };
+    let (mut kept, mut last) = (1, first);
+    for i in 1..values.len() {
+        let value = values[i];
+        values[kept] = value;
+        kept += usize::from(value != last);
+        last = value;
+    }
+    kept
+}
+
+/// The work space of [`sorted_distinct`], one per thread.
 #[derive(Default)]
 struct SortScratch {
+    /// An input (or a part of one) sorted, its distinct hashes leading.
     sorted: Vec<u64>,
+    /// A large input split into parts by its top bits.
+    parts: Vec<u64>,
+    /// [`drop_seen`]'s table: the latest hash a slot.
+    seen: Vec<u64>,
+    /// The hashes [`drop_seen`] keeps.
+    unseen: Vec<u64>,
+    /// The bucket counters of a scatter.
     starts: Vec<u32>,
 }
 
@@ -460,6 +635,56 @@ mod tests {
             }
         }
 
+        /// The insertion pass that drops repeats gives what a comparison sort and `dedup`
+        /// give when it finishes, and keeps every distinct value when it gives up, whatever
+        /// its budget of moves.
+        #[test]
+        fn insertion_distinct_agrees_with_sort_and_dedup(
+            values in proptest::collection::vec(0u64..64, 0..300),
+            moves in 0usize..2000,
+        ) {
+            let mut expected = values.clone();
+            expected.sort_unstable();
+            expected.dedup();
+            let mut values = values;
+            match insertion_distinct(&mut values, moves) {
+                Some(distinct) => proptest::prop_assert_eq!(&values[..distinct], &expected[..]),
+                None => {
+                    values.sort_unstable();
+                    let distinct = dedup_sorted(&mut values);
+                    proptest::prop_assert_eq!(&values[..distinct], &expected[..]);
+                }
+            }
+        }
+
+        /// The table of seen hashes keeps every distinct hash, in order, and drops only
+        /// repeats: small values (slots shared, and values equal to the table's first
+        /// contents) and any.
+        #[test]
+        fn drop_seen_keeps_every_distinct_hash(
+            small in proptest::collection::vec(0u64..64, 2..3000),
+            any in proptest::collection::vec(proptest::prelude::any::<u64>(), 2..300),
+        ) {
+            let (mut seen, mut unseen) = (Vec::new(), Vec::new());
+            for hashes in [small, any] {
+                let kept = drop_seen(&hashes, &mut seen, &mut unseen).to_vec();
+                let count = |values: &[u64]| {
+                    let mut counts = std::collections::BTreeMap::new();
+                    for &v in values {
+                        *counts.entry(v).or_insert(0usize) += 1;
+                    }
+                    counts
+                };
+                let (all, kept_counts) = (count(&hashes), count(&kept));
+                let every = all.keys().eq(kept_counts.keys());
+                proptest::prop_assert!(every, "every distinct hash kept");
+                proptest::prop_assert!(kept_counts.iter().all(|(v, &n)| n <= all[v]));
+                // In the input's order: a subsequence.
+                let mut rest = hashes.iter();
+                proptest::prop_assert!(kept.iter().all(|k| rest.any(|h| h == k)));
+            }
+        }
+
         /// The merge counts the intersection exactly, across many early-stop checks.
         #[test]
         fn intersection_is_exact(
@@ -477,6 +702,46 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        // Each case sorts three inputs of up to 650,000 hashes.
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+        /// Inputs large enough to be rid of most repeats first, and to be split by their top
+        /// bits (above 2^17): uniform, crowded into a
+        /// few parts (top bits from a handful of values, so a part is larger than the cache
+        /// and its own scatter crowded), and with many repeats.
+        #[test]
+        fn split_sets_are_sorted_and_distinct(
+            len in FILTER_FROM..(ONE_SCATTER_UP_TO * 5),
+            seed in proptest::prelude::any::<u64>(),
+            tops in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..4),
+            distinct in 1u64..100_000,
+        ) {
+            let mut state = seed;
+            let mut next = move || {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                state ^ (state >> 29)
+            };
+            let uniform: Vec<u64> = (0..len).map(|_| next()).collect();
+            let crowded: Vec<u64> = (0..len)
+                .map(|i| (tops[i % tops.len()] & (0xfff << 52)) | (next() >> 12))
+                .collect();
+            let repeated: Vec<u64> = (0..len)
+                .map(|_| (next() % distinct).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                .collect();
+            for hashes in [uniform, crowded, repeated] {
+                let mut expected = hashes.clone();
+                expected.sort_unstable();
+                expected.dedup();
+                let set = FeatureSet::from_hashes(&hashes);
+                proptest::prop_assert_eq!(set.as_slice(), &expected[..]);
+                proptest::prop_assert_eq!(set.0.capacity(), set.len());
+            }
+        }
+    }
+
     #[test]
     fn large_and_skewed_sets_are_sorted() {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -491,7 +756,12 @@ mod tests {
         let skewed: Vec<u64> = (0..100_000).map(|_| (next() >> 12) % 5_000).collect();
         // Colliding: distinct hashes that all share their top 40 bits (one bucket).
         let colliding: Vec<u64> = (0..100_000).map(|_| (7 << 60) | (next() >> 40)).collect();
-        for hashes in [uniform, skewed, colliding] {
+        // Split first (2^21 hashes), into one part: the same top 40 bits, descending (the
+        // insertion pass would move every hash to the front), then only 2^12 values.
+        let mut descending: Vec<u64> = (0..1 << 21).map(|_| (7 << 60) | (next() >> 40)).collect();
+        descending.sort_unstable_by(|a, b| b.cmp(a));
+        let few: Vec<u64> = (0..1 << 21).map(|_| (3 << 62) | (next() >> 52)).collect();
+        for hashes in [uniform, skewed, colliding, descending, few] {
             let mut expected = hashes.clone();
             expected.sort_unstable();
             expected.dedup();
@@ -501,14 +771,19 @@ mod tests {
 
     #[test]
     fn the_insertion_pass_gives_up_past_its_moves() {
-        let reversed: Vec<u64> = (0..100).rev().collect();
+        let reversed: Vec<u64> = (0..100).rev().chain(0..10).collect();
         let mut values = reversed.clone();
-        assert!(!insertion_pass(&mut values, 10));
+        assert_eq!(insertion_distinct(&mut values, 10), None);
         values.sort_unstable();
-        assert_eq!(values, (0..100).collect::<Vec<_>>(), "the same values");
+        let distinct = dedup_sorted(&mut values);
+        assert_eq!(
+            values[..distinct],
+            (0..100).collect::<Vec<_>>(),
+            "the same values"
+        );
         let mut values = reversed;
-        assert!(insertion_pass(&mut values, 100 * 99 / 2));
-        assert_eq!(values, (0..100).collect::<Vec<_>>());
+        assert_eq!(insertion_distinct(&mut values, 100 * 99 / 2), Some(100));
+        assert_eq!(values[..100], (0..100).collect::<Vec<_>>());
     }
 
     #[test]
