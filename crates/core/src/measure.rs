@@ -37,7 +37,7 @@ impl FeatureSet {
     /// output and counters leave the core's cache (each hash written a miss). And they repeat
     /// themselves: sets of 2^14 hashes or more are 28% distinct or less, 5% from 2^20 (long
     /// documents of repeated passages). So an input of 2^14 hashes or more first goes through
-    /// a direct-mapped table of the hashes seen ([`drop_seen`]: exact, it drops only repeats,
+    /// a direct-mapped table of the hashes seen (exact: it drops only repeats,
     /// most of them); what is left above 2^17 is split by its top bits into parts of about
     /// 2^13, each scattered, ordered and rid of its last repeats while it is in cache, and
     /// appended to the set. In the engine, about 7 ns a hash sorted before this, about 4.5
