@@ -873,7 +873,7 @@ impl Run<'_> {
             tracing::info!(
                 units = component.len(),
                 parts = parts.len(),
-                index_bytes = share,
+                share_bytes = share,
                 "a component walked in parts: its index does not fit its share of the budget"
             );
         }
@@ -1236,36 +1236,35 @@ fn parts<N: Nearness>(
     if index_bytes(component, nearness) <= share {
         return std::iter::once(0..len as u32).collect();
     }
-    let bytes = |place: u32| {
-        nearness.unit_bytes(component[place as usize], len) + std::mem::size_of::<Searched>() as u64
-    };
-    let places: Vec<u32> = (0..len as u32).collect();
+    let bytes = |unit: u32| nearness.unit_bytes(unit, len) + std::mem::size_of::<Searched>() as u64;
     let mut parts = Vec::new();
-    let mut rest = places.as_slice();
-    while !rest.is_empty() {
+    let mut start = 0;
+    while start < len {
+        let rest = &component[start..];
         let fit = within(rest, share / 2, bytes).len();
         let take = match fit == rest.len() {
             true => fit,
             false => (fit / batch).max(1) * batch,
         };
-        let (part, after) = rest.split_at(take.min(rest.len()));
-        parts.push(part[0]..part[part.len() - 1] + 1);
-        rest = after;
+        let end = (start + take).min(len);
+        parts.push(start as u32..end as u32);
+        start = end;
     }
     parts
 }
 
-/// The longest start of `places` whose `bytes` add up to at most `room`, but at least one.
-fn within(places: &[u32], room: u64, bytes: impl Fn(u32) -> u64) -> &[u32] {
+/// The longest start of `items` (units, or places) whose `bytes` add up to at most `room`, but
+/// at least one.
+fn within(items: &[u32], room: u64, bytes: impl Fn(u32) -> u64) -> &[u32] {
     let mut total = 0;
-    let fit = places
+    let fit = items
         .iter()
-        .take_while(|&&place| {
-            total += bytes(place);
+        .take_while(|&&item| {
+            total += bytes(item);
             total <= room
         })
         .count();
-    &places[..fit.max(1).min(places.len())]
+    &items[..fit.max(1).min(items.len())]
 }
 
 /// The accepted pairs between two units (exact pairs are within one), by document: `(other
