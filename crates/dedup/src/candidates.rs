@@ -42,11 +42,14 @@ impl Verifier {
         let started = Instant::now();
         let mut sets = SetStore::new(memory, spill_dir);
         let mut at = 0;
-        source.feature_sets(positions, &mut |set| {
-            let position = *positions.get(at).ok_or_else(|| too_many(positions.len()))?;
-            at += 1;
-            sets.push(position, &set)
-        })?;
+        // No set wanted, no read (the CLI's source reads its whole corpus again).
+        if !positions.is_empty() {
+            source.feature_sets(positions, &mut |set| {
+                let position = *positions.get(at).ok_or_else(|| too_many(positions.len()))?;
+                at += 1;
+                sets.push(position, &set)
+            })?;
+        }
         if at != positions.len() {
             return Err(DedupError::MissingData(format!(
                 "asked for {} shingle sets, got {at}",

@@ -11,6 +11,7 @@
 //! by chance: about one pair in 2⁶⁴) are read back, and split by their whole digest. The answer
 //! is the one the whole digests give; nothing is held per document.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
@@ -200,30 +201,19 @@ impl Digests {
             }
         };
         let mut groups = Groups::default();
-        let mut digests = Vec::new();
-        // Positions of one key, ascending (the runs are sorted by key, then position).
-        let mut candidate: Vec<u32> = Vec::new();
+        let mut classes = KeyClasses::default();
         let mut current = None;
-        let mut split = |candidate: &mut Vec<u32>, groups: &mut Groups| {
-            if candidate.len() > 1 {
-                digests.clear();
-                for &i in candidate.iter() {
-                    source.append(i as u64 * len as u64, len, &mut digests)?;
-                }
-                split_by_digest(candidate, &digests, len, groups);
-            }
-            candidate.clear();
-            Ok::<(), DedupError>(())
-        };
         for record in keys.into_sorted()? {
             let (key, position) = record?;
             if current != Some(key) {
-                split(&mut candidate, &mut groups)?;
+                classes.end(&mut groups);
                 current = Some(key);
             }
-            candidate.push(position as u32);
+            classes.add(position as u32, |at, out| {
+                source.append(u64::from(at) * len as u64, len, out)
+            })?;
         }
-        split(&mut candidate, &mut groups)?;
+        classes.end(&mut groups);
         Ok(groups.sorted_by_first())
     }
 }
@@ -254,19 +244,51 @@ impl Source<'_> {
     }
 }
 
-/// Splits `members` (ascending, with their digests of `len` bytes one after another in
-/// `digests`) into the groups of two or more with equal digests, each ascending, appended to
-/// `groups`.
-fn split_by_digest(members: &[u32], digests: &[u8], len: usize, groups: &mut Groups) {
-    let digest = |at: usize| &digests[at * len..(at + 1) * len];
-    let mut order: Vec<usize> = (0..members.len()).collect();
-    // Stable: members of one digest stay ascending.
-    order.sort_by(|&a, &b| digest(a).cmp(digest(b)));
-    for run in order
-        .chunk_by(|&a, &b| digest(a) == digest(b))
-        .filter(|run| run.len() > 1)
-    {
-        groups.push(run.iter().map(|&at| members[at]));
+/// The positions of one key (given ascending) split by their whole digest as they come: only
+/// a key's distinct digests and its positions are held, never a digest a position (one key of
+/// 40 million copies held 1.3 GB of digests).
+#[derive(Default)]
+struct KeyClasses {
+    /// The key's first position, its digest not read yet: a key of one position reads none.
+    first: Option<u32>,
+    /// Each distinct digest of the key, and its positions, ascending.
+    classes: HashMap<Box<[u8]>, Vec<u32>>,
+    digest: Vec<u8>,
+}
+
+impl KeyClasses {
+    /// Adds `position` (after every position added before), its digest appended to a buffer by
+    /// `read` when needed.
+    fn add(
+        &mut self,
+        position: u32,
+        mut read: impl FnMut(u32, &mut Vec<u8>) -> Result<(), DedupError>,
+    ) -> Result<(), DedupError> {
+        if self.first.is_none() && self.classes.is_empty() {
+            self.first = Some(position);
+            return Ok(());
+        }
+        for at in self.first.take().into_iter().chain([position]) {
+            self.digest.clear();
+            read(at, &mut self.digest)?;
+            match self.classes.get_mut(self.digest.as_slice()) {
+                Some(members) => members.push(at),
+                None => {
+                    self.classes.insert(self.digest.as_slice().into(), vec![at]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends the key's classes of two or more positions to `groups` and starts a new key.
+    fn end(&mut self, groups: &mut Groups) {
+        for (_, members) in self.classes.drain() {
+            if members.len() > 1 {
+                groups.push(members);
+            }
+        }
+        self.first = None;
     }
 }
 

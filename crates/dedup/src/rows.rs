@@ -79,6 +79,23 @@ impl Columns {
         true
     }
 
+    /// [`Columns::push`], the columns reserved for `total` rows at the first (so that they
+    /// are allocated once, at their size).
+    fn push_reserving(&mut self, row: Row, total: usize) -> bool {
+        let first = self.len() == 0;
+        let added = self.push(row);
+        if first && added {
+            let more = total.saturating_sub(1);
+            match &mut self.simhashes {
+                Simhashes::Empty => {}
+                Simhashes::B64(v) => v.reserve_exact(more),
+                Simhashes::B128(v) => v.reserve_exact(more),
+            }
+            self.bytes.reserve_exact(more);
+        }
+        added
+    }
+
     /// Row `at` (which exists).
     fn get(&self, at: usize) -> Row {
         Row {
@@ -251,35 +268,62 @@ impl Rows {
 
     /// Reads back the spilled rows among `positions` (ascending), so that the readers find
     /// them; rows gathered before stay.
+    ///
+    /// The rows read go straight into columns reserved once for them (a position and a row's
+    /// columns: 20 bytes at 64 bits without fetch times), merged with those gathered before
+    /// when there are any: gathering the members of 40 million exact copies held their rows
+    /// three times over as `(position, Row)` tuples of 40 bytes, 6 GB at its peak.
     pub(crate) fn gather(&mut self, positions: &[u32]) -> Result<(), DedupError> {
         let held = self.held.len() as u32;
-        let wanted: Vec<u32> = positions
-            .iter()
-            .copied()
-            .filter(|&i| i >= held && i < self.len && self.gathered_at.binary_search(&i).is_err())
-            .collect();
-        if wanted.is_empty() {
+        let len = self.len;
+        let gathered_at = std::mem::take(&mut self.gathered_at);
+        let wanted = || {
+            positions
+                .iter()
+                .copied()
+                .filter(|&i| i >= held && i < len && gathered_at.binary_search(&i).is_err())
+        };
+        let count = wanted().count();
+        if count == 0 {
+            self.gathered_at = gathered_at;
             return Ok(());
         }
-        let mut found: Vec<(u32, Row)> = Vec::with_capacity(wanted.len());
-        self.scan(wanted.iter().copied(), |i, row| {
-            found.push((i, row));
+        let mut found_at = Vec::with_capacity(count);
+        let mut found = Columns::default();
+        let read = self.scan(wanted(), |i, row| {
+            found_at.push(i);
+            found.push_reserving(row, count);
             Ok(())
-        })?;
-        let old_at = std::mem::take(&mut self.gathered_at);
-        let old = std::mem::take(&mut self.gathered);
-        let mut merged: Vec<(u32, Row)> = old_at
-            .iter()
-            .enumerate()
-            .map(|(at, &i)| (i, old.get(at)))
-            .collect();
-        drop(old);
-        merged.extend(found);
-        merged.sort_unstable_by_key(|&(i, _)| i);
-        self.gathered_at = merged.iter().map(|&(i, _)| i).collect();
-        for (_, row) in merged {
-            self.gathered.push(row);
+        });
+        if let Err(e) = read {
+            self.gathered_at = gathered_at;
+            return Err(e);
         }
+        if gathered_at.is_empty() {
+            self.gathered_at = found_at;
+            self.gathered = found;
+            return Ok(());
+        }
+        let old = std::mem::take(&mut self.gathered);
+        let total = gathered_at.len() + found_at.len();
+        let mut merged_at = Vec::with_capacity(total);
+        let mut merged = Columns::default();
+        let (mut a, mut b) = (0, 0);
+        while a < gathered_at.len() || b < found_at.len() {
+            let from_old =
+                b == found_at.len() || (a < gathered_at.len() && gathered_at[a] < found_at[b]);
+            if from_old {
+                merged_at.push(gathered_at[a]);
+                merged.push_reserving(old.get(a), total);
+                a += 1;
+            } else {
+                merged_at.push(found_at[b]);
+                merged.push_reserving(found.get(b), total);
+                b += 1;
+            }
+        }
+        self.gathered_at = merged_at;
+        self.gathered = merged;
         Ok(())
     }
 
@@ -509,6 +553,32 @@ mod tests {
             [read(&rows, 2), read(&rows, 15), read(&rows, 19)],
             [wide(2), wide(15), wide(19)]
         );
+    }
+
+    proptest::proptest! {
+        /// Rows gathered in several rounds (positions held, spilled, gathered before, repeated)
+        /// read back as pushed, at any cap.
+        #[test]
+        fn gathered_rounds_read_back_as_pushed(
+            cap in 0u64..400,
+            rounds in proptest::collection::vec(proptest::collection::vec(0u32..60, 0..20), 1..5),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut rows = Rows::new(cap, dir.path().to_path_buf());
+            for i in 0..60 {
+                rows.push(row(i)).unwrap();
+            }
+            let mut gathered = std::collections::BTreeSet::new();
+            for mut round in rounds {
+                round.sort_unstable();
+                round.dedup();
+                rows.gather(&round).unwrap();
+                gathered.extend(round);
+                for &i in &gathered {
+                    proptest::prop_assert_eq!(read(&rows, i), row(i));
+                }
+            }
+        }
     }
 
     #[test]
