@@ -240,9 +240,17 @@ def _answer(
 
     large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
     stages = _Stages(policy_json, rows, large)
-    shuffle = "spark.sql.shuffle.partitions"
-    before = spark.conf.get(shuffle)
-    spark.conf.set(shuffle, str(_partitions(text_bytes, spark.sparkContext.defaultParallelism)))
+    # The job's own settings while it runs (restored after): shuffle partitions sized from the
+    # text, and no adaptive execution, which would plan each of the job's shuffles as a job of
+    # its own after the one before (the driver alone between them) to coalesce partitions that
+    # are already sized, and has no skew handling for a repartition.
+    settings = {
+        "spark.sql.shuffle.partitions": str(_partitions(text_bytes, spark.sparkContext.defaultParallelism)),
+        "spark.sql.adaptive.enabled": "false",
+    }
+    before = {key: spark.conf.get(key) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
     try:
         parts = _parts(stages.links(keyed(stages)))
         fetched_at = F.col(fetched_at_col).cast("long") if fetched_at_col else F.lit(None).cast("long")
@@ -262,7 +270,8 @@ def _answer(
             result.count()
         _log.info("the parts decided and the result made in %.1f s", time.perf_counter() - started)
     finally:
-        spark.conf.set(shuffle, before)
+        for key, value in before.items():
+            spark.conf.set(key, value)
     return result
 
 
@@ -528,15 +537,46 @@ def _strings(offsets: Any, data: bytes, valid: Any) -> Any:
     )
 
 
+def _executors_run_this_python(spark: Any) -> bool:
+    """Whether the executors' Python workers are this very interpreter on this machine, with
+    neardup where it imports it from: a ``local`` master (the executor is the driver's JVM,
+    its workers get this process's environment), ``PYSPARK_PYTHON`` this interpreter's path
+    (not resolved through links: a venv's ``python`` links to a base Python without the
+    venv's packages), and neardup's extension loaded from this interpreter's own
+    site-packages (not from a ``PYTHONPATH`` or working folder). Then they import what this
+    process imported, and the probe's job would only say so, at the cost of a Python daemon of
+    its own (RDD workers are not the Arrow stages' workers) that the first stage waits for:
+    3 to 7 s on 2 busy cores (BENCHMARKS.md, "Issue 23, step 10")."""
+    import os
+    import shutil
+    import site
+    import sys
+
+    from . import _neardup
+
+    context = spark.sparkContext
+    if not (context.master == "local" or context.master.startswith("local[")):
+        return False
+    workers = shutil.which(context.pythonExec)
+    if workers is None or os.path.abspath(workers) != os.path.abspath(sys.executable):
+        return False
+    package = os.path.dirname(os.path.dirname(os.path.abspath(_neardup.__file__)))
+    return package in {os.path.abspath(p) for p in site.getsitepackages()}
+
+
 class _Probe:
     """:func:`_check_executors` in a thread of its own, started at once, so that its tiny job
     runs while the driver plans (and the executors start) the job's first stage: :meth:`check`
-    waits for it and raises what it found, before that stage runs."""
+    waits for it and raises what it found, before that stage runs. No job at all when the
+    executors run this very Python (:func:`_executors_run_this_python`)."""
 
     def __init__(self, spark: Any) -> None:
         import threading
 
         self.error: Optional[BaseException] = None
+        self.thread: Optional[threading.Thread] = None
+        if _executors_run_this_python(spark):
+            return  # they import what this process imported: nothing to find out
         self.thread = threading.Thread(target=self._run, args=(spark,), name="neardup-probe", daemon=True)
         self.thread.start()
 
@@ -548,7 +588,8 @@ class _Probe:
 
     def check(self) -> None:
         """Waits for the probe; raises its error (the executors cannot import neardup)."""
-        self.thread.join()
+        if self.thread is not None:
+            self.thread.join()
         if self.error is not None:
             raise self.error
 
