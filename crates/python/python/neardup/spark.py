@@ -240,17 +240,9 @@ def _answer(
 
     large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
     stages = _Stages(policy_json, rows, large)
-    # The job's own settings while it runs (restored after): shuffle partitions sized from the
-    # text, and no adaptive execution, which would plan each of the job's shuffles as a job of
-    # its own after the one before (the driver alone between them) to coalesce partitions that
-    # are already sized, and has no skew handling for a repartition.
-    settings = {
-        "spark.sql.shuffle.partitions": str(_partitions(text_bytes, spark.sparkContext.defaultParallelism)),
-        "spark.sql.adaptive.enabled": "false",
-    }
-    before = {key: spark.conf.get(key) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
+    shuffle = "spark.sql.shuffle.partitions"
+    before = spark.conf.get(shuffle)
+    spark.conf.set(shuffle, str(_partitions(text_bytes, spark.sparkContext.defaultParallelism)))
     try:
         parts = _parts(stages.links(keyed(stages)))
         fetched_at = F.col(fetched_at_col).cast("long") if fetched_at_col else F.lit(None).cast("long")
@@ -270,8 +262,7 @@ def _answer(
             result.count()
         _log.info("the parts decided and the result made in %.1f s", time.perf_counter() - started)
     finally:
-        for key, value in before.items():
-            spark.conf.set(key, value)
+        spark.conf.set(shuffle, before)
     return result
 
 
