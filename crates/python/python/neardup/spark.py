@@ -537,7 +537,7 @@ def _executors_run_this_python(spark: Any) -> bool:
     site-packages (not from a ``PYTHONPATH`` or working folder). Then they import what this
     process imported, and the probe's job would only say so, at the cost of a Python daemon of
     its own (RDD workers are not the Arrow stages' workers) that the first stage waits for:
-    3 to 7 s on 2 busy cores (BENCHMARKS.md, "Issue 23, step 10")."""
+    5 to 16 task-seconds on 2 busy cores (BENCHMARKS.md, "Issue 23, step 10")."""
     import os
     import shutil
     import site
