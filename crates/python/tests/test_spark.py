@@ -339,6 +339,32 @@ def test_executors_without_the_package_fail_in_one_clear_line(tmp_path):
     assert "Traceback" not in run.stderr, run.stderr[-3000:]
 
 
+class _Session:
+    """What `_executors_run_this_python` reads of a SparkSession: its master and the Python
+    its executors run."""
+
+    def __init__(self, master, python):
+        self.sparkContext = type("Context", (), {"master": master, "pythonExec": python})()
+
+
+def test_the_probe_is_skipped_only_where_the_executors_run_this_python():
+    """The executors' import probe (a job of its own) is skipped only under a `local` master
+    whose workers are this very interpreter (by its path, not resolved: a venv's `python`
+    links to a base Python without the venv's packages); anywhere else it runs."""
+    this = sys.executable
+    base = getattr(sys, "_base_executable", None)
+    run_here = neardup.spark._executors_run_this_python
+    assert run_here(_Session("local[2]", this))
+    assert run_here(_Session("local", this))
+    assert run_here(_Session("local[*]", this))
+    assert not run_here(_Session("local-cluster[2,1,1024]", this))
+    assert not run_here(_Session("yarn", this))
+    assert not run_here(_Session("spark://host:7077", this))
+    assert not run_here(_Session("local[2]", "/nonexistent/python3"))
+    if base and os.path.abspath(base) != os.path.abspath(this):
+        assert not run_here(_Session("local[2]", base))
+
+
 def _arrow_texts(texts, view=False):
     import pyarrow as pa
 

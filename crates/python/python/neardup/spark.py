@@ -528,15 +528,46 @@ def _strings(offsets: Any, data: bytes, valid: Any) -> Any:
     )
 
 
+def _executors_run_this_python(spark: Any) -> bool:
+    """Whether the executors' Python workers are this very interpreter on this machine, with
+    neardup where it imports it from: a ``local`` master (the executor is the driver's JVM,
+    its workers get this process's environment), ``PYSPARK_PYTHON`` this interpreter's path
+    (not resolved through links: a venv's ``python`` links to a base Python without the
+    venv's packages), and neardup's extension loaded from this interpreter's own
+    site-packages (not from a ``PYTHONPATH`` or working folder). Then they import what this
+    process imported, and the probe's job would only say so, at the cost of a Python daemon of
+    its own (RDD workers are not the Arrow stages' workers) that the first stage waits for:
+    5 to 16 task-seconds on 2 busy cores (BENCHMARKS.md, "Issue 23, step 10")."""
+    import os
+    import shutil
+    import site
+    import sys
+
+    from . import _neardup
+
+    context = spark.sparkContext
+    if not (context.master == "local" or context.master.startswith("local[")):
+        return False
+    workers = shutil.which(context.pythonExec)
+    if workers is None or os.path.abspath(workers) != os.path.abspath(sys.executable):
+        return False
+    package = os.path.dirname(os.path.dirname(os.path.abspath(_neardup.__file__)))
+    return package in {os.path.abspath(p) for p in site.getsitepackages()}
+
+
 class _Probe:
     """:func:`_check_executors` in a thread of its own, started at once, so that its tiny job
     runs while the driver plans (and the executors start) the job's first stage: :meth:`check`
-    waits for it and raises what it found, before that stage runs."""
+    waits for it and raises what it found, before that stage runs. No job at all when the
+    executors run this very Python (:func:`_executors_run_this_python`)."""
 
     def __init__(self, spark: Any) -> None:
         import threading
 
         self.error: Optional[BaseException] = None
+        self.thread: Optional[threading.Thread] = None
+        if _executors_run_this_python(spark):
+            return  # they import what this process imported: nothing to find out
         self.thread = threading.Thread(target=self._run, args=(spark,), name="neardup-probe", daemon=True)
         self.thread.start()
 
@@ -548,7 +579,8 @@ class _Probe:
 
     def check(self) -> None:
         """Waits for the probe; raises its error (the executors cannot import neardup)."""
-        self.thread.join()
+        if self.thread is not None:
+            self.thread.join()
         if self.error is not None:
             raise self.error
 
