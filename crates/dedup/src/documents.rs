@@ -7,8 +7,8 @@
 //! ([`crate::rows`]) are held within an eighth of the budget and spilled beyond it, read back
 //! for the documents a phase needs; the whole digest, read once for the exact groups, within
 //! another eighth (see [`crate::digests`]); MinHash signatures, when the profile makes them,
-//! within a sixteenth ([`crate::signatures`]). The canonical URL is held, and takes room only
-//! from the first document that has one.
+//! within a sixteenth ([`crate::signatures`]). The canonical URL, when given, as a hash in sorted
+//! runs within another sixteenth ([`crate::url_keys`]).
 
 use neardup_core::Simhash;
 
@@ -19,6 +19,7 @@ use crate::error::DedupError;
 use crate::exact::Groups;
 use crate::rows::{Row, Rows};
 use crate::signatures::Signatures;
+use crate::url_keys::UrlKeys;
 
 /// What the engine needs of each document, by position, in columns (see the module
 /// documentation). Built with [`Documents::push`] in input order.
@@ -41,8 +42,8 @@ pub struct Documents {
     rows: Rows,
     digests: Digests,
     signatures: Signatures,
-    /// Empty until a document has a canonical URL, `None` before it.
-    url_keys: Vec<Option<Box<str>>>,
+    /// The canonical URLs, as hashes in sorted runs within a share of the budget.
+    url_keys: UrlKeys,
 }
 
 impl Default for Documents {
@@ -65,7 +66,7 @@ impl Documents {
             rows: Rows::within(budget),
             digests: Digests::within(budget),
             signatures: Signatures::within(budget),
-            url_keys: Vec::new(),
+            url_keys: UrlKeys::within(budget),
         }
     }
 
@@ -119,7 +120,9 @@ impl Documents {
         }
         self.digests.push(digest)?;
         self.signatures.push(fingerprints.minhash.as_deref())?;
-        set_at(&mut self.url_keys, at, url_key.map(String::into_boxed_str));
+        if let Some(url) = url_key {
+            self.url_keys.push(at as u32, &url)?;
+        }
         Ok(())
     }
 
@@ -136,11 +139,10 @@ impl Documents {
     /// Bytes the columns take in memory (their capacity, and the heap parts of the optional
     /// ones).
     pub fn held_bytes(&self) -> u64 {
-        let heap: usize = self.url_keys.iter().flatten().map(|u| u.len()).sum();
         self.rows.held_bytes()
             + self.digests.held_bytes()
             + self.signatures.held_bytes()
-            + (self.url_keys.capacity() * 16 + heap) as u64
+            + self.url_keys.held_bytes()
     }
 
     /// The SimHash of document `i` (held, or [gathered](Documents::gather) before).
@@ -182,7 +184,10 @@ impl Documents {
 
     /// Bytes written to disk beyond their shares of the budget: whole digests and columns.
     pub(crate) fn spilled_bytes(&self) -> u64 {
-        self.digests.spilled_bytes() + self.rows.spilled_bytes() + self.signatures.spilled_bytes()
+        self.digests.spilled_bytes()
+            + self.rows.spilled_bytes()
+            + self.signatures.spilled_bytes()
+            + self.url_keys.spilled_bytes()
     }
 
     /// Each document's place in `keep`'s order ([`crate::KeepPolicy::ranks`]): the order the unit
@@ -225,22 +230,11 @@ impl Documents {
         self.rows.fetched_at(i)
     }
 
-    /// Document `i`'s canonical URL, if it has one.
-    pub(crate) fn url_key(&self, i: u32) -> Option<&str> {
-        self.url_keys.get(i as usize)?.as_deref()
-    }
-}
-
-/// Sets `column[at]` (the last position so far) to `value`: a column stays empty until its
-/// first value, then holds `None` for the documents before it.
-fn set_at<T>(column: &mut Vec<Option<T>>, at: usize, value: Option<T>) {
-    match value {
-        Some(value) => {
-            column.resize_with(at, || None);
-            column.push(Some(value));
-        }
-        None if !column.is_empty() => column.push(None),
-        None => {}
+    /// Each document that shares its canonical URL with an earlier one, with the first
+    /// document of its URL: `(first, document)`, in no particular order. Read once: the URLs
+    /// are released.
+    pub(crate) fn url_links(&mut self) -> Result<Vec<(u32, u32)>, DedupError> {
+        self.url_keys.links()
     }
 }
 
@@ -275,7 +269,7 @@ mod tests {
             );
             item.bytes = i * 10;
             item.fetched_at = (i >= 3).then_some(i as i64);
-            item.url_key = (i == 1).then(|| "https://a.example/".to_string());
+            item.url_key = (i % 2 == 1).then(|| "https://a.example/".to_string());
             documents.push(item).unwrap();
         }
         assert_eq!(documents.len(), 5);
@@ -291,8 +285,8 @@ mod tests {
             documents.signatures().read(i, &mut signature).unwrap();
             assert_eq!(signature, [i; 3]);
             assert_eq!(documents.fetched_at(i), (i >= 3).then_some(i64::from(i)));
-            assert_eq!(documents.url_key(i).is_some(), i == 1);
         }
+        assert_eq!(documents.url_links().unwrap(), [(1, 3)]);
         assert!(documents.held_bytes() >= 5 * (8 + 32 + 8 + 8));
     }
 

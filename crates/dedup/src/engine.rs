@@ -1,6 +1,5 @@
 //! The dedup run itself.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use neardup_core::measure::FeatureSet;
@@ -232,7 +231,7 @@ fn run(
     // keeps) and the documents sharing a canonical URL; every row for a decision from every
     // candidate pair.
     let url_links = match options.url_dedup {
-        true => url_links(documents),
+        true => documents.url_links()?,
         false => Vec::new(),
     };
     if linear {
@@ -468,22 +467,4 @@ pub(crate) fn removal(
         distance: distance(documents, index, of),
         evidence,
     }
-}
-
-/// The positions of documents with the same canonical URL: each with the first of its URL.
-fn url_links(documents: &Documents) -> Vec<(u32, u32)> {
-    let mut first: HashMap<&str, u32> = HashMap::new();
-    let mut links = Vec::new();
-    for i in 0..documents.len() as u32 {
-        let Some(key) = documents.url_key(i) else {
-            continue;
-        };
-        match first.get(key) {
-            Some(&a) => links.push((a, i)),
-            None => {
-                first.insert(key, i);
-            }
-        }
-    }
-    links
 }

@@ -74,6 +74,7 @@ mod rows;
 mod sets;
 mod signatures;
 pub mod units;
+mod url_keys;
 mod verdict;
 
 pub use budget::{peak_resident_bytes, resident_bytes, Budget};
