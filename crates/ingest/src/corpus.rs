@@ -10,7 +10,6 @@
 //! The caller sees the run through [`ReadHooks`]: progress, skipped records, a check that stops
 //! the run (a signal), and the registration of the temporary folder streams are copied to.
 
-use std::cell::Cell;
 use std::collections::VecDeque;
 use std::error::Error as StdError;
 use std::fs::File;
@@ -44,11 +43,6 @@ const BATCH_BYTES: usize = 32 << 20;
 /// workers never to wait (a worker done with its share of a block takes up the next block's),
 /// and each more holds a block of documents longer.
 const IN_FLIGHT: usize = 1;
-/// Block buffers of JSON Lines in use at a time: one being filled by the reader, two waiting
-/// in the channel to the parser, one being parsed. The reader makes no more: it waits for one
-/// to come back (a new 4 MB buffer's pages are faulted in and zeroed, 3% of `fingerprint`'s
-/// CPU when every block took one).
-const BLOCKS: usize = 4;
 
 /// A document and what it was mapped to, or a bad record.
 type Mapped<T> = Result<(Document, T), IngestError>;
@@ -301,9 +295,8 @@ impl Corpus {
         let progress = self.hooks.progress(label, self.total_bytes);
         std::thread::scope(|scope| -> Result<(), E> {
             // Each piece of work comes with the bytes read up to its end, for progress.
-            let (sender, receiver) = sync_channel::<(Work, u64)>(BLOCKS - 2);
-            // Room for every block buffer: sending one back never fails.
-            let (recycle, recycled) = sync_channel::<Vec<u8>>(BLOCKS);
+            let (sender, receiver) = sync_channel::<(Work, u64)>(2);
+            let (recycle, recycled) = sync_channel::<Vec<u8>>(2);
             let reader = Reader {
                 corpus: self,
                 first,
@@ -312,7 +305,6 @@ impl Corpus {
                 bytes_read: &bytes_read,
                 sender,
                 recycled,
-                blocks: Cell::new(0),
             };
             scope.spawn(move || reader.run());
             let pass = Pass {
@@ -591,8 +583,6 @@ struct Reader<'c> {
     bytes_read: &'c Arc<AtomicU64>,
     sender: SyncSender<(Work, u64)>,
     recycled: Receiver<Vec<u8>>,
-    /// Block buffers made and not lost (at most [`BLOCKS`]).
-    blocks: Cell<usize>,
 }
 
 impl Reader<'_> {
@@ -712,21 +702,6 @@ impl Reader<'_> {
         self.send(Work::Records(batch))
     }
 
-    /// A buffer for the next block: one the parser sent back, else a new one while fewer than
-    /// [`BLOCKS`] were made, else the next one sent back (every buffer made is in the channel
-    /// to the parser, being parsed, or sent back, so one comes unless the run is over; then
-    /// an empty one does).
-    fn block_buffer(&self) -> Vec<u8> {
-        if let Ok(buffer) = self.recycled.try_recv() {
-            return buffer;
-        }
-        if self.blocks.get() < BLOCKS {
-            self.blocks.set(self.blocks.get() + 1);
-            return Vec::new();
-        }
-        self.recycled.recv().unwrap_or_default()
-    }
-
     /// Sends an uncompressed JSON Lines input as blocks of whole lines; over-long lines are
     /// bad records, a failed read ends the run.
     fn send_lines(&self, input: OpenedInput) -> bool {
@@ -734,12 +709,9 @@ impl Reader<'_> {
         let limit = self.opts.max_document_bytes;
         let mut blocks = BlockReader::new(input.into_reader(), block_bytes(), limit);
         loop {
-            let work = match blocks.next_chunk(self.block_buffer()) {
-                Ok(None) => {
-                    // The buffer was dropped at the end: another may be made.
-                    self.blocks.set(self.blocks.get().saturating_sub(1));
-                    return true;
-                }
+            let buffer = self.recycled.try_recv().unwrap_or_default();
+            let work = match blocks.next_chunk(buffer) {
+                Ok(None) => return true,
                 Ok(Some(Chunk::Lines {
                     block,
                     first_line,
@@ -751,8 +723,6 @@ impl Reader<'_> {
                     name: Arc::clone(&name),
                 },
                 Ok(Some(Chunk::TooLong { line, size })) => {
-                    // The buffer was dropped with the line: another may be made.
-                    self.blocks.set(self.blocks.get().saturating_sub(1));
                     let place = Place::file(Arc::clone(&name)).at_line(line);
                     let kind = ErrorKind::TooLarge { size, limit };
                     Work::Records(vec![Err(IngestError::new(place, kind))])
