@@ -508,6 +508,28 @@ mod tests {
         }
     }
 
+    /// An escaped string is unescaped into one allocation of at most the rest of the line, and
+    /// one followed by a long field keeps no more than its length and 64 bytes of slack.
+    #[test]
+    fn escaped_strings_take_room_once_and_keep_little_slack() {
+        let text = "a\\nb".repeat(5_000);
+        let line = format!("{{\"title\": \"T\\u00e9\", \"text\": \"{text}\", \"id\": \"x\"}}");
+        let values = scan_record(&line, &fields(true)).expect("a plain record");
+        let (Some(Value::Str(Cow::Owned(title))), Some(Value::Str(Cow::Owned(body)))) =
+            (&values.title, &values.text)
+        else {
+            panic!("both strings have escapes: {values:?}");
+        };
+        assert_eq!(title, "Té");
+        assert!(
+            title.capacity() <= 2 * title.len() + 64,
+            "{}",
+            title.capacity()
+        );
+        assert_eq!(body, &"a\nb".repeat(5_000));
+        assert!(body.capacity() >= body.len() && body.capacity() < line.len());
+    }
+
     #[test]
     fn lines_it_leaves_to_serde_json() {
         let fields = JsonlFields::default();
