@@ -320,10 +320,8 @@ impl Normalizer {
         let (written, last_space) = (sink.out.len(), sink.last_space);
         for c in text.chars() {
             match table.stable_lookup(c) {
-                Some((lower, class)) if c != 'Σ' => {
-                    sink.push(lower, class, self.options.punctuation)
-                }
-                _ => {
+                Some((lower, class)) => sink.push(lower, class, self.options.punctuation),
+                None => {
                     sink.out.truncate(written);
                     sink.last_space = last_space;
                     return false;
@@ -344,37 +342,82 @@ impl Normalizer {
     }
 }
 
-/// Facts about the characters below [`CharTable::END`] that lower-case to one character,
-/// worked out once per process: `char::to_lowercase`, the class (under [`WordChars::Unicode`])
-/// of its result, and whether NFKC leaves the character alone wherever it stands (its NFKC
-/// quick check is Yes and its combining class 0). The Unicode pass looks them up instead of
-/// searching Unicode's tables at every occurrence (`§`, `·` and `’` are most of the non-ASCII
-/// characters of prose).
+/// Facts about the characters of the Basic Multilingual Plane that lower-case to one
+/// character, worked out once per process, a page of 256 characters at a time on first use:
+/// `char::to_lowercase`, the class (under [`WordChars::Unicode`]) of its result, and whether
+/// NFKC leaves the character alone wherever it stands (its NFKC quick check is Yes and its
+/// combining class 0); for a character NFKC does change, what it becomes when that is one such
+/// stable character (full-width `，` is `,`, half-width `ｶ` is `カ`). The Unicode pass looks
+/// them up instead of searching Unicode's tables at every occurrence (`§`, `·` and `’` are most
+/// of the non-ASCII characters of prose; Chinese, Japanese and Korean text is all of them).
 struct CharTable {
-    /// Per character: 0 when not covered, else the lower case `<< 3`, [`CharTable::STABLE`]
-    /// when NFKC leaves it alone, and the class + 1 in the low two bits.
-    entries: Box<[u32]>,
+    /// Per page of 256 characters, its entries: the low half 0 when the character is not
+    /// covered, else its lower case `<< 3`, [`CharTable::STABLE`] when NFKC leaves it alone,
+    /// and the class + 1 in the low two bits; the high half, for a character NFKC changes into
+    /// one stable character, the same of that character (its lower case and class), else 0.
+    pages: Box<[OnceLock<Box<[u64]>>]>,
 }
 
 impl CharTable {
-    /// The first character not covered (the BMP up to the CJK symbols: 48 KB).
-    const END: u32 = 0x3000;
+    /// The first character not covered (the end of the BMP).
+    const END: u32 = 0x1_0000;
+    /// Characters per page.
+    const PAGE: u32 = 256;
     /// The entry bit of a character NFKC leaves alone.
     const STABLE: u32 = 4;
 
-    /// The process's table, built on first use.
+    /// The process's table (its pages are built on first use).
     fn get() -> &'static CharTable {
         static TABLE: OnceLock<CharTable> = OnceLock::new();
         TABLE.get_or_init(|| CharTable {
-            entries: (0..Self::END).map(Self::entry).collect(),
+            pages: (0..Self::END / Self::PAGE)
+                .map(|_| OnceLock::new())
+                .collect(),
         })
     }
 
+    /// The entry of `c` (0 when not covered), its page built if it is the first asked for.
+    #[inline]
+    fn entry_of(&self, c: char) -> u64 {
+        let code = c as u32;
+        let Some(page) = self.pages.get((code / Self::PAGE) as usize) else {
+            return 0;
+        };
+        let page = page.get_or_init(|| {
+            let first = code & !(Self::PAGE - 1);
+            (first..first + Self::PAGE).map(Self::entry).collect()
+        });
+        page[(code % Self::PAGE) as usize]
+    }
+
     /// The entry of the character numbered `code`.
-    fn entry(code: u32) -> u32 {
+    fn entry(code: u32) -> u64 {
         let Some(c) = char::from_u32(code) else {
             return 0;
         };
+        let plain = Self::plain_entry(c);
+        if plain == 0 || plain & Self::STABLE != 0 {
+            return u64::from(plain);
+        }
+        // NFKC changes `c`. Into one character that it leaves alone (quick check Yes: no
+        // neighbour composes with it; combining class 0: none is reordered around it), that
+        // character stands for `c` wherever `c` stands, as in the whole text's NFKC; capital
+        // sigma is left out (its lower case depends on its neighbours).
+        let mut nfkc = std::iter::once(c).nfkc();
+        let folded = match (nfkc.next(), nfkc.next()) {
+            (Some(one), None) if one != 'Σ' => Self::plain_entry(one),
+            _ => 0,
+        };
+        let folded = if folded & Self::STABLE != 0 {
+            folded
+        } else {
+            0
+        };
+        u64::from(folded) << 32 | u64::from(plain)
+    }
+
+    /// The low half of an entry: `c`'s lower case, class and stability.
+    fn plain_entry(c: char) -> u32 {
         let mut lower = c.to_lowercase();
         match (lower.next(), lower.next()) {
             (Some(one), None) => {
@@ -394,18 +437,19 @@ impl CharTable {
     /// The lower case of `c` and its class, if the table covers `c`.
     #[inline]
     fn lookup(&self, c: char) -> Option<(char, CharClass)> {
-        Self::decode(*self.entries.get(c as usize)?)
+        Self::decode(self.entry_of(c) as u32)
     }
 
-    /// [`CharTable::lookup`] for a character NFKC leaves alone wherever it stands; `None` for
-    /// the others.
+    /// What NFKC then lower-casing make of `c` wherever it stands, and its class: `c`'s own
+    /// lower case when NFKC leaves `c` alone, else that of the one stable character NFKC turns
+    /// it into; `None` for the others (capital sigma too).
     #[inline]
     fn stable_lookup(&self, c: char) -> Option<(char, CharClass)> {
-        let entry = *self.entries.get(c as usize)?;
-        if entry & Self::STABLE == 0 {
-            return None;
+        let entry = self.entry_of(c);
+        if entry as u32 & Self::STABLE != 0 && c != 'Σ' {
+            return Self::decode(entry as u32);
         }
-        Self::decode(entry)
+        Self::decode((entry >> 32) as u32)
     }
 
     /// The lower case and class an entry holds (`None` for an uncovered character).
@@ -423,13 +467,8 @@ impl CharTable {
     /// Whether NFKC leaves `text` as it is because the table says so of each of its
     /// characters (false says nothing: ask `is_nfkc_quick`).
     fn nfkc_stable(&self, text: &str) -> bool {
-        text.chars().all(|c| {
-            c.is_ascii()
-                || self
-                    .entries
-                    .get(c as usize)
-                    .is_some_and(|entry| entry & Self::STABLE != 0)
-        })
+        text.chars()
+            .all(|c| c.is_ascii() || self.entry_of(c) as u32 & Self::STABLE != 0)
     }
 }
 
@@ -806,6 +845,55 @@ mod tests {
         assert!(covered > 10_000, "{covered}");
     }
 
+    /// What the general path makes of `text` under the web profile's options with
+    /// `punctuation`: whole-text NFKC, lower case (final sigma in context), then the
+    /// punctuation and white-space policies.
+    fn general_reference(text: &str, punctuation: PunctuationPolicy) -> String {
+        let mut general = String::new();
+        let lowered: String = text.nfkc().collect::<String>().to_lowercase();
+        for c in lowered.chars() {
+            match (classify(c, WordChars::Unicode), punctuation) {
+                (CharClass::Space, _) | (CharClass::Other, PunctuationPolicy::Space) => {
+                    general.push(' ')
+                }
+                (CharClass::Other, PunctuationPolicy::Remove) => {}
+                _ => general.push(c),
+            }
+        }
+        general.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// Every character of the BMP the one-pass table path takes (NFKC leaves it alone, or
+    /// turns it into one character it leaves alone) normalises as the whole text does alone,
+    /// between letters, doubled, and next to a character NFKC changes.
+    #[test]
+    fn every_table_character_normalises_as_the_whole_text() {
+        let table = CharTable::get();
+        let mut folded = 0;
+        for c in (0..CharTable::END).filter_map(char::from_u32) {
+            let Some((lower, _)) = table.stable_lookup(c) else {
+                continue;
+            };
+            folded += usize::from(table.entry_of(c) as u32 & CharTable::STABLE == 0);
+            let nfkc: String = std::iter::once(c).nfkc().collect();
+            assert_eq!(nfkc.to_lowercase(), lower.to_string(), "{c:?}");
+            for text in [
+                format!("{c}"),
+                format!("a{c}b"),
+                format!("{c}{c}"),
+                format!("\u{FF21}{c}\u{FF76}"),
+            ] {
+                let options = NormalizeOptions::web();
+                assert_eq!(
+                    norm(options, &text),
+                    general_reference(&text, PunctuationPolicy::Keep),
+                    "{text:?}"
+                );
+            }
+        }
+        assert!(folded > 1_000, "{folded}");
+    }
+
     #[test]
     fn final_sigma_is_lowercased_in_context() {
         assert_eq!(norm(NormalizeOptions::web(), "ΟΔΟΣ ΣΑΣ"), "οδος σας");
@@ -868,7 +956,7 @@ mod tests {
         /// under every punctuation policy.
         #[test]
         fn table_pass_equals_whole_text_normalisation(
-            text in "(([a-zA-Z0-9,.]{0,6}[§·’©→«»éÉßÆœ\u{A0}Σσς΄İ美ＡﬁǅK\u{301}]{1,3}[a-zA-Z,.]{0,6})[ \n\t]{1,2}){0,40}",
+            text in "(([a-zA-Z0-9,.]{0,6}[§·’©→«»éÉßÆœ\u{A0}Σσς΄İ美ＡﬁǅK\u{301}的한の，：（）ｶﾞ\u{3099}Ϲ㎏…\u{11A8}가ℌÅ\u{F900}\u{2F00}\u{3000}]{1,3}[a-zA-Z,.]{0,6})[ \n\t]{1,2}){0,40}",
             punctuation in proptest::sample::select(vec![PunctuationPolicy::Keep, PunctuationPolicy::Remove, PunctuationPolicy::Space]),
         ) {
             let options = NormalizeOptions { punctuation, ..NormalizeOptions::web() };
@@ -883,6 +971,19 @@ mod tests {
             }
             let reference = general.split_whitespace().collect::<Vec<_>>().join(" ");
             proptest::prop_assert_eq!(norm(options, &text), reference);
+        }
+
+        /// Chinese, Japanese and Korean text (long stretches without white space, full- and
+        /// half-width forms NFKC folds, kana that compose with a following voiced mark,
+        /// Hangul syllables and trailing jamo, compatibility ideographs) normalises as the
+        /// whole-text reference does under every punctuation policy.
+        #[test]
+        fn cjk_stretches_equal_whole_text_normalisation(
+            text in "[a-zA-Z0-9,.的是中文数据用型한국어를다니の日本語をすまガカｶｷﾞﾟ\u{3099}\u{309A}゛，。、：；（）！？「」ＡＺａ０\u{3000}\u{11A8}\u{1100}\u{1161}가각\u{F900}\u{FA10}\u{2F00}㎏…Ϲ΄Σ ]{0,120}",
+            punctuation in proptest::sample::select(vec![PunctuationPolicy::Keep, PunctuationPolicy::Remove, PunctuationPolicy::Space]),
+        ) {
+            let options = NormalizeOptions { punctuation, ..NormalizeOptions::web() };
+            proptest::prop_assert_eq!(norm(options, &text), general_reference(&text, punctuation));
         }
 
         /// Long prose-like text (the 64-byte blocks of the wide path, single and double white

@@ -37,10 +37,17 @@ pub fn run(args: FingerprintArgs) -> anyhow::Result<()> {
     }
     let fingerprinter = Fingerprinter::new(profile)?;
     write_json_lines(&args.input, |doc, text| {
-        serde_json::to_vec(&Line {
-            id: &doc.id,
-            fingerprints: &fingerprinter.fingerprint(text),
-            bytes: text.len(),
-        })
+        // Room for a whole line at once (a 64-bit line is about 150 bytes and the id's),
+        // not grown from empty in steps.
+        let mut line = Vec::with_capacity(256 + doc.id.len());
+        serde_json::to_writer(
+            &mut line,
+            &Line {
+                id: &doc.id,
+                fingerprints: &fingerprinter.fingerprint(text),
+                bytes: text.len(),
+            },
+        )?;
+        Ok(line)
     })
 }
