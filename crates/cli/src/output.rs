@@ -180,3 +180,14 @@ fn temporary_beside(target: &Path) -> anyhow::Result<NamedTempFile> {
     registry.remove_on_signal(file.path());
     Ok(file)
 }
+
+/// Prints `value` as indented JSON and a newline on standard output (`--show-profile`,
+/// `--show-policy`). A closed pipe (`| head`) is an error that `main` ends quietly, where
+/// `println!` panicked.
+pub fn print_pretty_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let mut out = io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    out.flush()?;
+    Ok(())
+}

@@ -115,7 +115,7 @@ impl PolicyArgs {
     /// With --show-policy: prints `policy` as JSON and says so (the command then exits).
     pub fn show(&self, policy: &Policy) -> anyhow::Result<bool> {
         if self.show_policy {
-            println!("{}", serde_json::to_string_pretty(policy)?);
+            crate::output::print_pretty_json(policy)?;
         }
         Ok(self.show_policy)
     }

@@ -272,3 +272,25 @@ fn compare_explains_the_difference() {
         "/missing: cannot open",
     );
 }
+
+/// `--show-profile` and `--show-policy` into a pipe whose reader is gone (`| head` done
+/// reading) end quietly with success, as every output does: no panic, nothing on stderr.
+#[test]
+fn a_closed_pipe_ends_the_show_options_quietly() {
+    for args in [
+        &["fingerprint", "--show-profile"][..],
+        &["dedup", "--show-policy", "-"][..],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_neardup"))
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?} {stderr}", out.status);
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}

@@ -32,7 +32,7 @@ struct Line<'a> {
 pub fn run(args: FingerprintArgs) -> anyhow::Result<()> {
     let profile = args.profile.load()?;
     if args.show_profile {
-        println!("{}", serde_json::to_string_pretty(&profile)?);
+        crate::output::print_pretty_json(&profile)?;
         return Ok(());
     }
     let fingerprinter = Fingerprinter::new(profile)?;
