@@ -1269,8 +1269,8 @@ fn within(items: &[u32], room: u64, bytes: impl Fn(u32) -> u64) -> &[u32] {
 
 /// The accepted pairs between two units (exact pairs are within one), by document: `(document,
 /// other document, index in the accepted pairs)`, both ways of each pair, sorted: 24 bytes a
-/// pair, where a map of vectors took about 80 bytes a document in a pair (3 million documents
-/// sharing URLs held 240 MB of it).
+/// pair, where a map of a vector a document took more (3 million records sharing URLs peaked
+/// 202 MB lower with it: BENCHMARKS.md, issue 17 step 18).
 struct AcceptedByDoc(Vec<(u32, u32, u32)>);
 
 impl AcceptedByDoc {

@@ -50,6 +50,8 @@ pub(crate) struct UrlKeys {
     batch: Vec<UrlKey>,
     /// How many documents have a URL.
     count: u64,
+    /// Bytes of keys `keys` holds before it writes a run.
+    cap: u64,
     spill: SpillDir,
 }
 
@@ -66,10 +68,12 @@ impl UrlKeys {
     /// beyond.
     pub(crate) fn within(budget: &Budget) -> Self {
         let spill = SpillDir::new(&budget.spill_dir());
+        let cap = budget.memory / 16;
         UrlKeys {
-            keys: Runs::new(spill.clone(), budget.memory / 16),
+            keys: Runs::new(spill.clone(), cap),
             batch: Vec::new(),
             count: 0,
+            cap,
             spill,
         }
     }
@@ -109,10 +113,11 @@ impl UrlKeys {
         Ok(links)
     }
 
-    /// Bytes held in memory: the keys not yet written to a run, at most their share.
+    /// Bytes held in memory: the keys, up to their share (beyond it they are in runs on disk),
+    /// as [`crate::digests`] counts its keys.
     pub(crate) fn held_bytes(&self) -> u64 {
-        let written = self.spill.written() / UrlKey::BYTES as u64;
-        self.count.saturating_sub(written) * std::mem::size_of::<UrlKey>() as u64
+        self.cap
+            .min(self.count * std::mem::size_of::<UrlKey>() as u64)
     }
 
     /// Bytes written to disk.
