@@ -96,8 +96,8 @@ pub(crate) struct Sinks<'a> {
 }
 
 /// Decides `documents` in keep order against the kept units (see the module doc). `accepted`: the URL pairs,
-/// sorted by `(a, b)`; the rows of their documents and of every exact group's members are
-/// gathered already (see [`Documents::gather`]).
+/// sorted by `(a, b)`; the rows of their documents and of every exact group's first and kept
+/// members are gathered already (see [`Documents::gather`]).
 pub(crate) fn decide_by_kept(
     documents: &mut Documents,
     exact: &ExactGroups,
@@ -646,8 +646,8 @@ enum Sets<'a> {
 }
 
 impl Run<'_> {
-    /// Ends the search's phase, reads the rows of the units with a neighbour (the members of
-    /// exact groups and the documents of accepted pairs are gathered already) and walks their
+    /// Ends the search's phase, reads the rows of the units with a neighbour (the first and kept
+    /// members of exact groups and the documents of accepted pairs are gathered already) and walks their
     /// components, searched by the `nearness` made over the documents; then, when the options
     /// ask, `list` lists every accepted pair ([`Run::with_every_pair`]).
     fn walk<'d, N: Nearness>(

@@ -3,7 +3,7 @@
 
 use crate::budget::Budget;
 use crate::documents::Documents;
-use crate::engine::{distance, pair, removal, FoundPair, Removal};
+use crate::engine::{distance, pair, removal, simhash_distance, FoundPair, Removal};
 use crate::error::DedupError;
 use crate::exact::ExactGroups;
 use crate::listed::{ListBuilder, ListItem, Listed, Row};
@@ -46,13 +46,9 @@ impl<'a> Units<'a> {
             .rank_key(i, documents.bytes(i), documents.fetched_at(i))
     }
 
-    /// The member `unit` keeps.
+    /// The member `unit` keeps ([`ExactGroups::choose_kept`]).
     pub(crate) fn best(&self, unit: u32) -> u32 {
-        self.members(&unit)
-            .iter()
-            .copied()
-            .min_by_key(|&m| self.rank(m))
-            .unwrap_or(unit)
+        self.exact.kept_member(unit)
     }
 }
 
@@ -256,8 +252,13 @@ fn join_in_order(
 /// and exact groups). `heads`: every unit that can head a cluster (each unit walked, and every
 /// exact group), each once, in any order; `joined`: the units that joined a kept unit.
 ///
-/// Memory: two marks a document (the units that joined, the units joined), a bit each; the
-/// removals go to their list as they are made (its share of the budget, then disk).
+/// A unit alone that joined is removed here; the members of exact groups are removed in one
+/// scan of their rows in position order ([`ExactGroups::scan_members`]), against the kept
+/// member of the unit their group joined, or else of their own group.
+///
+/// Memory: two marks a document (the units that joined, the units joined), a bit each, and the
+/// joins of the exact groups that joined; the removals go to their list as they are made (its
+/// share of the budget, then disk).
 pub(crate) fn gather(
     documents: &Documents,
     units: &Units<'_>,
@@ -265,6 +266,7 @@ pub(crate) fn gather(
     joined: &Listed<Joined>,
     removals: &ListBuilder<Removal>,
 ) -> Result<usize, DedupError> {
+    let exact = units.exact;
     let mut followers = Marks::new(documents.len());
     let mut leaders = Marks::new(documents.len());
     for join in joined.iter() {
@@ -272,6 +274,10 @@ pub(crate) fn gather(
         followers.set(join.unit);
         leaders.set(join.leader);
     }
+    let clusters = heads
+        .filter(|&unit| !followers.get(unit))
+        .filter(|&unit| leaders.get(unit) || exact.members(unit).is_some())
+        .count();
     let mut batch = Vec::with_capacity(removals.batch());
     let mut add = |removal: Removal| {
         batch.push(removal);
@@ -280,37 +286,42 @@ pub(crate) fn gather(
             false => Ok(()),
         }
     };
-    let mut clusters = 0;
-    for unit in heads.filter(|&unit| !followers.get(unit)) {
-        let members = units.members(&unit);
-        if !leaders.get(unit) && members.len() < 2 {
-            continue;
-        }
-        clusters += 1;
-        let representative = units.best(unit);
-        for &m in members.iter().filter(|&&m| m != representative) {
-            add(removal(
-                documents,
-                m,
-                representative,
-                Kind::Exact,
-                Evidence::EXACT,
-            ))?;
-        }
-    }
+    // The exact groups that joined, by their first member.
+    let mut groups_joined = Vec::new();
     for join in joined.iter() {
         let join = join?;
-        let representative = units.best(join.leader);
-        for &m in units.members(&join.unit) {
-            add(removal(
+        match exact.members(join.unit) {
+            Some(_) => groups_joined.push(join),
+            None => add(removal(
                 documents,
-                m,
-                representative,
+                join.unit,
+                units.best(join.leader),
                 join.kind,
                 join.evidence,
-            ))?;
+            ))?,
         }
     }
+    groups_joined.sort_unstable_by_key(|join| join.unit);
+    exact.scan_members(documents, |member, unit, row| {
+        let (of, kind, evidence) =
+            match groups_joined.binary_search_by_key(&unit, |join| join.unit) {
+                Ok(at) => {
+                    let join = &groups_joined[at];
+                    (units.best(join.leader), join.kind, join.evidence)
+                }
+                Err(_) => (units.best(unit), Kind::Exact, Evidence::EXACT),
+            };
+        if member == of {
+            return Ok(());
+        }
+        add(Removal {
+            index: member,
+            of,
+            kind,
+            distance: simhash_distance(row.simhash, documents.simhash(of)),
+            evidence,
+        })
+    })?;
     removals.add(&mut batch)?;
     Ok(clusters)
 }

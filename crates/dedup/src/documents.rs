@@ -167,13 +167,23 @@ impl Documents {
     }
 
     /// Hands the SimHash values of the documents at `positions` (ascending) to `visit`, in
-    /// order, reading spilled ones front to back.
+    /// order, reading spilled ones front to back (once [flushed](Documents::flush)).
     pub(crate) fn scan_simhashes(
-        &mut self,
+        &self,
         positions: impl Iterator<Item = u32>,
         mut visit: impl FnMut(Simhash) -> Result<(), DedupError>,
     ) -> Result<(), DedupError> {
         self.rows.scan(positions, |_, row| visit(row.simhash))
+    }
+
+    /// Hands the position and row of each document at `positions` (ascending) to `visit`, in
+    /// order, reading spilled ones front to back (once [flushed](Documents::flush)).
+    pub(crate) fn scan_rows(
+        &self,
+        positions: impl Iterator<Item = u32>,
+        visit: impl FnMut(u32, Row) -> Result<(), DedupError>,
+    ) -> Result<(), DedupError> {
+        self.rows.scan(positions, visit)
     }
 
     /// Groups of two or more documents whose digests are equal (exact duplicates): positions
@@ -200,6 +210,7 @@ impl Documents {
             // Read in place: no copy of the columns.
             return Ok(keep.ranks(count, |i| (self.bytes(i), self.fetched_at(i))));
         }
+        self.rows.flush()?;
         let mut keys = Vec::with_capacity(self.len());
         self.rows.scan(0..self.rows.len(), |_, row| {
             keys.push((row.bytes, row.fetched_at));
@@ -208,13 +219,14 @@ impl Documents {
         Ok(keep.ranks(count, |i| keys[i as usize]))
     }
 
-    /// Writes out the MinHash signatures still buffered, so that they can be read: called by
-    /// a run before it reads any.
-    pub(crate) fn flush_signatures(&mut self) -> Result<(), DedupError> {
+    /// Writes out the rows and MinHash signatures still buffered for their spill files, so that
+    /// they can be read: called by a run before it reads any.
+    pub(crate) fn flush(&mut self) -> Result<(), DedupError> {
+        self.rows.flush()?;
         self.signatures.flush()
     }
 
-    /// The MinHash signatures (read once [flushed](Documents::flush_signatures)); a clear
+    /// The MinHash signatures (read once [flushed](Documents::flush)); a clear
     /// error on reading when the profile makes none.
     pub(crate) fn signatures(&self) -> &Signatures {
         &self.signatures

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use neardup_core::measure::FeatureSet;
-use neardup_core::Fingerprints;
+use neardup_core::{Fingerprints, Simhash};
 use serde::Serialize;
 
 use crate::by_kept::{decide_by_kept, Sinks};
@@ -219,23 +219,24 @@ fn run(
     policy.validate()?;
     let n = u32::try_from(documents.len())
         .map_err(|_| DedupError::InvalidOption("more than 4,294,967,295 documents".into()))?;
-    documents.flush_signatures()?;
+    documents.flush()?;
     let mut phases = Phases::start();
-    let exact = ExactGroups::new(n, documents.exact_groups()?);
+    let mut exact = ExactGroups::new(n, documents.exact_groups()?);
+    exact.choose_kept(documents, options.keep)?;
     let linear = decision == Decision::Linear
         && matches!(
             policy.method,
             Method::Simhash | Method::Cascade | Method::Minhash | Method::Overlap
         );
-    // The rows read before the search: the exact groups' members (their pairs, the member each
-    // keeps) and the documents sharing a canonical URL; every row for a decision from every
-    // candidate pair.
+    // The rows read before the search: each exact group's first and kept members and the
+    // documents sharing a canonical URL (the copies' rows are read as they are listed); every
+    // row for a decision from every candidate pair.
     let url_links = match options.url_dedup {
         true => documents.url_links()?,
         false => Vec::new(),
     };
     if linear {
-        let mut read: Vec<u32> = exact.groups().flatten().copied().collect();
+        let mut read = exact.firsts_and_kept();
         read.extend(url_links.iter().flat_map(|&(a, b)| [a, b]));
         read.sort_unstable();
         read.dedup();
@@ -254,7 +255,15 @@ fn run(
     // Each copy with the first of its group is listed; near-duplicates are searched among the
     // units (the first member of each group, and every document without a copy).
     let found = if linear {
-        listed.extend(exact_pairs(documents, &exact).map(Ok))?;
+        let mut batch = Vec::with_capacity(listed.batch());
+        exact_pairs(documents, &exact, |pair| {
+            batch.push(pair);
+            match batch.len() >= listed.batch() {
+                true => listed.add(&mut batch),
+                false => Ok(()),
+            }
+        })?;
+        listed.add(&mut batch)?;
         let sinks = Sinks {
             removals: &removals,
             pairs: &listed,
@@ -269,7 +278,11 @@ fn run(
             spilled_bytes: decided.spilled_bytes,
         }
     } else {
-        let mut pairs: Vec<FoundPair> = exact_pairs(documents, &exact).collect();
+        let mut pairs: Vec<FoundPair> = Vec::new();
+        exact_pairs(documents, &exact, |pair| {
+            pairs.push(pair);
+            Ok(())
+        })?;
         pairs.append(&mut url_pairs);
         pairs.sort_by_key(|p| (p.a, p.b, p.kind));
         pairs.dedup_by_key(|p| (p.a, p.b));
@@ -312,15 +325,26 @@ fn run(
     })
 }
 
-/// Each copy of an exact group with the group's first member.
-fn exact_pairs<'a>(
-    documents: &'a Documents,
-    exact: &'a ExactGroups,
-) -> impl Iterator<Item = FoundPair> + 'a {
-    exact
-        .groups()
-        .flat_map(|group| group[1..].iter().map(|&member| (group[0], member)))
-        .map(|(first, member)| pair(documents, first, member, Kind::Exact, Evidence::EXACT))
+/// Each copy of an exact group with the group's first member, handed to `sink` in position
+/// order: the copies' rows read in one scan ([`ExactGroups::scan_members`]), the firsts' held or
+/// gathered.
+fn exact_pairs(
+    documents: &Documents,
+    exact: &ExactGroups,
+    mut sink: impl FnMut(FoundPair) -> Result<(), DedupError>,
+) -> Result<(), DedupError> {
+    exact.scan_members(documents, |member, first, row| {
+        if first == member {
+            return Ok(());
+        }
+        sink(FoundPair {
+            a: first,
+            b: member,
+            kind: Kind::Exact,
+            distance: simhash_distance(documents.simhash(first), row.simhash),
+            evidence: Evidence::EXACT,
+        })
+    })
 }
 
 /// What a decision found.
@@ -427,7 +451,11 @@ impl Phases {
 }
 
 pub(crate) fn distance(documents: &Documents, a: u32, b: u32) -> u32 {
-    let (x, y) = (documents.simhash(a), documents.simhash(b));
+    simhash_distance(documents.simhash(a), documents.simhash(b))
+}
+
+/// The distance of two SimHash values of one run.
+pub(crate) fn simhash_distance(x: Simhash, y: Simhash) -> u32 {
     // Widths are equal within a run (`Documents::push` refuses a second one).
     x.distance(y).unwrap_or(x.bits().count())
 }

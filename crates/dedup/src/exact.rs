@@ -1,4 +1,4 @@
-//! [`ExactGroups`]: the exact groups of a run, and the units they make.
+//! [`ExactGroups`]: the exact groups of a run, the units they make, and the member each keeps.
 //!
 //! A unit is the first member of an exact group, or a document without a copy: what the
 //! candidate search and the decision take in place of documents. The engine asks three things
@@ -7,6 +7,18 @@
 //! a group but its first) sorted by position, so nothing is held per document: 8 bytes a copy
 //! and 4 a group, where a table of each document's unit and a list of the units took 8 bytes a
 //! document.
+//!
+//! The rows of a group's members are never held together: the member each group keeps is
+//! chosen in one scan of their rows in position order ([`ExactGroups::choose_kept`], 4 bytes a
+//! group, none under [`KeepPolicy::First`]), and what the outcome says of each copy (its pair
+//! with the first member, its removal) is written from another ([`ExactGroups::scan_members`]).
+//! Only each group's first and kept members' rows are read into memory for the decision:
+//! holding every member's took 20 bytes a copy (40 million identical lines, 1.5 GB).
+
+use crate::documents::Documents;
+use crate::error::DedupError;
+use crate::options::KeepPolicy;
+use crate::rows::Row;
 
 /// Groups of positions held one after another: 4 bytes a member and 4 a group, where a vector a
 /// group took 24 bytes and an allocation more (about 60 bytes a group).
@@ -80,6 +92,9 @@ pub(crate) struct ExactGroups {
     firsts: Vec<u32>,
     /// `(member, first)` for every member of a group but its first, by member.
     copies: Vec<(u32, u32)>,
+    /// The member each group keeps, by group, when it is not always the first (see
+    /// [`ExactGroups::choose_kept`]); else empty.
+    kept: Vec<u32>,
     len: u32,
 }
 
@@ -97,8 +112,56 @@ impl ExactGroups {
             groups,
             firsts,
             copies,
+            kept: Vec::new(),
             len,
         }
+    }
+
+    /// Chooses the member each group keeps: the first in `keep`'s order (the earliest of
+    /// those equal in it). Under [`KeepPolicy::First`] that is the group's first member and
+    /// nothing is read or held; else every member's row is read once, in position order, and 4
+    /// bytes a group are held.
+    pub(crate) fn choose_kept(
+        &mut self,
+        documents: &Documents,
+        keep: KeepPolicy,
+    ) -> Result<(), DedupError> {
+        self.kept = Vec::new();
+        if keep == KeepPolicy::First || self.firsts.is_empty() {
+            return Ok(());
+        }
+        // Each group's best rank so far; a group's first member comes before its copies.
+        let mut best: Vec<(u64, i64, u32)> = Vec::with_capacity(self.firsts.len());
+        self.scan_members(documents, |member, first, row| {
+            let rank = keep.rank_key(member, row.bytes, row.fetched_at);
+            match member == first {
+                true => best.push(rank),
+                false => {
+                    let group = self.firsts.binary_search(&first).unwrap_or_default();
+                    best[group] = best[group].min(rank);
+                }
+            }
+            Ok(())
+        })?;
+        self.kept = best.into_iter().map(|(.., member)| member).collect();
+        Ok(())
+    }
+
+    /// The member `unit`'s group keeps ([`ExactGroups::choose_kept`]), or `unit` alone.
+    pub(crate) fn kept_member(&self, unit: u32) -> u32 {
+        match self.firsts.binary_search(&unit) {
+            Ok(at) => self.kept.get(at).copied().unwrap_or(unit),
+            Err(_) => unit,
+        }
+    }
+
+    /// Each group's first and kept members (a group's once when they are the same), ascending:
+    /// the members whose rows the decision and the outcome read.
+    pub(crate) fn firsts_and_kept(&self) -> Vec<u32> {
+        let mut read: Vec<u32> = self.firsts.iter().chain(&self.kept).copied().collect();
+        read.sort_unstable();
+        read.dedup();
+        read
     }
 
     /// The groups, ordered by their first position.
@@ -164,6 +227,31 @@ impl ExactGroups {
             .ok()
             .map(|at| self.groups.get(at))
     }
+
+    /// Hands every member of every group to `visit` in position order, with its group's first
+    /// member and its row, read from the documents' columns front to back.
+    pub(crate) fn scan_members(
+        &self,
+        documents: &Documents,
+        mut visit: impl FnMut(u32, u32, Row) -> Result<(), DedupError>,
+    ) -> Result<(), DedupError> {
+        // Firsts and copies merged by position (never equal: a copy is no group's first), each
+        // with its first: once for the positions the scan reads, once beside it for the firsts.
+        let members = || {
+            let mut firsts = self.firsts.iter().map(|&first| (first, first)).peekable();
+            let mut copies = self.copies.iter().copied().peekable();
+            std::iter::from_fn(move || match (firsts.peek(), copies.peek()) {
+                (Some(first), Some(copy)) if first.0 < copy.0 => firsts.next(),
+                (_, Some(_)) => copies.next(),
+                (_, None) => firsts.next(),
+            })
+        };
+        let mut beside = members();
+        documents.scan_rows(members().map(|(member, _)| member), |member, row| {
+            let first = beside.next().map_or(member, |(_, first)| first);
+            visit(member, first, row)
+        })
+    }
 }
 
 #[cfg(test)]
@@ -201,6 +289,74 @@ mod tests {
                 prop_assert_eq!(exact.unit_at(index as u32), unit);
                 let members = groups.iter().find(|group| group[0] == unit).map(Vec::as_slice);
                 prop_assert_eq!(exact.members(unit), members);
+            }
+        }
+
+        /// The member each group keeps is the first of its members in the keep order, and a
+        /// scan hands over every member once, in position order, with its group and its own
+        /// row: documents with a digest class each, their rows held or spilled.
+        #[test]
+        fn the_kept_member_is_the_first_in_keep_order(
+            docs in proptest::collection::vec((0u8..6, 0u64..4, proptest::option::of(0i64..3)), 0..80),
+            spill in any::<bool>(),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            // No room: every row but the first is spilled.
+            let budget = crate::Budget {
+                memory: if spill { 0 } else { 1 << 30 },
+                tmp_dir: Some(dir.path().to_path_buf()),
+                held_before: None,
+            };
+            let mut documents = Documents::within(&budget);
+            for (i, &(class, bytes, fetched_at)) in docs.iter().enumerate() {
+                let fingerprints = neardup_core::Fingerprints {
+                    simhash: neardup_core::Simhash::B64(i as u64 * 0x9e37_79b9),
+                    minhash: None,
+                    digest: neardup_core::digest::Digest::of(
+                        neardup_core::digest::DigestAlgorithm::Blake3,
+                        &[class],
+                    ),
+                    features: 1,
+                };
+                let mut item = crate::Item::new(fingerprints, bytes);
+                item.fetched_at = fetched_at;
+                documents.push(item).unwrap();
+            }
+            documents.flush().unwrap();
+            let len = docs.len() as u32;
+            let mut exact = ExactGroups::new(len, documents.exact_groups().unwrap());
+            let groups: Vec<Vec<u32>> = exact.groups().map(<[u32]>::to_vec).collect();
+            let mut scanned = Vec::new();
+            exact
+                .scan_members(&documents, |member, first, row| {
+                    scanned.push((member, first, row.bytes, row.fetched_at));
+                    Ok(())
+                })
+                .unwrap();
+            let mut expected: Vec<_> = groups
+                .iter()
+                .flat_map(|members| members.iter().map(move |&m| (m, members[0])))
+                .map(|(m, first)| (m, first, docs[m as usize].1, docs[m as usize].2))
+                .collect();
+            expected.sort_unstable();
+            prop_assert_eq!(scanned, expected);
+            for keep in [KeepPolicy::First, KeepPolicy::Longest, KeepPolicy::Newest] {
+                exact.choose_kept(&documents, keep).unwrap();
+                for group in &groups {
+                    let best = group
+                        .iter()
+                        .copied()
+                        .min_by_key(|&m| {
+                            let (_, bytes, fetched_at) = docs[m as usize];
+                            keep.rank_key(m, bytes, fetched_at)
+                        })
+                        .unwrap();
+                    prop_assert_eq!(exact.kept_member(group[0]), best, "{:?} {:?}", keep, group);
+                }
+                let alone = (0..len).find(|&i| exact.members(i).is_none() && exact.first_of(i) == i);
+                if let Some(alone) = alone {
+                    prop_assert_eq!(exact.kept_member(alone), alone);
+                }
             }
         }
     }

@@ -274,6 +274,7 @@ impl Rows {
     /// when there are any: gathering the members of 40 million exact copies held their rows
     /// three times over as `(position, Row)` tuples of 40 bytes, 6 GB at its peak.
     pub(crate) fn gather(&mut self, positions: &[u32]) -> Result<(), DedupError> {
+        self.flush()?;
         let held = self.held.len() as u32;
         let len = self.len;
         let gathered_at = std::mem::take(&mut self.gathered_at);
@@ -328,9 +329,10 @@ impl Rows {
     }
 
     /// Hands the rows at `positions` (ascending, each below [`Rows::len`]) to `visit`, in
-    /// order: held rows from memory, spilled rows read front to back from the file.
+    /// order: held rows from memory, spilled rows read front to back from the file (written out
+    /// by [`Rows::flush`] first: else an error).
     pub(crate) fn scan(
-        &mut self,
+        &self,
         positions: impl Iterator<Item = u32>,
         mut visit: impl FnMut(u32, Row) -> Result<(), DedupError>,
     ) -> Result<(), DedupError> {
@@ -350,15 +352,28 @@ impl Rows {
         Ok(())
     }
 
-    /// A reader of the spill file, its writes flushed first.
-    fn reader(&mut self) -> Result<SpillReader, DedupError> {
-        let spilled = self.spilled.as_mut().ok_or_else(|| {
+    /// Writes out the rows still buffered for the spill file, so that [`Rows::scan`] can read
+    /// them: called once every row is pushed (and again after any later push).
+    pub(crate) fn flush(&mut self) -> Result<(), DedupError> {
+        match &mut self.spilled {
+            Some(spilled) => spilled
+                .file
+                .flush()
+                .map_err(|e| DedupError::spill("cannot write document rows", e)),
+            None => Ok(()),
+        }
+    }
+
+    /// A reader of the spill file, its writes [flushed](Rows::flush) before.
+    fn reader(&self) -> Result<SpillReader, DedupError> {
+        let spilled = self.spilled.as_ref().ok_or_else(|| {
             DedupError::MissingData("a row past the documents held, with none spilled".into())
         })?;
-        spilled
-            .file
-            .flush()
-            .map_err(|e| DedupError::spill("cannot write document rows", e))?;
+        if !spilled.file.buffer().is_empty() {
+            return Err(DedupError::MissingData(
+                "document rows read before they were written out".into(),
+            ));
+        }
         let file = spilled
             .file
             .get_ref()
@@ -511,6 +526,12 @@ mod tests {
         assert!(!rows.all_held());
         assert!(rows.spilled_bytes() > 0);
         let mut seen = Vec::new();
+        let unwritten = rows.scan(0..100, |_, _| Ok(()));
+        assert!(
+            matches!(unwritten, Err(DedupError::MissingData(_))),
+            "rows still buffered are not read"
+        );
+        rows.flush().unwrap();
         rows.scan(0..100, |i, r| {
             seen.push((i, r));
             Ok(())
