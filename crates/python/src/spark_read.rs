@@ -1,6 +1,7 @@
 //! `JsonlLines`: JSON Lines records read in the Spark job's executors (`neardup.spark`'s
 //! `dedup_jsonl`) with the CLI's own reader: each line of a batch (an Arrow binary column of
-//! lines, as Spark's text source splits the files) goes through
+//! lines, as Spark's text source splits the files, or a piece of a file the executor reads
+//! straight from it, split into lines here) goes through
 //! [`neardup_ingest::parse_document`] and [`neardup_ingest::document_text`], so that a record
 //! the CLI skips (not JSON, no text, a field of the wrong type, invalid UTF-8, over the size
 //! limit) is skipped here too, a blank line is no record, a record without an id is named
@@ -66,6 +67,76 @@ impl JsonlLines {
         first_line: u64,
     ) -> PyResult<Bound<'py, PyDict>> {
         let lines = convert::arrow_bytes(offsets.as_slice()?, data.as_slice()?)?;
+        self.records(py, &lines, source, first_line)
+    }
+
+    /// Reads the lines of a piece of a file read straight from it (`data`: `bytes` or a NumPy
+    /// `uint8` view, starting where a line starts): the lines that start before byte `owned`
+    /// of `data` (the last of them may end beyond it), split at `\n` as Spark's text source
+    /// splits them with `lineSep` `\n` (the `\n` not part of the line, a `\r` kept), line `i`
+    /// being line `first_line + i` (1-based) of the file `source`; `at_end`: `data` ends where
+    /// the file ends (a last line without `\n` is then whole, else it waits for the next call).
+    /// Returns [`read`](Self::read)'s dict and `lines` (how many lines were read, blank ones
+    /// included), `consumed` (their bytes with their `\n`: where the next call starts) and
+    /// `done` (no line of the piece is left: the next line starts at `owned` or beyond, or the
+    /// file ended). A piece whose first line does not end within `data` reads no line: the
+    /// caller reads a longer piece.
+    fn read_range<'py>(
+        &self,
+        py: Python<'py>,
+        data: convert::ByteView<'py>,
+        owned: u64,
+        at_end: bool,
+        source: &str,
+        first_line: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let data = data.as_slice()?;
+        let (lines, consumed, done) = split_lines(data, owned, at_end);
+        let out = self.records(py, &lines, source, first_line)?;
+        out.set_item("lines", lines.len())?;
+        out.set_item("consumed", consumed)?;
+        out.set_item("done", done)?;
+        Ok(out)
+    }
+}
+
+/// The lines of `data` that start before byte `owned` (`\n`-separated, without it), the bytes
+/// they take with their `\n`, and whether no line of the piece is left after them (the next
+/// one starts at `owned` or beyond, or `at_end` and `data` is read to its end). A last line
+/// without `\n` is a line only `at_end`.
+fn split_lines(data: &[u8], owned: u64, at_end: bool) -> (Vec<&[u8]>, usize, bool) {
+    let owned = usize::try_from(owned).unwrap_or(usize::MAX);
+    let mut lines = Vec::new();
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', data) {
+        if start >= owned {
+            return (lines, start, true);
+        }
+        lines.push(&data[start..end]);
+        start = end + 1;
+    }
+    if start >= owned {
+        return (lines, start, true);
+    }
+    if at_end {
+        if start < data.len() {
+            lines.push(&data[start..]);
+        }
+        return (lines, data.len(), true);
+    }
+    (lines, start, false)
+}
+
+impl JsonlLines {
+    /// The records of `lines`, line `i` being line `first_line + i` of the file `source`, read
+    /// in parallel with the GIL released, as [`read`](Self::read) returns them.
+    fn records<'py>(
+        &self,
+        py: Python<'py>,
+        lines: &[&[u8]],
+        source: &str,
+        first_line: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let file = Place::file(Arc::<Path>::from(Path::new(source)));
         let read = py.detach(|| {
             lines
@@ -100,9 +171,7 @@ impl JsonlLines {
         }
         Ok(out)
     }
-}
 
-impl JsonlLines {
     /// One line as the CLI reads it: `None` for a blank line (no record), `Some(None)` for a
     /// bad record (skipped), else the record's columns.
     fn record(&self, line: &[u8], place: Place) -> Option<Option<Record>> {
