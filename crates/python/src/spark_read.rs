@@ -7,6 +7,7 @@
 //! limit) is skipped here too, a blank line is no record, a record without an id is named
 //! `FILE:LINE`, and an HTML record is compared by its main text, as `neardup dedup` reads it.
 
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -18,6 +19,7 @@ use pyo3::types::{PyBytes, PyDict, PyTuple};
 use rayon::prelude::*;
 
 use crate::convert;
+use crate::error::invalid;
 
 /// The CLI's JSON Lines reader (its default options: fields `id`, `text`, `html`, `url`,
 /// `title`, `fetched_at`, 64 MiB a record, strict UTF-8, the main text of HTML) over batches
@@ -77,10 +79,12 @@ impl JsonlLines {
     /// being line `first_line + i` (1-based) of the file `source`; `at_end`: `data` ends where
     /// the file ends (a last line without `\n` is then whole, else it waits for the next call).
     /// Returns [`read`](Self::read)'s dict and `lines` (how many lines were read, blank ones
-    /// included), `consumed` (their bytes with their `\n`: where the next call starts) and
-    /// `done` (no line of the piece is left: the next line starts at `owned` or beyond, or the
-    /// file ended). A piece whose first line does not end within `data` reads no line: the
-    /// caller reads a longer piece.
+    /// included), `consumed` (their bytes with their `\n`: where the next call starts), `done`
+    /// (no line of the piece is left: the next line starts at `owned` or beyond, or the file
+    /// ended), and per line read its first byte in `data` and its length (`line_at`,
+    /// `line_bytes`: NumPy int64; a record's are those of its `line`, what
+    /// [`read_at`](Self::read_at) reads it again by). A piece whose first line does not end
+    /// within `data` reads no line: the caller reads a longer piece.
     fn read_range<'py>(
         &self,
         py: Python<'py>,
@@ -96,6 +100,97 @@ impl JsonlLines {
         out.set_item("lines", lines.len())?;
         out.set_item("consumed", consumed)?;
         out.set_item("done", done)?;
+        let base = data.as_ptr() as usize;
+        let at: Vec<i64> = lines
+            .iter()
+            .map(|l| (l.as_ptr() as usize - base) as i64)
+            .collect();
+        let bytes: Vec<i64> = lines.iter().map(|l| l.len() as i64).collect();
+        out.set_item("line_at", PyArray1::from_vec(py, at))?;
+        out.set_item("line_bytes", PyArray1::from_vec(py, bytes))?;
+        Ok(out)
+    }
+
+    /// Reads records again straight from their files, each by where its line is: record `i`
+    /// is the line of `length[i]` bytes at byte `at[i]` of the file `paths[file[i]]`, line
+    /// `line[i]` (1-based) of it (what names a record without an id). Returns
+    /// [`read`](Self::read)'s columns (`id`, `text`, `url`, `title`, `fetched_at`), one row a
+    /// record, in the order given. Fails when a line cannot be read or is no longer a record
+    /// (the file changed since it was read).
+    fn read_at<'py>(
+        &self,
+        py: Python<'py>,
+        paths: Vec<String>,
+        file: PyReadonlyArray1<'py, i64>,
+        at: PyReadonlyArray1<'py, i64>,
+        length: PyReadonlyArray1<'py, i64>,
+        line: PyReadonlyArray1<'py, i64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let (file, at, length, line) = (
+            file.as_slice()?,
+            at.as_slice()?,
+            length.as_slice()?,
+            line.as_slice()?,
+        );
+        if [at.len(), length.len(), line.len()]
+            .iter()
+            .any(|&n| n != file.len())
+        {
+            return Err(invalid("file, at, length and line must be as long"));
+        }
+        let places: Vec<Place> = paths
+            .iter()
+            .map(|p| Place::file(Arc::<Path>::from(Path::new(p))))
+            .collect();
+        let read = py.detach(|| -> Result<Vec<Record>, String> {
+            let mut open: Vec<Option<std::fs::File>> = paths.iter().map(|_| None).collect();
+            let mut data = Vec::new();
+            let mut spans = Vec::with_capacity(file.len());
+            for i in 0..file.len() {
+                let f = usize::try_from(file[i]).ok().filter(|&f| f < paths.len());
+                let (Some(f), Ok(start), Ok(bytes)) = (f, u64::try_from(at[i]), usize::try_from(length[i])) else {
+                    return Err(format!("record {i}: no file {} or a negative place", file[i]));
+                };
+                if open[f].is_none() {
+                    let opened = std::fs::File::open(&paths[f]).map_err(|e| format!("{}: {e}", paths[f]))?;
+                    open[f] = Some(opened);
+                }
+                let from = data.len();
+                data.resize(from + bytes, 0);
+                let source = open[f].as_mut().expect("opened above");
+                source
+                    .seek(SeekFrom::Start(start))
+                    .and_then(|_| source.read_exact(&mut data[from..]))
+                    .map_err(|e| format!("{}: {bytes} bytes at {start}: {e}", paths[f]))?;
+                spans.push((f, from, from + bytes));
+            }
+            spans
+                .par_iter()
+                .enumerate()
+                .map(|(i, &(f, from, to))| {
+                    let place = places[f].at_line(line[i] as u64);
+                    self.record(&data[from..to], place).flatten().ok_or_else(|| {
+                        format!(
+                            "{}: line {} is no longer a record (the file changed since it was read)",
+                            paths[f], line[i]
+                        )
+                    })
+                })
+                .collect()
+        });
+        let records = read.map_err(invalid)?;
+        let out = PyDict::new(py);
+        out.set_item(
+            "id",
+            column(py, records.iter().map(|r| Some(r.0.as_str())))?,
+        )?;
+        out.set_item(
+            "text",
+            column(py, records.iter().map(|r| Some(r.1.as_str())))?,
+        )?;
+        for (k, name) in ["url", "title", "fetched_at"].into_iter().enumerate() {
+            out.set_item(name, column(py, records.iter().map(|r| r.2[k].as_deref()))?)?;
+        }
         Ok(out)
     }
 }

@@ -329,6 +329,50 @@ def test_a_file_read_in_pieces_reads_each_line_once(tmp_path, monkeypatch, endin
         assert b"".join(ids) == whole["id"][1] and b"".join(texts) == whole["text"][1], size
 
 
+def test_records_are_read_again_by_their_place_in_the_file(tmp_path):
+    """`JsonlLines.read_at`: the records of a file read again, in any order, by the places the
+    pieces' reader gave them (`_Located`'s columns): the same ids (`FILE:LINE` for a record
+    without one) and texts; a line that is no longer a record fails in one line."""
+    import numpy as np
+
+    lines = [json.dumps({"id": f"r{i}", "text": f"text {i} " * (i % 7)}).encode() for i in range(30)]
+    lines[4], lines[9], lines[17] = b"", b"{broken", json.dumps({"text": "without an id"}).encode()
+    path = tmp_path / "places.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    reader = neardup.JsonlLines()
+    ids, texts, at, size, line, before = [], [], [], [], [], 0
+    for start, end in ((0, 300), (300, path.stat().st_size)):
+        for count, out in neardup.spark._read_split(reader, path.as_uri(), start, end, before):
+            before += count
+            records = np.asarray(out["line"])
+            ids += _column(out["id"])
+            texts += _column(out["text"])
+            at += list(out["chunk_at"] + np.asarray(out["line_at"])[records])
+            size += list(np.asarray(out["line_bytes"])[records])
+            line += list(out["first_line"] + records)
+    assert f"{path}:18" in ids and len(ids) == 28
+    order = np.array(random.Random(3).sample(range(len(ids)), len(ids)), dtype=np.int64)
+    again = reader.read_at(
+        ["/no/such/file", str(path)], np.ones(len(order), np.int64), np.array(at)[order], np.array(size)[order],
+        np.array(line)[order],
+    )
+    assert _column(again["id"]) == [ids[i] for i in order]
+    assert _column(again["text"]) == [texts[i] for i in order]
+    with pytest.raises(neardup.NeardupError, match="no such file|No such file"):
+        reader.read_at(["/no/such/file"], np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.int64),
+                       np.ones(1, np.int64))
+    changed = path.read_bytes().replace(lines[0], b"x" * len(lines[0]))
+    path.write_bytes(changed)
+    with pytest.raises(neardup.NeardupError, match="no longer a record"):
+        reader.read_at([str(path)], np.zeros(1, np.int64), np.array(at[:1]), np.array(size[:1]), np.array(line[:1]))
+
+
+def _column(column):
+    """A `JsonlLines` column (offsets, bytes, valid) as a list of strings."""
+    offsets, data, _ = column
+    return [data[a:b].decode() for a, b in zip(offsets[:-1], offsets[1:])]
+
+
 def test_the_files_are_cut_in_pieces_in_rounds_of_the_cores(spark, tmp_path, monkeypatch):
     """`_file_splits`: every byte of every file (a folder's, hidden files left out, in name
     order) in exactly one piece, no piece above `maxPartitionBytes`, the pieces a whole number

@@ -215,13 +215,19 @@ def dedup_jsonl(
         # What the keys (under MinHash) and the parts' engine read: row numbers, texts and ids.
         read_texts, texts_schema = reader([id_field, text_field])
         texts = frame.mapInArrow(read_texts, texts_schema)
+        located = None
+        if lines.splits is not None:
+            # The parts' engine reads its rows' records straight from the files, by where they
+            # are: their places are shuffled, not their texts.
+            located = _Located(lines, id_field, text_field)
+            texts = frame.mapInArrow(located.reader(starts), located.ddl)
         if fingerprinted is not None:
             keyed = lambda stages: stages.cut(fingerprinted, starts)  # noqa: E731
         else:
             keyed = lambda stages: stages.keys(frame, source=read_texts)  # noqa: E731
         return _answer(
             spark, policy_json, rows, text_bytes, keep, base, keyed, columns, text_field, id_field, None,
-            lazy=True, texts=texts,
+            lazy=True, texts=texts, located=located,
         )
     finally:
         if fingerprinted is not None:
@@ -242,6 +248,7 @@ def _answer(
     fetched_at_col: Optional[str],
     lazy: bool = False,
     texts: Any = None,
+    located: Optional["_Located"] = None,
 ) -> Any:
     """Steps 2 to 6 of the job on ``rows`` rows numbered (in :data:`_ROW`) in ``base``, with
     ``text_bytes`` of text: the keys (``keyed`` makes their DataFrame from the
@@ -249,7 +256,8 @@ def _answer(
     the rows (``columns``: the result's columns of the input), persisted and counted; or with
     ``lazy``, the answers alone materialised (checkpointed) and joined to ``base`` by each
     action on the result. ``texts``: where the parts' engine reads the rows' texts (and ids)
-    when not from ``base`` (rows of :data:`_ROW`, ``text_col`` and ``id_col`` alone)."""
+    when not from ``base`` (rows of :data:`_ROW`, ``text_col`` and ``id_col`` alone), or with
+    ``located`` where it reads them from (``texts`` then the rows' places in the files)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -263,12 +271,18 @@ def _answer(
         fetched_at = F.col(fetched_at_col).cast("long") if fetched_at_col else F.lit(None).cast("long")
         small = F.broadcast if rows <= _BROADCAST_ROWS else (lambda frame: frame)
         named = [F.col(id_col).alias("id")] if id_col else []
-        members = small(parts).join(
-            (base if texts is None else texts).select(_ROW, F.col(text_col).alias("text"), fetched_at.alias("fetched_at"), *named), _ROW
-        )
+        if located is not None:
+            members = small(parts).join(texts, _ROW)
+        else:
+            members = small(parts).join(
+                (base if texts is None else texts).select(
+                    _ROW, F.col(text_col).alias("text"), fetched_at.alias("fetched_at"), *named
+                ),
+                _ROW,
+            )
         memory = _engine_memory(spark.sparkContext.getConf().get("spark.executor.pyspark.memory", None))
         id_type = base.schema[id_col].dataType if id_col else None
-        decided = stages.decide(members, keep, fetched_at_col is not None, memory, id_type)
+        decided = stages.decide(members, keep, fetched_at_col is not None, memory, id_type, located)
         started = time.perf_counter()
         if lazy:
             result = _result(base, _checkpoint(decided), columns, id_col, small)
@@ -481,7 +495,9 @@ def _read_split(reader: Any, uri: str, start: int, end: int, first_line: int) ->
     ``start`` to ``end`` (the last may end beyond it; a piece starting inside a line begins at
     the next one: every line is read by the piece it starts in), read straight from the file
     :data:`_CHUNK_BYTES` at a time and split and read in Rust (``JsonlLines.read_range``);
-    ``first_line``: the lines of the file before the piece."""
+    ``first_line``: the lines of the file before the piece. ``out`` is ``read_range``'s dict
+    with ``chunk_at`` (the file's byte where the chunk starts: ``line_at`` is from there) and
+    ``first_line`` (the chunk's first line's number, 1-based)."""
     import os
 
     path = _source(uri)
@@ -496,6 +512,7 @@ def _read_split(reader: Any, uri: str, start: int, end: int, first_line: int) ->
             if out["lines"] == 0 and not out["done"]:
                 want *= 2  # a line longer than the chunk: read it whole
                 continue
+            out["chunk_at"], out["first_line"] = at, line  # where its lines are in the file
             yield out["lines"], out
             if out["done"]:
                 return
@@ -522,6 +539,54 @@ def _line_start(fd: int, start: int) -> int:
         at += len(data)
         if len(data) < step:
             return at
+
+
+class _Located:
+    """Where the records of the pieces of local files (:class:`_Lines` with ``splits``) are:
+    their rows (``ddl``: the row number, the index of its file in ``paths``, the byte ``at``
+    which its line starts, its ``bytes``, its ``line``, 1-based), 40 bytes a record, which the
+    parts' engine reads the records by (``JsonlLines.read_at``) instead of their texts
+    travelling through the shuffle (BENCHMARKS.md, "Issue 23, step 11")."""
+
+    ddl = f"{_ROW} long, file long, at long, bytes long, line long"
+
+    def __init__(self, lines: "_Lines", id_field: str, text_field: str) -> None:
+        assert lines.splits is not None
+        self.lines = lines
+        uris = sorted({uri for uri, _, _ in lines.splits})
+        self.files = {uri: index for index, uri in enumerate(uris)}
+        self.paths = [_source(uri) for uri in uris]
+        self.id_field = id_field
+        self.text_field = text_field
+
+    def reader(self, starts: Dict[Any, Any]) -> Any:
+        """The function (over the batches of the input's frame) that reads the places of the
+        records, numbered as :func:`_record_reader` numbers them (``starts``)."""
+        from pyspark.sql.pandas.types import to_arrow_schema
+        from pyspark.sql.types import StructType
+
+        schema = to_arrow_schema(StructType.fromDDL(self.ddl))
+        lines, files, id_field, text_field = self.lines, self.files, self.id_field, self.text_field
+
+        def read(batches: Iterator[Any]) -> Iterator[Any]:
+            import numpy as np
+            import pyarrow as pa
+
+            reader = JsonlLines(id_field, text_field)
+            done: Dict[Any, int] = {}
+            for file, block, _, out in lines.read(batches, reader, lambda file, block: starts[(file, block)][0]):
+                rows_done = done.get((file, block), 0)
+                line = np.asarray(out["line"], dtype=np.int64)
+                done[(file, block)] = rows_done + len(line)
+                if len(line):
+                    row = starts[(file, block)][1] + rows_done + np.arange(len(line), dtype=np.int64)
+                    at = out["chunk_at"] + np.asarray(out["line_at"], dtype=np.int64)[line]
+                    size = np.asarray(out["line_bytes"], dtype=np.int64)[line]
+                    index = np.full(len(line), files[file], dtype=np.int64)
+                    columns = [row, index, at, size, out["first_line"] + line]
+                    yield pa.RecordBatch.from_arrays([pa.array(c) for c in columns], schema=schema)
+
+        return read
 
 
 _COUNT_DDL = (
@@ -926,20 +991,33 @@ class _Stages:
         return keyed.repartition("key").sortWithinPartitions("key").mapInArrow(links, "a long, b long")
 
     def decide(
-        self, members: Any, keep: str, dated: bool, memory: Optional[int], id_type: Any = None
+        self,
+        members: Any,
+        keep: str,
+        dated: bool,
+        memory: Optional[int],
+        id_type: Any = None,
+        located: Optional["_Located"] = None,
     ) -> Any:
         """The engine on each part: ``members`` (``part``, row, ``text``, ``fetched_at`` and,
         with an ``id_type``, ``id``) in, per row ``cluster`` and ``duplicate_of`` out: as row
         numbers (-1: none), or with an ``id_type`` as the rows' ids (null: none), named in the
         task that decides them (a part's rows are all there): no second pass over the input
-        for the ids. Each part decided within ``memory`` bytes (``None``: the engine's default)."""
+        for the ids. Each part decided within ``memory`` bytes (``None``: the engine's default).
+        With ``located``, ``members`` carry where each row's record is in its file instead of
+        its text and id (``part``, row, ``file``, ``at``, ``bytes``, ``line``: a
+        :class:`_Located`'s rows) and the task reads them from there (``JsonlLines.read_at``):
+        the texts are not shuffled."""
         from pyspark.sql.types import LongType, StructField, StructType
 
         answer = id_type or LongType()
         fields = ((_ROW, LongType()), ("cluster", answer), ("duplicate_of", answer))
         out = StructType([StructField(name, kind) for name, kind in fields])
         schema, policy_json = self._schema(out), self.policy_json
-        columns = ["part", _ROW, "text", "fetched_at"] + (["id"] if id_type else [])
+        if located is not None:
+            columns = ["part", _ROW, "file", "at", "bytes", "line"]
+        else:
+            columns = ["part", _ROW, "text", "fetched_at"] + (["id"] if id_type else [])
 
         def decide(batches: Iterator[Any]) -> Iterator[Any]:
             import numpy as np
@@ -948,6 +1026,7 @@ class _Stages:
             # engine gets the default on top of what the worker holds.
             engine = PartEngine(policy_json, keep, memory=memory, whole_process=memory is not None)
             names = _Names() if id_type else None
+            reader = JsonlLines(located.id_field, located.text_field) if located is not None else None
             for batch in batches:
                 if batch.num_rows == 0:
                     continue
@@ -957,14 +1036,15 @@ class _Stages:
                     times["fetched_at"] = np.asarray(fetched.fill_null(0), dtype=np.int64)
                     times["dated"] = np.asarray(fetched.is_valid(), dtype=np.bool_)
                 rows = np.asarray(batch.column(1), dtype=np.int64)
+                if reader is not None:
+                    places = (np.asarray(batch.column(i), dtype=np.int64) for i in range(2, 6))
+                    read = reader.read_at(located.paths, *places)
+                    texts, ids = read["text"][:2], _strings(*read["id"])
+                else:
+                    texts, ids = _text_buffers(batch.column(2), view=True), batch.column(4) if id_type else None
                 if names is not None:
-                    names.add(rows, batch.column(4))
-                answers = engine.feed(
-                    np.asarray(batch.column(0), dtype=np.int64),
-                    rows,
-                    *_text_buffers(batch.column(2), view=True),
-                    **times,
-                )
+                    names.add(rows, ids)
+                answers = engine.feed(np.asarray(batch.column(0), dtype=np.int64), rows, *texts, **times)
                 if len(answers[0]):
                     yield _answers(answers, names, schema)
             answers = engine.finish()
