@@ -1051,8 +1051,15 @@ class _Stages:
             if len(answers[0]):
                 yield _answers(answers, names, schema)
 
-        ordered = members.select(*columns).repartition("part").sortWithinPartitions("part", _ROW)
-        return ordered.mapInArrow(decide, out)
+        if located is not None:
+            # The places are 40 bytes a row: adaptive execution would coalesce their shuffle into
+            # one task, which would then read and decide every text alone. A number of partitions
+            # (sized from the texts' bytes, :func:`_partitions`) is not coalesced.
+            partitions = int(members.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+            shuffled = members.select(*columns).repartition(partitions, "part")
+        else:
+            shuffled = members.select(*columns).repartition("part")
+        return shuffled.sortWithinPartitions("part", _ROW).mapInArrow(decide, out)
 
 
 class _Names:
