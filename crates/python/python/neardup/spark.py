@@ -214,13 +214,13 @@ def dedup_jsonl(
         base = frame.mapInArrow(*reader(columns))
         # What the keys (under MinHash) and the parts' engine read: row numbers, texts and ids.
         read_texts, texts_schema = reader([id_field, text_field])
-        texts = frame.mapInArrow(read_texts, texts_schema)
-        located = None
         if lines.splits is not None:
             # The parts' engine reads its rows' records straight from the files, by where they
             # are: their places are shuffled, not their texts.
-            located = _Located(lines, id_field, text_field)
+            located: Optional[_Located] = _Located(lines, id_field, text_field)
             texts = frame.mapInArrow(located.reader(starts), located.ddl)
+        else:
+            located, texts = None, frame.mapInArrow(read_texts, texts_schema)
         if fingerprinted is not None:
             keyed = lambda stages: stages.cut(fingerprinted, starts)  # noqa: E731
         else:
