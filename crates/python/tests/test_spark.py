@@ -198,13 +198,18 @@ def _with_bad_records(tmp_path):
     return path, no_id
 
 
-@pytest.mark.parametrize("options", [{}, {"method": "minhash", "threshold": 0.7}])
-def test_the_jsonl_reader_reads_the_records_the_cli_reads(spark, neardup_bin, tmp_path, options):
+@pytest.mark.parametrize(
+    "options,pieces", [({}, True), ({"method": "minhash", "threshold": 0.7}, True), ({}, False)]
+)
+def test_the_jsonl_reader_reads_the_records_the_cli_reads(spark, neardup_bin, tmp_path, monkeypatch, options, pieces):
     """`dedup_jsonl`: the CLI's reader in the executors, over lines split among tasks: the same
     records as the CLI (bad ones skipped, blank lines none, ids `FILE:LINE` where a record has
     none, HTML by its main text) and the same answer, document by document; under the default
     policy with its keys cut from the SimHash values of the count's pass, under MinHash with
-    the texts read again for them."""
+    the texts read again for them. The lines read by the executors straight from the file in
+    pieces (`pieces`), and as Spark's text source splits them (as for a compressed file)."""
+    if not pieces:
+        monkeypatch.setattr(neardup.spark, "_file_splits", lambda spark, path: None)
     path, no_id = _with_bad_records(tmp_path)
     policy = neardup.Policy(**options)
     assert neardup.SearchKeys(policy, 0).cuts_from_simhash == (not options)
@@ -218,7 +223,9 @@ def test_the_jsonl_reader_reads_the_records_the_cli_reads(spark, neardup_bin, tm
         capture_output=True,
     )
     kept = len(kept_file.read_text(encoding="utf-8").splitlines())
-    assert neardup.spark._lines(spark, str(path)).rdd.getNumPartitions() > 1, "the test must cross blocks"
+    frame, lines = neardup.spark._input(spark, str(path))
+    assert (lines.splits is not None) == pieces
+    assert frame.rdd.getNumPartitions() > 1, "the test must cross blocks"
 
     result = neardup.spark.dedup_jsonl(spark, str(path), policy=policy)
     rows = {r["id"]: r.asDict() for r in result.collect()}
@@ -253,6 +260,154 @@ def test_jsonl_lines_read_a_batch_as_the_cli_reads_its_lines():
     offsets, data, valid = out["id"]
     assert data == b"/data/x.jsonl:11" and list(offsets) == [0, len(data)] and list(valid) == [True]
     assert out["text"][1] == b"three" and list(out["url"][2]) == [False]
+
+
+def test_read_range_splits_a_piece_of_a_file_into_lines():
+    """`JsonlLines.read_range`: lines split at `\\n` (a `\\r` kept, blank lines counted), the
+    lines that start before `owned` read, the last line without `\\n` whole only at the file's
+    end, `consumed` where the next piece starts, `done` when no line of the piece is left."""
+    reader = neardup.JsonlLines()
+    data = b'{"id": "a", "text": "one"}\n\n{"id": "b", "text": "two"}\r\n{"id": "c", "text": "three"}'
+    second = data.index(b'{"id": "b"')
+    out = reader.read_range(data, len(data), False, "/f.jsonl", 1)
+    assert (out["lines"], out["consumed"], out["done"]) == (3, data.rindex(b"\n") + 1, False)
+    assert out["id"][1] == b"ab" and out["text"][1] == b"onetwo"
+    out = reader.read_range(data, len(data), True, "/f.jsonl", 1)
+    assert (out["lines"], out["consumed"], out["done"]) == (4, len(data), True)
+    assert out["id"][1] == b"abc" and list(out["line"]) == [0, 2, 3]
+    # only the lines starting before `owned`: the one starting at it is the next piece's
+    out = reader.read_range(data, second, False, "/f.jsonl", 1)
+    assert (out["lines"], out["consumed"], out["done"]) == (2, second, True)
+    out = reader.read_range(data, second + 1, False, "/f.jsonl", 1)
+    assert (out["lines"], out["consumed"], out["done"]) == (3, data.rindex(b"\n") + 1, True)
+    assert out["id"][1] == b"ab"
+    # a first line that does not end in the data: nothing read, a longer piece needed
+    out = reader.read_range(data[:10], 5, False, "/f.jsonl", 1)
+    assert (out["lines"], out["consumed"], out["done"]) == (0, 0, False)
+    out = reader.read_range(b"", 5, True, "/f.jsonl", 1)
+    assert (out["lines"], out["consumed"], out["done"]) == (0, 0, True)
+
+
+@pytest.mark.parametrize("ending", [b"\n", b""])
+def test_a_file_read_in_pieces_reads_each_line_once(tmp_path, monkeypatch, ending):
+    """`_read_split` over the pieces of a file cut at every size (a cut inside a line, at a
+    line's start, just after a `\\n`; pieces inside one long line; chunks shorter than a line):
+    each line read once, by the piece it starts in, numbered as in the file: the records and
+    their `FILE:LINE` ids of the whole file read at once."""
+    import pyarrow as pa
+
+    rng = random.Random(5)
+    lines = []
+    for i in range(40):
+        kind = rng.randrange(5)
+        if kind == 0:
+            lines.append(b"")
+        elif kind == 1:
+            lines.append(json.dumps({"text": "no id " * rng.randint(1, 30)}).encode())
+        elif kind == 2:
+            lines.append(b"{broken")
+        else:
+            lines.append(json.dumps({"id": f"r{i}", "text": "x" * rng.randint(0, 90)}).encode() + b"\r" * (kind == 3))
+    data = b"\n".join(lines) + ending
+    path = tmp_path / "pieces.jsonl"
+    path.write_bytes(data)
+    reader = neardup.JsonlLines()
+    whole = reader.read(*neardup.spark._text_buffers(pa.array(data.split(b"\n")[: len(lines)], pa.binary()),
+                                                     view=True), str(path), 1)
+    monkeypatch.setattr(neardup.spark, "_CHUNK_BYTES", 16)
+    for size in list(range(1, 40)) + [97, 250, len(data) - 1, len(data), len(data) + 5]:
+        bounds = list(range(0, len(data), size)) + [len(data)]
+        ids, texts, read, bad = [], [], 0, 0
+        for start, end in zip(bounds, bounds[1:]):
+            for count, out in neardup.spark._read_split(reader, path.as_uri(), start, end, read):
+                read += count
+                bad += out["bad"]
+                ids.append(out["id"][1])
+                texts.append(out["text"][1])
+        assert read == len(lines), size
+        assert bad == whole["bad"], size
+        assert b"".join(ids) == whole["id"][1] and b"".join(texts) == whole["text"][1], size
+
+
+def test_records_are_read_again_by_their_place_in_the_file(tmp_path):
+    """`JsonlLines.read_at`: the records of a file read again, in any order, by the places the
+    pieces' reader gave them (`_Located`'s columns): the same ids (`FILE:LINE` for a record
+    without one) and texts; a line that is no longer a record fails in one line."""
+    import numpy as np
+
+    lines = [json.dumps({"id": f"r{i}", "text": f"text {i} " * (i % 7)}).encode() for i in range(30)]
+    lines[4], lines[9], lines[17] = b"", b"{broken", json.dumps({"text": "without an id"}).encode()
+    path = tmp_path / "places.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    reader = neardup.JsonlLines()
+    ids, texts, at, size, line, before = [], [], [], [], [], 0
+    for start, end in ((0, 300), (300, path.stat().st_size)):
+        for count, out in neardup.spark._read_split(reader, path.as_uri(), start, end, before):
+            before += count
+            records = np.asarray(out["line"])
+            ids += _column(out["id"])
+            texts += _column(out["text"])
+            at += list(out["chunk_at"] + np.asarray(out["line_at"])[records])
+            size += list(np.asarray(out["line_bytes"])[records])
+            line += list(out["first_line"] + records)
+    assert f"{path}:18" in ids and len(ids) == 28
+    order = np.array(random.Random(3).sample(range(len(ids)), len(ids)), dtype=np.int64)
+    again = reader.read_at(
+        ["/no/such/file", str(path)], np.ones(len(order), np.int64), np.array(at)[order], np.array(size)[order],
+        np.array(line)[order],
+    )
+    assert _column(again["id"]) == [ids[i] for i in order]
+    assert _column(again["text"]) == [texts[i] for i in order]
+    with pytest.raises(neardup.NeardupError, match="no such file|No such file"):
+        reader.read_at(["/no/such/file"], np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.int64),
+                       np.ones(1, np.int64))
+    changed = path.read_bytes().replace(lines[0], b"x" * len(lines[0]))
+    path.write_bytes(changed)
+    with pytest.raises(neardup.NeardupError, match="no longer a record"):
+        reader.read_at([str(path)], np.zeros(1, np.int64), np.array(at[:1]), np.array(size[:1]), np.array(line[:1]))
+
+
+def _column(column):
+    """A `JsonlLines` column (offsets, bytes, valid) as a list of strings."""
+    offsets, data, _ = column
+    return [data[a:b].decode() for a, b in zip(offsets[:-1], offsets[1:])]
+
+
+def test_the_files_are_cut_in_pieces_in_rounds_of_the_cores(spark, tmp_path, monkeypatch):
+    """`_file_splits`: every byte of every file (a folder's, hidden files left out, in name
+    order) in exactly one piece, no piece above `maxPartitionBytes`, the pieces a whole number
+    of rounds of the cores when that allows; none (Spark's text source reads them) when a file
+    is compressed."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "b.jsonl").write_bytes(b"x" * 300_000)
+    (folder / "a.jsonl").write_bytes(b"y" * 100_000)
+    (folder / "_SUCCESS").write_bytes(b"")
+    (folder / ".a.jsonl.crc").write_bytes(b"z" * 10)
+    splits = neardup.spark._file_splits(spark, str(folder))
+    assert [uri.rsplit("/", 1)[1] for uri, _, _ in splits][:1] == ["a.jsonl"]
+    for name, size in (("a.jsonl", 100_000), ("b.jsonl", 300_000)):
+        pieces = [(start, end) for uri, start, end in splits if uri.endswith("/" + name)]
+        assert pieces[0][0] == 0 and pieces[-1][1] == size
+        assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
+    most = neardup.spark._size_conf(spark.conf.get("spark.sql.files.maxPartitionBytes"))
+    assert all(end - start <= most for _, start, end in splits)
+    # 400,000 bytes, at most 65,536 a piece and at least the open cost (4 MiB): each file in
+    # pieces of 65,536 bytes at most, 2 + 5
+    assert len(splits) == 7
+    before = spark.conf.get("spark.sql.files.openCostInBytes")
+    spark.conf.set("spark.sql.files.openCostInBytes", "1")
+    try:
+        rounds = neardup.spark._file_splits(spark, str(folder))
+    finally:
+        spark.conf.set("spark.sql.files.openCostInBytes", before)
+    # 7 pieces at least make 4 rounds of the 2 cores: 8 of 50,000 bytes
+    assert spark.sparkContext.defaultParallelism == 2
+    assert [end - start for _, start, end in rounds] == [50_000] * 8
+    (folder / "c.jsonl.gz").write_bytes(b"")
+    assert neardup.spark._file_splits(spark, str(folder)) is None
+    with pytest.raises(neardup.NeardupError, match="no file"):
+        neardup.spark._file_splits(spark, str(tmp_path / "missing"))
 
 
 def test_the_generated_corpus_has_chains():

@@ -247,6 +247,17 @@ class JsonlLines:
         """``line`` (each record's index in the batch), ``bad`` (lines skipped as bad records),
         and per column (``id``, ``text``, ``url``, ``title``, ``fetched_at``) its offsets,
         bytes and validity."""
+    def read_range(
+        self,
+        data: Union[bytes, npt.NDArray[np.uint8]],
+        owned: int,
+        at_end: bool,
+        source: str,
+        first_line: int,
+    ) -> Dict[str, Any]:
+        """The lines of a piece of a file (``data`` from a line's start) that start before byte
+        ``owned``, split at ``\\n``: :meth:`read`'s dict, and ``lines`` (lines read),
+        ``consumed`` (their bytes) and ``done`` (no line of the piece left)."""
 
 class MinHashLsh:
     """MinHash LSH under int ids, banded as datasketch bands."""

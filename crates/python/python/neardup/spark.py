@@ -36,8 +36,9 @@ over), and what is read twice is persisted once:
 The ``overlap`` method is not available: its exact search holds every shingle set in one place.
 
 JSON Lines files can be read by :func:`dedup_jsonl`: step 1 is then the CLI's own reader
-(``ingest::parse_record``, with its rules for bad records) in the executors, over the lines
-Spark's text source splits among them; the records are counted per block of lines and, under
+(``ingest::parse_record``, with its rules for bad records) in the executors, over pieces of the
+files each task reads straight from its file (uncompressed local files: no line goes through
+the JVM on its way in) or else over the lines Spark's text source splits among them; the records are counted per block of lines and, under
 the SimHash methods, fingerprinted in the same pass (the SimHash values kept, 8 or 16 bytes a
 record, and the keys cut from them once the count has chosen the tables: step 2 reads no
 text); numbered in file order, and read again by the steps that need their texts or ids (5
@@ -157,7 +158,8 @@ def dedup_jsonl(
     """Deduplicate JSON Lines files as ``neardup dedup`` reads them, on a cluster.
 
     ``path``: a file, a folder or a glob (any file system Spark reads; a list of them too):
-    its lines are split among the tasks by Spark's text source and read by the CLI's own
+    its lines are split among the tasks (uncompressed local files in pieces of bytes that each
+    task reads straight from the file, others by Spark's text source) and read by the CLI's own
     JSON Lines reader (:class:`neardup.JsonlLines`) in the executors, so that every record
     the CLI reads is read and every one it skips (not JSON, no text, a field of the wrong
     type, invalid UTF-8, over 64 MiB) is skipped, a blank line is no record, and an HTML
@@ -176,7 +178,8 @@ def dedup_jsonl(
     The records are never parsed by Spark's JSON reader nor cached; the first pass counts
     them and (under the SimHash methods) fingerprints them, the keys are cut from the SimHash
     values it keeps, and the steps that need the texts or ids (the parts' engine, the result)
-    read the lines again through Rust (BENCHMARKS.md, "Issue 23, step 6" and "step 9"). Raises :class:`neardup.NeardupError` as :func:`dedup` does, and with one
+    read the lines again through Rust (BENCHMARKS.md, "Issue 23, step 6", "step 9" and "step
+    11"). Raises :class:`neardup.NeardupError` as :func:`dedup` does, and with one
     line when the executors cannot import neardup.
     """
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -187,10 +190,10 @@ def dedup_jsonl(
         raise NeardupError(f"invalid keep {keep!r} for JSON Lines (expected first or longest)")
     probe = _Probe(spark)
     started = time.perf_counter()
-    lines = _lines(spark, path)
+    frame, lines = _input(spark, path)
     # Under the SimHash methods the count also fingerprints each text, and the keys are cut
     # from those fingerprints (kept, a few bytes a record): the texts are not read again for them.
-    counted, fingerprinted = _count_records(lines, id_field, text_field, probe, policy_json)
+    counted, fingerprinted = _count_records(frame, lines, id_field, text_field, probe, policy_json)
     try:
         starts, rows, text_bytes = _starts(counted)
         bad = sum(row["bad"] for row in counted)
@@ -199,16 +202,32 @@ def dedup_jsonl(
             rows, bad, text_bytes, time.perf_counter() - started,
         )
         columns = _record_columns(id_field, text_field)
-        schema = _record_schema(columns)
         large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
-        reader = _record_reader(starts, id_field, text_field, to_arrow_schema(schema, prefers_large_types=large))
-        base = lines.mapInArrow(reader, schema)
+
+        def reader(named: List[str]) -> Any:
+            """The function reading the records' ``named`` columns (after the row number) from
+            the input's batches, and their Spark schema."""
+            schema = _record_schema(named)
+            arrow = to_arrow_schema(schema, prefers_large_types=large)
+            return _record_reader(lines, starts, id_field, text_field, arrow), schema
+
+        base = frame.mapInArrow(*reader(columns))
+        # What the keys (under MinHash) and the parts' engine read: row numbers, texts and ids.
+        read_texts, texts_schema = reader([id_field, text_field])
+        if lines.splits is not None:
+            # The parts' engine reads its rows' records straight from the files, by where they
+            # are: their places are shuffled, not their texts.
+            located: Optional[_Located] = _Located(lines, id_field, text_field)
+            texts = frame.mapInArrow(located.reader(starts), located.ddl)
+        else:
+            located, texts = None, frame.mapInArrow(read_texts, texts_schema)
         if fingerprinted is not None:
             keyed = lambda stages: stages.cut(fingerprinted, starts)  # noqa: E731
         else:
-            keyed = lambda stages: stages.keys(lines, source=reader)  # noqa: E731
+            keyed = lambda stages: stages.keys(frame, source=read_texts)  # noqa: E731
         return _answer(
-            spark, policy_json, rows, text_bytes, keep, base, keyed, columns, text_field, id_field, None, lazy=True
+            spark, policy_json, rows, text_bytes, keep, base, keyed, columns, text_field, id_field, None,
+            lazy=True, texts=texts, located=located,
         )
     finally:
         if fingerprinted is not None:
@@ -228,13 +247,17 @@ def _answer(
     id_col: Optional[str],
     fetched_at_col: Optional[str],
     lazy: bool = False,
+    texts: Any = None,
+    located: Optional["_Located"] = None,
 ) -> Any:
     """Steps 2 to 6 of the job on ``rows`` rows numbered (in :data:`_ROW`) in ``base``, with
     ``text_bytes`` of text: the keys (``keyed`` makes their DataFrame from the
     :class:`_Stages`), their links, the parts, the engine on each part, the answers joined to
     the rows (``columns``: the result's columns of the input), persisted and counted; or with
     ``lazy``, the answers alone materialised (checkpointed) and joined to ``base`` by each
-    action on the result."""
+    action on the result. ``texts``: where the parts' engine reads the rows' texts (and ids)
+    when not from ``base`` (rows of :data:`_ROW`, ``text_col`` and ``id_col`` alone), or with
+    ``located`` where it reads them from (``texts`` then the rows' places in the files)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -248,12 +271,18 @@ def _answer(
         fetched_at = F.col(fetched_at_col).cast("long") if fetched_at_col else F.lit(None).cast("long")
         small = F.broadcast if rows <= _BROADCAST_ROWS else (lambda frame: frame)
         named = [F.col(id_col).alias("id")] if id_col else []
-        members = small(parts).join(
-            base.select(_ROW, F.col(text_col).alias("text"), fetched_at.alias("fetched_at"), *named), _ROW
-        )
+        if located is not None:
+            members = small(parts).join(texts, _ROW)
+        else:
+            members = small(parts).join(
+                (base if texts is None else texts).select(
+                    _ROW, F.col(text_col).alias("text"), fetched_at.alias("fetched_at"), *named
+                ),
+                _ROW,
+            )
         memory = _engine_memory(spark.sparkContext.getConf().get("spark.executor.pyspark.memory", None))
         id_type = base.schema[id_col].dataType if id_col else None
-        decided = stages.decide(members, keep, fetched_at_col is not None, memory, id_type)
+        decided = stages.decide(members, keep, fetched_at_col is not None, memory, id_type, located)
         started = time.perf_counter()
         if lazy:
             result = _result(base, _checkpoint(decided), columns, id_col, small)
@@ -331,7 +360,22 @@ def _check_executors(spark: Any) -> None:
 _RECORD_FIELDS = ("url", "title", "fetched_at")
 
 
-def _lines(spark: Any, path: Union[str, List[str]]) -> Any:
+def _input(spark: Any, path: Union[str, List[str]]) -> Any:
+    """``(frame, lines)``: where the executors read the lines of the files at ``path``. When
+    every file is an uncompressed local one (a ``file:`` URI: on a local master, or a file
+    system mounted on every node), the pieces of the files of :func:`_file_splits`, each read
+    straight from its file by the task of one row of ``frame`` (``spark.range``: one row, one
+    partition a piece), the lines split in Rust: no line goes through the JVM and Arrow on its
+    way in. Otherwise Spark's text source (:func:`_text_lines`, any file system and
+    compression Spark reads), ``frame`` its lines. ``lines`` (a :class:`_Lines`) reads either in
+    the executors' tasks."""
+    splits = _file_splits(spark, path)
+    if splits is None:
+        return _text_lines(spark, path), _Lines(None)
+    return spark.range(0, len(splits), 1, max(1, len(splits))), _Lines(splits)
+
+
+def _text_lines(spark: Any, path: Union[str, List[str]]) -> Any:
     """The lines of the files at ``path`` as Spark's text source splits them among tasks (at
     ``\\n`` only, as the CLI does): the file's URI, the start of the task's block of it, and the
     line's bytes (``binary``: checked as UTF-8 by the reader, as the CLI checks it)."""
@@ -348,15 +392,213 @@ def _lines(spark: Any, path: Union[str, List[str]]) -> Any:
     )
 
 
+#: Names of files Spark's text source decompresses (by their codec's extension): they are not
+#: split into pieces, and are read by Spark (:func:`_input`).
+_COMPRESSED = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".zstd", ".xz", ".br", ".lzo", ".z")
+#: Bytes of a piece of a file read at a time by an executor (:func:`_read_split`).
+_CHUNK_BYTES = 16 << 20
+
+
+def _list_files(spark: Any, path: Union[str, List[str]]) -> List[Any]:
+    """The files at ``path`` (files, folders, globs, or a list of them) as Spark's text source
+    lists them, by the cluster's Hadoop file systems: ``(uri, bytes)``, folders listed to their
+    leaves without hidden files (names starting with ``_`` or ``.``). Fails on a path that
+    matches nothing."""
+    context = spark.sparkContext
+    jvm, conf = context._jvm, context._jsc.hadoopConfiguration()
+    files = []
+    for given in [path] if isinstance(path, str) else list(path):
+        hadoop_path = jvm.org.apache.hadoop.fs.Path(given)
+        fs = hadoop_path.getFileSystem(conf)
+        matched = fs.globStatus(hadoop_path)
+        if not matched:
+            raise NeardupError(f"no file at {given!r}")
+        pending = list(matched)
+        while pending:
+            status = pending.pop()
+            if status.isDirectory():
+                pending.extend(
+                    s for s in fs.listStatus(status.getPath()) if not s.getPath().getName().startswith(("_", "."))
+                )
+            else:
+                files.append((status.getPath().toUri().toString(), int(status.getLen())))
+    return sorted(set(files))
+
+
+def _size_conf(value: str) -> int:
+    """A Spark size in bytes (``134217728b``, ``128m``, ``4MB``: bytes without a unit)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)b?\s*", value.lower())
+    if match is None:
+        raise NeardupError(f"{value!r} is not a size")
+    return int(match.group(1)) * (_SPARK_UNITS[match.group(2)] if match.group(2) else 1)
+
+
+def _file_splits(spark: Any, path: Union[str, List[str]]) -> Optional[List[Any]]:
+    """The pieces ``(uri, start, end)`` the executors read the files at ``path`` in (byte
+    ranges; a piece reads the lines that start in it, :func:`_read_split`), files in name
+    order; ``None`` when a file is not an uncompressed local file (then Spark reads them).
+    As Spark sizes its blocks (``spark.sql.files.maxPartitionBytes`` at most, the
+    ``openCostInBytes`` at least), but in whole rounds of the cores where that allows: the 302
+    MiB of 100,000 documents on 2 cores are 4 pieces of 75 MiB, not Spark's blocks of 128, 128
+    and 46 MiB, the last of which ran with a core idle. Each file is cut on its own."""
+    files = _list_files(spark, path)
+    if any(not uri.startswith("file:") or uri.lower().endswith(_COMPRESSED) for uri, _ in files):
+        return None
+    conf = spark.conf
+    most = max(1, _size_conf(conf.get("spark.sql.files.maxPartitionBytes", "128m")))
+    least = _size_conf(conf.get("spark.sql.files.openCostInBytes", "4m"))
+    cores = max(1, spark.sparkContext.defaultParallelism)
+    total = sum(size for _, size in files)
+    pieces = -(-max(1, -(-total // most)) // cores) * cores
+    size = max(1, min(most, max(least, -(-total // pieces))))
+    splits = []
+    for uri, length in files:
+        count = -(-length // size)
+        bounds = [length * i // count for i in range(count + 1)]
+        splits.extend((uri, start, end) for start, end in zip(bounds, bounds[1:]))
+    return splits
+
+
+class _Lines:
+    """How a task reads the lines of its part of the input (:func:`_input`): the pieces
+    ``splits`` of the files (``None``: the batches of Spark's text source)."""
+
+    def __init__(self, splits: Optional[List[Any]]) -> None:
+        self.splits = splits
+
+    def read(self, batches: Iterator[Any], reader: Any, first_line: Any) -> Iterator[Any]:
+        """``(file, block, lines, out)`` for each run of lines of one block (a piece, or a
+        block of Spark's text source) in the task's ``batches``, in the block's order: their
+        records read by ``reader`` (a :class:`JsonlLines`: ``out`` is its dict), ``lines`` how
+        many lines they were; ``first_line(file, block)`` the lines of the file before the
+        block (they name the records without an id)."""
+        import numpy as np
+
+        if self.splits is None:
+            done: Dict[Any, int] = {}
+            for batch in batches:
+                for file, block, lines in _line_runs(batch):
+                    before = first_line(file, block) + done.get((file, block), 0)
+                    out = reader.read(*_text_buffers(lines, view=True), _source(file), before + 1)
+                    done[(file, block)] = done.get((file, block), 0) + len(lines)
+                    yield file, block, len(lines), out
+            return
+        for batch in batches:
+            for index in np.asarray(batch.column(0), dtype=np.int64).tolist():
+                file, start, end = self.splits[index]
+                for lines, out in _read_split(reader, file, start, end, first_line(file, start)):
+                    yield file, start, lines, out
+
+
+def _read_split(reader: Any, uri: str, start: int, end: int, first_line: int) -> Iterator[Any]:
+    """``(lines, out)`` for each chunk of the lines of the local file ``uri`` that start in bytes
+    ``start`` to ``end`` (the last may end beyond it; a piece starting inside a line begins at
+    the next one: every line is read by the piece it starts in), read straight from the file
+    :data:`_CHUNK_BYTES` at a time and split and read in Rust (``JsonlLines.read_range``);
+    ``first_line``: the lines of the file before the piece. ``out`` is ``read_range``'s dict
+    with ``chunk_at`` (the file's byte where the chunk starts: ``line_at`` is from there) and
+    ``first_line`` (the chunk's first line's number, 1-based)."""
+    import os
+
+    path = _source(uri)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        at = _line_start(fd, start)
+        line = first_line + 1
+        want = _CHUNK_BYTES
+        while True:
+            data = os.pread(fd, want, at)
+            out = reader.read_range(data, max(0, end - at), len(data) < want, path, line)
+            if out["lines"] == 0 and not out["done"]:
+                want *= 2  # a line longer than the chunk: read it whole
+                continue
+            out["chunk_at"], out["first_line"] = at, line  # where its lines are in the file
+            yield out["lines"], out
+            if out["done"]:
+                return
+            at += out["consumed"]
+            line += out["lines"]
+            want = _CHUNK_BYTES
+    finally:
+        os.close(fd)
+
+
+def _line_start(fd: int, start: int) -> int:
+    """Where the first line starting at byte ``start`` or after starts in the open file ``fd``
+    (the file's end when none does): ``start`` when it is 0 or follows a ``\\n``."""
+    import os
+
+    if start == 0:
+        return 0
+    at, step = start - 1, 1 << 16
+    while True:
+        data = os.pread(fd, step, at)
+        found = data.find(b"\n")
+        if found >= 0:
+            return at + found + 1
+        at += len(data)
+        if len(data) < step:
+            return at
+
+
+class _Located:
+    """Where the records of the pieces of local files (:class:`_Lines` with ``splits``) are:
+    their rows (``ddl``: the row number, the index of its file in ``paths``, the byte ``at``
+    which its line starts, its ``bytes``, its ``line``, 1-based), 40 bytes a record, which the
+    parts' engine reads the records by (``JsonlLines.read_at``) instead of their texts
+    travelling through the shuffle (BENCHMARKS.md, "Issue 23, step 11")."""
+
+    ddl = f"{_ROW} long, file long, at long, bytes long, line long"
+
+    def __init__(self, lines: "_Lines", id_field: str, text_field: str) -> None:
+        assert lines.splits is not None
+        self.lines = lines
+        uris = sorted({uri for uri, _, _ in lines.splits})
+        self.files = {uri: index for index, uri in enumerate(uris)}
+        self.paths = [_source(uri) for uri in uris]
+        self.id_field = id_field
+        self.text_field = text_field
+
+    def reader(self, starts: Dict[Any, Any]) -> Any:
+        """The function (over the batches of the input's frame) that reads the places of the
+        records, numbered as :func:`_record_reader` numbers them (``starts``)."""
+        from pyspark.sql.pandas.types import to_arrow_schema
+        from pyspark.sql.types import StructType
+
+        schema = to_arrow_schema(StructType.fromDDL(self.ddl))
+        lines, files, id_field, text_field = self.lines, self.files, self.id_field, self.text_field
+
+        def read(batches: Iterator[Any]) -> Iterator[Any]:
+            import numpy as np
+            import pyarrow as pa
+
+            reader = JsonlLines(id_field, text_field)
+            done: Dict[Any, int] = {}
+            for file, block, _, out in lines.read(batches, reader, lambda file, block: starts[(file, block)][0]):
+                rows_done = done.get((file, block), 0)
+                line = np.asarray(out["line"], dtype=np.int64)
+                done[(file, block)] = rows_done + len(line)
+                if len(line):
+                    row = starts[(file, block)][1] + rows_done + np.arange(len(line), dtype=np.int64)
+                    at = out["chunk_at"] + np.asarray(out["line_at"], dtype=np.int64)[line]
+                    size = np.asarray(out["line_bytes"], dtype=np.int64)[line]
+                    index = np.full(len(line), files[file], dtype=np.int64)
+                    columns = [row, index, at, size, out["first_line"] + line]
+                    yield pa.RecordBatch.from_arrays([pa.array(c) for c in columns], schema=schema)
+
+        return read
+
+
 _COUNT_DDL = (
     "file string, block long, lines long, records long, text_bytes long, bad long, first long, simhash binary"
 )
 
 
 def _count_records(
-    lines: Any, id_field: str, text_field: str, probe: "_Probe", policy_json: str
+    frame: Any, lines: "_Lines", id_field: str, text_field: str, probe: "_Probe", policy_json: str
 ) -> Any:
-    """``(counted, fingerprinted)``. ``counted``: per block of lines (``file``, ``block``), its
+    """``(counted, fingerprinted)``, the input read by ``lines`` over ``frame``
+    (:func:`_input`). ``counted``: per block of lines (``file``, ``block``), its
     ``lines``, the ``records`` the CLI reads of them, their ``text_bytes`` and the ``bad``
     records skipped; once the ``probe`` has passed (it runs while this stage is planned).
     ``fingerprinted``: when the policy's keys are cut from the SimHash alone
@@ -372,8 +614,8 @@ def _count_records(
     schema = StructType.fromDDL(_COUNT_DDL)
     arrow_schema = to_arrow_schema(schema)
     fingerprint = policy_json if SearchKeys(policy_json, 0).cuts_from_simhash else None
-    counting = lines.mapInArrow(
-        lambda batches: _count_lines(batches, id_field, text_field, arrow_schema, fingerprint), schema
+    counting = frame.mapInArrow(
+        lambda batches: _count_lines(batches, lines, id_field, text_field, arrow_schema, fingerprint), schema
     )
     if fingerprint is not None:
         counting = counting.persist(StorageLevel.MEMORY_AND_DISK)
@@ -403,7 +645,7 @@ class _Persisted:
 
 
 def _count_lines(
-    batches: Iterator[Any], id_field: str, text_field: str, schema: Any, policy_json: Optional[str]
+    batches: Iterator[Any], lines: "_Lines", id_field: str, text_field: str, schema: Any, policy_json: Optional[str]
 ) -> Iterator[Any]:
     """The rows of :func:`_count_records` in one task: the counts, and with a ``policy_json``
     the records' SimHash fingerprints (one row a run of a block's lines)."""
@@ -413,19 +655,17 @@ def _count_lines(
     keys = SearchKeys(policy_json, 0) if policy_json is not None else None
     counts: Dict[Any, List[int]] = {}
     fingerprinted: List[Dict[str, Any]] = []
-    for batch in batches:
-        for file, block, lines in _line_runs(batch):
-            out = reader.read(*_text_buffers(lines, view=True), _source(file), 1)
-            count = counts.setdefault((file, block), [0, 0, 0, 0])
-            records = len(out["line"])
-            if keys is not None and records:
-                offsets, data = out["text"][0], out["text"][1]
-                simhash = keys.fingerprint(offsets, data)["simhash"]
-                fingerprinted.append({"file": file, "block": block, "first": count[1], "simhash": simhash})
-            count[0] += len(lines)
-            count[1] += records
-            count[2] += int(out["text"][0][-1])
-            count[3] += out["bad"]
+    for file, block, read, out in lines.read(batches, reader, lambda file, block: 0):
+        count = counts.setdefault((file, block), [0, 0, 0, 0])
+        records = len(out["line"])
+        if keys is not None and records:
+            offsets, data = out["text"][0], out["text"][1]
+            simhash = keys.fingerprint(offsets, data)["simhash"]
+            fingerprinted.append({"file": file, "block": block, "first": count[1], "simhash": simhash})
+        count[0] += read
+        count[1] += records
+        count[2] += int(out["text"][0][-1])
+        count[3] += out["bad"]
     rows = [
         {"file": file, "block": block, "lines": c[0], "records": c[1], "text_bytes": c[2], "bad": c[3]}
         for (file, block), c in counts.items()
@@ -466,10 +706,10 @@ def _record_schema(columns: List[str]) -> Any:
     )
 
 
-def _record_reader(starts: Dict[Any, Any], id_field: str, text_field: str, schema: Any) -> Any:
-    """The function (over batches of :func:`_lines`) that reads their records as rows of
-    ``schema`` (:func:`_record_schema`), numbered in file order from ``starts``
-    (:func:`_starts`), ids of records without one named by their line."""
+def _record_reader(lines: "_Lines", starts: Dict[Any, Any], id_field: str, text_field: str, schema: Any) -> Any:
+    """The function (over the batches of the input's frame, :func:`_input`) that reads their
+    records by ``lines`` as rows of ``schema`` (:func:`_record_schema`), numbered in file order
+    from ``starts`` (:func:`_starts`), ids of records without one named by their line."""
 
     read_as = {field: field for field in _RECORD_FIELDS}  # column -> what the reader names it
     read_as.update({id_field: "id", text_field: "text"})
@@ -479,24 +719,21 @@ def _record_reader(starts: Dict[Any, Any], id_field: str, text_field: str, schem
         import pyarrow as pa
 
         reader = JsonlLines(id_field, text_field)
-        done: Dict[Any, Any] = {}
-        for batch in batches:
-            for file, block, lines in _line_runs(batch):
-                first_line, first_row = starts[(file, block)]
-                lines_done, rows_done = done.get((file, block), (0, 0))
-                out = reader.read(*_text_buffers(lines, view=True), _source(file), first_line + lines_done + 1)
-                count = len(out["line"])
-                done[(file, block)] = (lines_done + len(lines), rows_done + count)
-                if count:
-                    row = pa.array(first_row + rows_done + np.arange(count, dtype=np.int64))
-                    values = [_strings(*out[read_as[f.name]]) for f in list(schema)[1:]]
-                    yield _batch([row] + values, schema)
+        done: Dict[Any, int] = {}
+        for file, block, _, out in lines.read(batches, reader, lambda file, block: starts[(file, block)][0]):
+            rows_done = done.get((file, block), 0)
+            count = len(out["line"])
+            done[(file, block)] = rows_done + count
+            if count:
+                row = pa.array(starts[(file, block)][1] + rows_done + np.arange(count, dtype=np.int64))
+                values = [_strings(*out[read_as[f.name]]) for f in list(schema)[1:]]
+                yield _batch([row] + values, schema)
 
     return read
 
 
 def _line_runs(batch: Any) -> Iterator[Any]:
-    """The runs of rows of one block in a batch of :func:`_lines`: ``(file, block, lines)``."""
+    """The runs of rows of one block in a batch of :func:`_text_lines`: ``(file, block, lines)``."""
     import numpy as np
 
     if batch.num_rows == 0:
@@ -754,20 +991,33 @@ class _Stages:
         return keyed.repartition("key").sortWithinPartitions("key").mapInArrow(links, "a long, b long")
 
     def decide(
-        self, members: Any, keep: str, dated: bool, memory: Optional[int], id_type: Any = None
+        self,
+        members: Any,
+        keep: str,
+        dated: bool,
+        memory: Optional[int],
+        id_type: Any = None,
+        located: Optional["_Located"] = None,
     ) -> Any:
         """The engine on each part: ``members`` (``part``, row, ``text``, ``fetched_at`` and,
         with an ``id_type``, ``id``) in, per row ``cluster`` and ``duplicate_of`` out: as row
         numbers (-1: none), or with an ``id_type`` as the rows' ids (null: none), named in the
         task that decides them (a part's rows are all there): no second pass over the input
-        for the ids. Each part decided within ``memory`` bytes (``None``: the engine's default)."""
+        for the ids. Each part decided within ``memory`` bytes (``None``: the engine's default).
+        With ``located``, ``members`` carry where each row's record is in its file instead of
+        its text and id (``part``, row, ``file``, ``at``, ``bytes``, ``line``: a
+        :class:`_Located`'s rows) and the task reads them from there (``JsonlLines.read_at``):
+        the texts are not shuffled."""
         from pyspark.sql.types import LongType, StructField, StructType
 
         answer = id_type or LongType()
         fields = ((_ROW, LongType()), ("cluster", answer), ("duplicate_of", answer))
         out = StructType([StructField(name, kind) for name, kind in fields])
         schema, policy_json = self._schema(out), self.policy_json
-        columns = ["part", _ROW, "text", "fetched_at"] + (["id"] if id_type else [])
+        if located is not None:
+            columns = ["part", _ROW, "file", "at", "bytes", "line"]
+        else:
+            columns = ["part", _ROW, "text", "fetched_at"] + (["id"] if id_type else [])
 
         def decide(batches: Iterator[Any]) -> Iterator[Any]:
             import numpy as np
@@ -776,6 +1026,7 @@ class _Stages:
             # engine gets the default on top of what the worker holds.
             engine = PartEngine(policy_json, keep, memory=memory, whole_process=memory is not None)
             names = _Names() if id_type else None
+            reader = JsonlLines(located.id_field, located.text_field) if located is not None else None
             for batch in batches:
                 if batch.num_rows == 0:
                     continue
@@ -785,22 +1036,30 @@ class _Stages:
                     times["fetched_at"] = np.asarray(fetched.fill_null(0), dtype=np.int64)
                     times["dated"] = np.asarray(fetched.is_valid(), dtype=np.bool_)
                 rows = np.asarray(batch.column(1), dtype=np.int64)
+                if reader is not None:
+                    places = (np.asarray(batch.column(i), dtype=np.int64) for i in range(2, 6))
+                    read = reader.read_at(located.paths, *places)
+                    texts, ids = read["text"][:2], _strings(*read["id"])
+                else:
+                    texts, ids = _text_buffers(batch.column(2), view=True), batch.column(4) if id_type else None
                 if names is not None:
-                    names.add(rows, batch.column(4))
-                answers = engine.feed(
-                    np.asarray(batch.column(0), dtype=np.int64),
-                    rows,
-                    *_text_buffers(batch.column(2), view=True),
-                    **times,
-                )
+                    names.add(rows, ids)
+                answers = engine.feed(np.asarray(batch.column(0), dtype=np.int64), rows, *texts, **times)
                 if len(answers[0]):
                     yield _answers(answers, names, schema)
             answers = engine.finish()
             if len(answers[0]):
                 yield _answers(answers, names, schema)
 
-        ordered = members.select(*columns).repartition("part").sortWithinPartitions("part", _ROW)
-        return ordered.mapInArrow(decide, out)
+        if located is not None:
+            # The places are 40 bytes a row: adaptive execution would coalesce their shuffle into
+            # one task, which would then read and decide every text alone. A number of partitions
+            # (sized from the texts' bytes, :func:`_partitions`) is not coalesced.
+            partitions = int(members.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+            shuffled = members.select(*columns).repartition(partitions, "part")
+        else:
+            shuffled = members.select(*columns).repartition("part")
+        return shuffled.sortWithinPartitions("part", _ROW).mapInArrow(decide, out)
 
 
 class _Names:
