@@ -786,7 +786,7 @@ impl Run<'_> {
                 .sum::<u32>(),
             "components to walk"
         );
-        let links = AcceptedByDoc::new(self.accepted);
+        let links = AcceptedByUnit::new(self.exact, self.accepted);
         // Components are independent: they are decided in parallel, each adding the units it
         // joined to one list (in any order: it is sorted).
         let joined = ListBuilder::within(budget);
@@ -797,7 +797,6 @@ impl Run<'_> {
                 let mut outcome = self.walk_component(
                     documents,
                     component,
-                    &units,
                     &links,
                     verifier.as_deref(),
                     nearness,
@@ -856,13 +855,11 @@ impl Run<'_> {
     /// ([`Run::search_kept_before`]), and what a unit finds there bounds its search in its part
     /// (only a nearer choice can come first). The same decisions again: only more pairs
     /// verified (a chunk's choices are verified before a nearer one in a later chunk is known).
-    #[allow(clippy::too_many_arguments)]
     fn walk_component<N: Nearness>(
         &self,
         documents: &Documents,
         component: &[u32],
-        units: &Units<'_>,
-        links: &AcceptedByDoc,
+        links: &AcceptedByUnit,
         verifier: Option<&Verifier>,
         nearness: &N,
         share: u64,
@@ -897,7 +894,7 @@ impl Run<'_> {
                     let until = prior
                         .get((place - part.start) as usize)
                         .and_then(Searched::key);
-                    let choices = walk.choices_before(units, place)?;
+                    let choices = walk.choices_before(place)?;
                     self.first_passing(documents, &walk, place, choices, until, verifier)
                 };
                 let before: Vec<Searched> = if batch.len() >= PARALLEL_BATCH {
@@ -916,7 +913,7 @@ impl Run<'_> {
                         .map(std::mem::take)
                         .unwrap_or_default();
                     let found_before = before.found.or(prior.found);
-                    let choices = walk.choices_in_batch(units, place)?;
+                    let choices = walk.choices_in_batch(place)?;
                     let until = found_before.as_ref().map(|f| f.key);
                     let within =
                         self.first_passing(documents, &walk, place, choices, until, verifier)?;
@@ -1123,8 +1120,7 @@ impl WalkOrder {
         });
         let order = walked.into_iter().map(|at| exact.unit_at(at)).collect();
         let alone_groups = exact
-            .groups()
-            .map(|group| group[0])
+            .firsts()
             .filter(|&first| !shared(exact.index_of(first) as usize))
             .collect();
         // Component names ascend with their first unit, as the sort above takes them.
@@ -1166,8 +1162,7 @@ impl WalkOrder {
         }
         end_component(&mut component);
         let alone_groups = exact
-            .groups()
-            .map(|group| group[0])
+            .firsts()
             .filter(|first| near.binary_search(first).is_err())
             .collect();
         Ok(WalkOrder {
@@ -1267,34 +1262,36 @@ fn within(items: &[u32], room: u64, bytes: impl Fn(u32) -> u64) -> &[u32] {
     &items[..fit.max(1).min(items.len())]
 }
 
-/// The accepted pairs between two units (exact pairs are within one), by document: `(document,
-/// other document, index in the accepted pairs)`, both ways of each pair, sorted: 24 bytes a
-/// pair, where a map of a vector a document took more (3 million records sharing URLs peaked
-/// 202 MB lower with it: BENCHMARKS.md, issue 17 step 18).
-struct AcceptedByDoc(Vec<(u32, u32, u32)>);
+/// The accepted pairs between two units (exact pairs are within one), by unit: `(unit, other
+/// unit, index in the accepted pairs)` of each pair's documents' units, both ways, sorted: 24
+/// bytes a pair, where a map of a vector a document took more (3 million records sharing URLs
+/// peaked 202 MB lower with it: BENCHMARKS.md, issue 17 step 18). Keyed by unit, a unit's links
+/// are found without its exact group's members.
+struct AcceptedByUnit(Vec<(u32, u32, u32)>);
 
-impl AcceptedByDoc {
-    fn new(accepted: &[FoundPair]) -> Self {
+impl AcceptedByUnit {
+    fn new(exact: &ExactGroups, accepted: &[FoundPair]) -> Self {
         let mut links: Vec<(u32, u32, u32)> = accepted
             .iter()
             .zip(0u32..)
             .filter(|(p, _)| p.kind != Kind::Exact)
-            .flat_map(|(p, i)| [(p.a, p.b, i), (p.b, p.a, i)])
+            .map(|(p, i)| (exact.first_of(p.a), exact.first_of(p.b), i))
+            .flat_map(|(a, b, i)| [(a, b, i), (b, a, i)])
             .collect();
         links.sort_unstable();
-        AcceptedByDoc(links)
+        AcceptedByUnit(links)
     }
 
     fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
-    /// `(other document, index in the accepted pairs)` of each accepted pair of `doc`.
-    fn of(&self, doc: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
-        let start = self.0.partition_point(|&(d, _, _)| d < doc);
+    /// `(other unit, index in the accepted pairs)` of each accepted pair of `unit`'s documents.
+    fn of(&self, unit: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let start = self.0.partition_point(|&(u, _, _)| u < unit);
         self.0[start..]
             .iter()
-            .take_while(move |&&(d, _, _)| d == doc)
+            .take_while(move |&&(u, _, _)| u == unit)
             .map(|&(_, other, i)| (other, i))
     }
 }
@@ -1331,7 +1328,7 @@ struct Walk<'a, I> {
     /// When the component is walked in parts: the places kept before the current batch,
     /// ascending (4 bytes a kept unit), which the later parts search in chunks.
     kept_places: Option<Vec<u32>>,
-    links: &'a AcceptedByDoc,
+    links: &'a AcceptedByUnit,
     accepted: &'a [FoundPair],
     outcome: Outcome,
 }
@@ -1341,7 +1338,7 @@ impl<'a, I: KeptIndex> Walk<'a, I> {
     fn new(
         component: &'a [u32],
         index: I,
-        links: &'a AcceptedByDoc,
+        links: &'a AcceptedByUnit,
         accepted: &'a [FoundPair],
     ) -> Self {
         let place_of = if links.is_empty() {
@@ -1371,15 +1368,15 @@ impl<'a, I: KeptIndex> Walk<'a, I> {
 
     /// The units kept before the current batch that the unit at `place` could join, in the
     /// order of choices.
-    fn choices_before(&self, units: &Units<'_>, place: u32) -> Result<Vec<Choice>, DedupError> {
+    fn choices_before(&self, place: u32) -> Result<Vec<Choice>, DedupError> {
         let near = self.index.near(place)?.into_iter().map(Choice::near);
-        let choices = near.chain(self.linked(units, place, |other| self.kept.contains(&other)));
+        let choices = near.chain(self.linked(place, |other| self.kept.contains(&other)));
         Ok(sorted(choices.collect()))
     }
 
     /// The units the current batch kept so far that the unit at `place` could join, in the
     /// order of choices.
-    fn choices_in_batch(&self, units: &Units<'_>, place: u32) -> Result<Vec<Choice>, DedupError> {
+    fn choices_in_batch(&self, place: u32) -> Result<Vec<Choice>, DedupError> {
         let near = self
             .index
             .near_among(place, &self.batch_kept)?
@@ -1387,25 +1384,21 @@ impl<'a, I: KeptIndex> Walk<'a, I> {
             .map(Choice::near);
         let in_batch = |other: u32| self.batch_kept.contains(&other);
         Ok(sorted(
-            near.chain(self.linked(units, place, in_batch)).collect(),
+            near.chain(self.linked(place, in_batch)).collect(),
         ))
     }
 
     /// The kept units (as `kept` says of their places) an accepted pair links to the unit at
     /// `place`.
-    fn linked(&self, units: &Units<'_>, place: u32, kept: impl Fn(u32) -> bool) -> Vec<Choice> {
-        let unit = self.unit(place);
+    fn linked(&self, place: u32, kept: impl Fn(u32) -> bool) -> Vec<Choice> {
         let mut choices = Vec::new();
-        for &member in units.members(&unit) {
-            for (doc, i) in self.links.of(member) {
-                // The components were merged by the accepted pairs: the other unit is in this
-                // one.
-                let Some(&other) = self.place_of.get(&units.first_of(doc)) else {
-                    continue;
-                };
-                if other != place && kept(other) {
-                    choices.push(Choice::accepted(other, self.accepted, i));
-                }
+        for (unit, i) in self.links.of(self.unit(place)) {
+            // The components were merged by the accepted pairs: the other unit is in this one.
+            let Some(&other) = self.place_of.get(&unit) else {
+                continue;
+            };
+            if other != place && kept(other) {
+                choices.push(Choice::accepted(other, self.accepted, i));
             }
         }
         choices

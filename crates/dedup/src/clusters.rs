@@ -27,18 +27,6 @@ impl<'a> Units<'a> {
         }
     }
 
-    /// The unit (first member of the exact group) of document `doc`.
-    pub(crate) fn first_of(&self, doc: u32) -> u32 {
-        self.exact.first_of(doc)
-    }
-
-    /// The members of `unit`: its exact group, or itself alone.
-    pub(crate) fn members<'b>(&'b self, unit: &'b u32) -> &'b [u32] {
-        self.exact
-            .members(*unit)
-            .unwrap_or(std::slice::from_ref(unit))
-    }
-
     /// The key documents are taken in, smaller first: the keep policy's order.
     pub(crate) fn rank(&self, i: u32) -> (u64, i64, u32) {
         let documents = self.documents;
@@ -137,7 +125,7 @@ pub(crate) fn centred_clusters(
         .chain(pending_pairs)
         .filter(|(ua, ub)| ua != ub)
         .flat_map(|(ua, ub)| [ua, ub])
-        .chain(exact.groups().map(|g| g[0]))
+        .chain(exact.firsts())
         .collect();
     order.sort_unstable();
     order.dedup();
@@ -276,7 +264,7 @@ pub(crate) fn gather(
     }
     let clusters = heads
         .filter(|&unit| !followers.get(unit))
-        .filter(|&unit| leaders.get(unit) || exact.members(unit).is_some())
+        .filter(|&unit| leaders.get(unit) || exact.is_group(unit))
         .count();
     let mut batch = Vec::with_capacity(removals.batch());
     let mut add = |removal: Removal| {
@@ -290,9 +278,9 @@ pub(crate) fn gather(
     let mut groups_joined = Vec::new();
     for join in joined.iter() {
         let join = join?;
-        match exact.members(join.unit) {
-            Some(_) => groups_joined.push(join),
-            None => add(removal(
+        match exact.is_group(join.unit) {
+            true => groups_joined.push(join),
+            false => add(removal(
                 documents,
                 join.unit,
                 units.best(join.leader),

@@ -214,7 +214,7 @@ impl Digests {
             })?;
         }
         classes.end(&mut groups);
-        Ok(groups.sorted_by_first())
+        Ok(groups.sorted())
     }
 }
 
@@ -285,7 +285,7 @@ impl KeyClasses {
     fn end(&mut self, groups: &mut Groups) {
         for (_, members) in self.classes.drain() {
             if members.len() > 1 {
-                groups.push(members);
+                groups.push(&members);
             }
         }
         self.first = None;
@@ -383,9 +383,6 @@ mod tests {
             same.push(&[1u8; 32]).unwrap();
         }
         let all: Vec<u32> = (0..50).collect();
-        assert_eq!(
-            same.exact_groups().unwrap().iter().collect::<Vec<_>>(),
-            [all.as_slice()]
-        );
+        assert_eq!(same.exact_groups().unwrap().to_vecs(), [all]);
     }
 }

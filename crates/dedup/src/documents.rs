@@ -286,10 +286,7 @@ mod tests {
         }
         assert_eq!(documents.len(), 5);
         let groups = documents.exact_groups().unwrap();
-        assert_eq!(
-            groups.iter().collect::<Vec<_>>(),
-            [[0, 1, 2, 3, 4].as_slice()]
-        );
+        assert_eq!(groups.to_vecs(), [[0, 1, 2, 3, 4]]);
         for i in 0..5u32 {
             assert_eq!(documents.simhash(i), Simhash::B64(u64::from(i)));
             assert_eq!(documents.bytes(i), u64::from(i) * 10);

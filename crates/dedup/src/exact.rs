@@ -20,78 +20,70 @@ use crate::error::DedupError;
 use crate::options::KeepPolicy;
 use crate::rows::Row;
 
-/// Groups of positions held one after another: 4 bytes a member and 4 a group, where a vector a
-/// group took 24 bytes and an allocation more (about 60 bytes a group).
+/// Groups of positions as their firsts and copies: each group's first (smallest) position, and
+/// `(member, first)` for every other member, 4 bytes a group and 8 a copy. The engine asks of a
+/// group only its first, of a document only its group's first: holding the groups' members one
+/// after another besides took 4 bytes a member more, and their sort by first a copy of them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Groups {
-    /// Every group's members, group after group.
-    members: Vec<u32>,
-    /// Where each group ends in `members`.
-    ends: Vec<u32>,
+    /// Each group's first position, ascending once [sorted](Groups::sorted).
+    firsts: Vec<u32>,
+    /// `(member, first)` for every member of a group but its first, by member once sorted.
+    copies: Vec<(u32, u32)>,
 }
 
 impl Groups {
-    /// Appends a group.
-    pub(crate) fn push(&mut self, group: impl IntoIterator<Item = u32>) {
-        self.members.extend(group);
-        self.ends.push(self.members.len() as u32);
+    /// Appends a group (two or more positions, ascending).
+    pub(crate) fn push(&mut self, group: &[u32]) {
+        if let Some((&first, copies)) = group.split_first() {
+            self.firsts.push(first);
+            self.copies.extend(copies.iter().map(|&member| (member, first)));
+        }
     }
 
     /// How many groups there are.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.ends.len()
+        self.firsts.len()
     }
 
-    /// The group at `at`.
-    pub(crate) fn get(&self, at: usize) -> &[u32] {
-        let start = match at {
-            0 => 0,
-            _ => self.ends[at - 1] as usize,
-        };
-        &self.members[start..self.ends[at] as usize]
+    /// The same groups, their firsts ascending and their copies by position (sorted in place).
+    pub(crate) fn sorted(mut self) -> Groups {
+        self.firsts.sort_unstable();
+        self.copies.sort_unstable();
+        self
     }
 
-    /// The groups, in order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u32]> + '_ {
-        (0..self.len()).map(|at| self.get(at))
-    }
-
-    /// The same groups, ordered by their first member (each group nonempty).
-    pub(crate) fn sorted_by_first(self) -> Groups {
-        let mut order: Vec<u32> = (0..self.len() as u32).collect();
-        order.sort_unstable_by_key(|&at| self.get(at as usize)[0]);
-        let mut sorted = Groups {
-            members: Vec::with_capacity(self.members.len()),
-            ends: Vec::with_capacity(self.len()),
-        };
-        for at in order {
-            sorted.push(self.get(at as usize).iter().copied());
+    /// Each group's members, groups ordered by their first (for tests: a vector a group).
+    #[cfg(test)]
+    pub(crate) fn to_vecs(&self) -> Vec<Vec<u32>> {
+        let mut groups: Vec<Vec<u32>> = self.firsts.iter().map(|&first| vec![first]).collect();
+        for &(member, first) in &self.copies {
+            let at = self.firsts.binary_search(&first).unwrap();
+            groups[at].push(member);
         }
-        sorted
+        groups
     }
 }
 
 impl<'a> FromIterator<&'a [u32]> for Groups {
+    /// The groups given, [sorted](Groups::sorted).
     fn from_iter<I: IntoIterator<Item = &'a [u32]>>(groups: I) -> Self {
         let mut all = Groups::default();
         for group in groups {
-            all.push(group.iter().copied());
+            all.push(group);
         }
-        all
+        all.sorted()
     }
 }
 
 /// The exact groups of `len` documents and their units (see the module documentation).
 #[derive(Debug, Clone)]
 pub(crate) struct ExactGroups {
-    /// Groups of two or more positions with equal digests, each ascending, ordered by their
-    /// first position.
+    /// Groups of two or more positions with equal digests, [sorted](Groups::sorted): each
+    /// group's first position searched for a unit's group (one cache line holds 16), the copies
+    /// by position for a document's unit.
     groups: std::sync::Arc<Groups>,
-    /// Each group's first position, in order: searched for a unit's group in place of the
-    /// groups themselves (one cache line holds 16, where each group is a pointer away).
-    firsts: Vec<u32>,
-    /// `(member, first)` for every member of a group but its first, by member.
-    copies: Vec<(u32, u32)>,
     /// The member each group keeps, by group, when it is not always the first (see
     /// [`ExactGroups::choose_kept`]); else empty.
     kept: Vec<u32>,
@@ -100,21 +92,23 @@ pub(crate) struct ExactGroups {
 
 impl ExactGroups {
     /// The units of `len` documents whose exact groups are `groups` (as
-    /// [`crate::Documents::exact_groups`] gives them).
+    /// [`crate::Documents::exact_groups`] gives them: sorted).
     pub(crate) fn new(len: u32, groups: std::sync::Arc<Groups>) -> Self {
-        let mut copies: Vec<(u32, u32)> = groups
-            .iter()
-            .flat_map(|group| group[1..].iter().map(|&member| (member, group[0])))
-            .collect();
-        copies.sort_unstable();
-        let firsts = groups.iter().map(|group| group[0]).collect();
         ExactGroups {
             groups,
-            firsts,
-            copies,
             kept: Vec::new(),
             len,
         }
+    }
+
+    /// Each group's first position, ascending.
+    fn firsts_slice(&self) -> &[u32] {
+        &self.groups.firsts
+    }
+
+    /// `(member, first)` of every member of a group but its first, by member.
+    fn copies(&self) -> &[(u32, u32)] {
+        &self.groups.copies
     }
 
     /// Chooses the member each group keeps: the first in `keep`'s order (the earliest of
@@ -127,17 +121,17 @@ impl ExactGroups {
         keep: KeepPolicy,
     ) -> Result<(), DedupError> {
         self.kept = Vec::new();
-        if keep == KeepPolicy::First || self.firsts.is_empty() {
+        if keep == KeepPolicy::First || self.firsts_slice().is_empty() {
             return Ok(());
         }
         // Each group's best rank so far; a group's first member comes before its copies.
-        let mut best: Vec<(u64, i64, u32)> = Vec::with_capacity(self.firsts.len());
+        let mut best: Vec<(u64, i64, u32)> = Vec::with_capacity(self.firsts_slice().len());
         self.scan_members(documents, |member, first, row| {
             let rank = keep.rank_key(member, row.bytes, row.fetched_at);
             match member == first {
                 true => best.push(rank),
                 false => {
-                    let group = self.firsts.binary_search(&first).unwrap_or_default();
+                    let group = self.firsts_slice().binary_search(&first).unwrap_or_default();
                     best[group] = best[group].min(rank);
                 }
             }
@@ -149,7 +143,7 @@ impl ExactGroups {
 
     /// The member `unit`'s group keeps ([`ExactGroups::choose_kept`]), or `unit` alone.
     pub(crate) fn kept_member(&self, unit: u32) -> u32 {
-        match self.firsts.binary_search(&unit) {
+        match self.firsts_slice().binary_search(&unit) {
             Ok(at) => self.kept.get(at).copied().unwrap_or(unit),
             Err(_) => unit,
         }
@@ -158,37 +152,35 @@ impl ExactGroups {
     /// Each group's first and kept members (a group's once when they are the same), ascending:
     /// the members whose rows the decision and the outcome read.
     pub(crate) fn firsts_and_kept(&self) -> Vec<u32> {
-        let mut read: Vec<u32> = self.firsts.iter().chain(&self.kept).copied().collect();
+        let mut read: Vec<u32> = self.firsts_slice().iter().chain(&self.kept).copied().collect();
         read.sort_unstable();
         read.dedup();
         read
     }
 
-    /// The groups, ordered by their first position.
-    pub(crate) fn groups(&self) -> impl Iterator<Item = &[u32]> + '_ {
-        self.groups.iter()
+    /// Each group's first position (its unit), ascending.
+    pub(crate) fn firsts(&self) -> impl Iterator<Item = u32> + '_ {
+        self.firsts_slice().iter().copied()
     }
 
     /// The unit (first member of the exact group) of document `doc`: itself when it has no
     /// earlier copy.
     pub(crate) fn first_of(&self, doc: u32) -> u32 {
-        match self
-            .copies
-            .binary_search_by_key(&doc, |&(member, _)| member)
-        {
-            Ok(at) => self.copies[at].1,
+        let copies = self.copies();
+        match copies.binary_search_by_key(&doc, |&(member, _)| member) {
+            Ok(at) => copies[at].1,
             Err(_) => doc,
         }
     }
 
     /// How many units there are.
     pub(crate) fn unit_count(&self) -> u32 {
-        self.len - self.copies.len() as u32
+        self.len - self.copies().len() as u32
     }
 
     /// The units, ascending.
     pub(crate) fn units(&self) -> impl Iterator<Item = u32> + '_ {
-        let mut copies = self.copies.iter().map(|&(member, _)| member).peekable();
+        let mut copies = self.copies().iter().map(|&(member, _)| member).peekable();
         (0..self.len).filter(move |&doc| {
             if copies.peek() == Some(&doc) {
                 copies.next();
@@ -201,17 +193,17 @@ impl ExactGroups {
 
     /// The index of `unit` among the units (the number of units before it).
     pub(crate) fn index_of(&self, unit: u32) -> u32 {
-        unit - self.copies.partition_point(|&(member, _)| member < unit) as u32
+        unit - self.copies().partition_point(|&(member, _)| member < unit) as u32
     }
 
     /// The unit at `index` among the units.
     pub(crate) fn unit_at(&self, index: u32) -> u32 {
         // The copy at j has `member - j` units before it, a count that never decreases: the
         // unit at `index` comes after every copy with at most `index` units before it.
-        let (mut low, mut high) = (0, self.copies.len());
+        let (mut low, mut high) = (0, self.copies().len());
         while low < high {
             let mid = low + (high - low) / 2;
-            if self.copies[mid].0 - mid as u32 <= index {
+            if self.copies()[mid].0 - mid as u32 <= index {
                 low = mid + 1;
             } else {
                 high = mid;
@@ -220,12 +212,9 @@ impl ExactGroups {
         index + low as u32
     }
 
-    /// The members of `unit`'s group, or `unit` alone.
-    pub(crate) fn members(&self, unit: u32) -> Option<&[u32]> {
-        self.firsts
-            .binary_search(&unit)
-            .ok()
-            .map(|at| self.groups.get(at))
+    /// Whether `unit` is the first member of a group (it has copies).
+    pub(crate) fn is_group(&self, unit: u32) -> bool {
+        self.firsts_slice().binary_search(&unit).is_ok()
     }
 
     /// Hands every member of every group to `visit` in position order, with its group's first
@@ -238,8 +227,8 @@ impl ExactGroups {
         // Firsts and copies merged by position (never equal: a copy is no group's first), each
         // with its first: once for the positions the scan reads, once beside it for the firsts.
         let members = || {
-            let mut firsts = self.firsts.iter().map(|&first| (first, first)).peekable();
-            let mut copies = self.copies.iter().copied().peekable();
+            let mut firsts = self.firsts_slice().iter().map(|&first| (first, first)).peekable();
+            let mut copies = self.copies().iter().copied().peekable();
             std::iter::from_fn(move || match (firsts.peek(), copies.peek()) {
                 (Some(first), Some(copy)) if first.0 < copy.0 => firsts.next(),
                 (_, Some(_)) => copies.next(),
@@ -287,8 +276,7 @@ mod tests {
             for (index, &unit) in units.iter().enumerate() {
                 prop_assert_eq!(exact.index_of(unit), index as u32);
                 prop_assert_eq!(exact.unit_at(index as u32), unit);
-                let members = groups.iter().find(|group| group[0] == unit).map(Vec::as_slice);
-                prop_assert_eq!(exact.members(unit), members);
+                prop_assert_eq!(exact.is_group(unit), groups.iter().any(|group| group[0] == unit));
             }
         }
 
@@ -325,7 +313,7 @@ mod tests {
             documents.flush().unwrap();
             let len = docs.len() as u32;
             let mut exact = ExactGroups::new(len, documents.exact_groups().unwrap());
-            let groups: Vec<Vec<u32>> = exact.groups().map(<[u32]>::to_vec).collect();
+            let groups = documents.exact_groups().unwrap().to_vecs();
             let mut scanned = Vec::new();
             exact
                 .scan_members(&documents, |member, first, row| {
@@ -353,7 +341,7 @@ mod tests {
                         .unwrap();
                     prop_assert_eq!(exact.kept_member(group[0]), best, "{:?} {:?}", keep, group);
                 }
-                let alone = (0..len).find(|&i| exact.members(i).is_none() && exact.first_of(i) == i);
+                let alone = (0..len).find(|&i| !exact.is_group(i) && exact.first_of(i) == i);
                 if let Some(alone) = alone {
                     prop_assert_eq!(exact.kept_member(alone), alone);
                 }
