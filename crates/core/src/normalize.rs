@@ -315,12 +315,23 @@ impl Normalizer {
     /// whose lower case depends on its neighbours), the characters go to the sink as the general
     /// path would send them, without NFKC's quick check, a search for sigma or a second walk.
     /// Otherwise the sink is put back as it was and false returned.
+    ///
+    /// A run of word characters that are their own lower case (all of a Chinese stretch, the
+    /// small letters around an accented one) goes to the sink as one copy of its bytes, as
+    /// pushing them one by one would write them.
     fn table_pass(&self, text: &str, sink: &mut Sink) -> bool {
         let table = CharTable::get();
         let (written, last_space) = (sink.out.len(), sink.last_space);
-        for c in text.chars() {
+        // Where the run of characters still to be copied as they stand begins.
+        let mut run = 0;
+        for (at, c) in text.char_indices() {
             match table.stable_lookup(c) {
-                Some((lower, class)) => sink.push(lower, class, self.options.punctuation),
+                Some((lower, CharClass::Word)) if lower == c => {}
+                Some((lower, class)) => {
+                    sink.push_words(&text.as_bytes()[run..at]);
+                    sink.push(lower, class, self.options.punctuation);
+                    run = at + c.len_utf8();
+                }
                 None => {
                     sink.out.truncate(written);
                     sink.last_space = last_space;
@@ -328,6 +339,7 @@ impl Normalizer {
                 }
             }
         }
+        sink.push_words(&text.as_bytes()[run..]);
         true
     }
 
@@ -495,6 +507,16 @@ impl Sink {
                     .extend_from_slice(c.encode_utf8(&mut [0u8; 4]).as_bytes());
                 self.last_space = false;
             }
+        }
+    }
+
+    /// Pushes word characters (UTF-8 `bytes`), as [`Sink::push`] of each would under any
+    /// punctuation policy.
+    #[inline]
+    fn push_words(&mut self, bytes: &[u8]) {
+        if !bytes.is_empty() {
+            self.out.extend_from_slice(bytes);
+            self.last_space = false;
         }
     }
 
