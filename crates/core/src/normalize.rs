@@ -325,6 +325,13 @@ impl Normalizer {
         // Where the run of characters still to be copied as they stand begins.
         let mut run = 0;
         for (at, c) in text.char_indices() {
+            // The CJK Unified Ideographs, most characters of Chinese text, are what the table
+            // says without its look-up (a cache miss on a text that spreads over its pages):
+            // each its own lower case, a word character, left alone by NFKC
+            // (`cjk_ideographs_are_plain_words_in_the_table`).
+            if CharTable::CJK_IDEOGRAPHS.contains(&c) {
+                continue;
+            }
             match table.stable_lookup(c) {
                 Some((lower, CharClass::Word)) if lower == c => {}
                 Some((lower, class)) => {
@@ -375,6 +382,9 @@ impl CharTable {
     const END: u32 = 0x1_0000;
     /// Characters per page.
     const PAGE: u32 = 256;
+    /// The CJK Unified Ideographs block, whose every character the table gives as its own
+    /// lower case, a word character that NFKC leaves alone.
+    const CJK_IDEOGRAPHS: std::ops::RangeInclusive<char> = '\u{4e00}'..='\u{9fff}';
     /// The entry bit of a character NFKC leaves alone.
     const STABLE: u32 = 4;
 
@@ -883,6 +893,17 @@ mod tests {
             }
         }
         general.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// The table pass takes the CJK Unified Ideographs without a look-up: each must be what
+    /// the table says of it (checked for every one of them).
+    #[test]
+    fn cjk_ideographs_are_plain_words_in_the_table() {
+        let table = CharTable::get();
+        for c in CharTable::CJK_IDEOGRAPHS {
+            assert_eq!(table.stable_lookup(c), Some((c, CharClass::Word)), "{c:?}");
+            assert_ne!(table.entry_of(c) as u32 & CharTable::STABLE, 0, "{c:?}");
+        }
     }
 
     /// Every character of the BMP the one-pass table path takes (NFKC leaves it alone, or
