@@ -63,9 +63,10 @@ pub const MID_MAX_LEN: usize = 16;
 pub fn xxh3_64_9to16(bytes: &[u8]) -> u64 {
     const FLIP_LO: u64 = secret64(24) ^ secret64(32);
     const FLIP_HI: u64 = secret64(40) ^ secret64(48);
+    let word = |chunk: Option<&[u8; 8]>| chunk.map_or(0, |&b| u64::from_le_bytes(b));
     let len = bytes.len();
-    let lo = read_le64(bytes, 0) ^ FLIP_LO;
-    let hi = read_le64(bytes, len.saturating_sub(8)) ^ FLIP_HI;
+    let lo = word(bytes.first_chunk()) ^ FLIP_LO;
+    let hi = word(bytes.last_chunk()) ^ FLIP_HI;
     let product = u128::from(lo) * u128::from(hi);
     let folded = product as u64 ^ (product >> 64) as u64;
     let mut h = (len as u64)
@@ -75,15 +76,6 @@ pub fn xxh3_64_9to16(bytes: &[u8]) -> u64 {
     h ^= h >> 37;
     h = h.wrapping_mul(0x1656_6791_9e37_79f9);
     h ^ (h >> 32)
-}
-
-/// The eight bytes at `at` as a little-endian number (zeros past the end).
-#[inline(always)]
-fn read_le64(bytes: &[u8], at: usize) -> u64 {
-    bytes
-        .get(at..at + 8)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, u64::from_le_bytes)
 }
 
 /// The four bytes at `at` as a little-endian number (zeros past the end).
