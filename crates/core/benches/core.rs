@@ -250,6 +250,38 @@ fn xxh3_windows(c: &mut Criterion) {
     group.finish();
 }
 
+/// XXH3-64 of every character 5-shingle of Chinese text (15 bytes each, a shingle from each
+/// character start): the crate's function per shingle (the reference) and the closed form for
+/// 9 to 16 bytes that the pipeline inlines.
+fn xxh3_chinese_shingles(c: &mut Criterion) {
+    let text = chinese_text().replace(|c: char| c.len_utf8() != 3, "字");
+    let starts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    let shingles: Vec<&[u8]> = starts
+        .windows(6)
+        .map(|w| &text.as_bytes()[w[0]..w[5]])
+        .collect();
+    let mut out = vec![0u64; shingles.len()];
+    let mut group = c.benchmark_group("xxh3-mid");
+    group.throughput(Throughput::Elements(out.len() as u64));
+    group.bench_function("xxhash-rust xxh3_64 (reference)", |b| {
+        b.iter(|| {
+            for (slot, shingle) in out.iter_mut().zip(&shingles) {
+                *slot = xxhash_rust::xxh3::xxh3_64(black_box(shingle));
+            }
+            black_box(out[0])
+        })
+    });
+    group.bench_function("closed form 9 to 16 bytes", |b| {
+        b.iter(|| {
+            for (slot, shingle) in out.iter_mut().zip(&shingles) {
+                *slot = xxh3_short::xxh3_64_9to16(black_box(shingle));
+            }
+            black_box(out[0])
+        })
+    });
+    group.finish();
+}
+
 /// Bit-column counts of 64-bit hashes: the carry-save [`BitCounter`] one hash at a time (the
 /// portable scheme), one bit at a time (the reference), and every path of [`ColumnCounter`]
 /// this processor runs, through `BitCounter::add_many` and alone.
@@ -433,6 +465,6 @@ fn verify(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(3));
-    targets = tokenize, shingle_and_hash, xxh3_windows, accumulate, document_counts, bit_columns, feature_loop, minhash, pipeline, verify
+    targets = tokenize, shingle_and_hash, xxh3_windows, xxh3_chinese_shingles, accumulate, document_counts, bit_columns, feature_loop, minhash, pipeline, verify
 }
 criterion_main!(benches);

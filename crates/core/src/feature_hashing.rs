@@ -5,6 +5,7 @@
 //! A strategy may hand a hash over later than the feature it belongs to: the bit counter and
 //! MinHash that receive them do not depend on the order of their inputs.
 
+use crate::features::CharWindows;
 use crate::hash::{FeatureHasher, HashMemo, Md5Hasher};
 use crate::md5_lanes::{md5_many, ShortMessage, LANES};
 
@@ -38,6 +39,13 @@ pub(crate) trait HashStrategy<const WORDS: usize> {
             self.hash(window, &mut |hash| sink.one(hash));
         }
     }
+    /// Hands the hashes of every window of `width` characters of `run` ([`CharWindows`]) to
+    /// `sink`, now or at a later call.
+    fn hash_char_windows(&mut self, run: &[u8], width: usize, sink: &mut impl HashSink) {
+        for window in CharWindows::new(run, width) {
+            self.hash(window, &mut |hash| sink.one(hash));
+        }
+    }
     /// Hands over every hash still held back.
     fn flush(&mut self, _emit: &mut impl FnMut(u128)) {}
 }
@@ -57,6 +65,17 @@ impl<H: FeatureHasher + ?Sized, const WORDS: usize> HashStrategy<WORDS> for Dire
         } else {
             self.0.hash128(feature)
         });
+    }
+
+    #[inline(always)]
+    fn hash_char_windows(&mut self, run: &[u8], width: usize, sink: &mut impl HashSink) {
+        if WORDS == 1 {
+            char_windows64(self.0, run, width, sink);
+        } else {
+            for window in CharWindows::new(run, width) {
+                sink.one(self.0.hash128(window));
+            }
+        }
     }
 
     /// 64-bit hashes go through the hasher's [`FeatureHasher::hash64_windows`]: written
@@ -89,6 +108,34 @@ impl<H: FeatureHasher + ?Sized, const WORDS: usize> HashStrategy<WORDS> for Dire
                 count
             };
             first += count;
+        }
+    }
+}
+
+/// Windows of characters, 64-bit hashes written straight into the sink's
+/// [`HashSink::spare64`] while it has room (the windows' ends found one from the other, the
+/// hash function inlined): a stretch of Chinese text is a window per character.
+#[inline(always)]
+fn char_windows64<H: FeatureHasher + ?Sized>(
+    hasher: &H,
+    run: &[u8],
+    width: usize,
+    sink: &mut impl HashSink,
+) {
+    let mut windows = CharWindows::new(run, width);
+    loop {
+        let Some(room) = sink.spare64() else {
+            return windows.for_each(|window| sink.one(u128::from(hasher.hash64(window))));
+        };
+        let mut filled = 0;
+        for (slot, window) in room.iter_mut().zip(&mut windows) {
+            *slot = hasher.hash64(window);
+            filled += 1;
+        }
+        let more = filled == room.len();
+        sink.commit64(filled);
+        if !more {
+            return;
         }
     }
 }

@@ -99,6 +99,9 @@ impl FeatureExtractor {
                 let width = char_shingle_width(width);
                 char_shingle_parts(text, width, |part| match part {
                     ShinglePart::Windows(run) => run.windows(width).for_each(&mut emit),
+                    ShinglePart::CharWindows(run) => {
+                        CharWindows::new(run, width).for_each(&mut emit)
+                    }
                     ShinglePart::One(shingle) => emit(shingle),
                 })
             }
@@ -173,7 +176,12 @@ pub(crate) enum ShinglePart<'t> {
     /// A pure-ASCII run (where characters are bytes) of at least the width: each of its
     /// windows of the width is a shingle.
     Windows(&'t [u8]),
-    /// One shingle (with a non-ASCII character, or the whole of a text too short for one).
+    /// A stretch with non-ASCII characters: each of its windows of the width in characters
+    /// (one from each character start, while the width's characters remain;
+    /// [`CharWindows`]) is a shingle. It ends where the windows of a pure-ASCII run take
+    /// over, or at the text's end.
+    CharWindows(&'t [u8]),
+    /// The whole of a text with fewer characters than the width: its one shingle.
     One(&'t [u8]),
 }
 
@@ -221,12 +229,72 @@ pub(crate) fn char_shingle_parts_within<'t>(
             start = non_ascii + 1 - width;
             continue;
         }
-        match end_of_chars(bytes, start, width) {
-            Some(end) => visit(ShinglePart::One(&bytes[start..end])),
-            None if start == 0 => return visit(ShinglePart::One(bytes)),
-            None => return,
+        // The shingles from `start` hold a non-ASCII character, up to the first character
+        // start `ascii` whose next `width` bytes are ASCII (where the windows take over).
+        let resume = loop {
+            if non_ascii == bytes.len() {
+                break None;
+            }
+            let ascii = non_ascii + utf8_len(bytes[non_ascii]);
+            non_ascii = search.find(bytes, ascii).unwrap_or(bytes.len());
+            if non_ascii - ascii >= width {
+                break Some(ascii);
+            }
+        };
+        if let Some(ascii) = resume {
+            // The shingle of the last character before `ascii` ends `width - 1` bytes after it.
+            visit(ShinglePart::CharWindows(&bytes[start..ascii + width - 1]));
+            start = ascii;
+            continue;
         }
-        start += utf8_len(bytes[start]);
+        // No ASCII run of the width before the text's end.
+        match end_of_chars(bytes, start, width) {
+            Some(_) => visit(ShinglePart::CharWindows(&bytes[start..])),
+            None if start == 0 => visit(ShinglePart::One(bytes)),
+            None => {}
+        }
+        return;
+    }
+}
+
+/// The windows of `width` characters of a UTF-8 text, one from each character start while
+/// `width` characters remain, in order: [`ShinglePart::CharWindows`]'s shingles. Each window's
+/// end is found from the last one's (a character further on), not counted again from its start.
+pub(crate) struct CharWindows<'t> {
+    text: &'t [u8],
+    start: usize,
+    /// The current window's end; past the text's end when there is no window left.
+    end: usize,
+}
+
+impl<'t> CharWindows<'t> {
+    /// The windows of `text`, which must be whole UTF-8 characters (none when it has fewer
+    /// than `width` of them).
+    #[inline(always)]
+    pub(crate) fn new(text: &'t [u8], width: usize) -> Self {
+        let end = end_of_chars(text, 0, width).unwrap_or(usize::MAX);
+        CharWindows {
+            text,
+            start: 0,
+            end,
+        }
+    }
+}
+
+impl<'t> Iterator for CharWindows<'t> {
+    type Item = &'t [u8];
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<&'t [u8]> {
+        let window = self.text.get(self.start..self.end)?;
+        match self.text.get(self.end) {
+            Some(&lead) => {
+                self.start += utf8_len(self.text[self.start]);
+                self.end += utf8_len(lead);
+            }
+            None => self.end = usize::MAX,
+        }
+        Some(window)
     }
 }
 
@@ -332,11 +400,7 @@ mod tests {
             parts,
             [
                 ShinglePart::Windows(b"some text "),
-                ShinglePart::One("ext §".as_bytes()),
-                ShinglePart::One("xt § ".as_bytes()),
-                ShinglePart::One("t § m".as_bytes()),
-                ShinglePart::One(" § mo".as_bytes()),
-                ShinglePart::One("§ mor".as_bytes()),
+                ShinglePart::CharWindows("ext § mor".as_bytes()),
                 ShinglePart::Windows(b" more text"),
             ]
         );

@@ -376,8 +376,9 @@ impl Fingerprinter {
 
     /// Hands the hash of every feature of `normalized` (as [`Fingerprinter::normalize_marking`]
     /// left it and its marks) to `sink`. Character shingles go by
-    /// [`ShinglePart`]s, so that the windows of pure-ASCII runs are hashed and counted a batch
-    /// at a time (through `for_each_feature` they stay a call per feature).
+    /// [`ShinglePart`]s, so that the windows of pure-ASCII runs and of stretches with other
+    /// characters are hashed and counted a batch at a time (through `for_each_feature` they
+    /// stay a call per feature).
     #[inline(always)]
     fn hash_features<const WORDS: usize>(
         &self,
@@ -391,6 +392,7 @@ impl Fingerprinter {
             let marked = Some(features.non_ascii.as_slice());
             char_shingle_parts_within(normalized, marked, width, |part| match part {
                 ShinglePart::Windows(run) => strategy.hash_windows(run, width, sink),
+                ShinglePart::CharWindows(run) => strategy.hash_char_windows(run, width, sink),
                 ShinglePart::One(shingle) => strategy.hash(shingle, &mut |hash| sink.one(hash)),
             });
         } else {

@@ -38,14 +38,16 @@ pub fn hash_each_window(bytes: &[u8], width: usize, out: &mut [u64], hash: impl 
 pub struct Xxh3;
 
 impl FeatureHasher for Xxh3 {
-    /// Inputs of 4 to 8 bytes (character 4- to 8-shingles of ASCII text) take XXH3's closed
-    /// form for their length, inlined ([`crate::xxh3_short`]); the others the crate's function.
-    #[inline]
+    /// Inputs of 4 to 8 bytes (character 4- to 8-shingles of ASCII text) and of 9 to 16 (a
+    /// 5-shingle of Chinese text) take XXH3's closed form for their length, inlined
+    /// ([`crate::xxh3_short`]); the others the crate's function. Always inlined: the
+    /// shingles of a stretch with non-ASCII characters are hashed one by one in a loop.
+    #[inline(always)]
     fn hash64(&self, bytes: &[u8]) -> u64 {
-        if (xxh3_short::MIN_LEN..=xxh3_short::MAX_LEN).contains(&bytes.len()) {
-            xxh3_short::xxh3_64_4to8(bytes)
-        } else {
-            xxhash_rust::xxh3::xxh3_64(bytes)
+        match bytes.len() {
+            xxh3_short::MIN_LEN..=xxh3_short::MAX_LEN => xxh3_short::xxh3_64_4to8(bytes),
+            xxh3_short::MID_MIN_LEN..=xxh3_short::MID_MAX_LEN => xxh3_short::xxh3_64_9to16(bytes),
+            _ => xxhash_rust::xxh3::xxh3_64(bytes),
         }
     }
     #[inline]

@@ -315,12 +315,30 @@ impl Normalizer {
     /// whose lower case depends on its neighbours), the characters go to the sink as the general
     /// path would send them, without NFKC's quick check, a search for sigma or a second walk.
     /// Otherwise the sink is put back as it was and false returned.
+    ///
+    /// A run of word characters that are their own lower case (all of a Chinese stretch, the
+    /// small letters around an accented one) goes to the sink as one copy of its bytes, as
+    /// pushing them one by one would write them.
     fn table_pass(&self, text: &str, sink: &mut Sink) -> bool {
         let table = CharTable::get();
         let (written, last_space) = (sink.out.len(), sink.last_space);
-        for c in text.chars() {
+        // Where the run of characters still to be copied as they stand begins.
+        let mut run = 0;
+        for (at, c) in text.char_indices() {
+            // The CJK Unified Ideographs, most characters of Chinese text, are what the table
+            // says without its look-up (a cache miss on a text that spreads over its pages):
+            // each its own lower case, a word character, left alone by NFKC
+            // (`cjk_ideographs_are_plain_words_in_the_table`).
+            if CharTable::CJK_IDEOGRAPHS.contains(&c) {
+                continue;
+            }
             match table.stable_lookup(c) {
-                Some((lower, class)) => sink.push(lower, class, self.options.punctuation),
+                Some((lower, CharClass::Word)) if lower == c => {}
+                Some((lower, class)) => {
+                    sink.push_words(&text.as_bytes()[run..at]);
+                    sink.push(lower, class, self.options.punctuation);
+                    run = at + c.len_utf8();
+                }
                 None => {
                     sink.out.truncate(written);
                     sink.last_space = last_space;
@@ -328,6 +346,7 @@ impl Normalizer {
                 }
             }
         }
+        sink.push_words(&text.as_bytes()[run..]);
         true
     }
 
@@ -363,6 +382,9 @@ impl CharTable {
     const END: u32 = 0x1_0000;
     /// Characters per page.
     const PAGE: u32 = 256;
+    /// The CJK Unified Ideographs block, whose every character the table gives as its own
+    /// lower case, a word character that NFKC leaves alone.
+    const CJK_IDEOGRAPHS: std::ops::RangeInclusive<char> = '\u{4e00}'..='\u{9fff}';
     /// The entry bit of a character NFKC leaves alone.
     const STABLE: u32 = 4;
 
@@ -495,6 +517,16 @@ impl Sink {
                     .extend_from_slice(c.encode_utf8(&mut [0u8; 4]).as_bytes());
                 self.last_space = false;
             }
+        }
+    }
+
+    /// Pushes word characters (UTF-8 `bytes`), as [`Sink::push`] of each would under any
+    /// punctuation policy.
+    #[inline]
+    fn push_words(&mut self, bytes: &[u8]) {
+        if !bytes.is_empty() {
+            self.out.extend_from_slice(bytes);
+            self.last_space = false;
         }
     }
 
@@ -861,6 +893,17 @@ mod tests {
             }
         }
         general.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// The table pass takes the CJK Unified Ideographs without a look-up: each must be what
+    /// the table says of it (checked for every one of them).
+    #[test]
+    fn cjk_ideographs_are_plain_words_in_the_table() {
+        let table = CharTable::get();
+        for c in CharTable::CJK_IDEOGRAPHS {
+            assert_eq!(table.stable_lookup(c), Some((c, CharClass::Word)), "{c:?}");
+            assert_ne!(table.entry_of(c) as u32 & CharTable::STABLE, 0, "{c:?}");
+        }
     }
 
     /// Every character of the BMP the one-pass table path takes (NFKC leaves it alone, or

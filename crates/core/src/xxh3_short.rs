@@ -32,6 +32,52 @@ pub fn xxh3_64_4to8(bytes: &[u8]) -> u64 {
     finish(u64::from(last) | u64::from(first) << 32, len as u64)
 }
 
+/// The 64-bit little-endian word at byte `at` of XXH3's default secret.
+const fn secret64(at: usize) -> u64 {
+    const SECRET: [u8; 56] = [
+        0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe, 0x7c, 0x01, 0x81, 0x2c, 0xf7, 0x21, 0xad,
+        0x1c, 0xde, 0xd4, 0x6d, 0xe9, 0x83, 0x90, 0x97, 0xdb, 0x72, 0x40, 0xa4, 0xa4, 0xb7, 0xb3,
+        0x67, 0x1f, 0xcb, 0x79, 0xe6, 0x4e, 0xcc, 0xc0, 0xe5, 0x78, 0x82, 0x5a, 0xd0, 0x7d, 0xcc,
+        0xff, 0x72, 0x21, 0xb8, 0x08, 0x46, 0x74, 0xf7, 0x43, 0x24, 0x8e,
+    ];
+    let mut word = 0u64;
+    let mut i = 8;
+    while i > 0 {
+        i -= 1;
+        word = word << 8 | SECRET[at + i] as u64;
+    }
+    word
+}
+
+/// The shortest input of [`xxh3_64_9to16`].
+pub const MID_MIN_LEN: usize = 9;
+/// The longest input of [`xxh3_64_9to16`].
+pub const MID_MAX_LEN: usize = 16;
+
+/// XXH3-64 (seed 0, default secret) of `bytes`, which must be 9 to 16 bytes long (a character
+/// 5-shingle of Chinese, Japanese or Korean text is 15): the specification's form for that
+/// length, inlined. The first and the last eight bytes, each XOR-ed with two words of the
+/// secret, their 128-bit product folded, summed with the length, the byte-swapped first word
+/// and the last, then XXH3's avalanche. Other lengths give a wrong value, not a panic.
+#[inline(always)]
+pub fn xxh3_64_9to16(bytes: &[u8]) -> u64 {
+    const FLIP_LO: u64 = secret64(24) ^ secret64(32);
+    const FLIP_HI: u64 = secret64(40) ^ secret64(48);
+    let word = |chunk: Option<&[u8; 8]>| chunk.map_or(0, |&b| u64::from_le_bytes(b));
+    let len = bytes.len();
+    let lo = word(bytes.first_chunk()) ^ FLIP_LO;
+    let hi = word(bytes.last_chunk()) ^ FLIP_HI;
+    let product = u128::from(lo) * u128::from(hi);
+    let folded = product as u64 ^ (product >> 64) as u64;
+    let mut h = (len as u64)
+        .wrapping_add(lo.swap_bytes())
+        .wrapping_add(hi)
+        .wrapping_add(folded);
+    h ^= h >> 37;
+    h = h.wrapping_mul(0x1656_6791_9e37_79f9);
+    h ^ (h >> 32)
+}
+
 /// The four bytes at `at` as a little-endian number (zeros past the end).
 #[inline(always)]
 fn read_le32(bytes: &[u8], at: usize) -> u32 {
@@ -263,6 +309,13 @@ mod tests {
         #[test]
         fn closed_form_is_xxh3(bytes in proptest::collection::vec(any::<u8>(), MIN_LEN..=MAX_LEN)) {
             prop_assert_eq!(xxh3_64_4to8(&bytes), xxhash_rust::xxh3::xxh3_64(&bytes));
+        }
+
+        #[test]
+        fn mid_closed_form_is_xxh3(
+            bytes in proptest::collection::vec(any::<u8>(), MID_MIN_LEN..=MID_MAX_LEN),
+        ) {
+            prop_assert_eq!(xxh3_64_9to16(&bytes), xxhash_rust::xxh3::xxh3_64(&bytes));
         }
 
         #[test]

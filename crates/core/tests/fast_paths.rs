@@ -42,6 +42,7 @@ fn mixed_text() -> impl Strategy<Value = String> {
         6 => "[a-z ]{0,40}",
         2 => "[A-Z.,;\\n\\t]{0,3}",
         1 => "[é§·’©→美国😀\\u{301}ＡＢ]{1,3}",
+        1 => "[美国人中文字日本語한국어，。ｶﾞ😀 ]{2,14}",
         1 => any::<char>().prop_map(String::from),
     ];
     proptest::collection::vec(piece, 0..16).prop_map(|pieces| pieces.concat())
