@@ -1383,9 +1383,7 @@ impl<'a, I: KeptIndex> Walk<'a, I> {
             .into_iter()
             .map(Choice::near);
         let in_batch = |other: u32| self.batch_kept.contains(&other);
-        Ok(sorted(
-            near.chain(self.linked(place, in_batch)).collect(),
-        ))
+        Ok(sorted(near.chain(self.linked(place, in_batch)).collect()))
     }
 
     /// The kept units (as `kept` says of their places) an accepted pair links to the unit at

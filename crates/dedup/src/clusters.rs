@@ -291,14 +291,14 @@ pub(crate) fn gather(
     }
     groups_joined.sort_unstable_by_key(|join| join.unit);
     exact.scan_members(documents, |member, unit, row| {
-        let (of, kind, evidence) =
-            match groups_joined.binary_search_by_key(&unit, |join| join.unit) {
-                Ok(at) => {
-                    let join = &groups_joined[at];
-                    (units.best(join.leader), join.kind, join.evidence)
-                }
-                Err(_) => (units.best(unit), Kind::Exact, Evidence::EXACT),
-            };
+        let (of, kind, evidence) = match groups_joined.binary_search_by_key(&unit, |join| join.unit)
+        {
+            Ok(at) => {
+                let join = &groups_joined[at];
+                (units.best(join.leader), join.kind, join.evidence)
+            }
+            Err(_) => (units.best(unit), Kind::Exact, Evidence::EXACT),
+        };
         if member == of {
             return Ok(());
         }

@@ -37,7 +37,8 @@ impl Groups {
     pub(crate) fn push(&mut self, group: &[u32]) {
         if let Some((&first, copies)) = group.split_first() {
             self.firsts.push(first);
-            self.copies.extend(copies.iter().map(|&member| (member, first)));
+            self.copies
+                .extend(copies.iter().map(|&member| (member, first)));
         }
     }
 
@@ -131,7 +132,10 @@ impl ExactGroups {
             match member == first {
                 true => best.push(rank),
                 false => {
-                    let group = self.firsts_slice().binary_search(&first).unwrap_or_default();
+                    let group = self
+                        .firsts_slice()
+                        .binary_search(&first)
+                        .unwrap_or_default();
                     best[group] = best[group].min(rank);
                 }
             }
@@ -152,7 +156,12 @@ impl ExactGroups {
     /// Each group's first and kept members (a group's once when they are the same), ascending:
     /// the members whose rows the decision and the outcome read.
     pub(crate) fn firsts_and_kept(&self) -> Vec<u32> {
-        let mut read: Vec<u32> = self.firsts_slice().iter().chain(&self.kept).copied().collect();
+        let mut read: Vec<u32> = self
+            .firsts_slice()
+            .iter()
+            .chain(&self.kept)
+            .copied()
+            .collect();
         read.sort_unstable();
         read.dedup();
         read
@@ -227,7 +236,11 @@ impl ExactGroups {
         // Firsts and copies merged by position (never equal: a copy is no group's first), each
         // with its first: once for the positions the scan reads, once beside it for the firsts.
         let members = || {
-            let mut firsts = self.firsts_slice().iter().map(|&first| (first, first)).peekable();
+            let mut firsts = self
+                .firsts_slice()
+                .iter()
+                .map(|&first| (first, first))
+                .peekable();
             let mut copies = self.copies().iter().copied().peekable();
             std::iter::from_fn(move || match (firsts.peek(), copies.peek()) {
                 (Some(first), Some(copy)) if first.0 < copy.0 => firsts.next(),
