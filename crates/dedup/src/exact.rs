@@ -132,11 +132,13 @@ impl ExactGroups {
             match member == first {
                 true => best.push(rank),
                 false => {
-                    let group = self
-                        .firsts_slice()
-                        .binary_search(&first)
-                        .unwrap_or_default();
-                    best[group] = best[group].min(rank);
+                    let group = self.firsts_slice().binary_search(&first).ok();
+                    let Some(best) = group.and_then(|group| best.get_mut(group)) else {
+                        return Err(DedupError::MissingData(format!(
+                            "copy {member} scanned before its group's first {first}"
+                        )));
+                    };
+                    *best = (*best).min(rank);
                 }
             }
             Ok(())
