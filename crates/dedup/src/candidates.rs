@@ -40,7 +40,8 @@ impl Verifier {
         spill_dir: &std::path::Path,
     ) -> Result<Self, DedupError> {
         let started = Instant::now();
-        let mut sets = SetStore::new(memory, spill_dir);
+        let last = positions.last().copied().unwrap_or(0);
+        let mut sets = SetStore::new(memory, positions.len(), last, spill_dir);
         let mut at = 0;
         // No set wanted, no read (the CLI's source reads its whole corpus again).
         if !positions.is_empty() {

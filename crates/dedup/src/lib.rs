@@ -70,6 +70,7 @@ mod options;
 mod outcome;
 mod policy;
 mod prefixes;
+mod ranked;
 mod rows;
 mod sets;
 mod signatures;

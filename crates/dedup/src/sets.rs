@@ -24,6 +24,7 @@ use tempfile::NamedTempFile;
 
 use crate::budget::spill_file;
 use crate::error::DedupError;
+use crate::ranked::RankedPositions;
 
 /// Bytes a set read back holds in the cache, counted high: 8 a shingle, and one more for the
 /// allocator's share of sets freed and made all the time (when the cache also held each set's
@@ -50,10 +51,16 @@ impl Summary<'_> {
     }
 }
 
-/// [`SetStore::slot_of`] of a document whose set is not stored.
-const NOT_STORED: u32 = u32::MAX;
+/// Where one stored set ends, in the sequence of every stored set's shingles and of every
+/// stored set's bucket counts: a set starts where the one before it ends (16 bytes a set; its
+/// place, length and counts follow from its own end and the one before).
+#[derive(Debug, Clone, Copy, Default)]
+struct End {
+    shingles: u64,
+    counts: u64,
+}
 
-/// Where one stored set lies.
+/// Where one stored set lies, read from its [`End`] and the one before.
 #[derive(Debug, Clone, Copy)]
 struct Span {
     /// Offset in shingles, in memory or in the file.
@@ -75,11 +82,13 @@ struct Spill {
 
 /// Shingle sets by document position, appended in ascending order of position.
 pub(crate) struct SetStore {
-    /// For each document position up to the last stored, the index of its set in `spans`
-    /// (`NOT_STORED` if none): one read a look-up, where a binary search over the stored
-    /// positions missed the cache a dozen times (verification looks up two sets a pair).
-    slot_of: Vec<u32>,
-    spans: Vec<Span>,
+    /// The positions stored, each one's rank its set's index in `ends` (a bit a document up to
+    /// the last stored: verification looks up two sets a pair, one cache line each).
+    slots: RankedPositions,
+    ends: Vec<End>,
+    /// The index in `ends` of the first set written to the file (`usize::MAX` until one is):
+    /// the sets before it are in `memory`.
+    first_on_disk: usize,
     memory: Vec<u64>,
     /// Shingles `memory` may hold before sets go to the file.
     memory_limit: usize,
@@ -102,18 +111,25 @@ struct Cache {
 }
 
 impl SetStore {
-    /// A store that holds up to `bytes` of sets in memory (a quarter as written sets, at most
-    /// half as their bucket counts, the rest, at least an eighth, as the cache of sets read back) and spills the
-    /// rest to a file in `spill_dir`. The cache is
-    /// the larger share: the decision reads every set through it, and on the 1 GB corpus with a
-    /// budget a third of its sets' size, verification took 90 s with the shares the other way
-    /// round.
-    pub(crate) fn new(bytes: u64, spill_dir: &Path) -> Self {
+    /// A store for the sets of `expected` documents, the last at position `last`, that holds
+    /// up to `bytes` of sets in memory and spills the rest to a file in `spill_dir`. Of
+    /// `bytes`, where each set lies comes first (16 bytes a set, and a bit a document up to
+    /// `last`, reserved at once: growing by doubling would hold up to twice as much); of the
+    /// rest a quarter is for written sets, at most half for their bucket counts, and the cache
+    /// of sets read back gets what they leave, at least an eighth. The cache is the larger
+    /// share: the decision reads every set through it, and on the 1 GB corpus with a budget a
+    /// third of its sets' size, verification took 90 s with the shares the other way round.
+    pub(crate) fn new(bytes: u64, expected: usize, last: u32, spill_dir: &Path) -> Self {
+        let slots = RankedPositions::with_end(last.saturating_add(1));
+        let ends = Vec::with_capacity(expected);
+        let places = slots.held_bytes() + (ends.capacity() * std::mem::size_of::<End>()) as u64;
+        let bytes = bytes.saturating_sub(places);
         let quarter = usize::try_from(bytes / 4).unwrap_or(usize::MAX);
         let memory_limit = quarter / 8;
         SetStore {
-            slot_of: Vec::new(),
-            spans: Vec::new(),
+            slots,
+            ends,
+            first_on_disk: usize::MAX,
             // Reserved once: growing by doubling would hold up to twice the share, and three
             // times while it moves. Pages never written are never resident.
             memory: Vec::with_capacity(memory_limit),
@@ -134,7 +150,7 @@ impl SetStore {
 
     /// Stores the set of the document at `position` (greater than any stored before).
     pub(crate) fn push(&mut self, position: u32, set: &FeatureSet) -> Result<(), DedupError> {
-        if self.slot_of.len() > position as usize {
+        if !self.slots.push(position) {
             return Err(DedupError::MissingData(format!(
                 "shingle sets came out of order (document {position})"
             )));
@@ -145,21 +161,20 @@ impl SetStore {
         })?;
         let in_memory =
             self.spill.is_none() && self.memory.len() + shingles.len() <= self.memory_limit;
-        let offset = if in_memory {
-            let offset = self.memory.len() as u64;
+        if in_memory {
             self.memory.extend_from_slice(shingles);
-            offset
         } else {
+            if self.first_on_disk == usize::MAX {
+                self.first_on_disk = self.ends.len();
+            }
             let spill = self.spill_mut()?;
-            let offset = spill.written;
             let writer = spill
                 .writer
                 .as_mut()
                 .expect("the writer lives until finish");
             write_shingles(writer, shingles).map_err(write_error)?;
             spill.written += shingles.len() as u64;
-            offset
-        };
+        }
         let counts_at = self.counts.len();
         if counts_at < self.counts_limit {
             let counts = BucketCounts::of(set);
@@ -171,16 +186,11 @@ impl SetStore {
                 self.counts_limit = counts_at;
             }
         }
-        let span = Span {
-            offset,
-            len,
-            on_disk: !in_memory,
-            counts_at: counts_at as u64,
-            counts_len: (self.counts.len() - counts_at) as u32,
-        };
-        self.slot_of.resize(position as usize, NOT_STORED);
-        self.slot_of.push(self.spans.len() as u32);
-        self.spans.push(span);
+        let before = self.ends.last().copied().unwrap_or_default();
+        self.ends.push(End {
+            shingles: before.shingles + u64::from(len),
+            counts: self.counts.len() as u64,
+        });
         Ok(())
     }
 
@@ -197,8 +207,8 @@ impl SetStore {
         // an eighth of it.
         let held = self.memory.len() * 8
             + self.counts.capacity()
-            + self.spans.capacity() * std::mem::size_of::<Span>()
-            + self.slot_of.capacity() * 4;
+            + self.ends.capacity() * std::mem::size_of::<End>()
+            + self.slots.held_bytes() as usize;
         let cache = self.share.saturating_sub(held).max(self.share / 8);
         self.lock().limit = cache;
         tracing::info!(
@@ -221,7 +231,7 @@ impl SetStore {
 
     /// Number of sets stored.
     pub(crate) fn len(&self) -> usize {
-        self.spans.len()
+        self.ends.len()
     }
 
     /// Shingles stored, in memory and on disk.
@@ -229,19 +239,33 @@ impl SetStore {
         self.memory.len() as u64 + self.spill.as_ref().map_or(0, |s| s.written)
     }
 
-    /// The index in `spans` of the set of the document at `position`, if it was stored.
-    fn slot(&self, position: u32) -> Option<usize> {
-        match self.slot_of.get(position as usize) {
-            Some(&slot) if slot != NOT_STORED => Some(slot as usize),
-            _ => None,
-        }
+    /// Where the set of the document at `position` lies, if it was stored.
+    fn span(&self, position: u32) -> Option<Span> {
+        let slot = self.slots.rank(position)? as usize;
+        let end = self.ends[slot];
+        let start = match slot {
+            0 => End::default(),
+            _ => self.ends[slot - 1],
+        };
+        let on_disk = slot >= self.first_on_disk;
+        Some(Span {
+            // The file holds the sets after those in memory.
+            offset: match on_disk {
+                true => start.shingles - self.memory.len() as u64,
+                false => start.shingles,
+            },
+            len: (end.shingles - start.shingles) as u32,
+            on_disk,
+            counts_at: start.counts,
+            counts_len: (end.counts - start.counts) as u32,
+        })
     }
 
     /// The size and bucket counts of the set of the document at `position`, or `None` if it
     /// was not stored: held in memory, whatever is spilled (no counts, which bound nothing, for
     /// a set stored once the counts' share was full).
     pub(crate) fn summary(&self, position: u32) -> Option<Summary<'_>> {
-        Some(self.summary_of(self.spans[self.slot(position)?]))
+        Some(self.summary_of(self.span(position)?))
     }
 
     fn summary_of(&self, span: Span) -> Summary<'_> {
@@ -274,13 +298,13 @@ impl SetStore {
 
     /// The set of the document at `position`, or `None` if it was not stored.
     pub(crate) fn get(&self, position: u32) -> Result<Option<Arc<FeatureSet>>, DedupError> {
-        let Some(at) = self.slot(position) else {
+        let Some(span) = self.span(position) else {
             return Ok(None);
         };
         if let Some(held) = self.lock().sets.get(&position) {
             return Ok(Some(Arc::clone(held)));
         }
-        let held = Arc::new(self.read(self.spans[at], position)?);
+        let held = Arc::new(self.read(span, position)?);
         let mut cache = self.lock();
         cache.bytes += cached_bytes(&held);
         if let Some(old) = cache.sets.put(position, Arc::clone(&held)) {
@@ -396,7 +420,7 @@ mod tests {
     fn sets_come_back_equal_from_memory_and_from_disk() {
         let dir = tempfile::tempdir().unwrap();
         // Room for about two sets of 100 in memory: the rest spill.
-        let mut store = SetStore::new(2 * 100 * 8 * 4 + 8, dir.path());
+        let mut store = SetStore::new(2 * 100 * 8 * 4 + 8 + 20 * 16 + 64, 20, 57, dir.path());
         let sets: Vec<FeatureSet> = (0..20).map(|i| set(i * 1000, 100)).collect();
         for (i, s) in sets.iter().enumerate() {
             store.push(i as u32 * 3, s).unwrap();
@@ -431,7 +455,12 @@ mod tests {
         let sets: Vec<FeatureSet> = (0..20).map(|i| set(i * 1000, 100)).collect();
         let per_set = BucketCounts::of(&sets[0]).as_bytes().len();
         // Half of the share holds the counts of 5 sets and a half.
-        let mut store = SetStore::new((2 * per_set * 11 / 2) as u64, dir.path());
+        let mut store = SetStore::new(
+            (2 * per_set * 11 / 2 + 20 * 16 + 64) as u64,
+            20,
+            19,
+            dir.path(),
+        );
         for (i, s) in sets.iter().enumerate() {
             store.push(i as u32, s).unwrap();
         }
@@ -450,7 +479,7 @@ mod tests {
 
     #[test]
     fn a_missing_spill_directory_is_an_error() {
-        let mut store = SetStore::new(16, Path::new("/nonexistent/neardup"));
+        let mut store = SetStore::new(16, 1, 0, Path::new("/nonexistent/neardup"));
         let err = store.push(0, &set(1, 100)).unwrap_err();
         assert!(err.to_string().contains("/nonexistent/neardup"), "{err}");
     }
