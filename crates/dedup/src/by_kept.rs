@@ -73,6 +73,7 @@ use crate::listing::{list_accepted, list_band_pairs, list_prefix_pairs, Listing,
 use crate::options::DedupOptions;
 use crate::policy::{Evidence, Kind, Method};
 use crate::prefixes::{Prefix, ShingleOrder};
+use crate::url_pairs::UrlPairs;
 
 /// What the linear decision found (its removals and the near pairs that decided them are added
 /// to the lists it was given).
@@ -101,7 +102,7 @@ pub(crate) struct Sinks<'a> {
 pub(crate) fn decide_by_kept(
     documents: &mut Documents,
     exact: &ExactGroups,
-    accepted: &[FoundPair],
+    accepted: &UrlPairs,
     options: &DedupOptions,
     source: &mut dyn FeatureSource,
     sinks: Sinks<'_>,
@@ -144,13 +145,13 @@ pub(crate) fn decide_by_kept(
 fn decide_at_width<F: Fingerprint>(
     documents: &mut Documents,
     exact: &ExactGroups,
-    accepted: &[FoundPair],
+    accepted: &UrlPairs,
     options: &DedupOptions,
     source: &mut dyn FeatureSource,
     sinks: Sinks<'_>,
     fingerprint: impl Fn(Simhash) -> F + Sync + Copy,
 ) -> Result<Decided, DedupError> {
-    let held = held_bytes(documents, exact);
+    let held = held_bytes(documents, exact, accepted);
     let linked = search_components(documents, exact, accepted, options, held, fingerprint)?;
     let run = Run {
         exact,
@@ -183,14 +184,14 @@ fn decide_at_width<F: Fingerprint>(
 fn decide_by_bands(
     documents: &mut Documents,
     exact: &ExactGroups,
-    accepted: &[FoundPair],
+    accepted: &UrlPairs,
     options: &DedupOptions,
     source: &mut dyn FeatureSource,
     sinks: Sinks<'_>,
 ) -> Result<Decided, DedupError> {
     let width = documents.signatures().require()?;
     let params = options.policy.lsh_params(width)?;
-    let held = held_bytes(documents, exact);
+    let held = held_bytes(documents, exact, accepted);
     let linked = band_components(documents, exact, accepted, options, held, params)?;
     let run = Run {
         exact,
@@ -228,7 +229,7 @@ fn decide_by_bands(
 fn band_components(
     documents: &Documents,
     exact: &ExactGroups,
-    accepted: &[FoundPair],
+    accepted: &UrlPairs,
     options: &DedupOptions,
     held: u64,
     params: LshParams,
@@ -288,7 +289,7 @@ fn link_each_key(
 fn decide_by_prefixes(
     documents: &mut Documents,
     exact: &ExactGroups,
-    accepted: &[FoundPair],
+    accepted: &UrlPairs,
     options: &DedupOptions,
     source: &mut dyn FeatureSource,
     sinks: Sinks<'_>,
@@ -296,7 +297,7 @@ fn decide_by_prefixes(
     let (policy, budget) = (&options.policy, &options.budget);
     let units: Vec<u32> = exact.units().collect();
     let mut order = ShingleOrder::for_sets(units.len());
-    let held = held_bytes(documents, exact) + order.held_bytes();
+    let held = held_bytes(documents, exact, accepted) + order.held_bytes();
     let memory = budget.left(held) / 2;
     let mut counting = Counting {
         source,
@@ -376,7 +377,7 @@ fn prefix_components(
     order: &ShingleOrder,
     units: &[u32],
     exact: &ExactGroups,
-    accepted: &[FoundPair],
+    accepted: &UrlPairs,
     options: &DedupOptions,
     held: u64,
 ) -> Result<Linked, DedupError> {
@@ -445,7 +446,7 @@ enum Components {
 fn search_components<F: Fingerprint>(
     documents: &mut Documents,
     exact: &ExactGroups,
-    accepted: &[FoundPair],
+    accepted: &UrlPairs,
     options: &DedupOptions,
     held: u64,
     fingerprint: impl Fn(Simhash) -> F,
@@ -493,7 +494,7 @@ fn search_components<F: Fingerprint>(
 fn linked_components(
     links: FoundLinks,
     exact: &ExactGroups,
-    accepted: &[FoundPair],
+    accepted: &UrlPairs,
     dir: &Path,
     memory: u64,
 ) -> Result<Linked, DedupError> {
@@ -521,26 +522,25 @@ fn linked_components(
     })
 }
 
-/// Bytes held besides the shingle sets: the documents and the walk's state (an estimate;
-/// [`crate::Budget`] takes what the run holds, measured, when that is larger). The indexes of
-/// kept units (one a component walked, one a thread at a time) are not counted here: the walk
-/// gives them a share of its own ([`Run::decide`]).
-fn held_bytes(documents: &Documents, exact: &ExactGroups) -> u64 {
+/// Bytes held besides the shingle sets: the documents, the URL pairs (with the walk's links
+/// between their units, 24 bytes a pair: [`AcceptedByUnit`]) and the walk's state (an
+/// estimate; [`crate::Budget`] takes what the run holds, measured, when that is larger). The
+/// indexes of kept units (one a component walked, one a thread at a time) are not counted here:
+/// the walk gives them a share of its own ([`Run::decide`]).
+fn held_bytes(documents: &Documents, exact: &ExactGroups, accepted: &UrlPairs) -> u64 {
     let walk = documents.len() as u64 + u64::from(exact.unit_count()) * 8;
-    documents.held_bytes() + walk
+    let url = accepted.held_bytes() + accepted.len() as u64 * 24;
+    documents.held_bytes() + url + walk
 }
 
 /// The accepted pairs that link two units beyond the search (URL duplicates: an exact pair
 /// links two members of one unit), as the units' indexes.
 fn unit_links<'a>(
     exact: &'a ExactGroups,
-    accepted: &'a [FoundPair],
+    accepted: &'a UrlPairs,
 ) -> impl Iterator<Item = (u32, u32)> + 'a {
     let at = |doc: u32| exact.index_of(exact.first_of(doc));
-    accepted
-        .iter()
-        .filter(|p| p.kind != Kind::Exact)
-        .map(move |p| (at(p.a), at(p.b)))
+    accepted.iter().map(move |p| (at(p.a), at(p.b)))
 }
 
 /// One way a unit could join a kept unit of its component.
@@ -572,9 +572,9 @@ impl Choice {
         }
     }
 
-    /// The accepted pair `accepted[i]`, to the kept unit at `other`.
-    fn accepted(other: u32, accepted: &[FoundPair], i: u32) -> Self {
-        let pair = &accepted[i as usize];
+    /// The accepted pair `accepted.get(i)`, to the kept unit at `other`.
+    fn accepted(other: u32, accepted: &UrlPairs, i: u32) -> Self {
+        let pair = accepted.get(i);
         Choice {
             other,
             key: (pair.distance, pair.kind, other),
@@ -611,7 +611,7 @@ impl Searched {
 /// The inputs of one decision.
 struct Run<'a> {
     exact: &'a ExactGroups,
-    accepted: &'a [FoundPair],
+    accepted: &'a UrlPairs,
     options: &'a DedupOptions,
 }
 
@@ -690,7 +690,11 @@ impl Run<'_> {
             verifier: walked.verifier.as_deref(),
             pairs: sinks.pairs,
         };
-        let listing = list(&walked, held_bytes(documents, self.exact), listing_sinks)?;
+        let listing = list(
+            &walked,
+            held_bytes(documents, self.exact, self.accepted),
+            listing_sinks,
+        )?;
         let mut decided = walked.decided;
         decided.candidates = listing.candidates;
         decided.verified += listing.verified;
@@ -741,7 +745,7 @@ impl Run<'_> {
             .max()
             .unwrap_or(0);
         let indexes = largest.saturating_mul(threads);
-        let held = held_bytes(documents, self.exact);
+        let held = held_bytes(documents, self.exact, self.accepted);
         let (verifier, indexes) = match sets {
             Sets::Stored(verifier) => {
                 let left = budget.left(held + verifier.share());
@@ -813,11 +817,7 @@ impl Run<'_> {
         let verifier = verifier.filter(|_| self.options.list_pairs);
         let joined = joined.finish()?;
         // A pair listed already (by URL) stays listed once.
-        let listed = |pair: &FoundPair| {
-            self.accepted
-                .binary_search_by_key(&(pair.a, pair.b), |q| (q.a, q.b))
-                .is_ok()
-        };
+        let listed = |pair: &FoundPair| self.accepted.contains(pair.a, pair.b);
         sinks
             .pairs
             .extend(joined.iter().filter_map(|join| match join {
@@ -1045,7 +1045,7 @@ impl Run<'_> {
                 let other = walk.unit(choice.other);
                 let (a, b) = (unit.min(other), unit.max(other));
                 let pair = match (choice.accepted, verifier) {
-                    (Some(i), _) => Some(self.accepted[i as usize]),
+                    (Some(i), _) => Some(self.accepted.get(i)),
                     (None, Some(verifier)) => {
                         searched.verified += 1;
                         if passes[at] {
@@ -1270,11 +1270,10 @@ fn within(items: &[u32], room: u64, bytes: impl Fn(u32) -> u64) -> &[u32] {
 struct AcceptedByUnit(Vec<(u32, u32, u32)>);
 
 impl AcceptedByUnit {
-    fn new(exact: &ExactGroups, accepted: &[FoundPair]) -> Self {
+    fn new(exact: &ExactGroups, accepted: &UrlPairs) -> Self {
         let mut links: Vec<(u32, u32, u32)> = accepted
             .iter()
             .zip(0u32..)
-            .filter(|(p, _)| p.kind != Kind::Exact)
             .map(|(p, i)| (exact.first_of(p.a), exact.first_of(p.b), i))
             .flat_map(|(a, b, i)| [(a, b, i), (b, a, i)])
             .collect();
@@ -1329,7 +1328,7 @@ struct Walk<'a, I> {
     /// ascending (4 bytes a kept unit), which the later parts search in chunks.
     kept_places: Option<Vec<u32>>,
     links: &'a AcceptedByUnit,
-    accepted: &'a [FoundPair],
+    accepted: &'a UrlPairs,
     outcome: Outcome,
 }
 
@@ -1339,7 +1338,7 @@ impl<'a, I: KeptIndex> Walk<'a, I> {
         component: &'a [u32],
         index: I,
         links: &'a AcceptedByUnit,
-        accepted: &'a [FoundPair],
+        accepted: &'a UrlPairs,
     ) -> Self {
         let place_of = if links.is_empty() {
             HashMap::new()

@@ -16,6 +16,7 @@ use crate::listed::ListBuilder;
 use crate::options::DedupOptions;
 use crate::outcome::{Outcome, RunOutcome};
 use crate::policy::{Evidence, Kind, Method};
+use crate::url_pairs::UrlPairs;
 
 /// What the engine needs to know of one document.
 #[derive(Debug, Clone)]
@@ -246,11 +247,7 @@ fn run(
     }
     let removals = ListBuilder::within(&options.budget);
     let listed = ListBuilder::within(&options.budget);
-    let mut url_pairs: Vec<FoundPair> = url_links
-        .into_iter()
-        .map(|(a, b)| pair(documents, a, b, Kind::Url, Evidence::URL))
-        .collect();
-    url_pairs.sort_by_key(|p| (p.a, p.b));
+    let url_pairs = UrlPairs::new(documents, url_links);
     phases.end("exact duplicates");
     // Each copy with the first of its group is listed; near-duplicates are searched among the
     // units (the first member of each group, and every document without a copy).
@@ -270,7 +267,7 @@ fn run(
             phases: &mut phases,
         };
         let decided = decide_by_kept(documents, &exact, &url_pairs, options, features, sinks)?;
-        listed.add(&mut url_pairs)?;
+        url_pairs.list_into(&listed)?;
         Found {
             clusters: decided.clusters,
             candidates: decided.candidates,
@@ -283,7 +280,7 @@ fn run(
             pairs.push(pair);
             Ok(())
         })?;
-        pairs.append(&mut url_pairs);
+        pairs.extend(url_pairs.iter());
         pairs.sort_by_key(|p| (p.a, p.b, p.kind));
         pairs.dedup_by_key(|p| (p.a, p.b));
         let found = decide_by_pairs(

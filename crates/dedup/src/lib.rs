@@ -76,6 +76,7 @@ mod sets;
 mod signatures;
 pub mod units;
 mod url_keys;
+mod url_pairs;
 mod verdict;
 
 pub use budget::{peak_resident_bytes, resident_bytes, Budget};
