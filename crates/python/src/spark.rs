@@ -215,6 +215,42 @@ impl SearchKeys {
         Ok((PyArray1::from_vec(py, a), PyArray1::from_vec(py, b)))
     }
 
+    /// The parts of a corpus whose SimHash fingerprints are all in one process (the Spark
+    /// job's driver, for a corpus small enough): `rows` (NumPy int64 row numbers) and their
+    /// `simhashes` (end to end, `simhash_width` bytes each, as `fingerprint` gives them).
+    /// Every key of every row is cut (`cut`), the keys sorted, each run of one key linked as
+    /// `links` links it, and the components of the links found as [`link_components`] finds
+    /// them: `(node, root)` for every row in a part of two or more, `root` the smallest row of
+    /// its part, the same parts as the executors' keys, links and components give. The SimHash
+    /// methods only (`cuts_from_simhash`). With the GIL released, in parallel.
+    #[allow(clippy::type_complexity)]
+    fn parts<'py>(
+        &self,
+        py: Python<'py>,
+        rows: PyReadonlyArray1<'py, i64>,
+        simhashes: &[u8],
+    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+        let rows = rows.as_slice()?;
+        let width = self.simhash_width();
+        if simhashes.len() != rows.len() * width {
+            return Err(invalid(format!(
+                "{} bytes of SimHash fingerprints for {} rows of {width} bytes",
+                simhashes.len(),
+                rows.len()
+            )));
+        }
+        if u32::try_from(rows.len()).is_err() {
+            return Err(invalid("more than 4,294,967,295 rows in one process"));
+        }
+        let found = py.detach(|| {
+            let values: Vec<u128> = simhashes.chunks(width).map(be_value).collect();
+            let (a, b) = self.corpus_links(rows, &values)?;
+            components(&a, &b)
+        });
+        let (nodes, roots) = found.map_err(to_py)?;
+        Ok((PyArray1::from_vec(py, nodes), PyArray1::from_vec(py, roots)))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "SearchKeys({}; {} bytes a key)",
@@ -225,6 +261,79 @@ impl SearchKeys {
 }
 
 impl SearchKeys {
+    /// The links of a whole corpus (`rows`, their SimHash `values`): every key of every row
+    /// cut, the `(key, row)` entries sorted by key (then position: a group's members in row
+    /// order), each run of one key linked as [`SearchKeys::links`] links a group.
+    fn corpus_links(
+        &self,
+        rows: &[i64],
+        values: &[u128],
+    ) -> Result<(Vec<i64>, Vec<i64>), neardup_dedup::DedupError> {
+        let key_width = self.keys.width();
+        let width = self.simhash_width();
+        let per_value = values
+            .par_iter()
+            .map(|&value| {
+                let simhash = match width {
+                    8 => neardup_core::Simhash::B64(value as u64),
+                    _ => neardup_core::Simhash::B128(value),
+                };
+                let mut keys = Vec::new();
+                self.keys.write_simhash(simhash, &mut keys)?;
+                Ok(keys)
+            })
+            .collect::<Result<Vec<_>, neardup_dedup::DedupError>>()?;
+        let total: usize = per_value.iter().map(Vec::len).sum::<usize>() / key_width.max(1);
+        let mut keys = Vec::with_capacity(total * key_width);
+        let mut owner: Vec<u32> = Vec::with_capacity(total);
+        for (at, value_keys) in per_value.into_iter().enumerate() {
+            owner.extend(std::iter::repeat_n(
+                at as u32,
+                value_keys.len() / key_width.max(1),
+            ));
+            keys.extend_from_slice(&value_keys);
+        }
+        let key = |entry: u32| {
+            let at = entry as usize * key_width;
+            &keys[at..at + key_width]
+        };
+        let mut order: Vec<u32> = (0..owner.len() as u32).collect();
+        order.par_sort_unstable_by(|&x, &y| {
+            key(x)
+                .cmp(key(y))
+                .then(owner[x as usize].cmp(&owner[y as usize]))
+        });
+        let mut groups = Vec::new();
+        let mut start = 0;
+        for end in 1..=order.len() {
+            if end == order.len() || key(order[end]) != key(order[start]) {
+                if end - start > 1 {
+                    groups.push((start, end));
+                }
+                start = end;
+            }
+        }
+        let per_group = groups
+            .par_iter()
+            .map(|&(start, end)| {
+                let members: Vec<usize> = order[start..end]
+                    .iter()
+                    .map(|&e| owner[e as usize] as usize)
+                    .collect();
+                let group_values: Vec<u128> = members.iter().map(|&m| values[m]).collect();
+                let group_rows: Vec<i64> = members.iter().map(|&m| rows[m]).collect();
+                Ok(group_links(&group_rows, &self.group_labels(&group_values)?))
+            })
+            .collect::<Result<Vec<_>, neardup_dedup::DedupError>>()?;
+        let count = per_group.iter().map(Vec::len).sum();
+        let (mut a, mut b) = (Vec::with_capacity(count), Vec::with_capacity(count));
+        for (x, y) in per_group.into_iter().flatten() {
+            a.push(x);
+            b.push(y);
+        }
+        Ok((a, b))
+    }
+
     /// The label of each member of a key's group (`values`: their SimHash fingerprints): the
     /// members of one component of the group's candidate pairs share a label. Under MinHash
     /// one component (every pair sharing a band is a candidate). Under a SimHash method the
@@ -295,29 +404,40 @@ pub fn link_components<'py>(
             b.len()
         )));
     }
-    let found = py.detach(|| {
-        let mut nodes: Vec<i64> = a.iter().chain(b).copied().collect();
-        nodes.par_sort_unstable();
-        nodes.dedup();
-        let at = |row: &i64| nodes.binary_search(row).map_or(0, |i| i as u32);
-        let mut components = UnionFind::new(nodes.len())?;
-        for (x, y) in a.iter().zip(b) {
-            components.union(at(x), at(y));
-        }
-        let roots: Vec<u32> = (0..nodes.len() as u32)
-            .map(|i| components.find(i))
-            .collect();
-        // Nodes ascend, so the first node met of each component is its smallest.
-        let mut smallest = vec![u32::MAX; nodes.len()];
-        for (i, &root) in roots.iter().enumerate() {
-            smallest[root as usize] = smallest[root as usize].min(i as u32);
-        }
-        let root_rows = roots
-            .iter()
-            .map(|&r| nodes[smallest[r as usize] as usize])
-            .collect();
-        Ok::<_, neardup_dedup::DedupError>((nodes, root_rows))
-    });
-    let (nodes, roots) = found.map_err(to_py)?;
+    let (nodes, roots) = py.detach(|| components(a, b)).map_err(to_py)?;
     Ok((PyArray1::from_vec(py, nodes), PyArray1::from_vec(py, roots)))
+}
+
+/// The components of the links `(a[i], b[i])`: `(node, root)` for every node of a link, in
+/// ascending order, `root` the smallest node of its component (union-find over the nodes
+/// numbered densely).
+fn components(a: &[i64], b: &[i64]) -> Result<(Vec<i64>, Vec<i64>), neardup_dedup::DedupError> {
+    let mut nodes: Vec<i64> = a.iter().chain(b).copied().collect();
+    nodes.par_sort_unstable();
+    nodes.dedup();
+    let at = |row: &i64| nodes.binary_search(row).map_or(0, |i| i as u32);
+    let mut components = UnionFind::new(nodes.len())?;
+    for (x, y) in a.iter().zip(b) {
+        components.union(at(x), at(y));
+    }
+    let roots: Vec<u32> = (0..nodes.len() as u32)
+        .map(|i| components.find(i))
+        .collect();
+    // Nodes ascend, so the first node met of each component is its smallest.
+    let mut smallest = vec![u32::MAX; nodes.len()];
+    for (i, &root) in roots.iter().enumerate() {
+        smallest[root as usize] = smallest[root as usize].min(i as u32);
+    }
+    let root_rows = roots
+        .iter()
+        .map(|&r| nodes[smallest[r as usize] as usize])
+        .collect();
+    Ok((nodes, root_rows))
+}
+
+/// A big-endian SimHash value of 8 or 16 bytes as a `u128`.
+fn be_value(value: &[u8]) -> u128 {
+    let mut be = [0u8; 16];
+    be[16 - value.len()..].copy_from_slice(value);
+    u128::from_be_bytes(be)
 }

@@ -74,6 +74,12 @@ _BROADCAST_ROWS = 1 << 22
 #: Most links whose components are found on the driver (16 bytes each: 64 MB); beyond, by
 #: rounds over the cluster (:func:`_components`).
 _LINKS_ON_DRIVER = 1 << 22
+#: Most records whose parts :func:`dedup_jsonl` finds on the driver from the SimHash
+#: fingerprints of its count (:meth:`_Stages.parts_on_driver`); beyond, the executors cut the
+#: keys, shuffle and sort them by key and link them, and the links' components are found
+#: (:func:`_parts`). The driver holds each record's row number and SimHash and every key cut
+#: from it (BENCHMARKS.md, "Issue 23, step 13": the bytes a record measured).
+_SEARCH_ON_DRIVER = 1 << 22
 
 
 def dedup(
@@ -137,7 +143,7 @@ def dedup(
             text_bytes or 0,
             keep,
             base,
-            lambda stages: stages.keys(base.select(_ROW, text_col)),
+            lambda stages: _parts(stages.links(stages.keys(base.select(_ROW, text_col)))),
             df.columns,
             text_col,
             id_col,
@@ -221,12 +227,15 @@ def dedup_jsonl(
             texts = frame.mapInArrow(located.reader(starts), located.ddl)
         else:
             located, texts = None, frame.mapInArrow(read_texts, texts_schema)
-        if fingerprinted is not None:
-            keyed = lambda stages: stages.cut(fingerprinted, starts)  # noqa: E731
+        if fingerprinted is not None and rows <= _SEARCH_ON_DRIVER:
+            # Few enough fingerprints for one process: the driver finds the parts from them.
+            found: Any = lambda stages: stages.parts_on_driver(spark, fingerprinted, starts)  # noqa: E731
+        elif fingerprinted is not None:
+            found = lambda stages: _parts(stages.links(stages.cut(fingerprinted, starts)))  # noqa: E731
         else:
-            keyed = lambda stages: stages.keys(frame, source=read_texts)  # noqa: E731
+            found = lambda stages: _parts(stages.links(stages.keys(frame, source=read_texts)))  # noqa: E731
         return _answer(
-            spark, policy_json, rows, text_bytes, keep, base, keyed, columns, text_field, id_field, None,
+            spark, policy_json, rows, text_bytes, keep, base, found, columns, text_field, id_field, None,
             lazy=True, texts=texts, located=located,
         )
     finally:
@@ -241,7 +250,7 @@ def _answer(
     text_bytes: int,
     keep: str,
     base: Any,
-    keyed: Any,
+    found: Any,
     columns: List[str],
     text_col: str,
     id_col: Optional[str],
@@ -251,8 +260,9 @@ def _answer(
     located: Optional["_Located"] = None,
 ) -> Any:
     """Steps 2 to 6 of the job on ``rows`` rows numbered (in :data:`_ROW`) in ``base``, with
-    ``text_bytes`` of text: the keys (``keyed`` makes their DataFrame from the
-    :class:`_Stages`), their links, the parts, the engine on each part, the answers joined to
+    ``text_bytes`` of text: the parts (``found`` makes their DataFrame, ``(row, part)``, from
+    the :class:`_Stages`: by the keys, their links and components, :func:`_parts`, or on the
+    driver), the engine on each part, the answers joined to
     the rows (``columns``: the result's columns of the input), persisted and counted; or with
     ``lazy``, the answers alone materialised (checkpointed) and joined to ``base`` by each
     action on the result. ``texts``: where the parts' engine reads the rows' texts (and ids)
@@ -267,7 +277,7 @@ def _answer(
     before = spark.conf.get(shuffle)
     spark.conf.set(shuffle, str(_partitions(text_bytes, spark.sparkContext.defaultParallelism)))
     try:
-        parts = _parts(stages.links(keyed(stages)))
+        parts = found(stages)
         fetched_at = F.col(fetched_at_col).cast("long") if fetched_at_col else F.lit(None).cast("long")
         small = F.broadcast if rows <= _BROADCAST_ROWS else (lambda frame: frame)
         named = [F.col(id_col).alias("id")] if id_col else []
@@ -955,6 +965,40 @@ class _Stages:
                     yield _batch([key, row, values], schema)
 
         return fingerprinted.frame.mapInArrow(cut, ddl)
+
+    def parts_on_driver(self, spark: Any, fingerprinted: Any, starts: Dict[Any, Any]) -> Any:
+        """The parts (``(row, part)`` as :func:`_parts` gives them) found on the driver from the
+        SimHash fingerprints made while the records were counted (``fingerprinted``: rows of
+        :func:`_count_records`, numbered from ``starts`` as in :meth:`cut`): collected (8 or
+        16 bytes a record), every key cut, sorted and linked, and the links' components found,
+        in Rust (``SearchKeys.parts``): the parts the executors' keys, links and components
+        give, without their two stages, their shuffle of every key and the JVM's sort. For a
+        corpus of at most :data:`_SEARCH_ON_DRIVER` records."""
+        import numpy as np
+        import pyarrow as pa
+        from pyspark.sql import functions as F
+
+        started = time.perf_counter()
+        keys = SearchKeys(self.policy_json, self.rows)
+        width = keys.simhash_width
+        table = fingerprinted.frame.toArrow()
+        rows, values = [], []
+        runs = zip(*(table.column(name).to_pylist() for name in ("file", "block", "first", "simhash")))
+        for file, block, first, simhash in runs:
+            count = len(simhash) // width
+            rows.append(starts[(file, block)][1] + first + np.arange(count, dtype=np.int64))
+            values.append(np.frombuffer(simhash, dtype=np.uint8).reshape(count, width))
+        row = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        value = np.concatenate(values) if values else np.zeros((0, width), np.uint8)
+        order = np.argsort(row, kind="stable")
+        node, root = keys.parts(row[order], value[order].tobytes())
+        found = pa.table({"node": pa.array(node, pa.int64()), "root": pa.array(root, pa.int64())})
+        parts = spark.createDataFrame(found).select(F.col("node").alias(_ROW), F.col("root").alias("part"))
+        _log.info(
+            "%d rows in parts, found on the driver from %d fingerprints in %.1f s",
+            len(node), len(row), time.perf_counter() - started,
+        )
+        return parts
 
     def links(self, keyed: Any) -> Any:
         """Links ``(a, b)``, ``a < b``, that join the rows sharing a key as every candidate
