@@ -18,6 +18,9 @@ use crate::convert;
 use crate::error::{invalid, to_py};
 use crate::policy::policy_arg;
 
+/// SimHash values whose keys are cut at a time by one thread (`SearchKeys::parts`).
+const KEYS_AT_A_TIME: usize = 4096;
+
 /// The search keys of a policy over a corpus of about `expected_len` documents, and the
 /// executors' first steps of the Spark job: `fingerprint`, `links`.
 #[pyclass(module = "neardup", frozen)]
@@ -270,43 +273,39 @@ impl SearchKeys {
         values: &[u128],
     ) -> Result<(Vec<i64>, Vec<i64>), neardup_dedup::DedupError> {
         let key_width = self.keys.width();
+        if key_width == 0 || key_width > 16 {
+            return Err(neardup_dedup::DedupError::InvalidOption(format!(
+                "keys of {key_width} bytes are not the SimHash tables' (parts: the SimHash methods only)"
+            )));
+        }
         let width = self.simhash_width();
-        let per_value = values
-            .par_iter()
-            .map(|&value| {
-                let simhash = match width {
-                    8 => neardup_core::Simhash::B64(value as u64),
-                    _ => neardup_core::Simhash::B128(value),
-                };
+        // Each key as a number (its bytes big-endian, so numbers sort as the bytes do) with
+        // the position of its row.
+        let chunks = values
+            .par_chunks(KEYS_AT_A_TIME)
+            .enumerate()
+            .map(|(chunk, values)| {
                 let mut keys = Vec::new();
-                self.keys.write_simhash(simhash, &mut keys)?;
-                Ok(keys)
+                let mut entries = Vec::new();
+                for (i, &value) in values.iter().enumerate() {
+                    let simhash = match width {
+                        8 => neardup_core::Simhash::B64(value as u64),
+                        _ => neardup_core::Simhash::B128(value),
+                    };
+                    keys.clear();
+                    self.keys.write_simhash(simhash, &mut keys)?;
+                    let at = (chunk * KEYS_AT_A_TIME + i) as u32;
+                    entries.extend(keys.chunks(key_width).map(|key| (be_value(key), at)));
+                }
+                Ok(entries)
             })
             .collect::<Result<Vec<_>, neardup_dedup::DedupError>>()?;
-        let total: usize = per_value.iter().map(Vec::len).sum::<usize>() / key_width.max(1);
-        let mut keys = Vec::with_capacity(total * key_width);
-        let mut owner: Vec<u32> = Vec::with_capacity(total);
-        for (at, value_keys) in per_value.into_iter().enumerate() {
-            owner.extend(std::iter::repeat_n(
-                at as u32,
-                value_keys.len() / key_width.max(1),
-            ));
-            keys.extend_from_slice(&value_keys);
-        }
-        let key = |entry: u32| {
-            let at = entry as usize * key_width;
-            &keys[at..at + key_width]
-        };
-        let mut order: Vec<u32> = (0..owner.len() as u32).collect();
-        order.par_sort_unstable_by(|&x, &y| {
-            key(x)
-                .cmp(key(y))
-                .then(owner[x as usize].cmp(&owner[y as usize]))
-        });
+        let mut entries: Vec<(u128, u32)> = chunks.concat();
+        entries.par_sort_unstable();
         let mut groups = Vec::new();
         let mut start = 0;
-        for end in 1..=order.len() {
-            if end == order.len() || key(order[end]) != key(order[start]) {
+        for end in 1..=entries.len() {
+            if end == entries.len() || entries[end].0 != entries[start].0 {
                 if end - start > 1 {
                     groups.push((start, end));
                 }
@@ -316,12 +315,10 @@ impl SearchKeys {
         let per_group = groups
             .par_iter()
             .map(|&(start, end)| {
-                let members: Vec<usize> = order[start..end]
-                    .iter()
-                    .map(|&e| owner[e as usize] as usize)
-                    .collect();
-                let group_values: Vec<u128> = members.iter().map(|&m| values[m]).collect();
-                let group_rows: Vec<i64> = members.iter().map(|&m| rows[m]).collect();
+                let members = &entries[start..end];
+                let group_values: Vec<u128> =
+                    members.iter().map(|&(_, m)| values[m as usize]).collect();
+                let group_rows: Vec<i64> = members.iter().map(|&(_, m)| rows[m as usize]).collect();
                 Ok(group_links(&group_rows, &self.group_labels(&group_values)?))
             })
             .collect::<Result<Vec<_>, neardup_dedup::DedupError>>()?;

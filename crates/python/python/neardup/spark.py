@@ -224,7 +224,10 @@ def dedup_jsonl(
             # The parts' engine reads its rows' records straight from the files, by where they
             # are: their places are shuffled, not their texts.
             located: Optional[_Located] = _Located(lines, id_field, text_field)
-            texts = frame.mapInArrow(located.reader(starts), located.ddl)
+            if fingerprinted is not None and fingerprinted.places is not None:
+                texts = located.cached(fingerprinted.places, starts)  # kept by the count's pass
+            else:
+                texts = frame.mapInArrow(located.reader(starts), located.ddl)
         else:
             located, texts = None, frame.mapInArrow(read_texts, texts_schema)
         if fingerprinted is not None and rows <= _SEARCH_ON_DRIVER:
@@ -569,6 +572,32 @@ class _Located:
         self.id_field = id_field
         self.text_field = text_field
 
+    def cached(self, places: Any, starts: Dict[Any, Any]) -> Any:
+        """The places of the records (rows of :attr:`ddl`) from those the count's pass kept
+        (``places``: rows of ``file``, ``block``, ``first`` and ``places``,
+        :func:`_count_records`), numbered from ``starts`` as :func:`_record_reader` numbers
+        them: the records are not read again for them."""
+        from pyspark.sql.pandas.types import to_arrow_schema
+        from pyspark.sql.types import StructType
+
+        schema = to_arrow_schema(StructType.fromDDL(self.ddl))
+        files = self.files
+
+        def read(batches: Iterator[Any]) -> Iterator[Any]:
+            import numpy as np
+            import pyarrow as pa
+
+            for batch in batches:
+                for file, block, first, run in zip(*(batch.column(i).to_pylist() for i in range(4))):
+                    place = np.frombuffer(run, dtype=np.int64).reshape(-1, 3)
+                    lines_before, rows_before = starts[(file, block)]
+                    row = rows_before + first + np.arange(len(place), dtype=np.int64)
+                    index = np.full(len(place), files[file], dtype=np.int64)
+                    columns = [row, index, place[:, 0], place[:, 1], lines_before + place[:, 2]]
+                    yield pa.RecordBatch.from_arrays([pa.array(c) for c in columns], schema=schema)
+
+        return places.mapInArrow(read, self.ddl)
+
     def reader(self, starts: Dict[Any, Any]) -> Any:
         """The function (over the batches of the input's frame) that reads the places of the
         records, numbered as :func:`_record_reader` numbers them (``starts``)."""
@@ -600,7 +629,8 @@ class _Located:
 
 
 _COUNT_DDL = (
-    "file string, block long, lines long, records long, text_bytes long, bad long, first long, simhash binary"
+    "file string, block long, lines long, records long, text_bytes long, bad long, first long, simhash binary, "
+    "places binary"
 )
 
 
@@ -613,9 +643,12 @@ def _count_records(
     records skipped; once the ``probe`` has passed (it runs while this stage is planned).
     ``fingerprinted``: when the policy's keys are cut from the SimHash alone
     (``SearchKeys.cuts_from_simhash``), the SimHash fingerprints of the records made in the
-    same pass, persisted (``unpersist`` it when the keys are cut): rows of ``file``,
-    ``block``, ``first`` (the block's records before them) and ``simhash`` (a run of the
-    block's records' values end to end); else ``None``."""
+    same pass, persisted (``unpersist`` it when the parts are decided): a :class:`_Persisted`
+    whose ``frame`` has rows of ``file``, ``block``, ``first`` (the block's records before
+    them) and ``simhash`` (a run of the block's records' values end to end), and, when
+    ``lines`` reads pieces of local files, whose ``places`` has rows of ``file``, ``block``,
+    ``first`` and ``places`` (where the same records are in their file, :meth:`_Located.cached`);
+    else ``None``."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -637,17 +670,19 @@ def _count_records(
         raise
     if fingerprint is None:
         return counted, None
-    fingerprinted = counting.where(F.col("simhash").isNotNull()).select("file", "block", "first", "simhash")
-    return counted, _Persisted(fingerprinted, counting)
+    fingerprinted = counting.where(F.col("simhash").isNotNull())
+    places = fingerprinted.select("file", "block", "first", "places") if lines.splits is not None else None
+    return counted, _Persisted(fingerprinted.select("file", "block", "first", "simhash"), counting, places)
 
 
 class _Persisted:
-    """A DataFrame (``frame``) over a persisted one (``persisted``): :meth:`unpersist` drops
-    the cache; anything else is the frame's."""
+    """DataFrames (``frame``, and ``places`` or ``None``) over a persisted one
+    (``persisted``): :meth:`unpersist` drops the cache."""
 
-    def __init__(self, frame: Any, persisted: Any) -> None:
+    def __init__(self, frame: Any, persisted: Any, places: Any = None) -> None:
         self.frame = frame
         self.persisted = persisted
+        self.places = places
 
     def unpersist(self) -> None:
         """Drops the persisted DataFrame's cache."""
@@ -658,7 +693,10 @@ def _count_lines(
     batches: Iterator[Any], lines: "_Lines", id_field: str, text_field: str, schema: Any, policy_json: Optional[str]
 ) -> Iterator[Any]:
     """The rows of :func:`_count_records` in one task: the counts, and with a ``policy_json``
-    the records' SimHash fingerprints (one row a run of a block's lines)."""
+    the records' SimHash fingerprints (one row a run of a block's lines), with, when ``lines``
+    reads pieces of local files, where each record is: per record its line's first byte in the
+    file, its bytes and its line in the block (1-based), int64 end to end (24 bytes)."""
+    import numpy as np
     import pyarrow as pa
 
     reader = JsonlLines(id_field, text_field)
@@ -671,7 +709,13 @@ def _count_lines(
         if keys is not None and records:
             offsets, data = out["text"][0], out["text"][1]
             simhash = keys.fingerprint(offsets, data)["simhash"]
-            fingerprinted.append({"file": file, "block": block, "first": count[1], "simhash": simhash})
+            run = {"file": file, "block": block, "first": count[1], "simhash": simhash}
+            if "chunk_at" in out:  # read from a piece of a local file: where each record is
+                line = np.asarray(out["line"], dtype=np.int64)
+                at = out["chunk_at"] + np.asarray(out["line_at"], dtype=np.int64)[line]
+                size = np.asarray(out["line_bytes"], dtype=np.int64)[line]
+                run["places"] = np.stack([at, size, out["first_line"] + line], axis=1).tobytes()
+            fingerprinted.append(run)
         count[0] += read
         count[1] += records
         count[2] += int(out["text"][0][-1])
