@@ -235,6 +235,13 @@ def test_the_jsonl_reader_reads_the_records_the_cli_reads(
 
         monkeypatch.setattr(neardup.spark._Stages, "parts_on_driver", not_on_driver)
         assert driver is not not_on_driver
+    decide, engine_threads = neardup.spark._Stages.decide, []
+
+    def decide_noting_threads(self, *args):
+        engine_threads.append(args[6])  # `threads`, after members, keep, dated, memory, id_type, located
+        return decide(self, *args)
+
+    monkeypatch.setattr(neardup.spark._Stages, "decide", decide_noting_threads)
     path, no_id = _with_bad_records(tmp_path)
     policy = neardup.Policy(**options)
     assert neardup.SearchKeys(policy, 0).cuts_from_simhash == (not options)
@@ -257,6 +264,7 @@ def test_the_jsonl_reader_reads_the_records_the_cli_reads(
     result.unpersist()
     assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
 
+    assert engine_threads == [1], "the engine gets its executor's cores (local-cluster[2,1,1024]: 1)"
     assert len(rows) == kept + len(cli_duplicate_of), "the CLI's records, each once"
     for bad in ("no-text", "number-text", "number-url", "bad-utf8"):
         assert bad not in rows, bad
@@ -733,3 +741,36 @@ def test_the_parts_found_on_the_driver_are_those_of_the_executors_links():
         assert len(sizes) >= 50 and sizes.max() >= 3, "parts of two and chains of three or more"
         with pytest.raises(neardup.NeardupError):
             keys.parts(rows, simhash[:-1])
+
+
+def test_the_engine_of_a_task_uses_its_executors_cores():
+    """`_task_threads`: `spark.executor.cores` when set, else the cores a local master gives
+    its executor; `None` (one thread a processor) where neither says. The engine runs its
+    parallel work on that many threads of its own, with the same answers whatever their
+    number; the test's own session (`local-cluster[2,1,1024]`) gives each task 1."""
+    import numpy as np
+
+    threads = neardup.spark._task_threads
+    assert threads("local[2]", None) == 2
+    assert threads("local[3, 2]", None) == 3
+    assert threads("local[*]", None) == os.cpu_count()
+    assert threads("local", None) == 1
+    assert threads("local-cluster[2,1,1024]", None) == 1
+    assert threads("local-cluster[2, 4, 2048]", None) == 4
+    assert threads("spark://host:7077", None) is None
+    assert threads("yarn", "6") == 6 and threads("local[2]", "3") == 3
+    with pytest.raises(neardup.NeardupError, match="not a number of cores"):
+        threads("yarn", "0")
+
+    texts = [d["text"] for d in _corpus()]
+    rows = np.arange(len(texts), dtype=np.int64)
+    answers = []
+    for count in (1, 3):
+        engine = neardup.PartEngine(texts_in_memory=4096, threads=count)
+        assert engine.threads == count
+        fed = engine.feed(np.zeros(len(texts), np.int64), rows, *_arrow_texts(texts))
+        answers.append([np.concatenate([a, b]).tolist() for a, b in zip(fed, engine.finish())])
+    assert answers[0] == answers[1] and sum(d >= 0 for d in answers[0][2]) >= 100
+    assert neardup.PartEngine().threads >= 1
+    with pytest.raises(neardup.NeardupError, match="at least 1"):
+        neardup.PartEngine(threads=0)

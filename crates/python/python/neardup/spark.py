@@ -293,9 +293,11 @@ def _answer(
                 ),
                 _ROW,
             )
-        memory = _engine_memory(spark.sparkContext.getConf().get("spark.executor.pyspark.memory", None))
+        conf = spark.sparkContext.getConf()
+        memory = _engine_memory(conf.get("spark.executor.pyspark.memory", None))
+        threads = _task_threads(spark.sparkContext.master, conf.get("spark.executor.cores", None))
         id_type = base.schema[id_col].dataType if id_col else None
-        decided = stages.decide(members, keep, fetched_at_col is not None, memory, id_type, located)
+        decided = stages.decide(members, keep, fetched_at_col is not None, memory, id_type, located, threads)
         started = time.perf_counter()
         if lazy:
             result = _result(base, _checkpoint(decided), columns, id_col, small)
@@ -919,6 +921,35 @@ def _check_columns(
 _SPARK_UNITS = {"": 1 << 20, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
 
 
+def _task_threads(master: str, executor_cores: Optional[str]) -> Optional[int]:
+    """The threads the engine may use in a task (``PartEngine(threads=...)``): its executor's
+    cores, ``spark.executor.cores`` when set, else what the ``master`` gives each executor
+    (``local[N]``: N, ``local[*]``: the machine's processors, ``local``: 1,
+    ``local-cluster[W,C,M]``: C); ``None`` otherwise (a cluster manager's default executor:
+    rayon's default, one thread a processor of the machine). Every task may use all of them,
+    not only its ``spark.task.cpus``: the engine's step has tasks of very unequal size (one
+    part may hold most of a corpus, BENCHMARKS.md "Issue 23, step 12"), and the largest runs on
+    after the others with the executor's cores to itself; while tasks run side by side the
+    system shares the cores among their threads. The answers are the same whatever the
+    number."""
+    import os
+
+    if executor_cores is not None:
+        cores = int(executor_cores)
+        if cores < 1:
+            raise NeardupError(f"spark.executor.cores {executor_cores!r} is not a number of cores")
+        return cores
+    if master == "local":
+        return 1
+    local = re.fullmatch(r"local\[(\*|\d+)(?:,\s*\d+)?\]", master)
+    if local:
+        return (os.cpu_count() or 1) if local.group(1) == "*" else max(1, int(local.group(1)))
+    cluster = re.fullmatch(r"local-cluster\[\s*\d+\s*,\s*(\d+)\s*,\s*\d+\s*\]", master)
+    if cluster:
+        return max(1, int(cluster.group(1)))
+    return None
+
+
 def _engine_memory(pyspark_memory: Optional[str]) -> Optional[int]:
     """The budget of the engine in a Python worker: three quarters of
     ``spark.executor.pyspark.memory`` (Spark's size: MiB without a unit; ``k``, ``m``, ``g``,
@@ -1086,6 +1117,7 @@ class _Stages:
         memory: Optional[int],
         id_type: Any = None,
         located: Optional["_Located"] = None,
+        threads: Optional[int] = None,
     ) -> Any:
         """The engine on each part: ``members`` (``part``, row, ``text``, ``fetched_at`` and,
         with an ``id_type``, ``id``) in, per row ``cluster`` and ``duplicate_of`` out: as row
@@ -1095,7 +1127,8 @@ class _Stages:
         With ``located``, ``members`` carry where each row's record is in its file instead of
         its text and id (``part``, row, ``file``, ``at``, ``bytes``, ``line``: a
         :class:`_Located`'s rows) and the task reads them from there (``JsonlLines.read_at``):
-        the texts are not shuffled."""
+        the texts are not shuffled. The engine runs on ``threads`` threads of its own
+        (:func:`_task_threads`; ``None``: one a processor)."""
         from pyspark.sql.types import LongType, StructField, StructType
 
         answer = id_type or LongType()
@@ -1112,7 +1145,9 @@ class _Stages:
 
             # A budget from the worker's limit bounds the whole worker; else each run of the
             # engine gets the default on top of what the worker holds.
-            engine = PartEngine(policy_json, keep, memory=memory, whole_process=memory is not None)
+            engine = PartEngine(
+                policy_json, keep, memory=memory, whole_process=memory is not None, threads=threads
+            )
             names = _Names() if id_type else None
             reader = JsonlLines(located.id_field, located.text_field) if located is not None else None
             for batch in batches:
