@@ -35,6 +35,12 @@ over), and what is read twice is persisted once:
 
 The ``overlap`` method is not available: its exact search holds every shingle set in one place.
 
+Under the SimHash methods :func:`dedup_jsonl` finds the parts of a corpus of at most
+:data:`_SEARCH_ON_DRIVER` records on the driver instead (steps 2 to 4 in one Rust call over
+the SimHash values its count kept, :meth:`_Stages.parts_on_driver`: the same parts, without
+the shuffle and sort of every key), and step 5 reads the records' places in their files from
+what the count kept. The engine of a task runs on its executor's cores (:func:`_task_threads`).
+
 JSON Lines files can be read by :func:`dedup_jsonl`: step 1 is then the CLI's own reader
 (``ingest::parse_record``, with its rules for bad records) in the executors, over pieces of the
 files each task reads straight from its file (uncompressed local files: no line goes through
