@@ -228,13 +228,11 @@ def test_the_jsonl_reader_reads_the_records_the_cli_reads(
         monkeypatch.setattr(neardup.spark._Stages, "links", no_links)
     else:
         monkeypatch.setattr(neardup.spark, "_SEARCH_ON_DRIVER", 0)
-        driver = neardup.spark._Stages.parts_on_driver
 
         def not_on_driver(*args):
             raise AssertionError("the corpus is beyond the driver's search")
 
-        monkeypatch.setattr(neardup.spark._Stages, "parts_on_driver", not_on_driver)
-        assert driver is not not_on_driver
+        monkeypatch.setattr(neardup.spark._Stages, "found_on_driver", not_on_driver)
     decide, engine_threads = neardup.spark._Stages.decide, []
 
     def decide_noting_threads(self, *args):

@@ -206,6 +206,7 @@ def dedup_jsonl(
     # Under the SimHash methods the count also fingerprints each text, and the keys are cut
     # from those fingerprints (kept, a few bytes a record): the texts are not read again for them.
     counted, fingerprinted = _count_records(frame, lines, id_field, text_field, probe, policy_json)
+    shared: List[Any] = []  # broadcast variables, destroyed once the answers are checkpointed
     try:
         starts, rows, text_bytes = _starts(counted)
         bad = sum(row["bad"] for row in counted)
@@ -236,20 +237,34 @@ def dedup_jsonl(
                 texts = frame.mapInArrow(located.reader(starts), located.ddl)
         else:
             located, texts = None, frame.mapInArrow(read_texts, texts_schema)
-        if fingerprinted is not None and rows <= _SEARCH_ON_DRIVER:
-            # Few enough fingerprints for one process: the driver finds the parts from them.
-            found: Any = lambda stages: stages.parts_on_driver(spark, fingerprinted, starts)  # noqa: E731
+        members: Any = None
+        on_driver = fingerprinted is not None and rows <= _SEARCH_ON_DRIVER
+        if on_driver and located is not None and fingerprinted.places is not None:
+            # Few enough fingerprints for one process: the driver finds the parts from them,
+            # and the places the count kept are given their parts as they are read (the parts
+            # broadcast, 16 bytes a row in a part): no DataFrame of parts, no join.
+            def members_in_parts(stages: "_Stages") -> Any:
+                node, root = stages.found_on_driver(fingerprinted, starts)
+                shared.append(spark.sparkContext.broadcast((node, root)))
+                return located.cached(fingerprinted.places, starts, shared[-1])
+
+            found: Any = None
+            members = members_in_parts
+        elif on_driver:
+            found = lambda stages: stages.parts_on_driver(spark, fingerprinted, starts)  # noqa: E731
         elif fingerprinted is not None:
             found = lambda stages: _parts(stages.links(stages.cut(fingerprinted, starts)))  # noqa: E731
         else:
             found = lambda stages: _parts(stages.links(stages.keys(frame, source=read_texts)))  # noqa: E731
         return _answer(
             spark, policy_json, rows, text_bytes, keep, base, found, columns, text_field, id_field, None,
-            lazy=True, texts=texts, located=located,
+            lazy=True, texts=texts, located=located, members_of=members,
         )
     finally:
         if fingerprinted is not None:
             fingerprinted.unpersist()
+        for broadcast in shared:
+            broadcast.destroy()
 
 
 def _answer(
@@ -267,6 +282,7 @@ def _answer(
     lazy: bool = False,
     texts: Any = None,
     located: Optional["_Located"] = None,
+    members_of: Any = None,
 ) -> Any:
     """Steps 2 to 6 of the job on ``rows`` rows numbered (in :data:`_ROW`) in ``base``, with
     ``text_bytes`` of text: the parts (``found`` makes their DataFrame, ``(row, part)``, from
@@ -276,7 +292,9 @@ def _answer(
     ``lazy``, the answers alone materialised (checkpointed) and joined to ``base`` by each
     action on the result. ``texts``: where the parts' engine reads the rows' texts (and ids)
     when not from ``base`` (rows of :data:`_ROW`, ``text_col`` and ``id_col`` alone), or with
-    ``located`` where it reads them from (``texts`` then the rows' places in the files)."""
+    ``located`` where it reads them from (``texts`` then the rows' places in the files).
+    ``members_of``: with ``located``, instead of ``found`` and ``texts``, makes the engine's
+    rows (``part`` and the places, :meth:`_Located.cached`) from the :class:`_Stages`."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -286,14 +304,15 @@ def _answer(
     before = spark.conf.get(shuffle)
     spark.conf.set(shuffle, str(_partitions(text_bytes, spark.sparkContext.defaultParallelism)))
     try:
-        parts = found(stages)
         fetched_at = F.col(fetched_at_col).cast("long") if fetched_at_col else F.lit(None).cast("long")
         small = F.broadcast if rows <= _BROADCAST_ROWS else (lambda frame: frame)
         named = [F.col(id_col).alias("id")] if id_col else []
-        if located is not None:
-            members = small(parts).join(texts, _ROW)
+        if members_of is not None:
+            members = members_of(stages)
+        elif located is not None:
+            members = small(found(stages)).join(texts, _ROW)
         else:
-            members = small(parts).join(
+            members = small(found(stages)).join(
                 (base if texts is None else texts).select(
                     _ROW, F.col(text_col).alias("text"), fetched_at.alias("fetched_at"), *named
                 ),
@@ -580,21 +599,25 @@ class _Located:
         self.id_field = id_field
         self.text_field = text_field
 
-    def cached(self, places: Any, starts: Dict[Any, Any]) -> Any:
+    def cached(self, places: Any, starts: Dict[Any, Any], parts: Any = None) -> Any:
         """The places of the records (rows of :attr:`ddl`) from those the count's pass kept
         (``places``: rows of ``file``, ``block``, ``first`` and ``places``,
         :func:`_count_records`), numbered from ``starts`` as :func:`_record_reader` numbers
-        them: the records are not read again for them."""
+        them: the records are not read again for them. With ``parts`` (a broadcast variable of
+        ``(node, root)``, the rows in parts ascending and their parts, as ``SearchKeys.parts``
+        gives them), only the rows in a part, each with its ``part`` first."""
         from pyspark.sql.pandas.types import to_arrow_schema
         from pyspark.sql.types import StructType
 
-        schema = to_arrow_schema(StructType.fromDDL(self.ddl))
+        ddl = self.ddl if parts is None else f"part long, {self.ddl}"
+        schema = to_arrow_schema(StructType.fromDDL(ddl))
         files = self.files
 
         def read(batches: Iterator[Any]) -> Iterator[Any]:
             import numpy as np
             import pyarrow as pa
 
+            node, root = parts.value if parts is not None else (None, None)
             for batch in batches:
                 for file, block, first, run in zip(*(batch.column(i).to_pylist() for i in range(4))):
                     place = np.frombuffer(run, dtype=np.int64).reshape(-1, 3)
@@ -602,9 +625,13 @@ class _Located:
                     row = rows_before + first + np.arange(len(place), dtype=np.int64)
                     index = np.full(len(place), files[file], dtype=np.int64)
                     columns = [row, index, place[:, 0], place[:, 1], lines_before + place[:, 2]]
+                    if node is not None:
+                        at = np.minimum(np.searchsorted(node, row), max(len(node) - 1, 0))
+                        inside = node[at] == row if len(node) else np.zeros(len(row), np.bool_)
+                        columns = [root[at][inside]] + [c[inside] for c in columns]
                     yield pa.RecordBatch.from_arrays([pa.array(c) for c in columns], schema=schema)
 
-        return places.mapInArrow(read, self.ddl)
+        return places.mapInArrow(read, ddl)
 
     def reader(self, starts: Dict[Any, Any]) -> Any:
         """The function (over the batches of the input's frame) that reads the places of the
@@ -1055,9 +1082,17 @@ class _Stages:
         in Rust (``SearchKeys.parts``): the parts the executors' keys, links and components
         give, without their two stages, their shuffle of every key and the JVM's sort. For a
         corpus of at most :data:`_SEARCH_ON_DRIVER` records."""
-        import numpy as np
         import pyarrow as pa
         from pyspark.sql import functions as F
+
+        node, root = self.found_on_driver(fingerprinted, starts)
+        found = pa.table({"node": pa.array(node, pa.int64()), "root": pa.array(root, pa.int64())})
+        return spark.createDataFrame(found).select(F.col("node").alias(_ROW), F.col("root").alias("part"))
+
+    def found_on_driver(self, fingerprinted: Any, starts: Dict[Any, Any]) -> Any:
+        """``(node, root)``: the rows in parts of two or more (ascending) and their parts, found
+        on the driver as :meth:`parts_on_driver` finds them."""
+        import numpy as np
 
         started = time.perf_counter()
         keys = SearchKeys(self.policy_json, self.rows)
@@ -1073,13 +1108,11 @@ class _Stages:
         value = np.concatenate(values) if values else np.zeros((0, width), np.uint8)
         order = np.argsort(row, kind="stable")
         node, root = keys.parts(row[order], value[order].tobytes())
-        found = pa.table({"node": pa.array(node, pa.int64()), "root": pa.array(root, pa.int64())})
-        parts = spark.createDataFrame(found).select(F.col("node").alias(_ROW), F.col("root").alias("part"))
         _log.info(
             "%d rows in parts, found on the driver from %d fingerprints in %.1f s",
             len(node), len(row), time.perf_counter() - started,
         )
-        return parts
+        return node, root
 
     def links(self, keyed: Any) -> Any:
         """Links ``(a, b)``, ``a < b``, that join the rows sharing a key as every candidate
