@@ -21,6 +21,9 @@ use crate::policy::policy_arg;
 /// SimHash values whose keys are cut at a time by one thread (`SearchKeys::parts`).
 const KEYS_AT_A_TIME: usize = 4096;
 
+/// Bytes of a key of the SimHash tables: the table's index (2 bytes) and its key (8).
+const TABLE_KEY_BYTES: usize = 10;
+
 /// The search keys of a policy over a corpus of about `expected_len` documents, and the
 /// executors' first steps of the Spark job: `fingerprint`, `links`.
 #[pyclass(module = "neardup", frozen)]
@@ -247,8 +250,7 @@ impl SearchKeys {
         }
         let found = py.detach(|| {
             let values: Vec<u128> = simhashes.chunks(width).map(be_value).collect();
-            let (a, b) = self.corpus_links(rows, &values)?;
-            components(&a, &b)
+            self.corpus_parts(rows, &values)
         });
         let (nodes, roots) = found.map_err(to_py)?;
         Ok((PyArray1::from_vec(py, nodes), PyArray1::from_vec(py, roots)))
@@ -264,71 +266,105 @@ impl SearchKeys {
 }
 
 impl SearchKeys {
-    /// The links of a whole corpus (`rows`, their SimHash `values`): every key of every row
-    /// cut, the `(key, row)` entries sorted by key (then position: a group's members in row
-    /// order), each run of one key linked as [`SearchKeys::links`] links a group.
-    fn corpus_links(
+    /// The parts of a whole corpus (`rows`, their SimHash `values`): `(node, root)` as
+    /// [`components`] gives them for the links of every key's group. One table at a time: its
+    /// key of every row cut (the row's keys, [`neardup_dedup::SearchKeys::write_simhash`], one a
+    /// table in table order), the `(key, position)` entries sorted, each run of one key linked
+    /// as [`SearchKeys::links`] links a group and the links merged at once into a union-find
+    /// of the positions: about 40 bytes a row (its value, its entry, its set), whatever the
+    /// links.
+    fn corpus_parts(
         &self,
         rows: &[i64],
         values: &[u128],
     ) -> Result<(Vec<i64>, Vec<i64>), neardup_dedup::DedupError> {
         let key_width = self.keys.width();
-        if key_width == 0 || key_width > 16 {
+        let width = self.simhash_width();
+        let tables = match values.first() {
+            Some(&first) => {
+                let mut keys = Vec::new();
+                self.keys
+                    .write_simhash(simhash_of(first, width), &mut keys)?
+            }
+            None => 0,
+        };
+        if key_width != TABLE_KEY_BYTES && tables > 0 {
             return Err(neardup_dedup::DedupError::InvalidOption(format!(
                 "keys of {key_width} bytes are not the SimHash tables' (parts: the SimHash methods only)"
             )));
         }
-        let width = self.simhash_width();
-        // Each key as a number (its bytes big-endian, so numbers sort as the bytes do) with
-        // the position of its row.
-        let chunks = values
-            .par_chunks(KEYS_AT_A_TIME)
-            .enumerate()
-            .map(|(chunk, values)| {
-                let mut keys = Vec::new();
-                let mut entries = Vec::new();
-                for (i, &value) in values.iter().enumerate() {
-                    let simhash = match width {
-                        8 => neardup_core::Simhash::B64(value as u64),
-                        _ => neardup_core::Simhash::B128(value),
-                    };
-                    keys.clear();
-                    self.keys.write_simhash(simhash, &mut keys)?;
-                    let at = (chunk * KEYS_AT_A_TIME + i) as u32;
-                    entries.extend(keys.chunks(key_width).map(|key| (be_value(key), at)));
+        let mut components = UnionFind::new(values.len())?;
+        let mut entries: Vec<(u64, u32)> = Vec::with_capacity(values.len());
+        for table in 0..tables {
+            entries.clear();
+            let chunks = values
+                .par_chunks(KEYS_AT_A_TIME)
+                .enumerate()
+                .map(|(chunk, values)| {
+                    let mut keys = Vec::new();
+                    let mut cut = Vec::with_capacity(values.len());
+                    for (i, &value) in values.iter().enumerate() {
+                        keys.clear();
+                        self.keys
+                            .write_simhash(simhash_of(value, width), &mut keys)?;
+                        let at = table * TABLE_KEY_BYTES;
+                        let key = keys.get(at + 2..at + TABLE_KEY_BYTES).ok_or_else(|| {
+                            neardup_dedup::DedupError::InvalidOption(
+                                "fewer keys than tables".into(),
+                            )
+                        })?;
+                        let key = u64::from_be_bytes(key.try_into().expect("8 bytes"));
+                        cut.push((key, (chunk * KEYS_AT_A_TIME + i) as u32));
+                    }
+                    Ok(cut)
+                })
+                .collect::<Result<Vec<_>, neardup_dedup::DedupError>>()?;
+            for chunk in chunks {
+                entries.extend(chunk);
+            }
+            entries.par_sort_unstable();
+            let mut groups = Vec::new();
+            let mut start = 0;
+            for end in 1..=entries.len() {
+                if end == entries.len() || entries[end].0 != entries[start].0 {
+                    if end - start > 1 {
+                        groups.push((start, end));
+                    }
+                    start = end;
                 }
-                Ok(entries)
-            })
-            .collect::<Result<Vec<_>, neardup_dedup::DedupError>>()?;
-        let mut entries: Vec<(u128, u32)> = chunks.concat();
-        entries.par_sort_unstable();
-        let mut groups = Vec::new();
-        let mut start = 0;
-        for end in 1..=entries.len() {
-            if end == entries.len() || entries[end].0 != entries[start].0 {
-                if end - start > 1 {
-                    groups.push((start, end));
-                }
-                start = end;
+            }
+            let per_group = groups
+                .par_iter()
+                .map(|&(start, end)| {
+                    let members = &entries[start..end];
+                    let group_values: Vec<u128> =
+                        members.iter().map(|&(_, m)| values[m as usize]).collect();
+                    let positions: Vec<i64> = members.iter().map(|&(_, m)| i64::from(m)).collect();
+                    Ok(group_links(&positions, &self.group_labels(&group_values)?))
+                })
+                .collect::<Result<Vec<_>, neardup_dedup::DedupError>>()?;
+            for (a, b) in per_group.into_iter().flatten() {
+                components.union(a as u32, b as u32);
             }
         }
-        let per_group = groups
-            .par_iter()
-            .map(|&(start, end)| {
-                let members = &entries[start..end];
-                let group_values: Vec<u128> =
-                    members.iter().map(|&(_, m)| values[m as usize]).collect();
-                let group_rows: Vec<i64> = members.iter().map(|&(_, m)| rows[m as usize]).collect();
-                Ok(group_links(&group_rows, &self.group_labels(&group_values)?))
-            })
-            .collect::<Result<Vec<_>, neardup_dedup::DedupError>>()?;
-        let count = per_group.iter().map(Vec::len).sum();
-        let (mut a, mut b) = (Vec::with_capacity(count), Vec::with_capacity(count));
-        for (x, y) in per_group.into_iter().flatten() {
-            a.push(x);
-            b.push(y);
+        // Every position with another in its set is in a part; its root is the set's smallest row.
+        let sets: Vec<u32> = (0..values.len() as u32)
+            .map(|i| components.find(i))
+            .collect();
+        let mut size = vec![0u32; values.len()];
+        let mut smallest = vec![i64::MAX; values.len()];
+        for (i, &set) in sets.iter().enumerate() {
+            size[set as usize] += 1;
+            smallest[set as usize] = smallest[set as usize].min(rows[i]);
         }
-        Ok((a, b))
+        let mut parts: Vec<(i64, i64)> = sets
+            .iter()
+            .enumerate()
+            .filter(|&(_, &set)| size[set as usize] > 1)
+            .map(|(i, &set)| (rows[i], smallest[set as usize]))
+            .collect();
+        parts.par_sort_unstable();
+        Ok(parts.into_iter().unzip())
     }
 
     /// The label of each member of a key's group (`values`: their SimHash fingerprints): the
@@ -430,6 +466,14 @@ fn components(a: &[i64], b: &[i64]) -> Result<(Vec<i64>, Vec<i64>), neardup_dedu
         .map(|&r| nodes[smallest[r as usize] as usize])
         .collect();
     Ok((nodes, root_rows))
+}
+
+/// A SimHash value (`width` bytes: 8 or 16) as the core's type.
+fn simhash_of(value: u128, width: usize) -> neardup_core::Simhash {
+    match width {
+        8 => neardup_core::Simhash::B64(value as u64),
+        _ => neardup_core::Simhash::B128(value),
+    }
 }
 
 /// A big-endian SimHash value of 8 or 16 bytes as a `u128`.

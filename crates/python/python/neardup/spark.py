@@ -83,8 +83,9 @@ _LINKS_ON_DRIVER = 1 << 22
 #: Most records whose parts :func:`dedup_jsonl` finds on the driver from the SimHash
 #: fingerprints of its count (:meth:`_Stages.parts_on_driver`); beyond, the executors cut the
 #: keys, shuffle and sort them by key and link them, and the links' components are found
-#: (:func:`_parts`). The driver holds each record's row number and SimHash and every key cut
-#: from it (BENCHMARKS.md, "Issue 23, step 13": the bytes a record measured).
+#: (:func:`_parts`). The driver holds each record's row number and SimHash and, one table at a
+#: time, its key and set: 103 MB for a million records in the Rust call (BENCHMARKS.md,
+#: "Issue 23, step 13"), about 40 bytes a record more in Python.
 _SEARCH_ON_DRIVER = 1 << 22
 
 
