@@ -962,10 +962,10 @@ def _task_threads(master: str, executor_cores: Optional[str]) -> Optional[int]:
     ``local-cluster[W,C,M]``: C); ``None`` otherwise (a cluster manager's default executor:
     rayon's default, one thread a processor of the machine). Every task may use all of them,
     not only its ``spark.task.cpus``: the engine's step has tasks of very unequal size (one
-    part may hold most of a corpus, BENCHMARKS.md "Issue 23, step 12"), and the largest runs on
-    after the others with the executor's cores to itself; while tasks run side by side the
-    system shares the cores among their threads. The answers are the same whatever the
-    number."""
+    part may hold most of a corpus, BENCHMARKS.md "Issue 23, step 12"), and a task that runs
+    on alone has its executor's cores to itself; while tasks run side by side the system shares
+    the cores among their threads. The answers are the same whatever the number (BENCHMARKS.md,
+    "Issue 23, step 13")."""
     import os
 
     if executor_cores is not None:
