@@ -18,6 +18,12 @@ use crate::convert;
 use crate::error::{invalid, to_py};
 use crate::policy::policy_arg;
 
+/// SimHash values whose keys are cut at a time by one thread (`SearchKeys::parts`).
+const KEYS_AT_A_TIME: usize = 4096;
+
+/// Bytes of a key of the SimHash tables: the table's index (2 bytes) and its key (8).
+const TABLE_KEY_BYTES: usize = 10;
+
 /// The search keys of a policy over a corpus of about `expected_len` documents, and the
 /// executors' first steps of the Spark job: `fingerprint`, `links`.
 #[pyclass(module = "neardup", frozen)]
@@ -215,6 +221,41 @@ impl SearchKeys {
         Ok((PyArray1::from_vec(py, a), PyArray1::from_vec(py, b)))
     }
 
+    /// The parts of a corpus whose SimHash fingerprints are all in one process (the Spark
+    /// job's driver, for a corpus small enough): `rows` (NumPy int64 row numbers) and their
+    /// `simhashes` (end to end, `simhash_width` bytes each, as `fingerprint` gives them).
+    /// Every key of every row is cut (`cut`), the keys sorted, each run of one key linked as
+    /// `links` links it, and the components of the links found as [`link_components`] finds
+    /// them: `(node, root)` for every row in a part of two or more, `root` the smallest row of
+    /// its part, the same parts as the executors' keys, links and components give. The SimHash
+    /// methods only (`cuts_from_simhash`). With the GIL released, in parallel.
+    #[allow(clippy::type_complexity)]
+    fn parts<'py>(
+        &self,
+        py: Python<'py>,
+        rows: PyReadonlyArray1<'py, i64>,
+        simhashes: &[u8],
+    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+        let rows = rows.as_slice()?;
+        let width = self.simhash_width();
+        if simhashes.len() != rows.len() * width {
+            return Err(invalid(format!(
+                "{} bytes of SimHash fingerprints for {} rows of {width} bytes",
+                simhashes.len(),
+                rows.len()
+            )));
+        }
+        if u32::try_from(rows.len()).is_err() {
+            return Err(invalid("more than 4,294,967,295 rows in one process"));
+        }
+        let found = py.detach(|| {
+            let values: Vec<u128> = simhashes.chunks(width).map(be_value).collect();
+            self.corpus_parts(rows, &values)
+        });
+        let (nodes, roots) = found.map_err(to_py)?;
+        Ok((PyArray1::from_vec(py, nodes), PyArray1::from_vec(py, roots)))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "SearchKeys({}; {} bytes a key)",
@@ -225,6 +266,107 @@ impl SearchKeys {
 }
 
 impl SearchKeys {
+    /// The parts of a whole corpus (`rows`, their SimHash `values`): `(node, root)` as
+    /// [`components`] gives them for the links of every key's group. One table at a time: its
+    /// key of every row cut (the row's keys, [`neardup_dedup::SearchKeys::write_simhash`], one a
+    /// table in table order), the `(key, position)` entries sorted, each run of one key linked
+    /// as [`SearchKeys::links`] links a group and the links merged at once into a union-find
+    /// of the positions: about 40 bytes a row (its value, its entry, its set), whatever the
+    /// links.
+    fn corpus_parts(
+        &self,
+        rows: &[i64],
+        values: &[u128],
+    ) -> Result<(Vec<i64>, Vec<i64>), neardup_dedup::DedupError> {
+        let key_width = self.keys.width();
+        let width = self.simhash_width();
+        let tables = match values.first() {
+            Some(&first) => {
+                let mut keys = Vec::new();
+                self.keys
+                    .write_simhash(simhash_of(first, width), &mut keys)?
+            }
+            None => 0,
+        };
+        if key_width != TABLE_KEY_BYTES && tables > 0 {
+            return Err(neardup_dedup::DedupError::InvalidOption(format!(
+                "keys of {key_width} bytes are not the SimHash tables' (parts: the SimHash methods only)"
+            )));
+        }
+        let mut components = UnionFind::new(values.len())?;
+        let mut entries: Vec<(u64, u32)> = Vec::with_capacity(values.len());
+        for table in 0..tables {
+            entries.clear();
+            let chunks = values
+                .par_chunks(KEYS_AT_A_TIME)
+                .enumerate()
+                .map(|(chunk, values)| {
+                    let mut keys = Vec::new();
+                    let mut cut = Vec::with_capacity(values.len());
+                    for (i, &value) in values.iter().enumerate() {
+                        keys.clear();
+                        self.keys
+                            .write_simhash(simhash_of(value, width), &mut keys)?;
+                        let at = table * TABLE_KEY_BYTES;
+                        let key = keys.get(at + 2..at + TABLE_KEY_BYTES).ok_or_else(|| {
+                            neardup_dedup::DedupError::InvalidOption(
+                                "fewer keys than tables".into(),
+                            )
+                        })?;
+                        let key = u64::from_be_bytes(key.try_into().expect("8 bytes"));
+                        cut.push((key, (chunk * KEYS_AT_A_TIME + i) as u32));
+                    }
+                    Ok(cut)
+                })
+                .collect::<Result<Vec<_>, neardup_dedup::DedupError>>()?;
+            for chunk in chunks {
+                entries.extend(chunk);
+            }
+            entries.par_sort_unstable();
+            let mut groups = Vec::new();
+            let mut start = 0;
+            for end in 1..=entries.len() {
+                if end == entries.len() || entries[end].0 != entries[start].0 {
+                    if end - start > 1 {
+                        groups.push((start, end));
+                    }
+                    start = end;
+                }
+            }
+            let per_group = groups
+                .par_iter()
+                .map(|&(start, end)| {
+                    let members = &entries[start..end];
+                    let group_values: Vec<u128> =
+                        members.iter().map(|&(_, m)| values[m as usize]).collect();
+                    let positions: Vec<i64> = members.iter().map(|&(_, m)| i64::from(m)).collect();
+                    Ok(group_links(&positions, &self.group_labels(&group_values)?))
+                })
+                .collect::<Result<Vec<_>, neardup_dedup::DedupError>>()?;
+            for (a, b) in per_group.into_iter().flatten() {
+                components.union(a as u32, b as u32);
+            }
+        }
+        // Every position with another in its set is in a part; its root is the set's smallest row.
+        let sets: Vec<u32> = (0..values.len() as u32)
+            .map(|i| components.find(i))
+            .collect();
+        let mut size = vec![0u32; values.len()];
+        let mut smallest = vec![i64::MAX; values.len()];
+        for (i, &set) in sets.iter().enumerate() {
+            size[set as usize] += 1;
+            smallest[set as usize] = smallest[set as usize].min(rows[i]);
+        }
+        let mut parts: Vec<(i64, i64)> = sets
+            .iter()
+            .enumerate()
+            .filter(|&(_, &set)| size[set as usize] > 1)
+            .map(|(i, &set)| (rows[i], smallest[set as usize]))
+            .collect();
+        parts.par_sort_unstable();
+        Ok(parts.into_iter().unzip())
+    }
+
     /// The label of each member of a key's group (`values`: their SimHash fingerprints): the
     /// members of one component of the group's candidate pairs share a label. Under MinHash
     /// one component (every pair sharing a band is a candidate). Under a SimHash method the
@@ -295,29 +437,48 @@ pub fn link_components<'py>(
             b.len()
         )));
     }
-    let found = py.detach(|| {
-        let mut nodes: Vec<i64> = a.iter().chain(b).copied().collect();
-        nodes.par_sort_unstable();
-        nodes.dedup();
-        let at = |row: &i64| nodes.binary_search(row).map_or(0, |i| i as u32);
-        let mut components = UnionFind::new(nodes.len())?;
-        for (x, y) in a.iter().zip(b) {
-            components.union(at(x), at(y));
-        }
-        let roots: Vec<u32> = (0..nodes.len() as u32)
-            .map(|i| components.find(i))
-            .collect();
-        // Nodes ascend, so the first node met of each component is its smallest.
-        let mut smallest = vec![u32::MAX; nodes.len()];
-        for (i, &root) in roots.iter().enumerate() {
-            smallest[root as usize] = smallest[root as usize].min(i as u32);
-        }
-        let root_rows = roots
-            .iter()
-            .map(|&r| nodes[smallest[r as usize] as usize])
-            .collect();
-        Ok::<_, neardup_dedup::DedupError>((nodes, root_rows))
-    });
-    let (nodes, roots) = found.map_err(to_py)?;
+    let (nodes, roots) = py.detach(|| components(a, b)).map_err(to_py)?;
     Ok((PyArray1::from_vec(py, nodes), PyArray1::from_vec(py, roots)))
+}
+
+/// The components of the links `(a[i], b[i])`: `(node, root)` for every node of a link, in
+/// ascending order, `root` the smallest node of its component (union-find over the nodes
+/// numbered densely).
+fn components(a: &[i64], b: &[i64]) -> Result<(Vec<i64>, Vec<i64>), neardup_dedup::DedupError> {
+    let mut nodes: Vec<i64> = a.iter().chain(b).copied().collect();
+    nodes.par_sort_unstable();
+    nodes.dedup();
+    let at = |row: &i64| nodes.binary_search(row).map_or(0, |i| i as u32);
+    let mut components = UnionFind::new(nodes.len())?;
+    for (x, y) in a.iter().zip(b) {
+        components.union(at(x), at(y));
+    }
+    let roots: Vec<u32> = (0..nodes.len() as u32)
+        .map(|i| components.find(i))
+        .collect();
+    // Nodes ascend, so the first node met of each component is its smallest.
+    let mut smallest = vec![u32::MAX; nodes.len()];
+    for (i, &root) in roots.iter().enumerate() {
+        smallest[root as usize] = smallest[root as usize].min(i as u32);
+    }
+    let root_rows = roots
+        .iter()
+        .map(|&r| nodes[smallest[r as usize] as usize])
+        .collect();
+    Ok((nodes, root_rows))
+}
+
+/// A SimHash value (`width` bytes: 8 or 16) as the core's type.
+fn simhash_of(value: u128, width: usize) -> neardup_core::Simhash {
+    match width {
+        8 => neardup_core::Simhash::B64(value as u64),
+        _ => neardup_core::Simhash::B128(value),
+    }
+}
+
+/// A big-endian SimHash value of 8 or 16 bytes as a `u128`.
+fn be_value(value: &[u8]) -> u128 {
+    let mut be = [0u8; 16];
+    be[16 - value.len()..].copy_from_slice(value);
+    u128::from_be_bytes(be)
 }

@@ -51,6 +51,9 @@ pub struct PartEngine {
     fingerprinter: Fingerprinter,
     /// Bytes of a part's texts held in memory.
     texts_in_memory: usize,
+    /// The threads the engine's parallel work runs on (`None`: rayon's global pool, one a
+    /// processor).
+    pool: Option<rayon::ThreadPool>,
     part: Option<Part>,
     done: Done,
 }
@@ -82,16 +85,31 @@ impl PartEngine {
     /// began (what the worker, its batches and the runs before hold is not the run's:
     /// `neardup_dedup::Budget::new`); with `whole_process`, `memory` bounds
     /// the whole process instead, the worker's own memory included (for a hard limit on the
-    /// worker, such as `spark.executor.pyspark.memory`).
+    /// worker, such as `spark.executor.pyspark.memory`). Its parallel work (fingerprints,
+    /// shingle sets, the search and verification) runs on `threads` threads of its own
+    /// (`None`: rayon's global pool, one thread a processor); the answers are the same
+    /// whatever their number.
     #[new]
-    #[pyo3(signature = (policy = None, keep = "first", texts_in_memory = TEXTS_IN_MEMORY, memory = None, whole_process = false))]
+    #[pyo3(signature = (policy = None, keep = "first", texts_in_memory = TEXTS_IN_MEMORY, memory = None, whole_process = false, threads = None))]
     fn new(
         policy: Option<&Bound<'_, PyAny>>,
         keep: &str,
         texts_in_memory: usize,
         memory: Option<u64>,
         whole_process: bool,
+        threads: Option<usize>,
     ) -> PyResult<Self> {
+        let pool = match threads {
+            Some(0) => return Err(invalid("threads must be at least 1")),
+            Some(n) => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .thread_name(|i| format!("neardup-part-{i}"))
+                    .build()
+                    .map_err(|e| invalid(format!("cannot start {n} threads: {e}")))?,
+            ),
+            None => None,
+        };
         let policy = policy_arg(policy)?;
         let memory = memory.unwrap_or(neardup_dedup::Budget::DEFAULT_MEMORY);
         let budget = match whole_process {
@@ -110,6 +128,7 @@ impl PartEngine {
                 budget,
             },
             texts_in_memory,
+            pool,
             part: None,
             done: Done::default(),
         })
@@ -146,30 +165,57 @@ impl PartEngine {
                 "parts, rows, texts and times of one batch differ in length",
             ));
         }
-        py.detach(|| {
-            let fingerprints: Vec<_> = texts
-                .par_iter()
-                .map(|t| self.fingerprinter.fingerprint(t))
-                .collect();
-            for (i, fingerprints) in fingerprints.into_iter().enumerate() {
-                let mut item = Item::new(fingerprints, texts[i].len() as u64);
-                item.fetched_at = times.and_then(|(t, d)| d[i].then_some(t[i]));
-                self.push(parts[i], rows[i], item, texts[i])?;
-            }
-            Ok::<_, DedupError>(())
-        })
-        .map_err(to_py)?;
+        let pool = self.pool.take();
+        let fed = py.detach(|| {
+            in_pool(pool.as_ref(), || {
+                let fingerprints: Vec<_> = texts
+                    .par_iter()
+                    .map(|t| self.fingerprinter.fingerprint(t))
+                    .collect();
+                for (i, fingerprints) in fingerprints.into_iter().enumerate() {
+                    let mut item = Item::new(fingerprints, texts[i].len() as u64);
+                    item.fetched_at = times.and_then(|(t, d)| d[i].then_some(t[i]));
+                    self.push(parts[i], rows[i], item, texts[i])?;
+                }
+                Ok::<_, DedupError>(())
+            })
+        });
+        self.pool = pool;
+        fed.map_err(to_py)?;
         Ok(self.take(py))
     }
 
     /// Decides the last part; returns the answers not handed out yet.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Answers<'py>> {
-        py.detach(|| match self.part.take() {
-            Some(part) => self.decide(part),
-            None => Ok(()),
-        })
-        .map_err(to_py)?;
+        let pool = self.pool.take();
+        let decided = py.detach(|| {
+            in_pool(pool.as_ref(), || match self.part.take() {
+                Some(part) => self.decide(part),
+                None => Ok(()),
+            })
+        });
+        self.pool = pool;
+        decided.map_err(to_py)?;
         Ok(self.take(py))
+    }
+
+    /// The threads the engine's parallel work runs on: its own pool's, or rayon's global
+    /// pool's (one a processor, or `RAYON_NUM_THREADS`).
+    #[getter]
+    fn threads(&self) -> usize {
+        self.pool.as_ref().map_or_else(
+            rayon::current_num_threads,
+            rayon::ThreadPool::current_num_threads,
+        )
+    }
+}
+
+/// Runs `work` on `pool`'s threads (its parallel iterators use them), or on rayon's global
+/// pool when there is none.
+fn in_pool<T: Send>(pool: Option<&rayon::ThreadPool>, work: impl FnOnce() -> T + Send) -> T {
+    match pool {
+        Some(pool) => pool.install(work),
+        None => work(),
     }
 }
 

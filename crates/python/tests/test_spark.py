@@ -199,17 +199,47 @@ def _with_bad_records(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "options,pieces", [({}, True), ({"method": "minhash", "threshold": 0.7}, True), ({}, False)]
+    "options,pieces,on_driver",
+    [
+        ({}, True, True),
+        ({}, True, False),
+        ({"method": "minhash", "threshold": 0.7}, True, False),
+        ({}, False, True),
+    ],
 )
-def test_the_jsonl_reader_reads_the_records_the_cli_reads(spark, neardup_bin, tmp_path, monkeypatch, options, pieces):
+def test_the_jsonl_reader_reads_the_records_the_cli_reads(
+    spark, neardup_bin, tmp_path, monkeypatch, options, pieces, on_driver
+):
     """`dedup_jsonl`: the CLI's reader in the executors, over lines split among tasks: the same
     records as the CLI (bad ones skipped, blank lines none, ids `FILE:LINE` where a record has
     none, HTML by its main text) and the same answer, document by document; under the default
     policy with its keys cut from the SimHash values of the count's pass, under MinHash with
     the texts read again for them. The lines read by the executors straight from the file in
-    pieces (`pieces`), and as Spark's text source splits them (as for a compressed file)."""
+    pieces (`pieces`), and as Spark's text source splits them (as for a compressed file). The
+    parts found on the driver from the count's SimHash values (`on_driver`: no key shuffled),
+    or by the executors' keys, links and components (a corpus beyond `_SEARCH_ON_DRIVER`)."""
     if not pieces:
         monkeypatch.setattr(neardup.spark, "_file_splits", lambda spark, path: None)
+    if on_driver:
+
+        def no_links(self, keyed):
+            raise AssertionError("the parts were to be found on the driver")
+
+        monkeypatch.setattr(neardup.spark._Stages, "links", no_links)
+    else:
+        monkeypatch.setattr(neardup.spark, "_SEARCH_ON_DRIVER", 0)
+
+        def not_on_driver(*args):
+            raise AssertionError("the corpus is beyond the driver's search")
+
+        monkeypatch.setattr(neardup.spark._Stages, "found_on_driver", not_on_driver)
+    decide, engine_threads = neardup.spark._Stages.decide, []
+
+    def decide_noting_threads(self, *args):
+        engine_threads.append(args[6])  # `threads`, after members, keep, dated, memory, id_type, located
+        return decide(self, *args)
+
+    monkeypatch.setattr(neardup.spark._Stages, "decide", decide_noting_threads)
     path, no_id = _with_bad_records(tmp_path)
     policy = neardup.Policy(**options)
     assert neardup.SearchKeys(policy, 0).cuts_from_simhash == (not options)
@@ -232,6 +262,7 @@ def test_the_jsonl_reader_reads_the_records_the_cli_reads(spark, neardup_bin, tm
     result.unpersist()
     assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
 
+    assert engine_threads == [1], "the engine gets its executor's cores (local-cluster[2,1,1024]: 1)"
     assert len(rows) == kept + len(cli_duplicate_of), "the CLI's records, each once"
     for bad in ("no-text", "number-text", "number-url", "bad-utf8"):
         assert bad not in rows, bad
@@ -675,3 +706,69 @@ def test_links_join_a_key_group_as_its_candidate_pairs_do():
         simhashes = b"".join(v.to_bytes(8, "big") for v in group)
         a, b = keys.links(rows, simhashes, np.array([0, len(group)], np.int64))
         assert sorted(b.tolist()) == rows[1:-1].tolist() and set(a.tolist()) == {10}
+
+
+def test_the_parts_found_on_the_driver_are_those_of_the_executors_links():
+    """`SearchKeys.parts` (every key of a whole corpus cut, sorted and linked, the links'
+    components found, in one call) gives the parts the executors' way gives: `cut`, the keys
+    grouped, `links` on each group, `link_components` on the links; at 64 and 128 bits, with
+    exact copies and chains. Rows need not be dense nor start at 0."""
+    import numpy as np
+    import pyarrow as pa
+
+    texts = [d["text"] for d in _corpus()]
+    for options in ({}, {"method": "simhash", "k": 3}, {"bits": 128}):
+        keys = neardup.SearchKeys(neardup.Policy(**options), len(texts))
+        width = keys.simhash_width
+        made = keys.fingerprint(*neardup.spark._text_buffers(pa.array(texts), view=True))
+        simhash = made["simhash"]
+        rows = np.arange(7, 7 + 2 * len(texts), 2, dtype=np.int64)
+        node, root = keys.parts(rows, simhash)
+
+        cut = keys.cut(simhash)
+        owner = np.repeat(np.arange(len(texts)), np.diff(cut["key_offsets"]))
+        key = np.frombuffer(cut["keys"], np.uint8).reshape(len(owner), keys.key_width)
+        order = np.lexsort([owner] + [key[:, i] for i in reversed(range(keys.key_width))])
+        key, owner = key[order], owner[order]
+        starts = np.concatenate([[0], np.flatnonzero(np.any(key[1:] != key[:-1], axis=1)) + 1, [len(owner)]])
+        values = np.frombuffer(simhash, np.uint8).reshape(len(texts), width)[owner]
+        a, b = keys.links(rows[owner], values.tobytes(), starts.astype(np.int64))
+        expected_node, expected_root = neardup.spark.link_components(a, b)
+        assert node.tolist() == expected_node.tolist() and root.tolist() == expected_root.tolist()
+        sizes = np.unique(root, return_counts=True)[1]
+        assert len(sizes) >= 50 and sizes.max() >= 3, "parts of two and chains of three or more"
+        with pytest.raises(neardup.NeardupError):
+            keys.parts(rows, simhash[:-1])
+
+
+def test_the_engine_of_a_task_uses_its_executors_cores():
+    """`_task_threads`: `spark.executor.cores` when set, else the cores a local master gives
+    its executor; `None` (one thread a processor) where neither says. The engine runs its
+    parallel work on that many threads of its own, with the same answers whatever their
+    number; the test's own session (`local-cluster[2,1,1024]`) gives each task 1."""
+    import numpy as np
+
+    threads = neardup.spark._task_threads
+    assert threads("local[2]", None) == 2
+    assert threads("local[3, 2]", None) == 3
+    assert threads("local[*]", None) == os.cpu_count()
+    assert threads("local", None) == 1
+    assert threads("local-cluster[2,1,1024]", None) == 1
+    assert threads("local-cluster[2, 4, 2048]", None) == 4
+    assert threads("spark://host:7077", None) is None
+    assert threads("yarn", "6") == 6 and threads("local[2]", "3") == 3
+    with pytest.raises(neardup.NeardupError, match="not a number of cores"):
+        threads("yarn", "0")
+
+    texts = [d["text"] for d in _corpus()]
+    rows = np.arange(len(texts), dtype=np.int64)
+    answers = []
+    for count in (1, 3):
+        engine = neardup.PartEngine(texts_in_memory=4096, threads=count)
+        assert engine.threads == count
+        fed = engine.feed(np.zeros(len(texts), np.int64), rows, *_arrow_texts(texts))
+        answers.append([np.concatenate([a, b]).tolist() for a, b in zip(fed, engine.finish())])
+    assert answers[0] == answers[1] and sum(d >= 0 for d in answers[0][2]) >= 100
+    assert neardup.PartEngine().threads >= 1
+    with pytest.raises(neardup.NeardupError, match="at least 1"):
+        neardup.PartEngine(threads=0)

@@ -35,6 +35,12 @@ over), and what is read twice is persisted once:
 
 The ``overlap`` method is not available: its exact search holds every shingle set in one place.
 
+Under the SimHash methods :func:`dedup_jsonl` finds the parts of a corpus of at most
+:data:`_SEARCH_ON_DRIVER` records on the driver instead (steps 2 to 4 in one Rust call over
+the SimHash values its count kept, :meth:`_Stages.parts_on_driver`: the same parts, without
+the shuffle and sort of every key), and step 5 reads the records' places in their files from
+what the count kept. The engine of a task runs on its executor's cores (:func:`_task_threads`).
+
 JSON Lines files can be read by :func:`dedup_jsonl`: step 1 is then the CLI's own reader
 (``ingest::parse_record``, with its rules for bad records) in the executors, over pieces of the
 files each task reads straight from its file (uncompressed local files: no line goes through
@@ -74,6 +80,13 @@ _BROADCAST_ROWS = 1 << 22
 #: Most links whose components are found on the driver (16 bytes each: 64 MB); beyond, by
 #: rounds over the cluster (:func:`_components`).
 _LINKS_ON_DRIVER = 1 << 22
+#: Most records whose parts :func:`dedup_jsonl` finds on the driver from the SimHash
+#: fingerprints of its count (:meth:`_Stages.parts_on_driver`); beyond, the executors cut the
+#: keys, shuffle and sort them by key and link them, and the links' components are found
+#: (:func:`_parts`). The driver holds each record's row number and SimHash and, one table at a
+#: time, its key and set: 103 MB for a million records in the Rust call (BENCHMARKS.md,
+#: "Issue 23, step 13"), about 40 bytes a record more in Python.
+_SEARCH_ON_DRIVER = 1 << 22
 
 
 def dedup(
@@ -137,7 +150,7 @@ def dedup(
             text_bytes or 0,
             keep,
             base,
-            lambda stages: stages.keys(base.select(_ROW, text_col)),
+            lambda stages: _parts(stages.links(stages.keys(base.select(_ROW, text_col)))),
             df.columns,
             text_col,
             id_col,
@@ -194,6 +207,7 @@ def dedup_jsonl(
     # Under the SimHash methods the count also fingerprints each text, and the keys are cut
     # from those fingerprints (kept, a few bytes a record): the texts are not read again for them.
     counted, fingerprinted = _count_records(frame, lines, id_field, text_field, probe, policy_json)
+    shared: List[Any] = []  # broadcast variables, destroyed once the answers are checkpointed
     try:
         starts, rows, text_bytes = _starts(counted)
         bad = sum(row["bad"] for row in counted)
@@ -218,20 +232,40 @@ def dedup_jsonl(
             # The parts' engine reads its rows' records straight from the files, by where they
             # are: their places are shuffled, not their texts.
             located: Optional[_Located] = _Located(lines, id_field, text_field)
-            texts = frame.mapInArrow(located.reader(starts), located.ddl)
+            if fingerprinted is not None and fingerprinted.places is not None:
+                texts = located.cached(fingerprinted.places, starts)  # kept by the count's pass
+            else:
+                texts = frame.mapInArrow(located.reader(starts), located.ddl)
         else:
             located, texts = None, frame.mapInArrow(read_texts, texts_schema)
-        if fingerprinted is not None:
-            keyed = lambda stages: stages.cut(fingerprinted, starts)  # noqa: E731
+        members: Any = None
+        on_driver = fingerprinted is not None and rows <= _SEARCH_ON_DRIVER
+        if on_driver and located is not None and fingerprinted.places is not None:
+            # Few enough fingerprints for one process: the driver finds the parts from them,
+            # and the places the count kept are given their parts as they are read (the parts
+            # broadcast, 16 bytes a row in a part): no DataFrame of parts, no join.
+            def members_in_parts(stages: "_Stages") -> Any:
+                node, root = stages.found_on_driver(fingerprinted, starts)
+                shared.append(spark.sparkContext.broadcast((node, root)))
+                return located.cached(fingerprinted.places, starts, shared[-1])
+
+            found: Any = None
+            members = members_in_parts
+        elif on_driver:
+            found = lambda stages: stages.parts_on_driver(spark, fingerprinted, starts)  # noqa: E731
+        elif fingerprinted is not None:
+            found = lambda stages: _parts(stages.links(stages.cut(fingerprinted, starts)))  # noqa: E731
         else:
-            keyed = lambda stages: stages.keys(frame, source=read_texts)  # noqa: E731
+            found = lambda stages: _parts(stages.links(stages.keys(frame, source=read_texts)))  # noqa: E731
         return _answer(
-            spark, policy_json, rows, text_bytes, keep, base, keyed, columns, text_field, id_field, None,
-            lazy=True, texts=texts, located=located,
+            spark, policy_json, rows, text_bytes, keep, base, found, columns, text_field, id_field, None,
+            lazy=True, texts=texts, located=located, members_of=members,
         )
     finally:
         if fingerprinted is not None:
             fingerprinted.unpersist()
+        for broadcast in shared:
+            broadcast.destroy()
 
 
 def _answer(
@@ -241,7 +275,7 @@ def _answer(
     text_bytes: int,
     keep: str,
     base: Any,
-    keyed: Any,
+    found: Any,
     columns: List[str],
     text_col: str,
     id_col: Optional[str],
@@ -249,15 +283,19 @@ def _answer(
     lazy: bool = False,
     texts: Any = None,
     located: Optional["_Located"] = None,
+    members_of: Any = None,
 ) -> Any:
     """Steps 2 to 6 of the job on ``rows`` rows numbered (in :data:`_ROW`) in ``base``, with
-    ``text_bytes`` of text: the keys (``keyed`` makes their DataFrame from the
-    :class:`_Stages`), their links, the parts, the engine on each part, the answers joined to
+    ``text_bytes`` of text: the parts (``found`` makes their DataFrame, ``(row, part)``, from
+    the :class:`_Stages`: by the keys, their links and components, :func:`_parts`, or on the
+    driver), the engine on each part, the answers joined to
     the rows (``columns``: the result's columns of the input), persisted and counted; or with
     ``lazy``, the answers alone materialised (checkpointed) and joined to ``base`` by each
     action on the result. ``texts``: where the parts' engine reads the rows' texts (and ids)
     when not from ``base`` (rows of :data:`_ROW`, ``text_col`` and ``id_col`` alone), or with
-    ``located`` where it reads them from (``texts`` then the rows' places in the files)."""
+    ``located`` where it reads them from (``texts`` then the rows' places in the files).
+    ``members_of``: with ``located``, instead of ``found`` and ``texts``, makes the engine's
+    rows (``part`` and the places, :meth:`_Located.cached`) from the :class:`_Stages`."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -267,22 +305,25 @@ def _answer(
     before = spark.conf.get(shuffle)
     spark.conf.set(shuffle, str(_partitions(text_bytes, spark.sparkContext.defaultParallelism)))
     try:
-        parts = _parts(stages.links(keyed(stages)))
         fetched_at = F.col(fetched_at_col).cast("long") if fetched_at_col else F.lit(None).cast("long")
         small = F.broadcast if rows <= _BROADCAST_ROWS else (lambda frame: frame)
         named = [F.col(id_col).alias("id")] if id_col else []
-        if located is not None:
-            members = small(parts).join(texts, _ROW)
+        if members_of is not None:
+            members = members_of(stages)
+        elif located is not None:
+            members = small(found(stages)).join(texts, _ROW)
         else:
-            members = small(parts).join(
+            members = small(found(stages)).join(
                 (base if texts is None else texts).select(
                     _ROW, F.col(text_col).alias("text"), fetched_at.alias("fetched_at"), *named
                 ),
                 _ROW,
             )
-        memory = _engine_memory(spark.sparkContext.getConf().get("spark.executor.pyspark.memory", None))
+        conf = spark.sparkContext.getConf()
+        memory = _engine_memory(conf.get("spark.executor.pyspark.memory", None))
+        threads = _task_threads(spark.sparkContext.master, conf.get("spark.executor.cores", None))
         id_type = base.schema[id_col].dataType if id_col else None
-        decided = stages.decide(members, keep, fetched_at_col is not None, memory, id_type, located)
+        decided = stages.decide(members, keep, fetched_at_col is not None, memory, id_type, located, threads)
         started = time.perf_counter()
         if lazy:
             result = _result(base, _checkpoint(decided), columns, id_col, small)
@@ -559,6 +600,40 @@ class _Located:
         self.id_field = id_field
         self.text_field = text_field
 
+    def cached(self, places: Any, starts: Dict[Any, Any], parts: Any = None) -> Any:
+        """The places of the records (rows of :attr:`ddl`) from those the count's pass kept
+        (``places``: rows of ``file``, ``block``, ``first`` and ``places``,
+        :func:`_count_records`), numbered from ``starts`` as :func:`_record_reader` numbers
+        them: the records are not read again for them. With ``parts`` (a broadcast variable of
+        ``(node, root)``, the rows in parts ascending and their parts, as ``SearchKeys.parts``
+        gives them), only the rows in a part, each with its ``part`` first."""
+        from pyspark.sql.pandas.types import to_arrow_schema
+        from pyspark.sql.types import StructType
+
+        ddl = self.ddl if parts is None else f"part long, {self.ddl}"
+        schema = to_arrow_schema(StructType.fromDDL(ddl))
+        files = self.files
+
+        def read(batches: Iterator[Any]) -> Iterator[Any]:
+            import numpy as np
+            import pyarrow as pa
+
+            node, root = parts.value if parts is not None else (None, None)
+            for batch in batches:
+                for file, block, first, run in zip(*(batch.column(i).to_pylist() for i in range(4))):
+                    place = np.frombuffer(run, dtype=np.int64).reshape(-1, 3)
+                    lines_before, rows_before = starts[(file, block)]
+                    row = rows_before + first + np.arange(len(place), dtype=np.int64)
+                    index = np.full(len(place), files[file], dtype=np.int64)
+                    columns = [row, index, place[:, 0], place[:, 1], lines_before + place[:, 2]]
+                    if node is not None:
+                        at = np.minimum(np.searchsorted(node, row), max(len(node) - 1, 0))
+                        inside = node[at] == row if len(node) else np.zeros(len(row), np.bool_)
+                        columns = [root[at][inside]] + [c[inside] for c in columns]
+                    yield pa.RecordBatch.from_arrays([pa.array(c) for c in columns], schema=schema)
+
+        return places.mapInArrow(read, ddl)
+
     def reader(self, starts: Dict[Any, Any]) -> Any:
         """The function (over the batches of the input's frame) that reads the places of the
         records, numbered as :func:`_record_reader` numbers them (``starts``)."""
@@ -590,7 +665,8 @@ class _Located:
 
 
 _COUNT_DDL = (
-    "file string, block long, lines long, records long, text_bytes long, bad long, first long, simhash binary"
+    "file string, block long, lines long, records long, text_bytes long, bad long, first long, simhash binary, "
+    "places binary"
 )
 
 
@@ -603,9 +679,12 @@ def _count_records(
     records skipped; once the ``probe`` has passed (it runs while this stage is planned).
     ``fingerprinted``: when the policy's keys are cut from the SimHash alone
     (``SearchKeys.cuts_from_simhash``), the SimHash fingerprints of the records made in the
-    same pass, persisted (``unpersist`` it when the keys are cut): rows of ``file``,
-    ``block``, ``first`` (the block's records before them) and ``simhash`` (a run of the
-    block's records' values end to end); else ``None``."""
+    same pass, persisted (``unpersist`` it when the parts are decided): a :class:`_Persisted`
+    whose ``frame`` has rows of ``file``, ``block``, ``first`` (the block's records before
+    them) and ``simhash`` (a run of the block's records' values end to end), and, when
+    ``lines`` reads pieces of local files, whose ``places`` has rows of ``file``, ``block``,
+    ``first`` and ``places`` (where the same records are in their file, :meth:`_Located.cached`);
+    else ``None``."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -627,17 +706,19 @@ def _count_records(
         raise
     if fingerprint is None:
         return counted, None
-    fingerprinted = counting.where(F.col("simhash").isNotNull()).select("file", "block", "first", "simhash")
-    return counted, _Persisted(fingerprinted, counting)
+    fingerprinted = counting.where(F.col("simhash").isNotNull())
+    places = fingerprinted.select("file", "block", "first", "places") if lines.splits is not None else None
+    return counted, _Persisted(fingerprinted.select("file", "block", "first", "simhash"), counting, places)
 
 
 class _Persisted:
-    """A DataFrame (``frame``) over a persisted one (``persisted``): :meth:`unpersist` drops
-    the cache; anything else is the frame's."""
+    """DataFrames (``frame``, and ``places`` or ``None``) over a persisted one
+    (``persisted``): :meth:`unpersist` drops the cache."""
 
-    def __init__(self, frame: Any, persisted: Any) -> None:
+    def __init__(self, frame: Any, persisted: Any, places: Any = None) -> None:
         self.frame = frame
         self.persisted = persisted
+        self.places = places
 
     def unpersist(self) -> None:
         """Drops the persisted DataFrame's cache."""
@@ -648,7 +729,10 @@ def _count_lines(
     batches: Iterator[Any], lines: "_Lines", id_field: str, text_field: str, schema: Any, policy_json: Optional[str]
 ) -> Iterator[Any]:
     """The rows of :func:`_count_records` in one task: the counts, and with a ``policy_json``
-    the records' SimHash fingerprints (one row a run of a block's lines)."""
+    the records' SimHash fingerprints (one row a run of a block's lines), with, when ``lines``
+    reads pieces of local files, where each record is: per record its line's first byte in the
+    file, its bytes and its line in the block (1-based), int64 end to end (24 bytes)."""
+    import numpy as np
     import pyarrow as pa
 
     reader = JsonlLines(id_field, text_field)
@@ -661,7 +745,13 @@ def _count_lines(
         if keys is not None and records:
             offsets, data = out["text"][0], out["text"][1]
             simhash = keys.fingerprint(offsets, data)["simhash"]
-            fingerprinted.append({"file": file, "block": block, "first": count[1], "simhash": simhash})
+            run = {"file": file, "block": block, "first": count[1], "simhash": simhash}
+            if "chunk_at" in out:  # read from a piece of a local file: where each record is
+                line = np.asarray(out["line"], dtype=np.int64)
+                at = out["chunk_at"] + np.asarray(out["line_at"], dtype=np.int64)[line]
+                size = np.asarray(out["line_bytes"], dtype=np.int64)[line]
+                run["places"] = np.stack([at, size, out["first_line"] + line], axis=1).tobytes()
+            fingerprinted.append(run)
         count[0] += read
         count[1] += records
         count[2] += int(out["text"][0][-1])
@@ -865,6 +955,35 @@ def _check_columns(
 _SPARK_UNITS = {"": 1 << 20, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
 
 
+def _task_threads(master: str, executor_cores: Optional[str]) -> Optional[int]:
+    """The threads the engine may use in a task (``PartEngine(threads=...)``): its executor's
+    cores, ``spark.executor.cores`` when set, else what the ``master`` gives each executor
+    (``local[N]``: N, ``local[*]``: the machine's processors, ``local``: 1,
+    ``local-cluster[W,C,M]``: C); ``None`` otherwise (a cluster manager's default executor:
+    rayon's default, one thread a processor of the machine). Every task may use all of them,
+    not only its ``spark.task.cpus``: the engine's step has tasks of very unequal size (one
+    part may hold most of a corpus, BENCHMARKS.md "Issue 23, step 12"), and a task that runs
+    on alone has its executor's cores to itself; while tasks run side by side the system shares
+    the cores among their threads. The answers are the same whatever the number (BENCHMARKS.md,
+    "Issue 23, step 13")."""
+    import os
+
+    if executor_cores is not None:
+        cores = int(executor_cores)
+        if cores < 1:
+            raise NeardupError(f"spark.executor.cores {executor_cores!r} is not a number of cores")
+        return cores
+    if master == "local":
+        return 1
+    local = re.fullmatch(r"local\[(\*|\d+)(?:,\s*\d+)?\]", master)
+    if local:
+        return (os.cpu_count() or 1) if local.group(1) == "*" else max(1, int(local.group(1)))
+    cluster = re.fullmatch(r"local-cluster\[\s*\d+\s*,\s*(\d+)\s*,\s*\d+\s*\]", master)
+    if cluster:
+        return max(1, int(cluster.group(1)))
+    return None
+
+
 def _engine_memory(pyspark_memory: Optional[str]) -> Optional[int]:
     """The budget of the engine in a Python worker: three quarters of
     ``spark.executor.pyspark.memory`` (Spark's size: MiB without a unit; ``k``, ``m``, ``g``,
@@ -956,6 +1075,46 @@ class _Stages:
 
         return fingerprinted.frame.mapInArrow(cut, ddl)
 
+    def parts_on_driver(self, spark: Any, fingerprinted: Any, starts: Dict[Any, Any]) -> Any:
+        """The parts (``(row, part)`` as :func:`_parts` gives them) found on the driver from the
+        SimHash fingerprints made while the records were counted (``fingerprinted``: rows of
+        :func:`_count_records`, numbered from ``starts`` as in :meth:`cut`): collected (8 or
+        16 bytes a record), every key cut, sorted and linked, and the links' components found,
+        in Rust (``SearchKeys.parts``): the parts the executors' keys, links and components
+        give, without their two stages, their shuffle of every key and the JVM's sort. For a
+        corpus of at most :data:`_SEARCH_ON_DRIVER` records."""
+        import pyarrow as pa
+        from pyspark.sql import functions as F
+
+        node, root = self.found_on_driver(fingerprinted, starts)
+        found = pa.table({"node": pa.array(node, pa.int64()), "root": pa.array(root, pa.int64())})
+        return spark.createDataFrame(found).select(F.col("node").alias(_ROW), F.col("root").alias("part"))
+
+    def found_on_driver(self, fingerprinted: Any, starts: Dict[Any, Any]) -> Any:
+        """``(node, root)``: the rows in parts of two or more (ascending) and their parts, found
+        on the driver as :meth:`parts_on_driver` finds them."""
+        import numpy as np
+
+        started = time.perf_counter()
+        keys = SearchKeys(self.policy_json, self.rows)
+        width = keys.simhash_width
+        table = fingerprinted.frame.toArrow()
+        rows, values = [], []
+        runs = zip(*(table.column(name).to_pylist() for name in ("file", "block", "first", "simhash")))
+        for file, block, first, simhash in runs:
+            count = len(simhash) // width
+            rows.append(starts[(file, block)][1] + first + np.arange(count, dtype=np.int64))
+            values.append(np.frombuffer(simhash, dtype=np.uint8).reshape(count, width))
+        row = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        value = np.concatenate(values) if values else np.zeros((0, width), np.uint8)
+        order = np.argsort(row, kind="stable")
+        node, root = keys.parts(row[order], value[order].tobytes())
+        _log.info(
+            "%d rows in parts, found on the driver from %d fingerprints in %.1f s",
+            len(node), len(row), time.perf_counter() - started,
+        )
+        return node, root
+
     def links(self, keyed: Any) -> Any:
         """Links ``(a, b)``, ``a < b``, that join the rows sharing a key as every candidate
         pair of the engine's search would: ``keyed`` shuffled by key and sorted, each run of
@@ -998,6 +1157,7 @@ class _Stages:
         memory: Optional[int],
         id_type: Any = None,
         located: Optional["_Located"] = None,
+        threads: Optional[int] = None,
     ) -> Any:
         """The engine on each part: ``members`` (``part``, row, ``text``, ``fetched_at`` and,
         with an ``id_type``, ``id``) in, per row ``cluster`` and ``duplicate_of`` out: as row
@@ -1007,7 +1167,8 @@ class _Stages:
         With ``located``, ``members`` carry where each row's record is in its file instead of
         its text and id (``part``, row, ``file``, ``at``, ``bytes``, ``line``: a
         :class:`_Located`'s rows) and the task reads them from there (``JsonlLines.read_at``):
-        the texts are not shuffled."""
+        the texts are not shuffled. The engine runs on ``threads`` threads of its own
+        (:func:`_task_threads`; ``None``: one a processor)."""
         from pyspark.sql.types import LongType, StructField, StructType
 
         answer = id_type or LongType()
@@ -1024,7 +1185,9 @@ class _Stages:
 
             # A budget from the worker's limit bounds the whole worker; else each run of the
             # engine gets the default on top of what the worker holds.
-            engine = PartEngine(policy_json, keep, memory=memory, whole_process=memory is not None)
+            engine = PartEngine(
+                policy_json, keep, memory=memory, whole_process=memory is not None, threads=threads
+            )
             names = _Names() if id_type else None
             reader = JsonlLines(located.id_field, located.text_field) if located is not None else None
             for batch in batches:
