@@ -159,7 +159,7 @@ fn mapped(path: &Path, opts: &ReadOptions) -> (Vec<String>, u64, u64) {
         .map_each_document(
             "reading",
             true,
-            |index, doc, text| (index, outline_raw(doc), text.len()),
+            |index, doc, _| (index, outline_raw(doc), doc.body.as_str().len()),
             |(index, outline, length)| {
                 assert_eq!(index, seen.len(), "documents are numbered in input order");
                 seen.push(format!("{outline} | {length}"));
@@ -200,7 +200,11 @@ fn check_of(seed: u64, bytes: usize, opts: &ReadOptions, invalid: bool) {
         keep_raw: true,
         ..opts.clone()
     };
-    let reader = JsonlReader::new(Cursor::new(data.clone()), &path, Arc::new(raw_opts));
+    let reader = JsonlReader::new(
+        Cursor::new(data.clone()),
+        path.as_path(),
+        Arc::new(raw_opts),
+    );
     let (mut documents, mut bad) = (Vec::new(), 0);
     for record in reader {
         match record {
