@@ -40,7 +40,7 @@ else
   old="$base_tree/target/release/neardup"
 fi
 cargo build --release -q -p neardup
-new=target/release/neardup
+new=${CARGO_TARGET_DIR:-target}/release/neardup
 
 bytes=$(stat -c %s "$corpus")
 echo "corpus: $corpus ($(wc -l < "$corpus") documents, $((bytes / 1000000)) MB), $(nproc) cores"

@@ -186,22 +186,24 @@ pub fn for_each_document<T: Send>(
 
 /// Writes one JSON line per document of `args`' inputs to standard output, in input order:
 /// `encode(document, text)` serialises a document's line (in parallel, as
-/// [`for_each_document`] maps). The output of `fingerprint` and `extract`.
+/// [`for_each_document`] maps). The output of `extract`.
 pub fn write_json_lines(
     args: &InputArgs,
     encode: impl Fn(&Document, &str) -> serde_json::Result<Vec<u8>> + Sync,
 ) -> anyhow::Result<()> {
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
-    for_each_document(
-        args,
+    // Only the lines come back: each document is dropped where it was encoded.
+    args.corpus(false)?.map_each_document(
+        "reading",
+        false,
         |_, doc, text| {
             encode(doc, text).map(|mut line| {
                 line.push(b'\n');
                 line
             })
         },
-        |_, line| {
+        |line| -> anyhow::Result<()> {
             out.write_all(&line?).context("cannot write output")?;
             Ok(())
         },

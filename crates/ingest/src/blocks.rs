@@ -7,21 +7,22 @@
 
 use std::io::{self, Read};
 
-/// The lines of a block with their 1-based numbers (the block's first line is `first_line`),
-/// cut at the offsets of its newlines, `ends` (as [`Chunk::Lines`] gives them: increasing,
-/// inside the block); the bytes after the last newline are the last line. Iteration stops at
-/// an offset that is not.
+/// The lines of a block with their 1-based numbers (the block's first line is `first_line`)
+/// and the offsets they start at, cut at the offsets of its newlines, `ends` (as
+/// [`Chunk::Lines`] gives them: increasing, inside the block); the bytes after the last newline
+/// are the last line. Iteration stops at an offset that is not.
 pub fn lines<'b>(
     block: &'b [u8],
     ends: &'b [usize],
     first_line: u64,
-) -> impl Iterator<Item = (u64, &'b [u8])> {
+) -> impl Iterator<Item = (u64, usize, &'b [u8])> {
     let mut start = 0;
     let ends = ends.iter().copied().chain(std::iter::once(block.len()));
     ends.enumerate().map_while(move |(i, end)| {
         let line = block.get(start..end)?;
+        let at = start;
         start = end + 1;
-        Some((first_line + i as u64, line))
+        Some((first_line + i as u64, at, line))
     })
 }
 
@@ -258,12 +259,15 @@ mod tests {
 
     #[test]
     fn lines_are_numbered_within_a_block() {
-        let numbered: Vec<(u64, &[u8])> = lines(b"a\n\nb", &[1, 2], 7).collect();
-        assert_eq!(numbered, [(7, &b"a"[..]), (8, &b""[..]), (9, &b"b"[..])]);
-        let cut_short: Vec<(u64, &[u8])> = lines(b"a\nb", &[1, 9], 1).collect();
+        let numbered: Vec<(u64, usize, &[u8])> = lines(b"a\n\nb", &[1, 2], 7).collect();
+        assert_eq!(
+            numbered,
+            [(7, 0, &b"a"[..]), (8, 2, &b""[..]), (9, 3, &b"b"[..])]
+        );
+        let cut_short: Vec<(u64, usize, &[u8])> = lines(b"a\nb", &[1, 9], 1).collect();
         assert_eq!(
             cut_short,
-            [(1, &b"a"[..])],
+            [(1, 0, &b"a"[..])],
             "an offset past the block ends the lines"
         );
     }

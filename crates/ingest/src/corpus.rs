@@ -23,13 +23,13 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::{lines, BlockReader, Chunk};
-use crate::document::{Document, Place};
+use crate::document::{Body, Document, Place};
 use crate::error::{ErrorKind, IngestError};
 use crate::extract::MainContentExtractor;
 use crate::folder::FolderReader;
 use crate::format::{Compression, Format};
 use crate::input::{DocumentIter, OpenedInput};
-use crate::jsonl::parse_document;
+use crate::jsonl::{parse_document, parse_text_document};
 use crate::options::ReadOptions;
 use crate::spool::Spool;
 use crate::stats::{Accounting, ReadStats, StatsSnapshot};
@@ -44,8 +44,8 @@ const BATCH_BYTES: usize = 32 << 20;
 /// and each more holds a block of documents longer.
 const IN_FLIGHT: usize = 1;
 
-/// A document and what it was mapped to, or a bad record.
-type Mapped<T> = Result<(Document, T), IngestError>;
+/// What a document was mapped to, or a bad record.
+type Mapped<U> = Result<U, IngestError>;
 
 /// Bytes of JSON Lines read and parsed in parallel at a time: about 2 MB a worker thread, so
 /// that a block's parsed documents are still in cache when they are worked on (on 2 cores,
@@ -285,6 +285,61 @@ impl Corpus {
         map: impl Fn(usize, &Document, &str) -> T + Sync,
         mut sink: impl FnMut(Document, T) -> Result<(), E>,
     ) -> Result<StatsSnapshot, E> {
+        self.read_through(
+            label,
+            keep_raw,
+            |index, doc| {
+                let value = map(
+                    index,
+                    &doc,
+                    &document_text(&doc, self.options.html, &self.extractor),
+                );
+                (doc, value)
+            },
+            |(doc, value)| sink(doc, value),
+        )
+    }
+
+    /// [`Corpus::for_each_document`] for a caller that needs only what each document maps to:
+    /// `sink` sees the results alone, in input order, and each document is dropped on the
+    /// worker that mapped it, as soon as it is mapped. The same documents, indexes, errors and
+    /// statistics; what it saves is handing every document back to the caller's thread and
+    /// freeing its strings there (a free of memory another thread allocated takes the
+    /// allocator's slow path), and the documents' memory is reused while it is in cache.
+    pub fn map_each_document<T: Send, E: From<CorpusError>>(
+        &self,
+        label: &str,
+        keep_raw: bool,
+        map: impl Fn(usize, &Document, &str) -> T + Sync,
+        sink: impl FnMut(T) -> Result<(), E>,
+    ) -> Result<StatsSnapshot, E> {
+        self.read_through(
+            label,
+            keep_raw,
+            |index, doc| {
+                let value = map(
+                    index,
+                    &doc,
+                    &document_text(&doc, self.options.html, &self.extractor),
+                );
+                // The body's memory goes to the next document this worker parses.
+                let (Body::Text(body) | Body::Html(body)) = doc.body;
+                crate::spare::give_back(body);
+                value
+            },
+            sink,
+        )
+    }
+
+    /// The read of [`Corpus::for_each_document`] and [`Corpus::map_each_document`]: `each`
+    /// turns each numbered document into what `sink` is handed, in input order.
+    fn read_through<U: Send, E: From<CorpusError>>(
+        &self,
+        label: &str,
+        keep_raw: bool,
+        each: impl Fn(usize, Document) -> U + Sync,
+        mut sink: impl FnMut(U) -> Result<(), E>,
+    ) -> Result<StatsSnapshot, E> {
         let first = !self.read_before.swap(true, Relaxed);
         let opts = Arc::new(ReadOptions {
             keep_raw,
@@ -313,7 +368,7 @@ impl Corpus {
                 stats: &stats,
                 progress: progress.as_ref(),
             };
-            self.work_through(&pass, receiver, &recycle, &map, &mut sink)
+            self.work_through(&pass, receiver, &recycle, &each, &mut sink)
         })
         // A failed copy of a stream is the cause of the read error it makes.
         .map_err(|error| match self.spool.as_ref().and_then(Spool::failure) {
@@ -332,13 +387,13 @@ impl Corpus {
     /// pool while the next block is parsed; up to [`IN_FLIGHT`] mapped batches wait for `sink`,
     /// which sees them in input order. No stage waits for another to drain: a worker that ends
     /// its share of a block takes up the next block's.
-    fn work_through<T: Send, E: From<CorpusError>>(
+    fn work_through<U: Send, E: From<CorpusError>>(
         &self,
         pass: &Pass,
         receiver: Receiver<(Work, u64)>,
         recycle: &SyncSender<Vec<u8>>,
-        map: &(impl Fn(usize, &Document, &str) -> T + Sync),
-        sink: &mut impl FnMut(Document, T) -> Result<(), E>,
+        each: &(impl Fn(usize, Document) -> U + Sync),
+        sink: &mut impl FnMut(U) -> Result<(), E>,
     ) -> Result<(), E> {
         rayon::in_place_scope(|pool| {
             let mut pending = VecDeque::with_capacity(IN_FLIGHT + 1);
@@ -361,7 +416,7 @@ impl Corpus {
                 let numbered = number(records, &mut next_index);
                 let (done, mapped) = sync_channel(1);
                 pool.spawn(move |_| {
-                    let _ = done.send(self.map_records(numbered, map));
+                    let _ = done.send(map_records(numbered, each));
                 });
                 pending.push_back((mapped, read_to));
                 while pending.len() > IN_FLIGHT {
@@ -378,11 +433,11 @@ impl Corpus {
     /// Waits for a mapped batch and hands its results to `sink` in order, then reports the
     /// bytes read up to its end. A batch whose mapping panicked hands nothing over: the pool's
     /// scope raises the panic again once every batch is done.
-    fn hand_over_batch<T, E: From<CorpusError>>(
+    fn hand_over_batch<U, E: From<CorpusError>>(
         &self,
         pass: &Pass,
-        batch: Option<(Receiver<Vec<Mapped<T>>>, u64)>,
-        sink: &mut impl FnMut(Document, T) -> Result<(), E>,
+        batch: Option<(Receiver<Vec<Mapped<U>>>, u64)>,
+        sink: &mut impl FnMut(U) -> Result<(), E>,
     ) -> Result<(), E> {
         let Some((mapped, read_to)) = batch else {
             return Ok(());
@@ -395,36 +450,18 @@ impl Corpus {
         Ok(())
     }
 
-    /// Maps a batch of numbered records in parallel.
-    fn map_records<T: Send>(
-        &self,
-        numbered: Vec<(usize, Result<Document, IngestError>)>,
-        map: &(impl Fn(usize, &Document, &str) -> T + Sync),
-    ) -> Vec<Mapped<T>> {
-        numbered
-            .into_par_iter()
-            .map(|(index, record)| {
-                record.map(|doc| {
-                    let text = document_text(&doc, self.options.html, &self.extractor);
-                    let value = map(index, &doc, &text);
-                    (doc, value)
-                })
-            })
-            .collect()
-    }
-
     /// Hands a mapped document to `sink`, or deals with a bad record as the options say.
-    fn hand_over<T, E: From<CorpusError>>(
+    fn hand_over<U, E: From<CorpusError>>(
         &self,
-        result: Result<(Document, T), IngestError>,
+        result: Result<U, IngestError>,
         first: bool,
         stats: &ReadStats,
-        sink: &mut impl FnMut(Document, T) -> Result<(), E>,
+        sink: &mut impl FnMut(U) -> Result<(), E>,
     ) -> Result<(), E> {
         match result {
-            Ok((doc, value)) => {
+            Ok(value) => {
                 stats.count_document();
-                sink(doc, value)
+                sink(value)
             }
             Err(error) if !error.is_bad_record() => Err(CorpusError::Input(error).into()),
             Err(error) => {
@@ -522,7 +559,10 @@ fn folder_contents(path: &Path) -> (Vec<Format>, u64) {
 }
 
 /// Parses a block of JSON Lines in parallel into documents and bad records, as
-/// [`crate::JsonlReader`] does (blank lines skipped, over-long lines refused).
+/// [`crate::JsonlReader`] does (blank lines skipped, over-long lines refused). The block's UTF-8
+/// is checked once, here, as a whole: a newline ends no character, so when the block is valid so
+/// is each of its lines, and no line is checked again (a block that is not is checked line by
+/// line, for the same errors).
 fn parse_lines(
     block: &[u8],
     ends: &[usize],
@@ -531,19 +571,36 @@ fn parse_lines(
     opts: &ReadOptions,
 ) -> Vec<Result<Document, IngestError>> {
     let place = Place::file(Arc::clone(name));
-    let lines: Vec<(u64, &[u8])> = lines(block, ends, first_line)
-        .filter(|(_, line)| !line.iter().all(u8::is_ascii_whitespace))
+    let valid = simdutf8::basic::from_utf8(block).ok();
+    let lines: Vec<(u64, usize, &[u8])> = lines(block, ends, first_line)
+        .filter(|(_, _, line)| !line.iter().all(u8::is_ascii_whitespace))
         .collect();
     lines
         .into_par_iter()
-        .map(|(number, line)| {
+        .map(|(number, start, line)| {
             let place = place.at_line(number);
             let (size, limit) = (line.len() as u64, opts.max_document_bytes);
             if size > limit {
                 return Err(IngestError::new(place, ErrorKind::TooLarge { size, limit }));
             }
-            parse_document(line, place, opts)
+            // A line of a valid block is valid: its bytes as they are (`get` only checks that
+            // its ends are character boundaries, which a newline and the block's ends are).
+            match valid.and_then(|text| text.get(start..start + line.len())) {
+                Some(text) => parse_text_document(text, line, place, opts),
+                None => parse_document(line, place, opts),
+            }
         })
+        .collect()
+}
+
+/// Maps a batch of numbered records in parallel with `each`.
+fn map_records<U: Send>(
+    numbered: Vec<(usize, Result<Document, IngestError>)>,
+    each: &(impl Fn(usize, Document) -> U + Sync),
+) -> Vec<Mapped<U>> {
+    numbered
+        .into_par_iter()
+        .map(|(index, record)| record.map(|doc| each(index, doc)))
         .collect()
 }
 

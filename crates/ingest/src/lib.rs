@@ -65,6 +65,7 @@ mod lines;
 mod members;
 mod options;
 mod parquet;
+mod spare;
 mod spool;
 mod stats;
 pub mod text;

@@ -48,8 +48,9 @@ const WORDS: [&str; 10] = [
     "emoji\\ud83d\\ude00",
 ];
 
-/// One line (without its ending) of a corpus, as bytes.
-fn line(rng: &mut Rng, i: u64) -> Vec<u8> {
+/// One line (without its ending) of a corpus, as bytes; with `invalid`, some lines are not
+/// UTF-8 (then every block has such a line), else every block is valid UTF-8 as a whole.
+fn line(rng: &mut Rng, i: u64, invalid: bool) -> Vec<u8> {
     let most = if rng.below(50) == 0 { 20_000 } else { 400 };
     let words = 1 + rng.below(most);
     let text: Vec<&str> = (0..words)
@@ -62,7 +63,7 @@ fn line(rng: &mut Rng, i: u64) -> Vec<u8> {
         2 => format!("{{\"id\":{i},\"text\":\"broken").into_bytes(),
         3 => format!("[{i}]").into_bytes(),
         4 => format!("{{\"id\":{i},\"text\":{i}}}").into_bytes(),
-        5 => {
+        5 if invalid => {
             let mut bad = format!("{{\"id\":{i},\"text\":\"bad ").into_bytes();
             bad.extend_from_slice(b"\xff\xfe\"}");
             bad
@@ -77,11 +78,16 @@ fn line(rng: &mut Rng, i: u64) -> Vec<u8> {
 /// A corpus of about `bytes` bytes from `seed`, with LF and CRLF endings, and with or without
 /// a newline at the end.
 fn corpus(seed: u64, bytes: usize) -> Vec<u8> {
+    corpus_of(seed, bytes, true)
+}
+
+/// [`corpus`], with lines that are not UTF-8 or without (see [`line`]).
+fn corpus_of(seed: u64, bytes: usize, invalid: bool) -> Vec<u8> {
     let mut rng = Rng(seed | 1);
     let mut out = Vec::with_capacity(bytes + 4096);
     let mut i = 0;
     while out.len() < bytes {
-        out.extend_from_slice(&line(&mut rng, i));
+        out.extend_from_slice(&line(&mut rng, i, invalid));
         out.extend_from_slice(if rng.below(5) == 0 { b"\r\n" } else { b"\n" });
         i += 1;
     }
@@ -138,8 +144,46 @@ fn parallel(path: &Path, opts: &ReadOptions) -> Outline {
     items.collect()
 }
 
+/// Each document of a read by [`Corpus::map_each_document`], with its raw record (read with
+/// `keep_raw`), as the map saw it, in the order the sink got them; and the read's count of
+/// documents and bad records.
+fn mapped(path: &Path, opts: &ReadOptions) -> (Vec<String>, u64, u64) {
+    let options = CorpusOptions {
+        inputs: vec![path.to_path_buf()],
+        read: opts.clone(),
+        ..CorpusOptions::default()
+    };
+    let corpus = Corpus::new(options, false, Arc::new(NoHooks)).unwrap();
+    let mut seen = Vec::new();
+    let stats = corpus
+        .map_each_document(
+            "reading",
+            true,
+            |index, doc, _| (index, outline_raw(doc), doc.body.as_str().len()),
+            |(index, outline, length)| {
+                assert_eq!(index, seen.len(), "documents are numbered in input order");
+                seen.push(format!("{outline} | {length}"));
+                Ok::<_, neardup_ingest::CorpusError>(())
+            },
+        )
+        .unwrap();
+    (seen, stats.documents, stats.errors)
+}
+
+/// [`outline`] with the raw record.
+fn outline_raw(doc: &neardup_ingest::Document) -> String {
+    let raw = doc.raw.as_deref().map(String::from_utf8_lossy);
+    format!("{} | {raw:?}", outline(doc))
+}
+
 fn check(seed: u64, bytes: usize, opts: &ReadOptions) {
-    let data = corpus(seed, bytes);
+    check_of(seed, bytes, opts, true);
+}
+
+/// [`check`] of [`corpus_of`]`(seed, bytes, invalid)`; and the documents of a
+/// [`Corpus::map_each_document`] read with their raw records, against the serial reader's.
+fn check_of(seed: u64, bytes: usize, opts: &ReadOptions, invalid: bool) {
+    let data = corpus_of(seed, bytes, invalid);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.jsonl");
     std::fs::write(&path, &data).unwrap();
@@ -151,6 +195,31 @@ fn check(seed: u64, bytes: usize, opts: &ReadOptions) {
     }
     if bytes > 1 << 20 {
         assert!(serial.iter().any(Result::is_err) && serial.iter().any(Result::is_ok));
+    }
+    let raw_opts = ReadOptions {
+        keep_raw: true,
+        ..opts.clone()
+    };
+    let reader = JsonlReader::new(
+        Cursor::new(data.clone()),
+        path.as_path(),
+        Arc::new(raw_opts),
+    );
+    let (mut documents, mut bad) = (Vec::new(), 0);
+    for record in reader {
+        match record {
+            Ok(doc) => {
+                let length = doc.body.as_str().len();
+                documents.push(format!("{} | {length}", outline_raw(&doc)));
+            }
+            Err(_) => bad += 1,
+        }
+    }
+    let (seen, read, errors) = mapped(&path, opts);
+    assert_eq!((read, errors), (documents.len() as u64, bad), "seed {seed}");
+    assert_eq!(seen.len(), documents.len(), "seed {seed}");
+    for (i, (a, b)) in documents.iter().zip(&seen).enumerate() {
+        assert_eq!(a, b, "seed {seed}, document {i}");
     }
 }
 
@@ -166,6 +235,18 @@ proptest! {
             ..ReadOptions::default()
         };
         check(seed, 9 << 20, &opts);
+    }
+
+    /// Inputs whose blocks are valid UTF-8 as a whole (so no line is checked alone), and the
+    /// documents of [`Corpus::map_each_document`] (their memory used again for the next ones).
+    #[test]
+    fn valid_blocks_read_as_the_serial_reader_reads(seed in any::<u64>(), lossy in any::<bool>()) {
+        let opts = ReadOptions {
+            max_document_bytes: LIMIT,
+            lossy_utf8: lossy,
+            ..ReadOptions::default()
+        };
+        check_of(seed, 9 << 20, &opts, false);
     }
 }
 

@@ -1,9 +1,12 @@
 //! `neardup fingerprint`: one JSON line of fingerprints per document.
 
+use std::io::{self, BufWriter, Write};
+
+use anyhow::Context;
 use neardup_core::{Fingerprinter, Fingerprints};
 use serde::Serialize;
 
-use crate::documents::{write_json_lines, InputArgs};
+use crate::documents::InputArgs;
 use crate::profile_args::ProfileArgs;
 
 /// Arguments of `neardup fingerprint`.
@@ -36,18 +39,26 @@ pub fn run(args: FingerprintArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let fingerprinter = Fingerprinter::new(profile)?;
-    write_json_lines(&args.input, |doc, text| {
-        // Room for a whole line at once (a 64-bit line is about 150 bytes and the id's),
-        // not grown from empty in steps.
-        let mut line = Vec::with_capacity(256 + doc.id.len());
-        serde_json::to_writer(
-            &mut line,
-            &Line {
-                id: &doc.id,
-                fingerprints: &fingerprinter.fingerprint(text),
-                bytes: text.len(),
-            },
-        )?;
-        Ok(line)
-    })
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
+    // The workers fingerprint; each line is made here, in input order, in one buffer used
+    // again and again (not a line of its own allocated on a worker and freed on this thread).
+    let mut line = Vec::with_capacity(4096);
+    args.input.corpus(false)?.map_each_document(
+        "reading",
+        false,
+        |_, doc, text| (doc.id.clone(), fingerprinter.fingerprint(text), text.len()),
+        |(id, fingerprints, bytes)| -> anyhow::Result<()> {
+            line.clear();
+            let fields = Line {
+                id: &id,
+                fingerprints: &fingerprints,
+                bytes,
+            };
+            serde_json::to_writer(&mut line, &fields)?;
+            line.push(b'\n');
+            out.write_all(&line).context("cannot write output")
+        },
+    )?;
+    out.flush().context("cannot write output")
 }

@@ -80,11 +80,21 @@ pub fn parse_document(
     place: Place,
     opts: &ReadOptions,
 ) -> Result<Document, IngestError> {
-    let text = match decode_utf8(line, opts.lossy_utf8) {
-        Ok(text) => text,
-        Err(kind) => return Err(IngestError::new(place, kind)),
-    };
-    let mut doc = match parse_record(&text, &opts.fields) {
+    match decode_utf8(line, opts.lossy_utf8) {
+        Ok(text) => parse_text_document(&text, line, place, opts),
+        Err(kind) => Err(IngestError::new(place, kind)),
+    }
+}
+
+/// [`parse_document`] of a line already decoded: `text` is `line` as UTF-8 (for a line known to
+/// be valid, `line` itself: a block of lines checked at once need not check each line again).
+pub(crate) fn parse_text_document(
+    text: &str,
+    line: &[u8],
+    place: Place,
+    opts: &ReadOptions,
+) -> Result<Document, IngestError> {
+    let mut doc = match parse_record(text, &opts.fields) {
         Ok(record) => record.into_document(place),
         Err(kind) => return Err(IngestError::new(place, kind)),
     };
@@ -220,9 +230,14 @@ impl InputRecord<'_> {
     /// The document this record at `place` describes: the id defaults to the
     /// place, and an HTML body without a title field gets its `<title>`.
     pub(crate) fn into_document(self, place: Place) -> Document {
+        // A borrowed body is copied into a spare string of this thread's when it has one.
+        let owned = |text: Cow<'_, str>| match text {
+            Cow::Borrowed(text) => crate::spare::string_of(text),
+            Cow::Owned(text) => text,
+        };
         let body = match self.body {
-            InputRecordBody::Text(text) => Body::Text(text.into_owned()),
-            InputRecordBody::Html(html) => Body::Html(html.into_owned()),
+            InputRecordBody::Text(text) => Body::Text(owned(text)),
+            InputRecordBody::Html(html) => Body::Html(owned(html)),
         };
         let title = crate::text::title_of(self.title.map(Cow::into_owned), &body);
         Document {

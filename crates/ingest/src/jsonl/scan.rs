@@ -134,7 +134,7 @@ impl<'a> Scanner<'a> {
                 // `fingerprint`'s CPU in copies and page faults): it ends before the line's
                 // last quote, and unescaping never lengthens it.
                 let last_quote = memchr::memrchr(b'"', self.bytes()).unwrap_or(end);
-                let mut out = String::with_capacity(last_quote.max(end) - start);
+                let mut out = crate::spare::string_with_capacity(last_quote.max(end) - start);
                 out.push_str(&self.line[start..end]);
                 self.pos = end;
                 self.unescape_into(&mut out)?;
