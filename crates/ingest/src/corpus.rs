@@ -289,11 +289,7 @@ impl Corpus {
             label,
             keep_raw,
             |index, doc| {
-                let value = map(
-                    index,
-                    &doc,
-                    &document_text(&doc, self.options.html, &self.extractor),
-                );
+                let value = self.map_with_text(&map, index, &doc);
                 (doc, value)
             },
             |(doc, value)| sink(doc, value),
@@ -317,17 +313,28 @@ impl Corpus {
             label,
             keep_raw,
             |index, doc| {
-                let value = map(
-                    index,
-                    &doc,
-                    &document_text(&doc, self.options.html, &self.extractor),
-                );
+                let value = self.map_with_text(&map, index, &doc);
                 // The body's memory goes to the next document this worker parses.
                 let (Body::Text(body) | Body::Html(body)) = doc.body;
                 crate::spare::give_back(body);
                 value
             },
             sink,
+        )
+    }
+
+    /// `map(index, document, text)`, the document's text made as every read makes it
+    /// ([`document_text`]).
+    fn map_with_text<T>(
+        &self,
+        map: &impl Fn(usize, &Document, &str) -> T,
+        index: usize,
+        doc: &Document,
+    ) -> T {
+        map(
+            index,
+            doc,
+            &document_text(doc, self.options.html, &self.extractor),
         )
     }
 
