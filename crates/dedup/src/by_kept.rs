@@ -19,8 +19,9 @@
 //! in parallel, each by one thread, and their outcomes taken in component order). That keeps the
 //! shingle sets a walk reads together: a component's sets are read from the spill file once and
 //! stay in the cache while it is decided (the 4 GB test corpus read its sets hundreds of times
-//! over in plain keep order, its families being spread over the whole file). Only units in a
-//! component of two or more need shingle sets.
+//! over in plain keep order, its families being spread over the whole file). Only the units the
+//! search linked to another need shingle sets: a unit linked by accepted pairs only (URL
+//! duplicates) is walked, but an accepted pair is never verified.
 //!
 //! The decision is the one [`crate::clusters::centred_clusters`] makes from every candidate
 //! pair (the property tests compare the two on generated families, chains and exact copies).
@@ -37,12 +38,13 @@
 //! a unit with a neighbour while the keep order is sorted, as long as the union-find fits an
 //! eighth of what the budget leaves; beyond, none of these: the search writes links to sorted
 //! runs, the components are found from them on disk ([`FoundLinks::components`]) and the walk
-//! order is read from `(component, unit)` runs a component at a time (the units with a
-//! neighbour listed, 4 bytes each, the one thing held a unit). One byte a document for the
+//! order is read from `(component, unit)` runs a component at a time (the units the search
+//! linked listed, 4 bytes each, and a bit a unit marking those walked; with accepted pairs,
+//! their components and the search's are joined in a second pass on disk). One byte a document for the
 //! flags; 4 bytes a unit with a neighbour for the keep order; the index of each component walked
 //! (one a thread: its units' SimHash values, signatures or prefixes, and its kept units), within
 //! a share of the budget: a component whose index does not fit is walked in parts (see
-//! [`Run::walk_component`]); and the shingle sets of the units with a neighbour (within the
+//! [`Run::walk_component`]); and the shingle sets of the units the search linked (within the
 //! budget, spilled beyond it).
 
 use std::collections::{HashMap, HashSet};
@@ -422,8 +424,9 @@ fn prefix_components(
 /// What the batch search found: each unit's component, and whether it has a neighbour.
 struct Linked {
     components: Components,
-    /// The units in a component of two or more, ascending (with the external components, those
-    /// linked by an accepted pair only too).
+    /// The units the search linked to another, ascending: those whose shingle sets verification
+    /// may read (a unit linked by accepted pairs only is in a component of two or more, walked,
+    /// but never verified).
     near: Vec<u32>,
     spilled_bytes: u64,
 }
@@ -490,7 +493,8 @@ fn search_components<F: Fingerprint>(
 
 /// The components of the units from the search's `links` and the accepted pairs between units
 /// (URL duplicates), found on disk within `memory` ([`FoundLinks::components`]), resorted by
-/// component for the walk; `near` lists every unit in a component of two or more.
+/// component for the walk; `near` lists the units the search linked (a unit whose only links
+/// are accepted pairs needs no shingle set: an accepted pair is never verified).
 fn linked_components(
     links: FoundLinks,
     exact: &ExactGroups,
@@ -498,16 +502,24 @@ fn linked_components(
     dir: &Path,
     memory: u64,
 ) -> Result<Linked, DedupError> {
-    let mut url_links: Vec<(u32, u32)> = unit_links(exact, accepted).collect();
-    links.link(&mut url_links)?;
-    let mut labels = links.components()?;
+    // Without accepted pairs, every unit labelled was linked by the search.
+    let (mut labels, near, searched_spilled) = match accepted.is_empty() {
+        true => (links.components()?, None, 0),
+        false => {
+            let (joined, near, spilled) = with_accepted(links, exact, accepted, dir, memory)?;
+            (joined.components()?, Some(near), spilled)
+        }
+    };
+    let name_near = near.is_none();
+    let mut near = near.unwrap_or_default();
     let spill = SpillDir::new(dir);
     let by_component = Runs::new(spill.clone(), memory / 8);
-    let mut near = Vec::new();
     let mut batch = Vec::new();
     for label in labels.by_ref() {
         let (index, component) = label?;
-        near.push(exact.unit_at(index));
+        if name_near {
+            near.push(exact.unit_at(index));
+        }
         batch.push((u64::from(component), u64::from(index)));
         if batch.len() >= by_component.batch() {
             by_component.add(&mut batch)?;
@@ -516,10 +528,45 @@ fn linked_components(
     by_component.add(&mut batch)?;
     tracing::debug!(rounds = labels.rounds(), "components found on disk");
     Ok(Linked {
-        spilled_bytes: labels.spilled_bytes() + spill.written(),
+        spilled_bytes: searched_spilled + labels.spilled_bytes() + spill.written(),
         components: Components::Sorted(by_component, spill),
         near,
     })
+}
+
+/// The search's `links` joined with the accepted pairs between units: the search's components
+/// found first, naming the units it linked (ascending), then each of those units linked to its
+/// component's first beside the accepted pairs, in new links within `memory`; and the bytes
+/// the first pass wrote. A second pass over as many links as the units the search linked and
+/// the accepted pairs: one pass over both would not tell which units need a shingle set.
+fn with_accepted(
+    links: FoundLinks,
+    exact: &ExactGroups,
+    accepted: &UrlPairs,
+    dir: &Path,
+    memory: u64,
+) -> Result<(FoundLinks, Vec<u32>, u64), DedupError> {
+    let joined = FoundLinks::within(memory, dir);
+    let mut batch = Vec::with_capacity(joined.batch());
+    let link = |pair: (u32, u32), batch: &mut Vec<(u32, u32)>| {
+        batch.push(pair);
+        match batch.len() >= joined.batch() {
+            true => joined.link(batch),
+            false => Ok(()),
+        }
+    };
+    let mut near = Vec::new();
+    let mut searched = links.components()?;
+    for label in searched.by_ref() {
+        let (index, first) = label?;
+        near.push(exact.unit_at(index));
+        link((index, first), &mut batch)?;
+    }
+    for pair in unit_links(exact, accepted) {
+        link(pair, &mut batch)?;
+    }
+    joined.link(&mut batch)?;
+    Ok((joined, near, searched.spilled_bytes()))
 }
 
 /// Bytes held besides the shingle sets: the documents, the URL pairs (with the walk's links
@@ -620,8 +667,8 @@ struct Walked {
     decided: Decided,
     /// The shingle sets, kept only when every accepted pair is listed next.
     verifier: Option<Arc<Verifier>>,
-    /// The units with a neighbour, ascending, when every accepted pair is listed next (else
-    /// possibly emptied).
+    /// The units the search linked, ascending, when every accepted pair is listed next (else
+    /// emptied).
     near: Vec<u32>,
     /// The components walked, when every accepted pair is listed next.
     walk_order: Option<WalkOrder>,
@@ -721,7 +768,6 @@ impl Run<'_> {
         } = linked;
         let mut search_spilled = search_spilled;
         let units = Units::new(documents, self.exact, self.options.keep);
-        let merged = matches!(components, Components::Merged(_));
         let walk = match components {
             Components::Merged(components) => {
                 let component = self.components_with_links(components);
@@ -729,8 +775,7 @@ impl Run<'_> {
             }
             Components::Sorted(by_component, spill) => {
                 let before = spill.written();
-                let walk =
-                    WalkOrder::from_sorted(self.exact, by_component.into_sorted()?, &units, &near)?;
+                let walk = WalkOrder::from_sorted(self.exact, by_component.into_sorted()?, &units)?;
                 search_spilled += spill.written() - before;
                 walk
             }
@@ -774,8 +819,7 @@ impl Run<'_> {
                 (verifier, indexes)
             }
         };
-        if merged && !self.options.list_pairs {
-            // The walk order holds them from here on.
+        if !self.options.list_pairs {
             near = Vec::new();
         }
         let share = indexes / threads;
@@ -1133,17 +1177,18 @@ impl WalkOrder {
     }
 
     /// The walk order from `by_component`: `(component, unit index)` of each unit in a
-    /// component of two or more, ascending, a component named by its first unit's index; `near`:
-    /// those units, ascending. One component's units are held at a time while put in keep order.
+    /// component of two or more, ascending, a component named by its first unit's index. One
+    /// component's units are held at a time while put in keep order, and a bit a unit marks
+    /// those walked.
     fn from_sorted(
         exact: &ExactGroups,
         by_component: Sorted<(u64, u64)>,
         units: &Units<'_>,
-        near: &[u32],
     ) -> Result<Self, DedupError> {
-        let mut order = Vec::with_capacity(near.len());
+        let mut order = Vec::new();
         let mut spans = Vec::new();
         let mut component = Vec::new();
+        let mut walked = vec![0u64; (exact.unit_count() as usize).div_ceil(64)];
         let mut current = None;
         let mut end_component = |component: &mut Vec<u32>| {
             if !component.is_empty() {
@@ -1158,13 +1203,16 @@ impl WalkOrder {
                 end_component(&mut component);
                 current = Some(name);
             }
+            walked[index as usize / 64] |= 1 << (index % 64);
             component.push(exact.unit_at(index as u32));
         }
         end_component(&mut component);
-        let alone_groups = exact
-            .firsts()
-            .filter(|first| near.binary_search(first).is_err())
-            .collect();
+        order.shrink_to_fit();
+        let is_walked = |first: u32| {
+            let index = exact.index_of(first) as usize;
+            walked[index / 64] & (1 << (index % 64)) != 0
+        };
+        let alone_groups = exact.firsts().filter(|&first| !is_walked(first)).collect();
         Ok(WalkOrder {
             order,
             spans,

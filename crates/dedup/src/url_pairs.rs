@@ -44,6 +44,11 @@ impl UrlPairs {
         self.links.len()
     }
 
+    /// True when there are none.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.links.is_empty()
+    }
+
     /// The pair at `i`.
     pub(crate) fn get(&self, i: u32) -> FoundPair {
         let (a, b) = self.links[i as usize];

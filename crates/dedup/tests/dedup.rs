@@ -607,6 +607,46 @@ fn url_duplicates_and_empty_input() {
         .is_empty());
 }
 
+/// A unit linked to others by its canonical URL only is never verified (an accepted pair is
+/// not), so the run asks for no shingle set of it, in memory or with everything on disk (where
+/// the components are found from links on disk); the units the search links are verified on
+/// their sets.
+#[test]
+fn units_linked_by_url_only_need_no_shingle_set() {
+    let mut items = vec![
+        item(0, 1),
+        item(u64::MAX, 2),
+        item(0xffff_0000_ffff_0000, 3),
+    ];
+    for item in &mut items {
+        item.url_key = Some("example.com/a".into());
+    }
+    // Two near copies (one bit apart, the same set), far from the three above.
+    items.extend(with_features(&[
+        (0x1234_5678, 4),
+        (0x1234_5678 ^ 1 << 40, 5),
+    ]));
+    let in_memory = DedupOptions {
+        url_dedup: true,
+        ..policy(|p| p.k = 3)
+    };
+    let (spilled, dir) = with_no_room(&in_memory);
+    for options in [&in_memory, &spilled] {
+        let outcome = dedup(&items, options).unwrap();
+        let removed: Vec<(u32, u32, Kind)> = outcome
+            .removals
+            .iter()
+            .map(|r| (r.index, r.of, r.kind))
+            .collect();
+        assert_eq!(
+            removed,
+            [(1, 0, Kind::Url), (2, 0, Kind::Url), (4, 3, Kind::Near)]
+        );
+        assert!(outcome.verified_candidates >= 1);
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
 /// Holds the linear decision under `every`'s policy (deciding alone, in memory or with no
 /// room at all) to the decision from every candidate pair: the same removals, clusters and kept
 /// documents, never more verifications; listing every pair after it gives every accepted
