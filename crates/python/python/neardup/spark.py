@@ -233,7 +233,10 @@ def dedup_jsonl(
             # are: their places are shuffled, not their texts.
             located: Optional[_Located] = _Located(lines, id_field, text_field)
             if fingerprinted is not None and fingerprinted.places is not None:
-                texts = located.cached(fingerprinted.places, starts)  # kept by the count's pass
+                # Kept by the count's pass, with each record's fingerprints (SimHash, digest)
+                # when the engine takes them: it does not make them again.
+                located.fingerprints = fingerprinted.fingerprints
+                texts = located.cached(fingerprinted.places, starts)
             else:
                 texts = frame.mapInArrow(located.reader(starts), located.ddl)
         else:
@@ -587,7 +590,11 @@ class _Located:
     their rows (``ddl``: the row number, the index of its file in ``paths``, the byte ``at``
     which its line starts, its ``bytes``, its ``line``, 1-based), 40 bytes a record, which the
     parts' engine reads the records by (``JsonlLines.read_at``) instead of their texts
-    travelling through the shuffle (BENCHMARKS.md, "Issue 23, step 11")."""
+    travelling through the shuffle (BENCHMARKS.md, "Issue 23, step 11"). With
+    ``fingerprints`` (set when the count's pass kept them, :func:`_count_records`), the rows
+    of :meth:`cached` also carry each record's SimHash value and digest (:data:`_FINGERPRINTS`,
+    8 or 16 and 16 or 32 bytes), which the engine takes instead of fingerprinting the texts it
+    reads again (``PartEngine.feed``; BENCHMARKS.md, "Issue 23, step 14")."""
 
     ddl = f"{_ROW} long, file long, at long, bytes long, line long"
 
@@ -599,20 +606,25 @@ class _Located:
         self.paths = [_source(uri) for uri in uris]
         self.id_field = id_field
         self.text_field = text_field
+        self.fingerprints = False
 
     def cached(self, places: Any, starts: Dict[Any, Any], parts: Any = None) -> Any:
         """The places of the records (rows of :attr:`ddl`) from those the count's pass kept
-        (``places``: rows of ``file``, ``block``, ``first`` and ``places``,
-        :func:`_count_records`), numbered from ``starts`` as :func:`_record_reader` numbers
-        them: the records are not read again for them. With ``parts`` (a broadcast variable of
-        ``(node, root)``, the rows in parts ascending and their parts, as ``SearchKeys.parts``
-        gives them), only the rows in a part, each with its ``part`` first."""
+        (``places``: rows of ``file``, ``block``, ``first`` and ``places``, and with
+        :attr:`fingerprints` ``simhash`` and ``digest``, :func:`_count_records`), numbered from
+        ``starts`` as :func:`_record_reader` numbers them: the records are not read again for
+        them. With ``parts`` (a broadcast variable of ``(node, root)``, the rows in parts
+        ascending and their parts, as ``SearchKeys.parts`` gives them), only the rows in a
+        part, each with its ``part`` first. With :attr:`fingerprints`, each row ends with its
+        record's SimHash value and digest (:data:`_FINGERPRINTS`)."""
         from pyspark.sql.pandas.types import to_arrow_schema
         from pyspark.sql.types import StructType
 
         ddl = self.ddl if parts is None else f"part long, {self.ddl}"
+        if self.fingerprints:
+            ddl = f"{ddl}, {_FINGERPRINTS}"
         schema = to_arrow_schema(StructType.fromDDL(ddl))
-        files = self.files
+        files, fingerprints = self.files, self.fingerprints
 
         def read(batches: Iterator[Any]) -> Iterator[Any]:
             import numpy as np
@@ -620,17 +632,24 @@ class _Located:
 
             node, root = parts.value if parts is not None else (None, None)
             for batch in batches:
-                for file, block, first, run in zip(*(batch.column(i).to_pylist() for i in range(4))):
+                runs = zip(*(batch.column(i).to_pylist() for i in range(6 if fingerprints else 4)))
+                for file, block, first, run, *made in runs:
                     place = np.frombuffer(run, dtype=np.int64).reshape(-1, 3)
+                    count = len(place)
                     lines_before, rows_before = starts[(file, block)]
-                    row = rows_before + first + np.arange(len(place), dtype=np.int64)
-                    index = np.full(len(place), files[file], dtype=np.int64)
+                    row = rows_before + first + np.arange(count, dtype=np.int64)
+                    index = np.full(count, files[file], dtype=np.int64)
                     columns = [row, index, place[:, 0], place[:, 1], lines_before + place[:, 2]]
+                    # The SimHash values and digests, one row of bytes a record.
+                    columns += [np.frombuffer(values, dtype=np.uint8).reshape(count, -1) for values in made]
                     if node is not None:
                         at = np.minimum(np.searchsorted(node, row), max(len(node) - 1, 0))
-                        inside = node[at] == row if len(node) else np.zeros(len(row), np.bool_)
+                        inside = node[at] == row if len(node) else np.zeros(count, np.bool_)
                         columns = [root[at][inside]] + [c[inside] for c in columns]
-                    yield pa.RecordBatch.from_arrays([pa.array(c) for c in columns], schema=schema)
+                    arrays = [
+                        _fixed(c.tobytes(), c.shape[1], len(c)) if c.ndim == 2 else pa.array(c) for c in columns
+                    ]
+                    yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
         return places.mapInArrow(read, ddl)
 
@@ -666,8 +685,11 @@ class _Located:
 
 _COUNT_DDL = (
     "file string, block long, lines long, records long, text_bytes long, bad long, first long, simhash binary, "
-    "places binary"
+    "places binary, digest binary"
 )
+#: The columns of each record's fingerprints that the count's pass makes and the engine takes
+#: (``PartEngine.feed``): its SimHash value (big-endian) and its digest.
+_FINGERPRINTS = "simhash binary, digest binary"
 
 
 def _count_records(
@@ -683,8 +705,10 @@ def _count_records(
     whose ``frame`` has rows of ``file``, ``block``, ``first`` (the block's records before
     them) and ``simhash`` (a run of the block's records' values end to end), and, when
     ``lines`` reads pieces of local files, whose ``places`` has rows of ``file``, ``block``,
-    ``first`` and ``places`` (where the same records are in their file, :meth:`_Located.cached`);
-    else ``None``."""
+    ``first`` and ``places`` (where the same records are in their file, :meth:`_Located.cached`)
+    and, when the parts' engine takes the fingerprints made here (``PartEngine.takes_fingerprints``:
+    ``fingerprints`` true), ``simhash`` and ``digest`` (the runs' digests end to end); else
+    ``None``."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -693,8 +717,10 @@ def _count_records(
     schema = StructType.fromDDL(_COUNT_DDL)
     arrow_schema = to_arrow_schema(schema)
     fingerprint = policy_json if SearchKeys(policy_json, 0).cuts_from_simhash else None
+    # The digests are kept only where the engine reads the records by their places and takes them.
+    carry = fingerprint is not None and lines.splits is not None and PartEngine(policy_json).takes_fingerprints
     counting = frame.mapInArrow(
-        lambda batches: _count_lines(batches, lines, id_field, text_field, arrow_schema, fingerprint), schema
+        lambda batches: _count_lines(batches, lines, id_field, text_field, arrow_schema, fingerprint, carry), schema
     )
     if fingerprint is not None:
         counting = counting.persist(StorageLevel.MEMORY_AND_DISK)
@@ -707,18 +733,21 @@ def _count_records(
     if fingerprint is None:
         return counted, None
     fingerprinted = counting.where(F.col("simhash").isNotNull())
-    places = fingerprinted.select("file", "block", "first", "places") if lines.splits is not None else None
-    return counted, _Persisted(fingerprinted.select("file", "block", "first", "simhash"), counting, places)
+    kept = ["file", "block", "first", "places"] + (["simhash", "digest"] if carry else [])
+    places = fingerprinted.select(*kept) if lines.splits is not None else None
+    return counted, _Persisted(fingerprinted.select("file", "block", "first", "simhash"), counting, places, carry)
 
 
 class _Persisted:
     """DataFrames (``frame``, and ``places`` or ``None``) over a persisted one
-    (``persisted``): :meth:`unpersist` drops the cache."""
+    (``persisted``): :meth:`unpersist` drops the cache. ``fingerprints``: whether ``places``
+    carries the records' fingerprints (:data:`_FINGERPRINTS`)."""
 
-    def __init__(self, frame: Any, persisted: Any, places: Any = None) -> None:
+    def __init__(self, frame: Any, persisted: Any, places: Any = None, fingerprints: bool = False) -> None:
         self.frame = frame
         self.persisted = persisted
         self.places = places
+        self.fingerprints = fingerprints
 
     def unpersist(self) -> None:
         """Drops the persisted DataFrame's cache."""
@@ -726,12 +755,19 @@ class _Persisted:
 
 
 def _count_lines(
-    batches: Iterator[Any], lines: "_Lines", id_field: str, text_field: str, schema: Any, policy_json: Optional[str]
+    batches: Iterator[Any],
+    lines: "_Lines",
+    id_field: str,
+    text_field: str,
+    schema: Any,
+    policy_json: Optional[str],
+    digests: bool = False,
 ) -> Iterator[Any]:
     """The rows of :func:`_count_records` in one task: the counts, and with a ``policy_json``
     the records' SimHash fingerprints (one row a run of a block's lines), with, when ``lines``
     reads pieces of local files, where each record is: per record its line's first byte in the
-    file, its bytes and its line in the block (1-based), int64 end to end (24 bytes)."""
+    file, its bytes and its line in the block (1-based), int64 end to end (24 bytes); with
+    ``digests``, their digests too (made by the same call)."""
     import numpy as np
     import pyarrow as pa
 
@@ -744,8 +780,10 @@ def _count_lines(
         records = len(out["line"])
         if keys is not None and records:
             offsets, data = out["text"][0], out["text"][1]
-            simhash = keys.fingerprint(offsets, data)["simhash"]
-            run = {"file": file, "block": block, "first": count[1], "simhash": simhash}
+            made = keys.fingerprint(offsets, data)
+            run = {"file": file, "block": block, "first": count[1], "simhash": made["simhash"]}
+            if digests:
+                run["digest"] = made["digest"]
             if "chunk_at" in out:  # read from a piece of a local file: where each record is
                 line = np.asarray(out["line"], dtype=np.int64)
                 at = out["chunk_at"] + np.asarray(out["line_at"], dtype=np.int64)[line]
@@ -1175,8 +1213,9 @@ class _Stages:
         fields = ((_ROW, LongType()), ("cluster", answer), ("duplicate_of", answer))
         out = StructType([StructField(name, kind) for name, kind in fields])
         schema, policy_json = self._schema(out), self.policy_json
+        carried = located is not None and located.fingerprints
         if located is not None:
-            columns = ["part", _ROW, "file", "at", "bytes", "line"]
+            columns = ["part", _ROW, "file", "at", "bytes", "line"] + (["simhash", "digest"] if carried else [])
         else:
             columns = ["part", _ROW, "text", "fetched_at"] + (["id"] if id_type else [])
 
@@ -1207,7 +1246,10 @@ class _Stages:
                     texts, ids = _text_buffers(batch.column(2), view=True), batch.column(4) if id_type else None
                 if names is not None:
                     names.add(rows, ids)
-                answers = engine.feed(np.asarray(batch.column(0), dtype=np.int64), rows, *texts, **times)
+                made: Dict[str, Any] = {}
+                if carried:  # the count's fingerprints: the engine does not make them again
+                    made = {"simhash": _fixed_view(batch.column(6)), "digest": _fixed_view(batch.column(7))}
+                answers = engine.feed(np.asarray(batch.column(0), dtype=np.int64), rows, *texts, **times, **made)
                 if len(answers[0]):
                     yield _answers(answers, names, schema)
             answers = engine.finish()
@@ -1298,6 +1340,13 @@ def _text_buffers(texts: Any, view: bool = False) -> Any:
     else:
         data = np.frombuffer(buffers[2], dtype=np.uint8) if view else buffers[2].to_pybytes()
     return offsets.astype(np.int64), data
+
+
+def _fixed_view(values: Any) -> Any:
+    """The values of an Arrow binary column (all of one width) end to end: a NumPy ``uint8``
+    view of its data buffer, not a copy."""
+    offsets, data = _text_buffers(values, view=True)
+    return data[int(offsets[0]) : int(offsets[-1])] if len(offsets) > 1 else data[:0]
 
 
 def _sorted_keys(batch: Any, simhash_width: int) -> Any:
