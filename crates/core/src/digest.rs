@@ -143,9 +143,15 @@ mod tests {
         ] {
             let digest = Digest::of(algorithm, b"the quick brown fox");
             assert_eq!(digest.as_bytes().len(), algorithm.width());
-            assert_eq!(Digest::from_bytes(algorithm, digest.as_bytes()), Some(digest));
+            assert_eq!(
+                Digest::from_bytes(algorithm, digest.as_bytes()),
+                Some(digest)
+            );
             let other = Digest::of(algorithm, b"the quick brown cat");
-            assert_ne!(Digest::from_bytes(algorithm, other.as_bytes()), Some(digest));
+            assert_ne!(
+                Digest::from_bytes(algorithm, other.as_bytes()),
+                Some(digest)
+            );
             assert_eq!(Digest::from_bytes(algorithm, &digest.as_bytes()[1..]), None);
         }
         let long = Digest::of(DigestAlgorithm::Blake3, b"x");

@@ -15,8 +15,8 @@ use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 
-use neardup_core::measure::FeatureSet;
 use neardup_core::digest::Digest;
+use neardup_core::measure::FeatureSet;
 use neardup_core::{Fingerprinter, Fingerprints};
 use neardup_dedup::{DedupError, DedupOptions, FeatureSource, Item, KeepPolicy, Outcome};
 use numpy::{PyArray1, PyReadonlyArray1};
@@ -264,7 +264,8 @@ impl PartEngine {
         }
         let simhash_width = profile.bits.count() as usize / 8;
         let digest_width = profile.digest.width();
-        if simhash.len() != texts.len() * simhash_width || digest.len() != texts.len() * digest_width
+        if simhash.len() != texts.len() * simhash_width
+            || digest.len() != texts.len() * digest_width
         {
             return Err(invalid(format!(
                 "{} bytes of SimHash values and {} of digests for {} rows of {simhash_width} and {digest_width} bytes",
