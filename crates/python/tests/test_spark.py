@@ -281,6 +281,17 @@ def test_the_jsonl_reader_reads_the_records_the_cli_reads(
         assert row["is_duplicate"] == (doc_id in cli_duplicate_of), doc_id
         assert row["cluster"] == cli_cluster.get(doc_id, doc_id), doc_id
 
+    # `rows="clustered"`: the answers of the records in clusters of two or more alone, from
+    # the kept answers (the files are not read again), each once: the CLI's clusters.
+    clustered = neardup.spark.dedup_jsonl(spark, str(path), policy=policy, rows="clustered")
+    assert clustered.columns == ["id", "cluster", "duplicate_of", "is_duplicate"]
+    listed = clustered.collect()
+    assert len(listed) == len({r["id"] for r in listed}) == len(cli_cluster)
+    for row in listed:
+        assert row["cluster"] == cli_cluster[row["id"]], row["id"]
+        assert row["duplicate_of"] == cli_duplicate_of.get(row["id"]), row["id"]
+        assert row["is_duplicate"] == (row["id"] in cli_duplicate_of), row["id"]
+
 
 def test_jsonl_lines_read_a_batch_as_the_cli_reads_its_lines():
     """`JsonlLines.read` on one batch: records and their lines, bad records counted and
@@ -481,6 +492,8 @@ def test_bad_arguments_are_errors(spark):
     clash = spark.createDataFrame([("x", 1)], "text string, cluster int")
     with pytest.raises(neardup.NeardupError, match="cluster"):
         neardup.spark.dedup(clash)
+    with pytest.raises(neardup.NeardupError, match="invalid rows"):
+        neardup.spark.dedup_jsonl(spark, "unread.jsonl", rows="some")
 
 
 def test_the_job_entry_point_writes_the_kept_rows(spark, tmp_path):

@@ -72,6 +72,8 @@ _log = logging.getLogger(__name__)
 #: The row number column of the result when no ``id_col`` is given.
 ROW_ID = "row_id"
 _ROW = "__neardup_row"
+#: The id of each row the parts' engine answers, in its answers (named in the same task).
+_ID = "__neardup_id"
 #: Bytes of text a shuffle partition gets (:func:`_partitions`).
 _PARTITION_BYTES = 128 << 20
 #: Most rows for which the per-row tables (16 to 24 bytes a row) are broadcast to the joins
@@ -167,6 +169,7 @@ def dedup_jsonl(
     keep: str = "first",
     id_field: str = "id",
     text_field: str = "text",
+    rows: str = "all",
 ) -> Any:
     """Deduplicate JSON Lines files as ``neardup dedup`` reads them, on a cluster.
 
@@ -188,6 +191,13 @@ def dedup_jsonl(
     result reads the files again (through Rust, about as fast as a cache) and joins the
     answers to them; ``persist()`` it to use it many times.
 
+    ``rows="clustered"``: only the records in a cluster of two or more (what ``neardup dedup``
+    writes with ``--clusters``, its removed records among them), as ``id_field``, ``cluster``,
+    ``duplicate_of`` and ``is_duplicate``, straight from the kept answers: no action on it
+    reads the files again. Every record not in it is kept, its own cluster. The whole answer
+    in about the CLI's output, for a write of the answers alone (BENCHMARKS.md, "Issue 23,
+    step 14").
+
     The records are never parsed by Spark's JSON reader nor cached; the first pass counts
     them and (under the SimHash methods) fingerprints them, the keys are cut from the SimHash
     values it keeps, and the steps that need the texts or ids (the parts' engine, the result)
@@ -201,6 +211,8 @@ def dedup_jsonl(
     SearchKeys(policy_json, 0)  # the policy is valid and has search keys (not overlap)
     if keep not in ("first", "longest"):
         raise NeardupError(f"invalid keep {keep!r} for JSON Lines (expected first or longest)")
+    if rows not in ("all", "clustered"):
+        raise NeardupError(f"invalid rows {rows!r} (expected all or clustered)")
     probe = _Probe(spark)
     started = time.perf_counter()
     frame, lines = _input(spark, path)
@@ -209,11 +221,11 @@ def dedup_jsonl(
     counted, fingerprinted = _count_records(frame, lines, id_field, text_field, probe, policy_json)
     shared: List[Any] = []  # broadcast variables, destroyed once the answers are checkpointed
     try:
-        starts, rows, text_bytes = _starts(counted)
+        starts, records, text_bytes = _starts(counted)
         bad = sum(row["bad"] for row in counted)
         _log.info(
             "%d records, %d bad ones skipped, %d bytes of text, counted in %.1f s",
-            rows, bad, text_bytes, time.perf_counter() - started,
+            records, bad, text_bytes, time.perf_counter() - started,
         )
         columns = _record_columns(id_field, text_field)
         large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
@@ -242,7 +254,7 @@ def dedup_jsonl(
         else:
             located, texts = None, frame.mapInArrow(read_texts, texts_schema)
         members: Any = None
-        on_driver = fingerprinted is not None and rows <= _SEARCH_ON_DRIVER
+        on_driver = fingerprinted is not None and records <= _SEARCH_ON_DRIVER
         if on_driver and located is not None and fingerprinted.places is not None:
             # Few enough fingerprints for one process: the driver finds the parts from them,
             # and the places the count kept are given their parts as they are read (the parts
@@ -261,8 +273,8 @@ def dedup_jsonl(
         else:
             found = lambda stages: _parts(stages.links(stages.keys(frame, source=read_texts)))  # noqa: E731
         return _answer(
-            spark, policy_json, rows, text_bytes, keep, base, found, columns, text_field, id_field, None,
-            lazy=True, texts=texts, located=located, members_of=members,
+            spark, policy_json, records, text_bytes, keep, base, found, columns, text_field, id_field, None,
+            lazy=True, texts=texts, located=located, members_of=members, clustered=rows == "clustered",
         )
     finally:
         if fingerprinted is not None:
@@ -287,6 +299,7 @@ def _answer(
     texts: Any = None,
     located: Optional["_Located"] = None,
     members_of: Any = None,
+    clustered: bool = False,
 ) -> Any:
     """Steps 2 to 6 of the job on ``rows`` rows numbered (in :data:`_ROW`) in ``base``, with
     ``text_bytes`` of text: the parts (``found`` makes their DataFrame, ``(row, part)``, from
@@ -298,7 +311,9 @@ def _answer(
     when not from ``base`` (rows of :data:`_ROW`, ``text_col`` and ``id_col`` alone), or with
     ``located`` where it reads them from (``texts`` then the rows' places in the files).
     ``members_of``: with ``located``, instead of ``found`` and ``texts``, makes the engine's
-    rows (``part`` and the places, :meth:`_Located.cached`) from the :class:`_Stages`."""
+    rows (``part`` and the places, :meth:`_Located.cached`) from the :class:`_Stages`.
+    ``clustered`` (with ``lazy`` and an ``id_col``): the answers of the rows in clusters of two
+    or more alone, named by ``id_col``, not joined to ``base`` (:func:`dedup_jsonl`)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -328,7 +343,15 @@ def _answer(
         id_type = base.schema[id_col].dataType if id_col else None
         decided = stages.decide(members, keep, fetched_at_col is not None, memory, id_type, located, threads)
         started = time.perf_counter()
-        if lazy:
+        if lazy and clustered and id_col:
+            answers = _checkpoint(decided).where(F.col("cluster").isNotNull())
+            result = answers.select(
+                F.col(_ID).alias(id_col),
+                F.col("cluster"),
+                F.col("duplicate_of"),
+                F.col("duplicate_of").isNotNull().alias("is_duplicate"),
+            )
+        elif lazy:
             result = _result(base, _checkpoint(decided), columns, id_col, small)
         else:
             result = _result(base, decided, columns, id_col, small).persist(StorageLevel.MEMORY_AND_DISK)
@@ -358,6 +381,8 @@ def _result(base: Any, decided: Any, columns: List[str], id_col: Optional[str], 
     if not id_col:
         named = lambda c: F.when(F.col(c) >= 0, F.col(c)).alias(c)  # noqa: E731
         decided = decided.select(_ROW, named("cluster"), named("duplicate_of"))
+    else:
+        decided = decided.select(_ROW, "cluster", "duplicate_of")
     id_expr = F.col(id_col) if id_col else F.col(_ROW)
     outputs = [F.col(c) for c in columns]
     if not id_col:
@@ -1200,8 +1225,8 @@ class _Stages:
         """The engine on each part: ``members`` (``part``, row, ``text``, ``fetched_at`` and,
         with an ``id_type``, ``id``) in, per row ``cluster`` and ``duplicate_of`` out: as row
         numbers (-1: none), or with an ``id_type`` as the rows' ids (null: none), named in the
-        task that decides them (a part's rows are all there): no second pass over the input
-        for the ids. Each part decided within ``memory`` bytes (``None``: the engine's default).
+        task that decides them (a part's rows are all there), with the row's own id
+        (:data:`_ID`): no second pass over the input for the ids. Each part decided within ``memory`` bytes (``None``: the engine's default).
         With ``located``, ``members`` carry where each row's record is in its file instead of
         its text and id (``part``, row, ``file``, ``at``, ``bytes``, ``line``: a
         :class:`_Located`'s rows) and the task reads them from there (``JsonlLines.read_at``):
@@ -1211,6 +1236,8 @@ class _Stages:
 
         answer = id_type or LongType()
         fields = ((_ROW, LongType()), ("cluster", answer), ("duplicate_of", answer))
+        if id_type:
+            fields += ((_ID, id_type),)
         out = StructType([StructField(name, kind) for name, kind in fields])
         schema, policy_json = self._schema(out), self.policy_json
         carried = located is not None and located.fingerprints
@@ -1302,7 +1329,7 @@ class _Names:
 def _answers(answers: Any, names: Optional[_Names], schema: Any) -> Any:
     """The engine's ``answers`` (rows, and the rows of their cluster's kept row and of the kept
     row they duplicate, -1 for none) as a batch of ``schema``: by row number, or with ``names``
-    the rows' ids (null for none)."""
+    the rows' ids (null for none), each row's own id last."""
     import numpy as np
     import pyarrow as pa
 
@@ -1319,7 +1346,7 @@ def _answers(answers: Any, names: Optional[_Names], schema: Any) -> Any:
             raise NeardupError("the engine named a row outside its parts")
         return ids.take(pa.array(at, mask=~found))
 
-    return _batch([pa.array(rows), named(cluster), named(duplicate_of)], schema)
+    return _batch([pa.array(rows), named(cluster), named(duplicate_of), ids], schema)
 
 
 def _text_buffers(texts: Any, view: bool = False) -> Any:
