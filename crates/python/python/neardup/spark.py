@@ -31,7 +31,9 @@ over), and what is read twice is persisted once:
    at a time in bounded memory: a part's texts beyond 64 MB wait in a temporary file. With an
    ``id_col``, the rows' ids travel with their texts and the answers are named by them in the
    same task (every row a part names is there), not by a second pass over the input.
-6. The input joined to the per-row answers (broadcast when few enough) and persisted.
+6. The input joined to the per-row answers (broadcast when few enough) and persisted
+   (:func:`dedup_jsonl` with ``rows="clustered"``: the answers of the clustered records alone,
+   the input not read again).
 
 The ``overlap`` method is not available: its exact search holds every shingle set in one place.
 
@@ -39,7 +41,9 @@ Under the SimHash methods :func:`dedup_jsonl` finds the parts of a corpus of at 
 :data:`_SEARCH_ON_DRIVER` records on the driver instead (steps 2 to 4 in one Rust call over
 the SimHash values its count kept, :meth:`_Stages.parts_on_driver`: the same parts, without
 the shuffle and sort of every key), and step 5 reads the records' places in their files from
-what the count kept. The engine of a task runs on its executor's cores (:func:`_task_threads`).
+what the count kept, with each record's SimHash value and digest made by the count's pass: the
+engine does not fingerprint them again (``PartEngine.feed``; it reads the texts for their
+shingle sets). The engine of a task runs on its executor's cores (:func:`_task_threads`).
 
 JSON Lines files can be read by :func:`dedup_jsonl`: step 1 is then the CLI's own reader
 (``ingest::parse_record``, with its rules for bad records) in the executors, over pieces of the
