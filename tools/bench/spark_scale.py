@@ -14,7 +14,10 @@ file (`--removed`, `--clusters`), then a fresh Spark application (a subprocess, 
 adaptive execution on, shuffle partitions left to the job) runs the job on the file
 (`neardup.spark.dedup_jsonl`: the CLI's reader in the executors; with a package from before
 it, `dedup` over Spark's JSON reader with the schema given: `id string, text string`) and
-writes every row's `duplicate_of` and `cluster`. Timed: the CLI's whole run; the job from
+writes the `duplicate_of` and `cluster` of every record in a cluster of two or more (what the CLI
+writes with `--removed` and `--clusters`: `dedup_jsonl(rows="clustered")`, every other record
+kept alone) or, with `--write all` or a package from before issue 23's step 14, of every record.
+Timed: the CLI's whole run; the job from
 reading the file to its answers written (the JVM's start apart, printed too). Every document's
 `duplicate_of` and cluster must be the CLI's, else the run fails. (Before issue 23's step 6 the
 timed part ended with the result counted, before its answers were written.)
@@ -27,6 +30,7 @@ peak resident memory of the largest Python worker is sampled from /proc.
 """
 
 import argparse
+import inspect
 import json
 import os
 import random
@@ -61,8 +65,11 @@ def child(args):
     started = time.perf_counter()
     spark = spark_session(args.master, events, args.bounded)
     ready, began = time.perf_counter(), time.time()
+    clustered = False
     if hasattr(neardup.spark, "dedup_jsonl"):  # the job's own entry: the CLI's reader in the executors
-        result = neardup.spark.dedup_jsonl(spark, args.input)
+        clustered = args.write == "clustered" and "rows" in inspect.signature(neardup.spark.dedup_jsonl).parameters
+        extra = {"rows": "clustered"} if clustered else {}
+        result = neardup.spark.dedup_jsonl(spark, args.input, **extra)
     else:  # a package from before it: Spark's JSON reader
         df = spark.read.schema("id string, text string").json(args.input)
         result = neardup.spark.dedup(df, text_col="text", id_col="id")
@@ -73,7 +80,7 @@ def child(args):
     result.unpersist()
     spark.stop()
     out = {"seconds": seconds, "jvm_start": ready - started, "removed": removed, "answers": answers,
-           "began": began, "ended": ended}
+           "began": began, "ended": ended, "clustered": clustered}
     out["stages"] = spark_peers.stages(events)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(out, f)
@@ -110,7 +117,7 @@ def _processes():
 def run_job(args, path, bounded):
     out = os.path.join(args.data, "job.json")
     command = [sys.executable, os.path.abspath(__file__), "--run", "--input", path, "--out", out,
-               "--master", args.master, "--data", args.data]
+               "--master", args.master, "--data", args.data, "--write", args.write]
     if bounded:
         command.append("--bounded")
     sampler = PeakWorker(os.getpid())
@@ -143,8 +150,10 @@ def run_cli(args, path):
     return seconds, duplicate_of, cluster
 
 
-def compare(answers, duplicate_of, cluster):
-    """Documents whose answer differs from the CLI's."""
+def compare(answers, duplicate_of, cluster, docs, clustered):
+    """The documents answered and those whose answer differs from the CLI's. With `clustered`
+    the answers list the records in clusters of two or more, each once, and every other
+    document is kept alone: a document of a CLI cluster missing from them differs."""
     import pyarrow.parquet as pq
 
     table = pq.read_table(answers).to_pydict()
@@ -152,7 +161,11 @@ def compare(answers, duplicate_of, cluster):
     for doc, of, c in zip(table["id"], table["duplicate_of"], table["cluster"]):
         if of != duplicate_of.get(doc) or c != cluster.get(doc, doc):
             differ += 1
-    return len(table["id"]), differ
+    if not clustered:
+        return len(table["id"]), differ
+    listed = set(table["id"])
+    differ += len(table["id"]) - len(listed) + len(set(cluster) - listed)
+    return docs, differ
 
 
 def write_giant(corpus, path, copies):
@@ -177,6 +190,7 @@ def write_giant(corpus, path, copies):
 def report(name, docs, size, cli_seconds, job, rows, differ):
     seconds = job["seconds"]
     shuffled = sum(s["written"] for s in job["stages"])
+    name += " (clustered written)" if job.get("clustered") else ""
     print(f"| {name} | {docs:,} | {size / 1e6:,.0f} | {cli_seconds:.1f} | {seconds:.1f} | {seconds / cli_seconds:.1f}x "
           f"| {job['jvm_start']:.1f} | {len(job['stages'])} | {sum(s['tasks'] for s in job['stages']):,} "
           f"| {sum(s['ms'] for s in job['stages']) / 1e3:,.0f} | {shuffled / docs:,.0f} ({shuffled / size:.2f}x text) "
@@ -216,6 +230,8 @@ def main():
     parser.add_argument("--cli", default="target/release/neardup")
     parser.add_argument("--data", default="/tmp/spark-data")
     parser.add_argument("--stages", action="store_true", help="print each run's stages")
+    parser.add_argument("--write", choices=["clustered", "all"], default="clustered",
+                        help="the answers written: of the records in clusters (when the package has it), or of all")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--run", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--bounded", action="store_true", help=argparse.SUPPRESS)
@@ -243,7 +259,7 @@ def main():
         docs, size = make()
         cli_seconds, duplicate_of, cluster = run_cli(args, path)
         job = run_job(args, path, bounded)
-        rows, differ = compare(job["answers"], duplicate_of, cluster)
+        rows, differ = compare(job["answers"], duplicate_of, cluster, docs, job.get("clustered", False))
         report(name, docs, size, cli_seconds, job, rows, differ)
         failed |= differ > 0 or rows != docs
         if args.stages:

@@ -45,9 +45,34 @@ impl Digest {
         Digest { bytes, len }
     }
 
+    /// The digest under `algorithm` whose bytes are `bytes` (what [`Digest::as_bytes`] gave),
+    /// for a digest made elsewhere and carried as bytes (the Spark job's count makes each
+    /// record's, its engine step takes them); `None` when `bytes` is not `algorithm`'s length.
+    pub fn from_bytes(algorithm: DigestAlgorithm, bytes: &[u8]) -> Option<Digest> {
+        if bytes.len() != algorithm.width() {
+            return None;
+        }
+        let mut all = [0u8; 32];
+        all[..bytes.len()].copy_from_slice(bytes);
+        Some(Digest {
+            bytes: all,
+            len: bytes.len() as u8,
+        })
+    }
+
     /// The digest's bytes.
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..usize::from(self.len)]
+    }
+}
+
+impl DigestAlgorithm {
+    /// Bytes of a digest under this algorithm: 32, or 16 for XXH3-128.
+    pub fn width(self) -> usize {
+        match self {
+            DigestAlgorithm::Sha256 | DigestAlgorithm::Blake3 => 32,
+            DigestAlgorithm::Xxh3_128 => 16,
+        }
     }
 }
 
@@ -106,6 +131,33 @@ mod tests {
         assert_ne!(
             Digest::of(DigestAlgorithm::Blake3, b"a"),
             Digest::of(DigestAlgorithm::Blake3, b"b")
+        );
+    }
+
+    #[test]
+    fn a_digest_is_made_again_from_its_bytes() {
+        for algorithm in [
+            DigestAlgorithm::Sha256,
+            DigestAlgorithm::Blake3,
+            DigestAlgorithm::Xxh3_128,
+        ] {
+            let digest = Digest::of(algorithm, b"the quick brown fox");
+            assert_eq!(digest.as_bytes().len(), algorithm.width());
+            assert_eq!(
+                Digest::from_bytes(algorithm, digest.as_bytes()),
+                Some(digest)
+            );
+            let other = Digest::of(algorithm, b"the quick brown cat");
+            assert_ne!(
+                Digest::from_bytes(algorithm, other.as_bytes()),
+                Some(digest)
+            );
+            assert_eq!(Digest::from_bytes(algorithm, &digest.as_bytes()[1..]), None);
+        }
+        let long = Digest::of(DigestAlgorithm::Blake3, b"x");
+        assert_eq!(
+            Digest::from_bytes(DigestAlgorithm::Xxh3_128, long.as_bytes()),
+            None
         );
     }
 

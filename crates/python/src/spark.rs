@@ -469,7 +469,7 @@ fn components(a: &[i64], b: &[i64]) -> Result<(Vec<i64>, Vec<i64>), neardup_dedu
 }
 
 /// A SimHash value (`width` bytes: 8 or 16) as the core's type.
-fn simhash_of(value: u128, width: usize) -> neardup_core::Simhash {
+pub(crate) fn simhash_of(value: u128, width: usize) -> neardup_core::Simhash {
     match width {
         8 => neardup_core::Simhash::B64(value as u64),
         _ => neardup_core::Simhash::B128(value),
@@ -477,7 +477,7 @@ fn simhash_of(value: u128, width: usize) -> neardup_core::Simhash {
 }
 
 /// A big-endian SimHash value of 8 or 16 bytes as a `u128`.
-fn be_value(value: &[u8]) -> u128 {
+pub(crate) fn be_value(value: &[u8]) -> u128 {
     let mut be = [0u8; 16];
     be[16 - value.len()..].copy_from_slice(value);
     u128::from_be_bytes(be)

@@ -15,8 +15,9 @@ use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 
+use neardup_core::digest::Digest;
 use neardup_core::measure::FeatureSet;
-use neardup_core::Fingerprinter;
+use neardup_core::{Fingerprinter, Fingerprints};
 use neardup_dedup::{DedupError, DedupOptions, FeatureSource, Item, KeepPolicy, Outcome};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -25,6 +26,7 @@ use rayon::prelude::*;
 use crate::convert;
 use crate::error::{invalid, to_py};
 use crate::policy::policy_arg;
+use crate::spark::{be_value, simhash_of};
 
 /// Bytes of a part's texts held in memory by default; the rest go to a temporary file.
 const TEXTS_IN_MEMORY: usize = 64 << 20;
@@ -139,7 +141,14 @@ impl PartEngine {
     /// and, when `fetched_at` is given, its time (Unix seconds;
     /// `dated[i]` false for a null). Rows must come sorted by part, then by row number. Returns
     /// the answers of the parts this batch completed (`rows`, `cluster`, `duplicate_of`).
-    #[pyo3(signature = (parts, rows, offsets, data, fetched_at = None, dated = None))]
+    ///
+    /// With `simhash` and `digest` (each row's SimHash fingerprint and digest end to end, as
+    /// `SearchKeys.fingerprint` made them from the same texts under the same policy: `bytes`
+    /// or NumPy `uint8`), the rows are not fingerprinted again: the texts then serve for their
+    /// lengths and shingle sets only. For a profile without MinHash signatures (`takes_fingerprints`).
+    /// The first row of the batch is fingerprinted again and checked: fingerprints that are not
+    /// their texts' (rows out of step with their fingerprints) are an error.
+    #[pyo3(signature = (parts, rows, offsets, data, fetched_at = None, dated = None, simhash = None, digest = None))]
     #[allow(clippy::too_many_arguments)]
     fn feed<'py>(
         &mut self,
@@ -150,6 +159,8 @@ impl PartEngine {
         data: convert::ByteView<'py>,
         fetched_at: Option<PyReadonlyArray1<'py, i64>>,
         dated: Option<PyReadonlyArray1<'py, bool>>,
+        simhash: Option<convert::ByteView<'py>>,
+        digest: Option<convert::ByteView<'py>>,
     ) -> PyResult<Answers<'py>> {
         let (parts, rows) = (parts.as_slice()?, rows.as_slice()?);
         let texts = convert::arrow_texts(offsets.as_slice()?, data.as_slice()?)?;
@@ -165,13 +176,21 @@ impl PartEngine {
                 "parts, rows, texts and times of one batch differ in length",
             ));
         }
+        let carried = match (&simhash, &digest) {
+            (Some(s), Some(d)) => Some(self.carried(s.as_slice()?, d.as_slice()?, &texts)?),
+            (None, None) => None,
+            _ => return Err(invalid("simhash and digest are given together")),
+        };
         let pool = self.pool.take();
         let fed = py.detach(|| {
             in_pool(pool.as_ref(), || {
-                let fingerprints: Vec<_> = texts
-                    .par_iter()
-                    .map(|t| self.fingerprinter.fingerprint(t))
-                    .collect();
+                let fingerprints: Vec<_> = match carried {
+                    Some(carried) => carried,
+                    None => texts
+                        .par_iter()
+                        .map(|t| self.fingerprinter.fingerprint(t))
+                        .collect(),
+                };
                 for (i, fingerprints) in fingerprints.into_iter().enumerate() {
                     let mut item = Item::new(fingerprints, texts[i].len() as u64);
                     item.fetched_at = times.and_then(|(t, d)| d[i].then_some(t[i]));
@@ -199,6 +218,13 @@ impl PartEngine {
         Ok(self.take(py))
     }
 
+    /// Whether `feed` takes the rows' fingerprints made elsewhere (`simhash`, `digest`): when
+    /// the policy's profile asks for no MinHash signature, which they do not carry.
+    #[getter]
+    fn takes_fingerprints(&self) -> bool {
+        self.options.policy.profile.minhash.is_none()
+    }
+
     /// The threads the engine's parallel work runs on: its own pool's, or rayon's global
     /// pool's (one a processor, or `RAYON_NUM_THREADS`).
     #[getter]
@@ -220,6 +246,55 @@ fn in_pool<T: Send>(pool: Option<&rayon::ThreadPool>, work: impl FnOnce() -> T +
 }
 
 impl PartEngine {
+    /// The fingerprints of a batch's rows from their SimHash values and digests (`simhash`,
+    /// `digest`: end to end, one a row of `texts`), with the first row's checked against its
+    /// text fingerprinted again. `features` (a count for explanations, which no decision
+    /// reads) is not carried: 0.
+    fn carried(
+        &self,
+        simhash: &[u8],
+        digest: &[u8],
+        texts: &[&str],
+    ) -> PyResult<Vec<Fingerprints>> {
+        let profile = &self.options.policy.profile;
+        if profile.minhash.is_some() {
+            return Err(invalid(
+                "the profile asks for MinHash signatures: fingerprints are not taken",
+            ));
+        }
+        let simhash_width = profile.bits.count() as usize / 8;
+        let digest_width = profile.digest.width();
+        if simhash.len() != texts.len() * simhash_width
+            || digest.len() != texts.len() * digest_width
+        {
+            return Err(invalid(format!(
+                "{} bytes of SimHash values and {} of digests for {} rows of {simhash_width} and {digest_width} bytes",
+                simhash.len(),
+                digest.len(),
+                texts.len()
+            )));
+        }
+        let fingerprints: Vec<Fingerprints> = simhash
+            .chunks_exact(simhash_width)
+            .zip(digest.chunks_exact(digest_width))
+            .map(|(value, digest)| Fingerprints {
+                simhash: simhash_of(be_value(value), simhash_width),
+                minhash: None,
+                digest: Digest::from_bytes(profile.digest, digest).expect("checked width"),
+                features: 0,
+            })
+            .collect();
+        if let (Some(text), Some(given)) = (texts.first(), fingerprints.first()) {
+            let made = self.fingerprinter.fingerprint(text);
+            if made.simhash != given.simhash || made.digest != given.digest {
+                return Err(invalid(
+                    "the fingerprints given are not their texts' (the first row's differ)",
+                ));
+            }
+        }
+        Ok(fingerprints)
+    }
+
     /// Adds one row to its part. Parts are gathered whole into one run of the engine up to
     /// [`ROWS_AT_A_TIME`] rows or the texts' memory limit: no decision crosses a part, so the
     /// engine's answer on several parts is its answer on each (and one run saves its setup per

@@ -233,10 +233,11 @@ def test_the_jsonl_reader_reads_the_records_the_cli_reads(
             raise AssertionError("the corpus is beyond the driver's search")
 
         monkeypatch.setattr(neardup.spark._Stages, "found_on_driver", not_on_driver)
-    decide, engine_threads = neardup.spark._Stages.decide, []
+    decide, engine_threads, carried = neardup.spark._Stages.decide, [], []
 
     def decide_noting_threads(self, *args):
         engine_threads.append(args[6])  # `threads`, after members, keep, dated, memory, id_type, located
+        carried.append(args[5] is not None and args[5].fingerprints)
         return decide(self, *args)
 
     monkeypatch.setattr(neardup.spark._Stages, "decide", decide_noting_threads)
@@ -263,6 +264,10 @@ def test_the_jsonl_reader_reads_the_records_the_cli_reads(
     assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
 
     assert engine_threads == [1], "the engine gets its executor's cores (local-cluster[2,1,1024]: 1)"
+    # The engine takes the count's SimHash values and digests where it reads the records by
+    # their places (pieces of local files) under the SimHash methods: the answers below are
+    # decided by them.
+    assert carried == [pieces and not options]
     assert len(rows) == kept + len(cli_duplicate_of), "the CLI's records, each once"
     for bad in ("no-text", "number-text", "number-url", "bad-utf8"):
         assert bad not in rows, bad
@@ -275,6 +280,17 @@ def test_the_jsonl_reader_reads_the_records_the_cli_reads(
         assert row["duplicate_of"] == cli_duplicate_of.get(doc_id), doc_id
         assert row["is_duplicate"] == (doc_id in cli_duplicate_of), doc_id
         assert row["cluster"] == cli_cluster.get(doc_id, doc_id), doc_id
+
+    # `rows="clustered"`: the answers of the records in clusters of two or more alone, from
+    # the kept answers (the files are not read again), each once: the CLI's clusters.
+    clustered = neardup.spark.dedup_jsonl(spark, str(path), policy=policy, rows="clustered")
+    assert clustered.columns == ["id", "cluster", "duplicate_of", "is_duplicate"]
+    listed = clustered.collect()
+    assert len(listed) == len({r["id"] for r in listed}) == len(cli_cluster)
+    for row in listed:
+        assert row["cluster"] == cli_cluster[row["id"]], row["id"]
+        assert row["duplicate_of"] == cli_duplicate_of.get(row["id"]), row["id"]
+        assert row["is_duplicate"] == (row["id"] in cli_duplicate_of), row["id"]
 
 
 def test_jsonl_lines_read_a_batch_as_the_cli_reads_its_lines():
@@ -476,6 +492,8 @@ def test_bad_arguments_are_errors(spark):
     clash = spark.createDataFrame([("x", 1)], "text string, cluster int")
     with pytest.raises(neardup.NeardupError, match="cluster"):
         neardup.spark.dedup(clash)
+    with pytest.raises(neardup.NeardupError, match="invalid rows"):
+        neardup.spark.dedup_jsonl(spark, "unread.jsonl", rows="some")
 
 
 def test_the_job_entry_point_writes_the_kept_rows(spark, tmp_path):
@@ -652,6 +670,67 @@ def test_the_part_engine_is_the_engine_with_texts_on_disk():
         clusters = expected.cluster_ids()
         assert cluster.tolist() == [-1 if c is None else int(rows[c]) for c in clusters]
         assert sum(d is not None for d in expected.duplicate_of) >= 100
+
+
+def test_the_part_engine_takes_the_fingerprints_the_count_made():
+    """`PartEngine.feed` with each row's SimHash value and digest as `SearchKeys.fingerprint`
+    made them (the count's pass of `dedup_jsonl`) gives the answer it gives fingerprinting the
+    texts itself: at 64 and 128 bits, with a 16-byte digest, in one part and in many. The
+    values are what it decides by: rows out of step with their fingerprints (all but the first
+    row's shifted by one) change the answer, a first row's that are not its text's are an
+    error, as are lengths that do not match and a profile with MinHash signatures."""
+    import numpy as np
+
+    texts = [d["text"] for d in _corpus()]
+    rows = np.arange(5, 5 + len(texts), dtype=np.int64)
+    parts = np.arange(len(texts), dtype=np.int64) // 200  # 4 parts of consecutive rows
+    xxh3 = dict(neardup.Policy().to_dict()["profile"], digest="xxh3-128")
+    for options in ({}, {"bits": 128}, {"method": "simhash", "k": 3, "profile": xxh3}):
+        policy = neardup.Policy(**options)
+        made = neardup.SearchKeys(policy, 0).fingerprint(*_arrow_texts(texts))
+        simhash, digest = made["simhash"], made["digest"]
+        width, digest_width = len(simhash) // len(texts), made["digest_width"]
+        assert digest_width == (16 if "profile" in options else 32)
+
+        def answers(part, given=None, halves=True):
+            engine = neardup.PartEngine(policy, texts_in_memory=4096)
+            assert engine.takes_fingerprints
+            half = len(texts) // 2 if halves else len(texts)
+            got = []
+            for at, end in ((0, half), (half, len(texts))):
+                carried = {}
+                if given is not None:
+                    carried = {
+                        "simhash": np.frombuffer(given[0][at * width : end * width], np.uint8),
+                        "digest": given[1][at * digest_width : end * digest_width],
+                    }
+                got.append(engine.feed(part[at:end], rows[at:end], *_arrow_texts(texts[at:end]), **carried))
+            got.append(engine.finish())
+            return [np.concatenate([g[i] for g in got]).tolist() for i in range(3)]
+
+        for part, removed in ((np.zeros(len(texts), np.int64), 50), (parts, 10)):
+            fingerprinted = answers(part)
+            assert sum(d >= 0 for d in fingerprinted[2]) >= removed
+            assert answers(part, (simhash, digest)) == fingerprinted, options
+
+        def shifted(values, w):  # the first row's own, each other row's the next one's
+            return values[:w] + values[2 * w :] + values[w : 2 * w]
+
+        one = np.zeros(len(texts), np.int64)
+        given = (shifted(simhash, width), shifted(digest, digest_width))
+        assert answers(one, given, halves=False) != answers(one), "the answer is the fingerprints'"
+        engine = neardup.PartEngine(policy)
+        wrong = (simhash[width : 2 * width] + simhash[:width], digest[digest_width : 2 * digest_width] + digest[:digest_width])
+        with pytest.raises(neardup.NeardupError, match="not their texts"):
+            engine.feed(one[:2], rows[:2], *_arrow_texts(texts[:2]), simhash=wrong[0], digest=wrong[1])
+        with pytest.raises(neardup.NeardupError, match="bytes of SimHash"):
+            engine.feed(one[:2], rows[:2], *_arrow_texts(texts[:2]), simhash=simhash[:width], digest=digest[: 2 * digest_width])
+        with pytest.raises(neardup.NeardupError, match="together"):
+            engine.feed(one[:2], rows[:2], *_arrow_texts(texts[:2]), simhash=simhash[: 2 * width])
+    minhash = neardup.PartEngine(neardup.Policy(method="minhash"))
+    assert not minhash.takes_fingerprints
+    with pytest.raises(neardup.NeardupError, match="MinHash"):
+        minhash.feed(one[:1], rows[:1], *_arrow_texts(texts[:1]), simhash=simhash[:width], digest=digest[:digest_width])
 
 
 def test_the_engine_budget_follows_the_python_worker_limit():

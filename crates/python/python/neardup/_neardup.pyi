@@ -211,12 +211,14 @@ class PartEngine:
         texts_in_memory: int = 64 << 20,
         memory: Optional[int] = None,
         whole_process: bool = False,
+        threads: Optional[int] = None,
     ) -> None:
         """``memory``: bytes a part is decided within (``None``: the engine's default, 2 GiB);
         beyond it the engine spills to the system's temporary folder. Each run of the engine may
         add ``memory`` to the process's resident memory when the run began; with
         ``whole_process``, ``memory`` bounds the whole process (a hard limit on the worker, such
-        as ``spark.executor.pyspark.memory``)."""
+        as ``spark.executor.pyspark.memory``). ``threads``: of its own for its parallel work
+        (``None``: rayon's global pool)."""
     def feed(
         self,
         parts: npt.NDArray[np.int64],
@@ -225,8 +227,18 @@ class PartEngine:
         data: Union[bytes, npt.NDArray[np.uint8]],
         fetched_at: Optional[npt.NDArray[np.int64]] = None,
         dated: Optional[npt.NDArray[np.bool_]] = None,
+        simhash: Union[bytes, npt.NDArray[np.uint8], None] = None,
+        digest: Union[bytes, npt.NDArray[np.uint8], None] = None,
     ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """The answers (row, cluster row or -1, duplicate_of row or -1) of the parts completed."""
+        """The answers (row, cluster row or -1, duplicate_of row or -1) of the parts completed.
+        ``simhash`` and ``digest``: the rows' fingerprints as ``SearchKeys.fingerprint`` made
+        them (end to end), taken instead of fingerprinting the texts again (the first row's
+        checked)."""
+    @property
+    def takes_fingerprints(self) -> bool:
+        """Whether ``feed`` takes ``simhash`` and ``digest`` (a profile without MinHash)."""
+    @property
+    def threads(self) -> int: ...
     def finish(
         self,
     ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:

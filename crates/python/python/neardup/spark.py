@@ -31,7 +31,9 @@ over), and what is read twice is persisted once:
    at a time in bounded memory: a part's texts beyond 64 MB wait in a temporary file. With an
    ``id_col``, the rows' ids travel with their texts and the answers are named by them in the
    same task (every row a part names is there), not by a second pass over the input.
-6. The input joined to the per-row answers (broadcast when few enough) and persisted.
+6. The input joined to the per-row answers (broadcast when few enough) and persisted
+   (:func:`dedup_jsonl` with ``rows="clustered"``: the answers of the clustered records alone,
+   the input not read again).
 
 The ``overlap`` method is not available: its exact search holds every shingle set in one place.
 
@@ -39,7 +41,9 @@ Under the SimHash methods :func:`dedup_jsonl` finds the parts of a corpus of at 
 :data:`_SEARCH_ON_DRIVER` records on the driver instead (steps 2 to 4 in one Rust call over
 the SimHash values its count kept, :meth:`_Stages.parts_on_driver`: the same parts, without
 the shuffle and sort of every key), and step 5 reads the records' places in their files from
-what the count kept. The engine of a task runs on its executor's cores (:func:`_task_threads`).
+what the count kept, with each record's SimHash value and digest made by the count's pass: the
+engine does not fingerprint them again (``PartEngine.feed``; it reads the texts for their
+shingle sets). The engine of a task runs on its executor's cores (:func:`_task_threads`).
 
 JSON Lines files can be read by :func:`dedup_jsonl`: step 1 is then the CLI's own reader
 (``ingest::parse_record``, with its rules for bad records) in the executors, over pieces of the
@@ -72,6 +76,8 @@ _log = logging.getLogger(__name__)
 #: The row number column of the result when no ``id_col`` is given.
 ROW_ID = "row_id"
 _ROW = "__neardup_row"
+#: The id of each row the parts' engine answers, in its answers (named in the same task).
+_ID = "__neardup_id"
 #: Bytes of text a shuffle partition gets (:func:`_partitions`).
 _PARTITION_BYTES = 128 << 20
 #: Most rows for which the per-row tables (16 to 24 bytes a row) are broadcast to the joins
@@ -167,6 +173,7 @@ def dedup_jsonl(
     keep: str = "first",
     id_field: str = "id",
     text_field: str = "text",
+    rows: str = "all",
 ) -> Any:
     """Deduplicate JSON Lines files as ``neardup dedup`` reads them, on a cluster.
 
@@ -188,6 +195,13 @@ def dedup_jsonl(
     result reads the files again (through Rust, about as fast as a cache) and joins the
     answers to them; ``persist()`` it to use it many times.
 
+    ``rows="clustered"``: only the records in a cluster of two or more (what ``neardup dedup``
+    writes with ``--clusters``, its removed records among them), as ``id_field``, ``cluster``,
+    ``duplicate_of`` and ``is_duplicate``, straight from the kept answers: no action on it
+    reads the files again. Every record not in it is kept, its own cluster. The whole answer
+    in about the CLI's output, for a write of the answers alone (BENCHMARKS.md, "Issue 23,
+    step 14").
+
     The records are never parsed by Spark's JSON reader nor cached; the first pass counts
     them and (under the SimHash methods) fingerprints them, the keys are cut from the SimHash
     values it keeps, and the steps that need the texts or ids (the parts' engine, the result)
@@ -201,6 +215,8 @@ def dedup_jsonl(
     SearchKeys(policy_json, 0)  # the policy is valid and has search keys (not overlap)
     if keep not in ("first", "longest"):
         raise NeardupError(f"invalid keep {keep!r} for JSON Lines (expected first or longest)")
+    if rows not in ("all", "clustered"):
+        raise NeardupError(f"invalid rows {rows!r} (expected all or clustered)")
     probe = _Probe(spark)
     started = time.perf_counter()
     frame, lines = _input(spark, path)
@@ -209,11 +225,11 @@ def dedup_jsonl(
     counted, fingerprinted = _count_records(frame, lines, id_field, text_field, probe, policy_json)
     shared: List[Any] = []  # broadcast variables, destroyed once the answers are checkpointed
     try:
-        starts, rows, text_bytes = _starts(counted)
+        starts, records, text_bytes = _starts(counted)
         bad = sum(row["bad"] for row in counted)
         _log.info(
             "%d records, %d bad ones skipped, %d bytes of text, counted in %.1f s",
-            rows, bad, text_bytes, time.perf_counter() - started,
+            records, bad, text_bytes, time.perf_counter() - started,
         )
         columns = _record_columns(id_field, text_field)
         large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
@@ -233,13 +249,16 @@ def dedup_jsonl(
             # are: their places are shuffled, not their texts.
             located: Optional[_Located] = _Located(lines, id_field, text_field)
             if fingerprinted is not None and fingerprinted.places is not None:
-                texts = located.cached(fingerprinted.places, starts)  # kept by the count's pass
+                # Kept by the count's pass, with each record's fingerprints (SimHash, digest)
+                # when the engine takes them: it does not make them again.
+                located.fingerprints = fingerprinted.fingerprints
+                texts = located.cached(fingerprinted.places, starts)
             else:
                 texts = frame.mapInArrow(located.reader(starts), located.ddl)
         else:
             located, texts = None, frame.mapInArrow(read_texts, texts_schema)
         members: Any = None
-        on_driver = fingerprinted is not None and rows <= _SEARCH_ON_DRIVER
+        on_driver = fingerprinted is not None and records <= _SEARCH_ON_DRIVER
         if on_driver and located is not None and fingerprinted.places is not None:
             # Few enough fingerprints for one process: the driver finds the parts from them,
             # and the places the count kept are given their parts as they are read (the parts
@@ -258,8 +277,8 @@ def dedup_jsonl(
         else:
             found = lambda stages: _parts(stages.links(stages.keys(frame, source=read_texts)))  # noqa: E731
         return _answer(
-            spark, policy_json, rows, text_bytes, keep, base, found, columns, text_field, id_field, None,
-            lazy=True, texts=texts, located=located, members_of=members,
+            spark, policy_json, records, text_bytes, keep, base, found, columns, text_field, id_field, None,
+            lazy=True, texts=texts, located=located, members_of=members, clustered=rows == "clustered",
         )
     finally:
         if fingerprinted is not None:
@@ -284,6 +303,7 @@ def _answer(
     texts: Any = None,
     located: Optional["_Located"] = None,
     members_of: Any = None,
+    clustered: bool = False,
 ) -> Any:
     """Steps 2 to 6 of the job on ``rows`` rows numbered (in :data:`_ROW`) in ``base``, with
     ``text_bytes`` of text: the parts (``found`` makes their DataFrame, ``(row, part)``, from
@@ -295,7 +315,9 @@ def _answer(
     when not from ``base`` (rows of :data:`_ROW`, ``text_col`` and ``id_col`` alone), or with
     ``located`` where it reads them from (``texts`` then the rows' places in the files).
     ``members_of``: with ``located``, instead of ``found`` and ``texts``, makes the engine's
-    rows (``part`` and the places, :meth:`_Located.cached`) from the :class:`_Stages`."""
+    rows (``part`` and the places, :meth:`_Located.cached`) from the :class:`_Stages`.
+    ``clustered`` (with ``lazy`` and an ``id_col``): the answers of the rows in clusters of two
+    or more alone, named by ``id_col``, not joined to ``base`` (:func:`dedup_jsonl`)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -325,7 +347,15 @@ def _answer(
         id_type = base.schema[id_col].dataType if id_col else None
         decided = stages.decide(members, keep, fetched_at_col is not None, memory, id_type, located, threads)
         started = time.perf_counter()
-        if lazy:
+        if lazy and clustered and id_col:
+            answers = _checkpoint(decided).where(F.col("cluster").isNotNull())
+            result = answers.select(
+                F.col(_ID).alias(id_col),
+                F.col("cluster"),
+                F.col("duplicate_of"),
+                F.col("duplicate_of").isNotNull().alias("is_duplicate"),
+            )
+        elif lazy:
             result = _result(base, _checkpoint(decided), columns, id_col, small)
         else:
             result = _result(base, decided, columns, id_col, small).persist(StorageLevel.MEMORY_AND_DISK)
@@ -355,6 +385,8 @@ def _result(base: Any, decided: Any, columns: List[str], id_col: Optional[str], 
     if not id_col:
         named = lambda c: F.when(F.col(c) >= 0, F.col(c)).alias(c)  # noqa: E731
         decided = decided.select(_ROW, named("cluster"), named("duplicate_of"))
+    else:
+        decided = decided.select(_ROW, "cluster", "duplicate_of")
     id_expr = F.col(id_col) if id_col else F.col(_ROW)
     outputs = [F.col(c) for c in columns]
     if not id_col:
@@ -587,7 +619,11 @@ class _Located:
     their rows (``ddl``: the row number, the index of its file in ``paths``, the byte ``at``
     which its line starts, its ``bytes``, its ``line``, 1-based), 40 bytes a record, which the
     parts' engine reads the records by (``JsonlLines.read_at``) instead of their texts
-    travelling through the shuffle (BENCHMARKS.md, "Issue 23, step 11")."""
+    travelling through the shuffle (BENCHMARKS.md, "Issue 23, step 11"). With
+    ``fingerprints`` (set when the count's pass kept them, :func:`_count_records`), the rows
+    of :meth:`cached` also carry each record's SimHash value and digest (:data:`_FINGERPRINTS`,
+    8 or 16 and 16 or 32 bytes), which the engine takes instead of fingerprinting the texts it
+    reads again (``PartEngine.feed``; BENCHMARKS.md, "Issue 23, step 14")."""
 
     ddl = f"{_ROW} long, file long, at long, bytes long, line long"
 
@@ -599,20 +635,25 @@ class _Located:
         self.paths = [_source(uri) for uri in uris]
         self.id_field = id_field
         self.text_field = text_field
+        self.fingerprints = False
 
     def cached(self, places: Any, starts: Dict[Any, Any], parts: Any = None) -> Any:
         """The places of the records (rows of :attr:`ddl`) from those the count's pass kept
-        (``places``: rows of ``file``, ``block``, ``first`` and ``places``,
-        :func:`_count_records`), numbered from ``starts`` as :func:`_record_reader` numbers
-        them: the records are not read again for them. With ``parts`` (a broadcast variable of
-        ``(node, root)``, the rows in parts ascending and their parts, as ``SearchKeys.parts``
-        gives them), only the rows in a part, each with its ``part`` first."""
+        (``places``: rows of ``file``, ``block``, ``first`` and ``places``, and with
+        :attr:`fingerprints` ``simhash`` and ``digest``, :func:`_count_records`), numbered from
+        ``starts`` as :func:`_record_reader` numbers them: the records are not read again for
+        them. With ``parts`` (a broadcast variable of ``(node, root)``, the rows in parts
+        ascending and their parts, as ``SearchKeys.parts`` gives them), only the rows in a
+        part, each with its ``part`` first. With :attr:`fingerprints`, each row ends with its
+        record's SimHash value and digest (:data:`_FINGERPRINTS`)."""
         from pyspark.sql.pandas.types import to_arrow_schema
         from pyspark.sql.types import StructType
 
         ddl = self.ddl if parts is None else f"part long, {self.ddl}"
+        if self.fingerprints:
+            ddl = f"{ddl}, {_FINGERPRINTS}"
         schema = to_arrow_schema(StructType.fromDDL(ddl))
-        files = self.files
+        files, fingerprints = self.files, self.fingerprints
 
         def read(batches: Iterator[Any]) -> Iterator[Any]:
             import numpy as np
@@ -620,17 +661,24 @@ class _Located:
 
             node, root = parts.value if parts is not None else (None, None)
             for batch in batches:
-                for file, block, first, run in zip(*(batch.column(i).to_pylist() for i in range(4))):
+                runs = zip(*(batch.column(i).to_pylist() for i in range(6 if fingerprints else 4)))
+                for file, block, first, run, *made in runs:
                     place = np.frombuffer(run, dtype=np.int64).reshape(-1, 3)
+                    count = len(place)
                     lines_before, rows_before = starts[(file, block)]
-                    row = rows_before + first + np.arange(len(place), dtype=np.int64)
-                    index = np.full(len(place), files[file], dtype=np.int64)
+                    row = rows_before + first + np.arange(count, dtype=np.int64)
+                    index = np.full(count, files[file], dtype=np.int64)
                     columns = [row, index, place[:, 0], place[:, 1], lines_before + place[:, 2]]
+                    # The SimHash values and digests, one row of bytes a record.
+                    columns += [np.frombuffer(values, dtype=np.uint8).reshape(count, -1) for values in made]
                     if node is not None:
                         at = np.minimum(np.searchsorted(node, row), max(len(node) - 1, 0))
-                        inside = node[at] == row if len(node) else np.zeros(len(row), np.bool_)
+                        inside = node[at] == row if len(node) else np.zeros(count, np.bool_)
                         columns = [root[at][inside]] + [c[inside] for c in columns]
-                    yield pa.RecordBatch.from_arrays([pa.array(c) for c in columns], schema=schema)
+                    arrays = [
+                        _fixed(c.tobytes(), c.shape[1], len(c)) if c.ndim == 2 else pa.array(c) for c in columns
+                    ]
+                    yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
         return places.mapInArrow(read, ddl)
 
@@ -666,8 +714,11 @@ class _Located:
 
 _COUNT_DDL = (
     "file string, block long, lines long, records long, text_bytes long, bad long, first long, simhash binary, "
-    "places binary"
+    "places binary, digest binary"
 )
+#: The columns of each record's fingerprints that the count's pass makes and the engine takes
+#: (``PartEngine.feed``): its SimHash value (big-endian) and its digest.
+_FINGERPRINTS = "simhash binary, digest binary"
 
 
 def _count_records(
@@ -683,8 +734,10 @@ def _count_records(
     whose ``frame`` has rows of ``file``, ``block``, ``first`` (the block's records before
     them) and ``simhash`` (a run of the block's records' values end to end), and, when
     ``lines`` reads pieces of local files, whose ``places`` has rows of ``file``, ``block``,
-    ``first`` and ``places`` (where the same records are in their file, :meth:`_Located.cached`);
-    else ``None``."""
+    ``first`` and ``places`` (where the same records are in their file, :meth:`_Located.cached`)
+    and, when the parts' engine takes the fingerprints made here (``PartEngine.takes_fingerprints``:
+    ``fingerprints`` true), ``simhash`` and ``digest`` (the runs' digests end to end); else
+    ``None``."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -693,8 +746,10 @@ def _count_records(
     schema = StructType.fromDDL(_COUNT_DDL)
     arrow_schema = to_arrow_schema(schema)
     fingerprint = policy_json if SearchKeys(policy_json, 0).cuts_from_simhash else None
+    # The digests are kept only where the engine reads the records by their places and takes them.
+    carry = fingerprint is not None and lines.splits is not None and PartEngine(policy_json).takes_fingerprints
     counting = frame.mapInArrow(
-        lambda batches: _count_lines(batches, lines, id_field, text_field, arrow_schema, fingerprint), schema
+        lambda batches: _count_lines(batches, lines, id_field, text_field, arrow_schema, fingerprint, carry), schema
     )
     if fingerprint is not None:
         counting = counting.persist(StorageLevel.MEMORY_AND_DISK)
@@ -707,18 +762,21 @@ def _count_records(
     if fingerprint is None:
         return counted, None
     fingerprinted = counting.where(F.col("simhash").isNotNull())
-    places = fingerprinted.select("file", "block", "first", "places") if lines.splits is not None else None
-    return counted, _Persisted(fingerprinted.select("file", "block", "first", "simhash"), counting, places)
+    kept = ["file", "block", "first", "places"] + (["simhash", "digest"] if carry else [])
+    places = fingerprinted.select(*kept) if lines.splits is not None else None
+    return counted, _Persisted(fingerprinted.select("file", "block", "first", "simhash"), counting, places, carry)
 
 
 class _Persisted:
     """DataFrames (``frame``, and ``places`` or ``None``) over a persisted one
-    (``persisted``): :meth:`unpersist` drops the cache."""
+    (``persisted``): :meth:`unpersist` drops the cache. ``fingerprints``: whether ``places``
+    carries the records' fingerprints (:data:`_FINGERPRINTS`)."""
 
-    def __init__(self, frame: Any, persisted: Any, places: Any = None) -> None:
+    def __init__(self, frame: Any, persisted: Any, places: Any = None, fingerprints: bool = False) -> None:
         self.frame = frame
         self.persisted = persisted
         self.places = places
+        self.fingerprints = fingerprints
 
     def unpersist(self) -> None:
         """Drops the persisted DataFrame's cache."""
@@ -726,12 +784,19 @@ class _Persisted:
 
 
 def _count_lines(
-    batches: Iterator[Any], lines: "_Lines", id_field: str, text_field: str, schema: Any, policy_json: Optional[str]
+    batches: Iterator[Any],
+    lines: "_Lines",
+    id_field: str,
+    text_field: str,
+    schema: Any,
+    policy_json: Optional[str],
+    digests: bool = False,
 ) -> Iterator[Any]:
     """The rows of :func:`_count_records` in one task: the counts, and with a ``policy_json``
     the records' SimHash fingerprints (one row a run of a block's lines), with, when ``lines``
     reads pieces of local files, where each record is: per record its line's first byte in the
-    file, its bytes and its line in the block (1-based), int64 end to end (24 bytes)."""
+    file, its bytes and its line in the block (1-based), int64 end to end (24 bytes); with
+    ``digests``, their digests too (made by the same call)."""
     import numpy as np
     import pyarrow as pa
 
@@ -744,8 +809,10 @@ def _count_lines(
         records = len(out["line"])
         if keys is not None and records:
             offsets, data = out["text"][0], out["text"][1]
-            simhash = keys.fingerprint(offsets, data)["simhash"]
-            run = {"file": file, "block": block, "first": count[1], "simhash": simhash}
+            made = keys.fingerprint(offsets, data)
+            run = {"file": file, "block": block, "first": count[1], "simhash": made["simhash"]}
+            if digests:
+                run["digest"] = made["digest"]
             if "chunk_at" in out:  # read from a piece of a local file: where each record is
                 line = np.asarray(out["line"], dtype=np.int64)
                 at = out["chunk_at"] + np.asarray(out["line_at"], dtype=np.int64)[line]
@@ -1162,8 +1229,8 @@ class _Stages:
         """The engine on each part: ``members`` (``part``, row, ``text``, ``fetched_at`` and,
         with an ``id_type``, ``id``) in, per row ``cluster`` and ``duplicate_of`` out: as row
         numbers (-1: none), or with an ``id_type`` as the rows' ids (null: none), named in the
-        task that decides them (a part's rows are all there): no second pass over the input
-        for the ids. Each part decided within ``memory`` bytes (``None``: the engine's default).
+        task that decides them (a part's rows are all there), with the row's own id
+        (:data:`_ID`): no second pass over the input for the ids. Each part decided within ``memory`` bytes (``None``: the engine's default).
         With ``located``, ``members`` carry where each row's record is in its file instead of
         its text and id (``part``, row, ``file``, ``at``, ``bytes``, ``line``: a
         :class:`_Located`'s rows) and the task reads them from there (``JsonlLines.read_at``):
@@ -1173,10 +1240,13 @@ class _Stages:
 
         answer = id_type or LongType()
         fields = ((_ROW, LongType()), ("cluster", answer), ("duplicate_of", answer))
+        if id_type:
+            fields += ((_ID, id_type),)
         out = StructType([StructField(name, kind) for name, kind in fields])
         schema, policy_json = self._schema(out), self.policy_json
+        carried = located is not None and located.fingerprints
         if located is not None:
-            columns = ["part", _ROW, "file", "at", "bytes", "line"]
+            columns = ["part", _ROW, "file", "at", "bytes", "line"] + (["simhash", "digest"] if carried else [])
         else:
             columns = ["part", _ROW, "text", "fetched_at"] + (["id"] if id_type else [])
 
@@ -1207,7 +1277,10 @@ class _Stages:
                     texts, ids = _text_buffers(batch.column(2), view=True), batch.column(4) if id_type else None
                 if names is not None:
                     names.add(rows, ids)
-                answers = engine.feed(np.asarray(batch.column(0), dtype=np.int64), rows, *texts, **times)
+                made: Dict[str, Any] = {}
+                if carried:  # the count's fingerprints: the engine does not make them again
+                    made = {"simhash": _fixed_view(batch.column(6)), "digest": _fixed_view(batch.column(7))}
+                answers = engine.feed(np.asarray(batch.column(0), dtype=np.int64), rows, *texts, **times, **made)
                 if len(answers[0]):
                     yield _answers(answers, names, schema)
             answers = engine.finish()
@@ -1260,7 +1333,7 @@ class _Names:
 def _answers(answers: Any, names: Optional[_Names], schema: Any) -> Any:
     """The engine's ``answers`` (rows, and the rows of their cluster's kept row and of the kept
     row they duplicate, -1 for none) as a batch of ``schema``: by row number, or with ``names``
-    the rows' ids (null for none)."""
+    the rows' ids (null for none), each row's own id last."""
     import numpy as np
     import pyarrow as pa
 
@@ -1277,7 +1350,7 @@ def _answers(answers: Any, names: Optional[_Names], schema: Any) -> Any:
             raise NeardupError("the engine named a row outside its parts")
         return ids.take(pa.array(at, mask=~found))
 
-    return _batch([pa.array(rows), named(cluster), named(duplicate_of)], schema)
+    return _batch([pa.array(rows), named(cluster), named(duplicate_of), ids], schema)
 
 
 def _text_buffers(texts: Any, view: bool = False) -> Any:
@@ -1298,6 +1371,13 @@ def _text_buffers(texts: Any, view: bool = False) -> Any:
     else:
         data = np.frombuffer(buffers[2], dtype=np.uint8) if view else buffers[2].to_pybytes()
     return offsets.astype(np.int64), data
+
+
+def _fixed_view(values: Any) -> Any:
+    """The values of an Arrow binary column (all of one width) end to end: a NumPy ``uint8``
+    view of its data buffer, not a copy."""
+    offsets, data = _text_buffers(values, view=True)
+    return data[int(offsets[0]) : int(offsets[-1])] if len(offsets) > 1 else data[:0]
 
 
 def _sorted_keys(batch: Any, simhash_width: int) -> Any:
