@@ -509,6 +509,43 @@ def test_the_job_entry_point_writes_the_kept_rows(spark, tmp_path):
     assert set(kept.columns) == set(spark.read.json(str(ROOT / "examples/news.jsonl")).columns)
 
 
+def test_the_job_entry_point_writes_the_clustered_answers(spark, neardup_bin, tmp_path, capsys):
+    """`--rows clustered` (the values of `dedup_jsonl`'s `rows`): the job writes the answers of
+    the records in clusters of two or more alone, each once, as the CLI's `--clusters` and
+    `--removed` give them (the records the CLI skips, named `FILE:LINE` and HTML among them),
+    under the `--keep` and `--policy-file` it is given; other inputs and `--all` are refused."""
+    path, _ = _with_bad_records(tmp_path)
+    policy = neardup.Policy(method="simhash", k=3)
+    first = _cli(neardup_bin, path, policy, "first", tmp_path)
+    cli_duplicate_of, cli_cluster = _cli(neardup_bin, path, policy, "longest", tmp_path)
+    assert first != (cli_duplicate_of, cli_cluster), "the corpus must tell the keeps apart"
+    out = tmp_path / "clustered"
+    neardup.spark.main(
+        [str(path), str(out), "--policy-file", str(tmp_path / "policy.json"), "--keep", "longest",
+         "--rows", "clustered"]
+    )
+    written = spark.read.parquet(str(out))
+    assert written.columns == ["id", "cluster", "duplicate_of", "is_duplicate"]
+    listed = written.collect()
+    assert len(listed) == len({r["id"] for r in listed}) == len(cli_cluster)
+    assert cli_duplicate_of and set(cli_duplicate_of) <= set(cli_cluster)
+    for row in listed:
+        assert row["cluster"] == cli_cluster[row["id"]], row["id"]
+        assert row["duplicate_of"] == cli_duplicate_of.get(row["id"]), row["id"]
+        assert row["is_duplicate"] == (row["id"] in cli_duplicate_of), row["id"]
+
+    refused = [
+        ([str(path), str(out), "--rows", "some"], "argument --rows: invalid choice"),
+        ([str(path), str(out), "--rows", "clustered", "--all"], "not both"),
+        ([str(tmp_path / "corpus.parquet"), str(out), "--rows", "clustered"], "reads JSON Lines"),
+        ([str(path), str(out), "--rows", "clustered", "--order-col", "id"], "no --order-col"),
+    ]
+    for argv, message in refused:
+        with pytest.raises(SystemExit) as exited:
+            neardup.spark.main(argv)
+        assert exited.value.code == 2 and message in capsys.readouterr().err, argv
+
+
 def test_the_exact_method_has_no_keys_and_still_dedups(spark):
     """Under `exact` there is no candidate search (no keys): exact groups alone."""
     news = _news()

@@ -72,6 +72,9 @@ __all__ = ["dedup", "dedup_jsonl", "main"]
 
 #: Columns the result adds to the input DataFrame.
 RESULT_COLUMNS = ("cluster", "duplicate_of", "is_duplicate")
+#: The rows :func:`dedup_jsonl` returns (its ``rows``, the job's ``--rows``), the default first:
+#: every record with its fields, or the answers of the records in clusters of two or more.
+ROWS = ("all", "clustered")
 _log = logging.getLogger(__name__)
 #: The row number column of the result when no ``id_col`` is given.
 ROW_ID = "row_id"
@@ -173,7 +176,7 @@ def dedup_jsonl(
     keep: str = "first",
     id_field: str = "id",
     text_field: str = "text",
-    rows: str = "all",
+    rows: str = ROWS[0],
 ) -> Any:
     """Deduplicate JSON Lines files as ``neardup dedup`` reads them, on a cluster.
 
@@ -215,8 +218,8 @@ def dedup_jsonl(
     SearchKeys(policy_json, 0)  # the policy is valid and has search keys (not overlap)
     if keep not in ("first", "longest"):
         raise NeardupError(f"invalid keep {keep!r} for JSON Lines (expected first or longest)")
-    if rows not in ("all", "clustered"):
-        raise NeardupError(f"invalid rows {rows!r} (expected all or clustered)")
+    if rows not in ROWS:
+        raise NeardupError(f"invalid rows {rows!r} (expected {' or '.join(ROWS)})")
     probe = _Probe(spark)
     started = time.perf_counter()
     frame, lines = _input(spark, path)
@@ -278,7 +281,7 @@ def dedup_jsonl(
             found = lambda stages: _parts(stages.links(stages.keys(frame, source=read_texts)))  # noqa: E731
         return _answer(
             spark, policy_json, records, text_bytes, keep, base, found, columns, text_field, id_field, None,
-            lazy=True, texts=texts, located=located, members_of=members, clustered=rows == "clustered",
+            lazy=True, texts=texts, located=located, members_of=members, clustered=rows == ROWS[1],
         )
     finally:
         if fingerprinted is not None:
@@ -1510,6 +1513,12 @@ def _parts(links: Any) -> Any:
     return _components(links).select(F.col("node").alias(_ROW), F.col("root").alias("part"))
 
 
+def _json_input(path: str) -> bool:
+    """Whether the job reads ``path`` as JSON Lines (a ``.json`` or ``.jsonl`` name, a file or
+    a folder), else as Parquet."""
+    return path.rstrip("/").endswith((".json", ".jsonl"))
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """The job's entry point: ``INPUT`` (Parquet, or JSON Lines by a ``.json``/``.jsonl``
     name, files or folders) deduplicated into ``OUTPUT`` (Parquet): the kept rows, or with
@@ -1517,7 +1526,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     every column (JSON Lines by Spark's JSON reader, every field a column); with
     ``--cli-reader``, JSON Lines are read as the CLI reads them (:func:`dedup_jsonl`: faster,
     the same records as ``neardup dedup``, but only their ``id``, ``text``, ``url``,
-    ``title`` and ``fetched_at``)."""
+    ``title`` and ``fetched_at``). With ``--rows clustered`` (JSON Lines, by the CLI's
+    reader), only the answers of the records in clusters of two or more: ``id``, ``cluster``,
+    ``duplicate_of`` and ``is_duplicate`` (:func:`dedup_jsonl`'s ``rows``: what ``neardup
+    dedup`` writes with ``--clusters`` and ``--removed``), the files not read again."""
     import argparse
 
     from pyspark.sql import SparkSession
@@ -1537,19 +1549,37 @@ def main(argv: Optional[List[str]] = None) -> None:
         action="store_true",
         help="read JSON Lines with the CLI's reader (faster; keeps only id, text, url, title, fetched_at)",
     )
+    parser.add_argument(
+        "--rows",
+        default=ROWS[0],
+        choices=ROWS,
+        help=f"{ROWS[1]}: write only the answers of the records in clusters of two or more (id, cluster, "
+        "duplicate_of, is_duplicate: the CLI's --clusters and --removed; every other record is kept), "
+        f"without reading the files again; JSON Lines only, read by the CLI's reader. {ROWS[0]} (the "
+        "default): the records, the kept ones or with --all every one",
+    )
     args = parser.parse_args(argv)
+    clustered = args.rows == ROWS[1]
+    if clustered and args.all:
+        parser.error(f"--rows {ROWS[1]} writes the answers of the clustered records, --all every record: not both")
+    if clustered and not _json_input(args.input):
+        parser.error(f"--rows {ROWS[1]} reads JSON Lines (a .json or .jsonl INPUT) by the CLI's reader")
+    if clustered and (args.order_col or args.fetched_at_col):
+        parser.error(f"--rows {ROWS[1]} reads by the CLI's reader, in file order: no --order-col or --fetched-at-col")
 
     spark = SparkSession.builder.appName("neardup-dedup").getOrCreate()
-    json_input = args.input.rstrip("/").endswith((".json", ".jsonl"))
+    json_input = _json_input(args.input)
     policy = None
     if args.policy_file:
         with open(args.policy_file, encoding="utf-8") as f:
             policy = f.read()
     try:
-        if args.cli_reader and json_input and not (args.order_col or args.fetched_at_col):
+        if (args.cli_reader or clustered) and json_input and not (args.order_col or args.fetched_at_col):
             # The CLI's own reader (faster than Spark's JSON reader, and the same records).
             text_col, id_col = args.text_col, args.id_col or "id"
-            result = dedup_jsonl(spark, args.input, policy, args.keep, id_field=id_col, text_field=text_col)
+            result = dedup_jsonl(
+                spark, args.input, policy, args.keep, id_field=id_col, text_field=text_col, rows=args.rows
+            )
             columns = _record_columns(id_col, text_col)
         else:
             df = spark.read.json(args.input) if json_input else spark.read.parquet(args.input)
@@ -1566,7 +1596,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     except NeardupError as error:
         spark.stop()
         raise SystemExit(f"neardup.spark: {error}") from None
-    out = result if args.all else result.where(~result["is_duplicate"]).select(*columns)
+    out = result if args.all or clustered else result.where(~result["is_duplicate"]).select(*columns)
     out.write.mode("overwrite").parquet(args.output)
     result.unpersist()
 
