@@ -570,13 +570,13 @@ fn with_accepted(
 }
 
 /// Bytes held besides the shingle sets: the documents, the URL pairs (with the walk's links
-/// between their units, 24 bytes a pair: [`AcceptedByUnit`]) and the walk's state (an
+/// between their units, 16 bytes a pair: [`AcceptedByUnit`]) and the walk's state (an
 /// estimate; [`crate::Budget`] takes what the run holds, measured, when that is larger). The
 /// indexes of kept units (one a component walked, one a thread at a time) are not counted here:
 /// the walk gives them a share of its own ([`Run::decide`]).
 fn held_bytes(documents: &Documents, exact: &ExactGroups, accepted: &UrlPairs) -> u64 {
     let walk = documents.len() as u64 + u64::from(exact.unit_count()) * 8;
-    let url = accepted.held_bytes() + accepted.len() as u64 * 24;
+    let url = accepted.held_bytes() + accepted.len() as u64 * 16;
     documents.held_bytes() + url + walk
 }
 
@@ -680,7 +680,7 @@ impl Walked {
     fn components(&self) -> Vec<&[u32]> {
         self.walk_order
             .as_ref()
-            .map_or_else(Vec::new, WalkOrder::components)
+            .map_or_else(Vec::new, |walk| walk.components().collect())
     }
 }
 
@@ -785,7 +785,6 @@ impl Run<'_> {
         let threads = rayon::current_num_threads().max(1) as u64;
         let largest = walk
             .components()
-            .iter()
             .map(|component| index_bytes(component, nearness))
             .max()
             .unwrap_or(0);
@@ -839,8 +838,9 @@ impl Run<'_> {
         // joined to one list (in any order: it is sorted).
         let joined = ListBuilder::within(budget);
         let (candidates, verified) = walk
-            .components()
-            .par_iter()
+            .chunks(WALK_CHUNK)
+            .into_par_iter()
+            .flat_map_iter(|chunk| chunk)
             .map(|component| {
                 let mut outcome = self.walk_component(
                     documents,
@@ -903,7 +903,7 @@ impl Run<'_> {
         &self,
         documents: &Documents,
         component: &[u32],
-        links: &AcceptedByUnit,
+        links: &AcceptedByUnit<'_>,
         verifier: Option<&Verifier>,
         nearness: &N,
         share: u64,
@@ -1221,18 +1221,60 @@ impl WalkOrder {
     }
 
     /// The units walked, a slice a component.
-    fn components(&self) -> Vec<&[u32]> {
-        let mut rest = self.order.as_slice();
-        self.spans
-            .iter()
-            .map(|&len| {
-                let (component, after) = rest.split_at(len as usize);
-                rest = after;
-                component
-            })
-            .collect()
+    fn components(&self) -> ComponentSlices<'_> {
+        ComponentSlices {
+            order: &self.order,
+            spans: &self.spans,
+        }
+    }
+
+    /// The components walked, in chunks of whole components of at least `units` units each
+    /// (the last possibly fewer): what the walk hands its threads, a few slices where one a
+    /// component would take 16 bytes each (a million components of three units: 16 MB).
+    fn chunks(&self, units: usize) -> Vec<ComponentSlices<'_>> {
+        let mut chunks = Vec::new();
+        let (mut order, mut spans) = (self.order.as_slice(), self.spans.as_slice());
+        while !spans.is_empty() {
+            let (mut len, mut count) = (0, 0);
+            while count < spans.len() && len < units.max(1) {
+                len += spans[count] as usize;
+                count += 1;
+            }
+            let chunk;
+            (chunk, order) = order.split_at(len);
+            chunks.push(ComponentSlices {
+                order: chunk,
+                spans: &spans[..count],
+            });
+            spans = &spans[count..];
+        }
+        chunks
     }
 }
+
+/// Components of a walk order, a slice of units each.
+#[derive(Clone, Copy)]
+struct ComponentSlices<'a> {
+    /// Their units, component after component.
+    order: &'a [u32],
+    /// The length of each component in `order`, in turn.
+    spans: &'a [u32],
+}
+
+impl<'a> Iterator for ComponentSlices<'a> {
+    type Item = &'a [u32];
+
+    fn next(&mut self) -> Option<&'a [u32]> {
+        let (&len, spans) = self.spans.split_first()?;
+        let component;
+        (component, self.order) = self.order.split_at(len as usize);
+        self.spans = spans;
+        Some(component)
+    }
+}
+
+/// Units of whole components a thread of the walk takes at a time (see [`WalkOrder::chunks`]).
+const WALK_CHUNK: usize = 4096;
 
 /// The most units of a component decided together (see [`Run::walk_component`]): enough to
 /// keep every thread busy, few enough that the units a batch keeps, searched by a scan, stay
@@ -1310,36 +1352,47 @@ fn within(items: &[u32], room: u64, bytes: impl Fn(u32) -> u64) -> &[u32] {
     &items[..fit.max(1).min(items.len())]
 }
 
-/// The accepted pairs between two units (exact pairs are within one), by unit: `(unit, other
-/// unit, index in the accepted pairs)` of each pair's documents' units, both ways, sorted: 24
-/// bytes a pair, where a map of a vector a document took more (3 million records sharing URLs
-/// peaked 202 MB lower with it: BENCHMARKS.md, issue 17 step 18). Keyed by unit, a unit's links
-/// are found without its exact group's members.
-struct AcceptedByUnit(Vec<(u32, u32, u32)>);
+/// The accepted pairs between two units (exact pairs are within one), by unit: `(unit, index in
+/// the accepted pairs)` of each pair's documents' units, both ways, sorted: 16 bytes a pair (the
+/// other unit is read from the pair when asked), where a map of a vector a document took more
+/// (3 million records sharing URLs peaked 202 MB lower with it: BENCHMARKS.md, issue 17 step
+/// 18). Keyed by unit, a unit's links are found without its exact group's members.
+struct AcceptedByUnit<'a> {
+    exact: &'a ExactGroups,
+    accepted: &'a UrlPairs,
+    by_unit: Vec<(u32, u32)>,
+}
 
-impl AcceptedByUnit {
-    fn new(exact: &ExactGroups, accepted: &UrlPairs) -> Self {
-        let mut links: Vec<(u32, u32, u32)> = accepted
+impl<'a> AcceptedByUnit<'a> {
+    fn new(exact: &'a ExactGroups, accepted: &'a UrlPairs) -> Self {
+        let mut by_unit: Vec<(u32, u32)> = accepted
             .iter()
             .zip(0u32..)
-            .map(|(p, i)| (exact.first_of(p.a), exact.first_of(p.b), i))
-            .flat_map(|(a, b, i)| [(a, b, i), (b, a, i)])
+            .flat_map(|(p, i)| [(exact.first_of(p.a), i), (exact.first_of(p.b), i)])
             .collect();
-        links.sort_unstable();
-        AcceptedByUnit(links)
+        by_unit.sort_unstable();
+        AcceptedByUnit {
+            exact,
+            accepted,
+            by_unit,
+        }
     }
 
     fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.by_unit.is_empty()
     }
 
     /// `(other unit, index in the accepted pairs)` of each accepted pair of `unit`'s documents.
     fn of(&self, unit: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
-        let start = self.0.partition_point(|&(u, _, _)| u < unit);
-        self.0[start..]
+        let start = self.by_unit.partition_point(|&(u, _)| u < unit);
+        self.by_unit[start..]
             .iter()
-            .take_while(move |&&(u, _, _)| u == unit)
-            .map(|&(_, other, i)| (other, i))
+            .take_while(move |&&(u, _)| u == unit)
+            .map(move |&(_, i)| {
+                let pair = self.accepted.get(i);
+                let (a, b) = (self.exact.first_of(pair.a), self.exact.first_of(pair.b));
+                (if a == unit { b } else { a }, i)
+            })
     }
 }
 
@@ -1375,7 +1428,7 @@ struct Walk<'a, I> {
     /// When the component is walked in parts: the places kept before the current batch,
     /// ascending (4 bytes a kept unit), which the later parts search in chunks.
     kept_places: Option<Vec<u32>>,
-    links: &'a AcceptedByUnit,
+    links: &'a AcceptedByUnit<'a>,
     accepted: &'a UrlPairs,
     outcome: Outcome,
 }
@@ -1385,7 +1438,7 @@ impl<'a, I: KeptIndex> Walk<'a, I> {
     fn new(
         component: &'a [u32],
         index: I,
-        links: &'a AcceptedByUnit,
+        links: &'a AcceptedByUnit<'a>,
         accepted: &'a UrlPairs,
     ) -> Self {
         let place_of = if links.is_empty() {

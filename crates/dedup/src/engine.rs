@@ -432,8 +432,11 @@ impl Phases {
         }
     }
 
-    /// Ends the phase `name`, begun when the last one ended, and starts the next.
+    /// Ends the phase `name`, begun when the last one ended, and starts the next, the memory the
+    /// phase freed given back to the system first ([`crate::budget::release_free_memory`]: the
+    /// next phase's share of the budget is measured by the process's resident memory).
     pub(crate) fn end(&mut self, name: &'static str) {
+        crate::budget::release_free_memory();
         let now = Instant::now();
         self.done.push(Phase {
             name,
