@@ -28,21 +28,18 @@ impl Digest {
     /// The digest of `text` under `algorithm`.
     pub fn of(algorithm: DigestAlgorithm, text: &[u8]) -> Digest {
         let mut bytes = [0u8; 32];
-        let len = match algorithm {
-            DigestAlgorithm::Sha256 => {
-                bytes.copy_from_slice(&Sha256::digest(text));
-                32
-            }
-            DigestAlgorithm::Blake3 => {
-                bytes.copy_from_slice(blake3::hash(text).as_bytes());
-                32
-            }
+        let width = algorithm.width();
+        match algorithm {
+            DigestAlgorithm::Sha256 => bytes.copy_from_slice(&Sha256::digest(text)),
+            DigestAlgorithm::Blake3 => bytes.copy_from_slice(blake3::hash(text).as_bytes()),
             DigestAlgorithm::Xxh3_128 => {
-                bytes[..16].copy_from_slice(&xxhash_rust::xxh3::xxh3_128(text).to_be_bytes());
-                16
+                bytes[..width].copy_from_slice(&xxhash_rust::xxh3::xxh3_128(text).to_be_bytes())
             }
-        };
-        Digest { bytes, len }
+        }
+        Digest {
+            bytes,
+            len: width as u8,
+        }
     }
 
     /// The digest under `algorithm` whose bytes are `bytes` (what [`Digest::as_bytes`] gave),

@@ -257,7 +257,7 @@ impl PartEngine {
         texts: &[&str],
     ) -> PyResult<Vec<Fingerprints>> {
         let profile = &self.options.policy.profile;
-        if profile.minhash.is_some() {
+        if !self.takes_fingerprints() {
             return Err(invalid(
                 "the profile asks for MinHash signatures: fingerprints are not taken",
             ));
@@ -277,13 +277,16 @@ impl PartEngine {
         let fingerprints: Vec<Fingerprints> = simhash
             .chunks_exact(simhash_width)
             .zip(digest.chunks_exact(digest_width))
-            .map(|(value, digest)| Fingerprints {
-                simhash: simhash_of(be_value(value), simhash_width),
-                minhash: None,
-                digest: Digest::from_bytes(profile.digest, digest).expect("checked width"),
-                features: 0,
+            .map(|(value, digest)| {
+                Ok(Fingerprints {
+                    simhash: simhash_of(be_value(value), simhash_width),
+                    minhash: None,
+                    digest: Digest::from_bytes(profile.digest, digest)
+                        .ok_or_else(|| invalid("a digest of the wrong width"))?,
+                    features: 0,
+                })
             })
-            .collect();
+            .collect::<PyResult<_>>()?;
         if let (Some(text), Some(given)) = (texts.first(), fingerprints.first()) {
             let made = self.fingerprinter.fingerprint(text);
             if made.simhash != given.simhash || made.digest != given.digest {
