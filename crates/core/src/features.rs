@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::scratch::Reused;
 use crate::stopwords::StopWordSet;
 use crate::stretch::find_non_ascii;
 use crate::tokenize::Tokenizer;
@@ -67,6 +68,15 @@ pub struct FeatureScratch {
     /// normaliser marked them ([`crate::normalize::Normalizer::normalize_marking`]); filled
     /// by the fingerprinter just before it hashes that text's features.
     pub(crate) non_ascii: Vec<Range<usize>>,
+}
+
+impl FeatureScratch {
+    /// Gives back the buffers a long document grew ([`crate::scratch`]).
+    pub(crate) fn keep_small(&mut self) {
+        self.token_ranges.keep_small();
+        self.shingle.keep_small();
+        self.non_ascii.keep_small();
+    }
 }
 
 impl FeatureExtractor {

@@ -18,6 +18,7 @@ use crate::measure::FeatureSet;
 use crate::minhash::MinHasher;
 use crate::normalize::Normalizer;
 use crate::profile::Profile;
+use crate::scratch::{with_work_space, Reused, WorkSpace};
 use crate::simhash::{BitCounter, Bits, Simhash, WeightedSums};
 use crate::weight::{jieba_keywords, top_k, IdfModel, Weighting};
 
@@ -150,19 +151,6 @@ impl<const WORDS: usize> HashSink for Counting<'_, WORDS> {
     }
 }
 
-/// A feature set's hashes: always 64-bit (the low half of 128-bit ones), in any order.
-impl HashSink for Vec<u64> {
-    #[inline(always)]
-    fn one(&mut self, hash: u128) {
-        self.push(hash as u64);
-    }
-
-    #[inline(always)]
-    fn many64(&mut self, hashes: &[u64]) {
-        self.extend_from_slice(hashes);
-    }
-}
-
 /// Reusable per-thread buffers.
 #[derive(Debug, Default)]
 struct Scratch {
@@ -170,8 +158,14 @@ struct Scratch {
     features: FeatureScratch,
     hashes: Vec<u128>,
     memo: HashMemo,
-    /// The feature hashes of a [`Fingerprinter::feature_set`] before sorting.
-    set: Vec<u64>,
+}
+
+impl WorkSpace for Scratch {
+    fn keep_small(&mut self) {
+        self.normalized.keep_small();
+        self.features.keep_small();
+        self.hashes.keep_small();
+    }
 }
 
 thread_local! {
@@ -273,11 +267,7 @@ impl Fingerprinter {
 
     /// The fingerprints of `text`.
     pub fn fingerprint(&self, text: &str) -> Fingerprints {
-        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-            Ok(mut scratch) => self.fingerprint_with(text, &mut scratch),
-            // Only reachable if called re-entrantly from inside another fingerprint call.
-            Err(_) => self.fingerprint_with(text, &mut Scratch::default()),
-        })
+        with_work_space(&SCRATCH, |scratch| self.fingerprint_with(text, scratch))
     }
 
     fn fingerprint_with(&self, text: &str, scratch: &mut Scratch) -> Fingerprints {
@@ -463,35 +453,30 @@ impl Fingerprinter {
     /// The set of 64-bit feature hashes of `text` (before weighting and top-K): what Jaccard
     /// resemblance and containment are measured on.
     pub fn feature_set(&self, text: &str) -> FeatureSet {
-        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-            Ok(mut scratch) => self.feature_set_with(text, &mut scratch),
-            Err(_) => self.feature_set_with(text, &mut Scratch::default()),
-        })
+        with_work_space(&SCRATCH, |scratch| self.feature_set_with(text, scratch))
     }
 
     fn feature_set_with(&self, text: &str, scratch: &mut Scratch) -> FeatureSet {
         let Scratch {
             normalized,
             features,
-            set,
             memo,
             ..
         } = scratch;
         self.normalize_marking(text, normalized, features);
-        set.clear();
-        if self.profile.weighting == Weighting::JiebaTfIdf {
-            set.extend(
-                jieba_keywords(normalized, self.profile.stop_words)
-                    .iter()
-                    .map(|(k, _)| self.hasher.hash64(k.as_bytes())),
-            );
-        } else {
-            // Always 64-bit hashes (the low half for 128-bit profiles), in any order.
-            with_strategy!(self, memo, false, |strategy| {
-                self.hash_features::<1>(normalized, features, strategy, set)
-            });
-        }
-        FeatureSet::from_hashes(set)
+        // At most one feature a byte of the normalised text.
+        FeatureSet::from_hashing(normalized.len(), |sink| {
+            if self.profile.weighting == Weighting::JiebaTfIdf {
+                for (keyword, _) in jieba_keywords(normalized, self.profile.stop_words) {
+                    sink.one(u128::from(self.hasher.hash64(keyword.as_bytes())));
+                }
+            } else {
+                // Always 64-bit hashes (the low half for 128-bit profiles), in any order.
+                with_strategy!(self, memo, false, |strategy| {
+                    self.hash_features::<1>(normalized, features, strategy, sink)
+                });
+            }
+        })
     }
 
     /// The 64-bit hashes of the tokens of `text`, in order: what token edit distance compares.

@@ -36,6 +36,7 @@ pub mod minhash;
 pub mod normalize;
 pub mod profile;
 pub mod python_compat;
+mod scratch;
 pub mod simhash;
 pub mod stopwords;
 mod stretch;

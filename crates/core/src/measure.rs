@@ -5,6 +5,9 @@
 
 use std::collections::HashMap;
 
+use crate::feature_hashing::HashSink;
+use crate::scratch::{with_work_space, Reused, WorkSpace};
+
 /// A set of feature hashes: sorted and without duplicates.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FeatureSet(Vec<u64>);
@@ -52,15 +55,40 @@ impl FeatureSet {
     /// each; the set itself is one allocation of its final size. Written here because it is
     /// the dedup engine's shingle-set hot spot and needs no general-purpose radix sort.
     pub fn from_hashes(hashes: &[u64]) -> Self {
-        const COMPARISON_SORT_UP_TO: usize = 256;
         if hashes.len() <= COMPARISON_SORT_UP_TO {
-            let mut sorted = hashes.to_vec();
-            sorted.sort_unstable();
-            sorted.dedup();
-            sorted.shrink_to_fit();
-            return FeatureSet(sorted);
+            return FeatureSet(sorted_by_comparison(hashes));
         }
-        SORT_SCRATCH.with(|scratch| FeatureSet(sorted_distinct(hashes, &mut scratch.borrow_mut())))
+        with_work_space(&SORT_SCRATCH, |scratch| {
+            let filter = hashes.len() >= FILTER_FROM;
+            FeatureSet(sorted_distinct(hashes, scratch, filter))
+        })
+    }
+
+    /// The set of the hashes `hash` hands to its sink, about `expected` of them at most (the
+    /// length of the text they are hashed from): [`FeatureSet::from_hashes`] of them, without
+    /// holding them all at once. From [`FILTER_FROM`] expected hashes on, [`drop_seen`]'s
+    /// table drops most repeats as they come, so that a long document of repeated passages
+    /// holds about its distinct hashes before the sort, not every one (a 3.2 MB document of
+    /// the dedup corpus: 26 MB of hashes, about 5% distinct).
+    pub(crate) fn from_hashing(expected: usize, hash: impl FnOnce(&mut SetHashes<'_>)) -> Self {
+        with_work_space(&SORT_SCRATCH, |scratch| {
+            let mut gathered = std::mem::take(&mut scratch.gathered);
+            gathered.clear();
+            let seen =
+                (expected >= FILTER_FROM).then(|| SeenTable::new(&mut scratch.seen, expected));
+            hash(&mut SetHashes {
+                hashes: &mut gathered,
+                seen,
+            });
+            let set = if gathered.len() <= COMPARISON_SORT_UP_TO {
+                sorted_by_comparison(&gathered)
+            } else {
+                // Repeats were dropped on the way, or there are too few for the filter.
+                sorted_distinct(&gathered, scratch, false)
+            };
+            scratch.gathered = gathered;
+            FeatureSet(set)
+        })
     }
 
     /// The set whose hashes `sorted` already lists ascending without repeats (a set written
@@ -133,9 +161,23 @@ const PART_BITS: u32 = 13;
 /// (the parts of a larger input hold more than 2^13 hashes each).
 const MAX_SPLIT_BITS: u32 = 10;
 
+/// Largest input [`FeatureSet::from_hashes`] sorts by comparison.
+const COMPARISON_SORT_UP_TO: usize = 256;
+
+/// `hashes` (a few, any order, repeats allowed) sorted ascending without repeats, in an
+/// allocation of their final size.
+fn sorted_by_comparison(hashes: &[u64]) -> Vec<u64> {
+    let mut sorted = hashes.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    sorted.shrink_to_fit();
+    sorted
+}
+
 /// `hashes` (more than a few, any order, repeats allowed) sorted ascending without repeats,
-/// in an allocation of their final size; see [`FeatureSet::from_hashes`].
-fn sorted_distinct(hashes: &[u64], scratch: &mut SortScratch) -> Vec<u64> {
+/// in an allocation of their final size, most repeats first dropped by [`drop_seen`] if
+/// `filter`; see [`FeatureSet::from_hashes`].
+fn sorted_distinct(hashes: &[u64], scratch: &mut SortScratch, filter: bool) -> Vec<u64> {
     let len = hashes.len();
     if u32::try_from(len).is_err() {
         let mut sorted = hashes.to_vec();
@@ -150,8 +192,9 @@ fn sorted_distinct(hashes: &[u64], scratch: &mut SortScratch) -> Vec<u64> {
         starts,
         seen,
         unseen,
+        ..
     } = scratch;
-    let hashes = if len >= FILTER_FROM {
+    let hashes = if filter {
         drop_seen(hashes, seen, unseen)
     } else {
         hashes
@@ -219,22 +262,75 @@ const MAX_SEEN_BITS: u32 = 16;
 /// handles a fraction (sets of 2^20 of the corpus's texts, timed stand-alone: 12 ns a hash
 /// sorted → 3).
 fn drop_seen<'a>(hashes: &[u64], seen: &mut Vec<u64>, unseen: &'a mut Vec<u64>) -> &'a [u64] {
-    let bits = (hashes.len().ilog2() - 1).clamp(1, MAX_SEEN_BITS);
-    let mask = (1usize << bits) - 1;
-    // Slot i starts with a value whose low bits are not i: no hash that maps to it equals it.
-    seen.clear();
-    seen.extend((0..1u64 << bits).map(|i| i ^ 1));
+    let mut table = SeenTable::new(seen, hashes.len());
     let unseen = at_least(unseen, hashes.len());
     let mut kept = 0;
     for &hash in hashes {
-        let slot = &mut seen[hash as usize & mask];
-        let new = *slot != hash;
-        *slot = hash;
         // Written whatever it is; counted only if new.
         unseen[kept] = hash;
-        kept += usize::from(new);
+        kept += usize::from(table.is_new(hash));
     }
     &unseen[..kept]
+}
+
+/// [`drop_seen`]'s direct-mapped table of the latest hash a slot (indexed by the low bits):
+/// one slot for every two hashes expected, at most 2^[`MAX_SEEN_BITS`].
+struct SeenTable<'a> {
+    slots: &'a mut [u64],
+    mask: usize,
+}
+
+impl<'a> SeenTable<'a> {
+    /// A table for about `len` hashes in `slots`' memory.
+    fn new(slots: &'a mut Vec<u64>, len: usize) -> Self {
+        let bits = (len.max(4).ilog2() - 1).clamp(1, MAX_SEEN_BITS);
+        // Slot i starts with a value whose low bits are not i: no hash that maps to it equals it.
+        slots.clear();
+        slots.extend((0..1u64 << bits).map(|i| i ^ 1));
+        SeenTable {
+            slots,
+            mask: (1usize << bits) - 1,
+        }
+    }
+
+    /// Whether `hash` is not its slot's latest hash (an exact test: `false` only for a
+    /// repeat); it becomes the slot's latest.
+    #[inline(always)]
+    fn is_new(&mut self, hash: u64) -> bool {
+        let slot = &mut self.slots[hash as usize & self.mask];
+        let new = *slot != hash;
+        *slot = hash;
+        new
+    }
+}
+
+/// The sink a fingerprinter hashes a [`FeatureSet`]'s features into
+/// ([`FeatureSet::from_hashing`]): the hashes in any order, most repeats dropped when a
+/// [`SeenTable`] filters them.
+pub(crate) struct SetHashes<'a> {
+    hashes: &'a mut Vec<u64>,
+    seen: Option<SeenTable<'a>>,
+}
+
+impl HashSink for SetHashes<'_> {
+    #[inline(always)]
+    fn one(&mut self, hash: u128) {
+        // Always 64-bit hashes: the low half of 128-bit ones.
+        let hash = hash as u64;
+        if self.seen.as_mut().is_none_or(|seen| seen.is_new(hash)) {
+            self.hashes.push(hash);
+        }
+    }
+
+    #[inline(always)]
+    fn many64(&mut self, hashes: &[u64]) {
+        match &mut self.seen {
+            None => self.hashes.extend_from_slice(hashes),
+            Some(seen) => self
+                .hashes
+                .extend(hashes.iter().copied().filter(|&hash| seen.is_new(hash))),
+        }
+    }
 }
 
 /// The first `len` elements of `buffer`, grown to hold them if it is shorter: a work space
@@ -352,6 +448,27 @@ struct SortScratch {
     unseen: Vec<u64>,
     /// The bucket counters of a scatter.
     starts: Vec<u32>,
+    /// The hashes [`FeatureSet::from_hashing`] gathers.
+    gathered: Vec<u64>,
+}
+
+impl WorkSpace for SortScratch {
+    fn keep_small(&mut self) {
+        let SortScratch {
+            sorted,
+            parts,
+            seen,
+            unseen,
+            starts,
+            gathered,
+        } = self;
+        sorted.keep_small();
+        parts.keep_small();
+        seen.keep_small();
+        unseen.keep_small();
+        starts.keep_small();
+        gathered.keep_small();
+    }
 }
 
 thread_local! {
@@ -633,6 +750,55 @@ mod tests {
                 let set = FeatureSet::from_hashes(&hashes);
                 proptest::prop_assert_eq!(set.as_slice(), &expected[..]);
             }
+        }
+
+        /// Hashes handed over as they are made, one at a time or in slices, with any
+        /// expected count (below or beyond the filter's threshold, under or over the true
+        /// count): the set of them all, without spare capacity; the thread's work space
+        /// is small again afterwards.
+        #[test]
+        fn sets_made_while_hashing_are_the_sets_of_all_hashes(
+            len in 0usize..(FILTER_FROM * 4),
+            distinct in 1u64..5_000,
+            expected_per_hash in proptest::prop_oneof![proptest::prelude::Just(0.0f64), 0.5f64..3.0],
+            chunks in proptest::collection::vec(1usize..600, 1..8),
+            seed in proptest::prelude::any::<u64>(),
+        ) {
+            let mut state = seed;
+            let hashes: Vec<u64> = (0..len)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    ((state >> 20) % distinct).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                })
+                .collect();
+            let expected_count = (len as f64 * expected_per_hash) as usize;
+            let set = FeatureSet::from_hashing(expected_count, |sink| {
+                let mut rest = &hashes[..];
+                for (i, &chunk) in chunks.iter().cycle().enumerate() {
+                    if rest.is_empty() {
+                        break;
+                    }
+                    let (now, later) = rest.split_at(chunk.min(rest.len()));
+                    if i % 2 == 0 {
+                        sink.many64(now);
+                    } else {
+                        now.iter().for_each(|&hash| sink.one(u128::from(hash) | 1 << 100));
+                    }
+                    rest = later;
+                }
+            });
+            let mut all = hashes.clone();
+            all.sort_unstable();
+            all.dedup();
+            proptest::prop_assert_eq!(set.as_slice(), &all[..]);
+            proptest::prop_assert_eq!(set.0.capacity(), set.len());
+            SORT_SCRATCH.with(|scratch| {
+                let scratch = scratch.borrow();
+                assert!(scratch.gathered.capacity() * 8 <= crate::scratch::KEPT_BYTES);
+                assert!(scratch.unseen.capacity() * 8 <= crate::scratch::KEPT_BYTES);
+            });
         }
 
         /// The insertion pass that drops repeats gives what a comparison sort and `dedup`

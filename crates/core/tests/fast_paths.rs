@@ -195,3 +195,38 @@ proptest! {
         prop_assert_eq!(wide.finish(), sums.finish());
     }
 }
+
+proptest! {
+    // Long texts: fewer cases.
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// A long text of repeated passages (past the length from which the feature set's hashes
+    /// are rid of most repeats as they are made): the feature set is still the reference's,
+    /// with every hash function and width, the second document on the same thread too.
+    #[test]
+    fn long_repeated_texts_have_the_reference_feature_set(
+        passage in mixed_text(),
+        extra in mixed_text(),
+        length in (1usize << 14)..(1usize << 17),
+        width in 1..=10usize,
+        hash in prop_oneof![
+            3 => Just(HashAlgorithm::Xxh3),
+            1 => Just(HashAlgorithm::Fnv1a64),
+            1 => Just(HashAlgorithm::Md5),
+        ],
+    ) {
+        let passage = format!("{passage} ");
+        let mut text = passage.repeat(length / passage.len() + 1);
+        text.push_str(&extra);
+        let profile = profile(width, hash, Bits::B64, false);
+        let fingerprinter = Fingerprinter::new(profile.clone()).unwrap();
+        for text in [text.as_str(), extra.as_str(), text.as_str()] {
+            let normalized = fingerprinter.normalize(text);
+            let set: Vec<u64> = reference_shingles(&normalized, width)
+                .into_iter()
+                .map(|feature| reference_hash(&profile, feature) as u64)
+                .collect();
+            prop_assert_eq!(fingerprinter.feature_set(text), FeatureSet::from_hashes(&set));
+        }
+    }
+}

@@ -39,11 +39,11 @@ impl<F: FnMut(bool)> FeatureSource for CorpusFeatures<'_, F> {
         (self.around_read)(true);
         let mut handed = 0;
         self.corpus
-            .for_each_document(
+            .map_each_document(
                 "verifying: reading shingle sets",
                 false,
                 |index, _, text| wanted(index).then(|| self.fingerprinter.feature_set(text)),
-                |_, set| {
+                |set| {
                     if let Some(set) = set {
                         handed += 1;
                         sink(set).map_err(ReadError::Engine)?;
