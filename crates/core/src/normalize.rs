@@ -116,6 +116,9 @@ pub struct Normalizer {
     /// `ascii_actions` as `[byte written, 1 if kept]`, for the branch-free pass used when
     /// white space is removed (then every byte is either written or dropped).
     ascii_compaction: [[u8; 2]; 128],
+    /// Bit `b` set when ASCII byte `b` goes to the output as it stands under the options (its
+    /// action is to emit itself): what [`Normalizer::table_pass`] copies without a look-up.
+    ascii_as_is: u128,
 }
 
 /// What the ASCII pass does with one byte.
@@ -151,10 +154,15 @@ impl Normalizer {
                 AsciiAction::Space | AsciiAction::Remove => [b, 0],
             };
         }
+        let ascii_as_is = (0u8..)
+            .zip(ascii_actions)
+            .filter(|&(b, action)| action == AsciiAction::Emit(b))
+            .fold(0u128, |bits, (b, _)| bits | 1 << b);
         Normalizer {
             options,
             ascii_actions,
             ascii_compaction,
+            ascii_as_is,
         }
     }
 
@@ -316,37 +324,51 @@ impl Normalizer {
     /// path would send them, without NFKC's quick check, a search for sigma or a second walk.
     /// Otherwise the sink is put back as it was and false returned.
     ///
-    /// A run of word characters that are their own lower case (all of a Chinese stretch, the
-    /// small letters around an accented one) goes to the sink as one copy of its bytes, as
-    /// pushing them one by one would write them.
+    /// A run of characters that go to the output as they stand (word characters that are their
+    /// own lower case, all of a Chinese stretch, and punctuation such as `§`, `·` or `’` when it
+    /// is kept) goes to the sink as one copy of its bytes, as pushing them one by one would
+    /// write them. Such ASCII bytes (most of a stretch: the word around a `’`) are told by one
+    /// bit test ([`Normalizer::ascii_as_is`]), without decoding them or looking them up.
     fn table_pass(&self, text: &str, sink: &mut Sink) -> bool {
         let table = CharTable::get();
+        let bytes = text.as_bytes();
+        let keep_punctuation = self.options.punctuation == PunctuationPolicy::Keep;
         let (written, last_space) = (sink.out.len(), sink.last_space);
         // Where the run of characters still to be copied as they stand begins.
         let mut run = 0;
-        for (at, c) in text.char_indices() {
+        let mut at = 0;
+        while let Some(&byte) = bytes.get(at) {
+            if byte < 0x80 && self.ascii_as_is >> byte & 1 != 0 {
+                at += 1;
+                continue;
+            }
+            let Some(c) = text.get(at..).and_then(|rest| rest.chars().next()) else {
+                break;
+            };
+            let next = at + c.len_utf8();
             // The CJK Unified Ideographs, most characters of Chinese text, are what the table
             // says without its look-up (a cache miss on a text that spreads over its pages):
             // each its own lower case, a word character, left alone by NFKC
             // (`cjk_ideographs_are_plain_words_in_the_table`).
-            if CharTable::CJK_IDEOGRAPHS.contains(&c) {
-                continue;
-            }
-            match table.stable_lookup(c) {
-                Some((lower, CharClass::Word)) if lower == c => {}
-                Some((lower, class)) => {
-                    sink.push_words(&text.as_bytes()[run..at]);
-                    sink.push(lower, class, self.options.punctuation);
-                    run = at + c.len_utf8();
+            if !CharTable::CJK_IDEOGRAPHS.contains(&c) {
+                match table.stable_lookup(c) {
+                    Some((lower, CharClass::Word)) if lower == c => {}
+                    Some((lower, CharClass::Other)) if lower == c && keep_punctuation => {}
+                    Some((lower, class)) => {
+                        sink.push_words(&bytes[run..at]);
+                        sink.push(lower, class, self.options.punctuation);
+                        run = next;
+                    }
+                    None => {
+                        sink.out.truncate(written);
+                        sink.last_space = last_space;
+                        return false;
+                    }
                 }
-                None => {
-                    sink.out.truncate(written);
-                    sink.last_space = last_space;
-                    return false;
-                }
             }
+            at = next;
         }
-        sink.push_words(&text.as_bytes()[run..]);
+        sink.push_words(&bytes[run..]);
         true
     }
 
@@ -875,6 +897,39 @@ mod tests {
             }
         }
         assert!(covered > 10_000, "{covered}");
+    }
+
+    /// The ASCII bytes the table pass copies without a look-up are exactly those the table
+    /// says go to the output as they stand (their own lower case, a word character or kept
+    /// punctuation), under every punctuation policy.
+    #[test]
+    fn ascii_as_is_is_what_the_table_says() {
+        let table = CharTable::get();
+        for punctuation in [
+            PunctuationPolicy::Keep,
+            PunctuationPolicy::Remove,
+            PunctuationPolicy::Space,
+        ] {
+            let normalizer = Normalizer::new(NormalizeOptions {
+                punctuation,
+                ..NormalizeOptions::web()
+            });
+            for b in 0u8..128 {
+                let c = char::from(b);
+                let as_is = match table.stable_lookup(c) {
+                    Some((lower, CharClass::Word)) => lower == c,
+                    Some((lower, CharClass::Other)) => {
+                        lower == c && punctuation == PunctuationPolicy::Keep
+                    }
+                    _ => false,
+                };
+                assert_eq!(
+                    normalizer.ascii_as_is >> b & 1 != 0,
+                    as_is,
+                    "{c:?} {punctuation:?}"
+                );
+            }
+        }
     }
 
     /// What the general path makes of `text` under the web profile's options with
