@@ -338,8 +338,15 @@ impl Normalizer {
         let mut run = 0;
         let mut at = 0;
         while let Some(&byte) = bytes.get(at) {
-            if byte < 0x80 && self.ascii_as_is >> byte & 1 != 0 {
+            if byte < 0x80 {
                 at += 1;
+                if self.ascii_as_is >> byte & 1 == 0 {
+                    // An upper-case letter, white space or punctuation the options change:
+                    // what the table gives it, from the options' ASCII actions.
+                    sink.push_words(&bytes[run..at - 1]);
+                    self.push_ascii(byte, sink);
+                    run = at;
+                }
                 continue;
             }
             let Some(c) = text.get(at..).and_then(|rest| rest.chars().next()) else {
@@ -351,6 +358,16 @@ impl Normalizer {
             // each its own lower case, a word character, left alone by NFKC
             // (`cjk_ideographs_are_plain_words_in_the_table`).
             if !CharTable::CJK_IDEOGRAPHS.contains(&c) {
+                // A character NFKC leaves alone that is its own lower case, a word character
+                // or kept punctuation (`§`, `·`, `’`), told by comparing its entry whole.
+                let entry = table.entry_of(c) as u32;
+                let as_is = (c as u32) << 3 | CharTable::STABLE;
+                if entry == as_is | CharTable::WORD
+                    || (keep_punctuation && entry == as_is | CharTable::OTHER)
+                {
+                    at = next;
+                    continue;
+                }
                 match table.stable_lookup(c) {
                     Some((lower, CharClass::Word)) if lower == c => {}
                     Some((lower, CharClass::Other)) if lower == c && keep_punctuation => {}
@@ -370,6 +387,21 @@ impl Normalizer {
         }
         sink.push_words(&bytes[run..]);
         true
+    }
+
+    /// Pushes ASCII `byte` to `sink` as the table pass would push its [`CharTable`] entry (its
+    /// lower case, under the punctuation and white-space policies), by the byte's action.
+    #[inline]
+    fn push_ascii(&self, byte: u8, sink: &mut Sink) {
+        match self.ascii_actions[usize::from(byte & 0x7f)] {
+            AsciiAction::Emit(out) => {
+                sink.out.push(out);
+                sink.last_space = false;
+            }
+            AsciiAction::Space if is_ascii_space(byte) => sink.push_space(char::from(byte)),
+            AsciiAction::Space => sink.push_space(' '),
+            AsciiAction::Remove => {}
+        }
     }
 
     /// Pushes `c` to `sink` under the character policies.
@@ -409,6 +441,10 @@ impl CharTable {
     const CJK_IDEOGRAPHS: std::ops::RangeInclusive<char> = '\u{4e00}'..='\u{9fff}';
     /// The entry bit of a character NFKC leaves alone.
     const STABLE: u32 = 4;
+    /// The class bits of an entry for a word character.
+    const WORD: u32 = 1;
+    /// The class bits of an entry for a character neither word nor white space.
+    const OTHER: u32 = 3;
 
     /// The process's table (its pages are built on first use).
     fn get() -> &'static CharTable {
@@ -466,9 +502,9 @@ impl CharTable {
         match (lower.next(), lower.next()) {
             (Some(one), None) => {
                 let class = match classify(one, WordChars::Unicode) {
-                    CharClass::Word => 1,
+                    CharClass::Word => Self::WORD,
                     CharClass::Space => 2,
-                    CharClass::Other => 3,
+                    CharClass::Other => Self::OTHER,
                 };
                 let stable = is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
                     && canonical_combining_class(c) == 0;
@@ -928,6 +964,50 @@ mod tests {
                     as_is,
                     "{c:?} {punctuation:?}"
                 );
+            }
+        }
+    }
+
+    /// Every ASCII byte pushed by its action ([`Normalizer::push_ascii`]) writes what pushing
+    /// its table entry writes, under every punctuation and white-space policy, after a space
+    /// or not, into an empty output or not.
+    #[test]
+    fn push_ascii_is_the_table_entry_pushed() {
+        let table = CharTable::get();
+        let policies = [
+            PunctuationPolicy::Keep,
+            PunctuationPolicy::Remove,
+            PunctuationPolicy::Space,
+        ];
+        let spaces = [
+            WhitespacePolicy::Keep,
+            WhitespacePolicy::Remove,
+            WhitespacePolicy::Collapse,
+        ];
+        for (punctuation, whitespace) in policies
+            .into_iter()
+            .flat_map(|p| spaces.into_iter().map(move |w| (p, w)))
+        {
+            let normalizer = Normalizer::new(NormalizeOptions {
+                punctuation,
+                whitespace,
+                ..NormalizeOptions::web()
+            });
+            for (b, before, last_space) in
+                (0u8..128).flat_map(|b| [(b, "", false), (b, "x", false), (b, "x ", true)])
+            {
+                let sink = || Sink {
+                    out: before.as_bytes().to_vec(),
+                    last_space,
+                    whitespace,
+                };
+                let (mut by_action, mut by_table) = (sink(), sink());
+                normalizer.push_ascii(b, &mut by_action);
+                let (lower, class) = table.stable_lookup(char::from(b)).expect("ASCII");
+                by_table.push(lower, class, punctuation);
+                let case = format!("{b:#x} {punctuation:?} {whitespace:?} {before:?}");
+                assert_eq!(by_action.out, by_table.out, "{case}");
+                assert_eq!(by_action.last_space, by_table.last_space, "{case}");
             }
         }
     }
