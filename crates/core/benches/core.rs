@@ -13,6 +13,7 @@ use neardup_core::features::{FeatureExtractor, FeatureKind, FeatureScratch};
 use neardup_core::hash::{FeatureHasher, Xxh3};
 use neardup_core::measure::{jaccard_at_least, FeatureSet};
 use neardup_core::minhash::{MinHashOptions, MinHasher};
+use neardup_core::normalize::{NormalizeOptions, Normalizer};
 use neardup_core::simhash::{BitCounter, Bits, WeightedSums};
 use neardup_core::tokenize::Tokenizer;
 use neardup_core::xxh3_short;
@@ -462,9 +463,33 @@ fn verify(c: &mut Criterion) {
     group.finish();
 }
 
+/// The normaliser under the web profile's options: English prose whose non-ASCII words
+/// (`naïve`, `café`, `→`) take the table pass, and the same text with every non-ASCII
+/// character replaced (the ASCII pass alone), bytes of input per second.
+fn normalize(c: &mut Criterion) {
+    let mut group = c.benchmark_group("normalize");
+    let mixed = english_text();
+    let ascii: String = mixed
+        .chars()
+        .map(|c| if c.is_ascii() { c } else { 'x' })
+        .collect();
+    let normalizer = Normalizer::new(NormalizeOptions::web());
+    for (name, text) in [("mixed", &mixed), ("ascii", &ascii)] {
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_with_input(BenchmarkId::new("web", name), text, |b, text| {
+            let mut out = String::new();
+            b.iter(|| {
+                normalizer.normalize_into(black_box(text), &mut out);
+                black_box(out.len())
+            })
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(3));
-    targets = tokenize, shingle_and_hash, xxh3_windows, xxh3_chinese_shingles, accumulate, document_counts, bit_columns, feature_loop, minhash, pipeline, verify
+    targets = normalize, tokenize, shingle_and_hash, xxh3_windows, xxh3_chinese_shingles, accumulate, document_counts, bit_columns, feature_loop, minhash, pipeline, verify
 }
 criterion_main!(benches);

@@ -116,6 +116,9 @@ pub struct Normalizer {
     /// `ascii_actions` as `[byte written, 1 if kept]`, for the branch-free pass used when
     /// white space is removed (then every byte is either written or dropped).
     ascii_compaction: [[u8; 2]; 128],
+    /// Bit `b` set when ASCII byte `b` goes to the output as it stands under the options (its
+    /// action is to emit itself): what [`Normalizer::table_pass`] copies without a look-up.
+    ascii_as_is: u128,
 }
 
 /// What the ASCII pass does with one byte.
@@ -151,10 +154,15 @@ impl Normalizer {
                 AsciiAction::Space | AsciiAction::Remove => [b, 0],
             };
         }
+        let ascii_as_is = (0u8..)
+            .zip(ascii_actions)
+            .filter(|&(b, action)| action == AsciiAction::Emit(b))
+            .fold(0u128, |bits, (b, _)| bits | 1 << b);
         Normalizer {
             options,
             ascii_actions,
             ascii_compaction,
+            ascii_as_is,
         }
     }
 
@@ -316,38 +324,84 @@ impl Normalizer {
     /// path would send them, without NFKC's quick check, a search for sigma or a second walk.
     /// Otherwise the sink is put back as it was and false returned.
     ///
-    /// A run of word characters that are their own lower case (all of a Chinese stretch, the
-    /// small letters around an accented one) goes to the sink as one copy of its bytes, as
-    /// pushing them one by one would write them.
+    /// A run of characters that go to the output as they stand (word characters that are their
+    /// own lower case, all of a Chinese stretch, and punctuation such as `§`, `·` or `’` when it
+    /// is kept) goes to the sink as one copy of its bytes, as pushing them one by one would
+    /// write them. Such ASCII bytes (most of a stretch: the word around a `’`) are told by one
+    /// bit test ([`Normalizer::ascii_as_is`]), without decoding them or looking them up.
     fn table_pass(&self, text: &str, sink: &mut Sink) -> bool {
         let table = CharTable::get();
+        let bytes = text.as_bytes();
+        let keep_punctuation = self.options.punctuation == PunctuationPolicy::Keep;
         let (written, last_space) = (sink.out.len(), sink.last_space);
         // Where the run of characters still to be copied as they stand begins.
         let mut run = 0;
-        for (at, c) in text.char_indices() {
+        let mut at = 0;
+        while let Some(&byte) = bytes.get(at) {
+            if byte < 0x80 {
+                at += 1;
+                if self.ascii_as_is >> byte & 1 == 0 {
+                    // An upper-case letter, white space or punctuation the options change:
+                    // what the table gives it, from the options' ASCII actions.
+                    sink.push_words(&bytes[run..at - 1]);
+                    self.push_ascii(byte, sink);
+                    run = at;
+                }
+                continue;
+            }
+            let Some(c) = text.get(at..).and_then(|rest| rest.chars().next()) else {
+                break;
+            };
+            let next = at + c.len_utf8();
             // The CJK Unified Ideographs, most characters of Chinese text, are what the table
             // says without its look-up (a cache miss on a text that spreads over its pages):
             // each its own lower case, a word character, left alone by NFKC
             // (`cjk_ideographs_are_plain_words_in_the_table`).
-            if CharTable::CJK_IDEOGRAPHS.contains(&c) {
-                continue;
-            }
-            match table.stable_lookup(c) {
-                Some((lower, CharClass::Word)) if lower == c => {}
-                Some((lower, class)) => {
-                    sink.push_words(&text.as_bytes()[run..at]);
-                    sink.push(lower, class, self.options.punctuation);
-                    run = at + c.len_utf8();
+            if !CharTable::CJK_IDEOGRAPHS.contains(&c) {
+                // A character NFKC leaves alone that is its own lower case, a word character
+                // or kept punctuation (`§`, `·`, `’`), told by comparing its entry whole.
+                let entry = table.entry_of(c) as u32;
+                let as_is = (c as u32) << 3 | CharTable::STABLE;
+                if entry == as_is | CharTable::WORD
+                    || (keep_punctuation && entry == as_is | CharTable::OTHER)
+                {
+                    at = next;
+                    continue;
                 }
-                None => {
-                    sink.out.truncate(written);
-                    sink.last_space = last_space;
-                    return false;
+                match table.stable_lookup(c) {
+                    Some((lower, CharClass::Word)) if lower == c => {}
+                    Some((lower, CharClass::Other)) if lower == c && keep_punctuation => {}
+                    Some((lower, class)) => {
+                        sink.push_words(&bytes[run..at]);
+                        sink.push(lower, class, self.options.punctuation);
+                        run = next;
+                    }
+                    None => {
+                        sink.out.truncate(written);
+                        sink.last_space = last_space;
+                        return false;
+                    }
                 }
             }
+            at = next;
         }
-        sink.push_words(&text.as_bytes()[run..]);
+        sink.push_words(&bytes[run..]);
         true
+    }
+
+    /// Pushes ASCII `byte` to `sink` as the table pass would push its [`CharTable`] entry (its
+    /// lower case, under the punctuation and white-space policies), by the byte's action.
+    #[inline]
+    fn push_ascii(&self, byte: u8, sink: &mut Sink) {
+        match self.ascii_actions[usize::from(byte & 0x7f)] {
+            AsciiAction::Emit(out) => {
+                sink.out.push(out);
+                sink.last_space = false;
+            }
+            AsciiAction::Space if is_ascii_space(byte) => sink.push_space(char::from(byte)),
+            AsciiAction::Space => sink.push_space(' '),
+            AsciiAction::Remove => {}
+        }
     }
 
     /// Pushes `c` to `sink` under the character policies.
@@ -387,6 +441,10 @@ impl CharTable {
     const CJK_IDEOGRAPHS: std::ops::RangeInclusive<char> = '\u{4e00}'..='\u{9fff}';
     /// The entry bit of a character NFKC leaves alone.
     const STABLE: u32 = 4;
+    /// The class bits of an entry for a word character.
+    const WORD: u32 = 1;
+    /// The class bits of an entry for a character neither word nor white space.
+    const OTHER: u32 = 3;
 
     /// The process's table (its pages are built on first use).
     fn get() -> &'static CharTable {
@@ -444,9 +502,9 @@ impl CharTable {
         match (lower.next(), lower.next()) {
             (Some(one), None) => {
                 let class = match classify(one, WordChars::Unicode) {
-                    CharClass::Word => 1,
+                    CharClass::Word => Self::WORD,
                     CharClass::Space => 2,
-                    CharClass::Other => 3,
+                    CharClass::Other => Self::OTHER,
                 };
                 let stable = is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
                     && canonical_combining_class(c) == 0;
@@ -875,6 +933,83 @@ mod tests {
             }
         }
         assert!(covered > 10_000, "{covered}");
+    }
+
+    /// The ASCII bytes the table pass copies without a look-up are exactly those the table
+    /// says go to the output as they stand (their own lower case, a word character or kept
+    /// punctuation), under every punctuation policy.
+    #[test]
+    fn ascii_as_is_is_what_the_table_says() {
+        let table = CharTable::get();
+        for punctuation in [
+            PunctuationPolicy::Keep,
+            PunctuationPolicy::Remove,
+            PunctuationPolicy::Space,
+        ] {
+            let normalizer = Normalizer::new(NormalizeOptions {
+                punctuation,
+                ..NormalizeOptions::web()
+            });
+            for b in 0u8..128 {
+                let c = char::from(b);
+                let as_is = match table.stable_lookup(c) {
+                    Some((lower, CharClass::Word)) => lower == c,
+                    Some((lower, CharClass::Other)) => {
+                        lower == c && punctuation == PunctuationPolicy::Keep
+                    }
+                    _ => false,
+                };
+                assert_eq!(
+                    normalizer.ascii_as_is >> b & 1 != 0,
+                    as_is,
+                    "{c:?} {punctuation:?}"
+                );
+            }
+        }
+    }
+
+    /// Every ASCII byte pushed by its action ([`Normalizer::push_ascii`]) writes what pushing
+    /// its table entry writes, under every punctuation and white-space policy, after a space
+    /// or not, into an empty output or not.
+    #[test]
+    fn push_ascii_is_the_table_entry_pushed() {
+        let table = CharTable::get();
+        let policies = [
+            PunctuationPolicy::Keep,
+            PunctuationPolicy::Remove,
+            PunctuationPolicy::Space,
+        ];
+        let spaces = [
+            WhitespacePolicy::Keep,
+            WhitespacePolicy::Remove,
+            WhitespacePolicy::Collapse,
+        ];
+        for (punctuation, whitespace) in policies
+            .into_iter()
+            .flat_map(|p| spaces.into_iter().map(move |w| (p, w)))
+        {
+            let normalizer = Normalizer::new(NormalizeOptions {
+                punctuation,
+                whitespace,
+                ..NormalizeOptions::web()
+            });
+            for (b, before, last_space) in
+                (0u8..128).flat_map(|b| [(b, "", false), (b, "x", false), (b, "x ", true)])
+            {
+                let sink = || Sink {
+                    out: before.as_bytes().to_vec(),
+                    last_space,
+                    whitespace,
+                };
+                let (mut by_action, mut by_table) = (sink(), sink());
+                normalizer.push_ascii(b, &mut by_action);
+                let (lower, class) = table.stable_lookup(char::from(b)).expect("ASCII");
+                by_table.push(lower, class, punctuation);
+                let case = format!("{b:#x} {punctuation:?} {whitespace:?} {before:?}");
+                assert_eq!(by_action.out, by_table.out, "{case}");
+                assert_eq!(by_action.last_space, by_table.last_space, "{case}");
+            }
+        }
     }
 
     /// What the general path makes of `text` under the web profile's options with
