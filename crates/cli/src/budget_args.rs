@@ -1,6 +1,7 @@
 //! `--memory` and `--tmp-dir`: the memory budget of a batch command (see
 //! [`neardup_dedup::Budget`]).
 
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -54,6 +55,40 @@ impl BudgetArgs {
             );
         }
     }
+}
+
+/// The worker threads a command runs with, or `None` to leave rayon's default: `requested`
+/// (`--threads`), else the default (`RAYON_NUM_THREADS`, else one a processor), but for a batch
+/// command with `memory` bytes of budget at most [`Budget::max_threads`] of it. Lowering an
+/// explicit `--threads` is said in a warning.
+pub fn worker_threads(requested: Option<NonZeroUsize>, memory: Option<u64>) -> Option<usize> {
+    let Some(memory) = memory else {
+        return requested.map(NonZeroUsize::get);
+    };
+    let most = Budget::max_threads(memory);
+    match requested.map(NonZeroUsize::get) {
+        Some(threads) if threads > most => {
+            tracing::warn!(
+                "--threads {threads} lowered to {most}: each worker thread holds about {} MiB \
+                 beside what the engine counts, and --memory is {} MiB",
+                Budget::THREAD_MEMORY >> 20,
+                memory >> 20
+            );
+            Some(most)
+        }
+        Some(threads) => Some(threads),
+        None => (default_threads() > most).then_some(most),
+    }
+}
+
+/// The worker threads rayon starts by default: `RAYON_NUM_THREADS` if it names a number,
+/// else one a processor.
+fn default_threads() -> usize {
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .filter(|&threads| threads > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
 }
 
 /// Parses a size such as `512M`, `2G`, `2GiB` or `1500000000`.

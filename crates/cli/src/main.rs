@@ -32,7 +32,8 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Worker threads for the parallel work of every command (default: one per processor).
+    /// Worker threads for the parallel work of every command (default: one per processor); a
+    /// batch command uses at most one for every 64 MiB of its --memory.
     #[arg(long, global = true, value_name = "N", env = "NEARDUP_THREADS")]
     threads: Option<std::num::NonZeroUsize>,
 }
@@ -59,6 +60,23 @@ enum Command {
     Serve(commands::serve::ServeArgs),
 }
 
+impl Command {
+    /// The memory budget options of a batch command.
+    fn budget(&self) -> Option<&budget_args::BudgetArgs> {
+        match self {
+            Command::Dedup(args) => Some(&args.budget),
+            Command::Mirrors(args) => Some(&args.budget),
+            Command::Pairs(args) => Some(&args.budget),
+            Command::Eval(args) => Some(&args.budget),
+            Command::Extract(_)
+            | Command::Fingerprint(_)
+            | Command::Compare(_)
+            | Command::Index(_)
+            | Command::Serve(_) => None,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -70,8 +88,9 @@ fn main() -> ExitCode {
         .with_ansi(std::io::stderr().is_terminal())
         .init();
     let cli = Cli::parse();
-    if let Some(threads) = cli.threads {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.get());
+    let memory = cli.command.budget().map(budget_args::BudgetArgs::memory);
+    if let Some(threads) = budget_args::worker_threads(cli.threads, memory) {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads);
         if let Err(error) = pool.build_global() {
             eprintln!("neardup: cannot start {threads} worker threads: {error}");
             return ExitCode::from(1);

@@ -50,3 +50,37 @@ fn zero_threads_is_a_usage_error() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("--threads"), "{}", run.stderr);
 }
+
+#[test]
+fn a_batch_command_runs_no_more_threads_than_its_budget_holds() {
+    // The least budget (16 MiB) holds one worker thread: `--threads 4` is lowered, and said.
+    let lowered = neardup(
+        &["--threads", "4", "dedup", "--memory", "16M", "-"],
+        INPUT.as_bytes(),
+    );
+    assert_eq!(lowered.code, 0, "{}", lowered.stderr);
+    assert!(
+        lowered.stderr.contains("--threads 4 lowered to 1"),
+        "{}",
+        lowered.stderr
+    );
+    let one = neardup(
+        &["--threads", "1", "dedup", "--memory", "16M", "-"],
+        INPUT.as_bytes(),
+    );
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    assert!(!one.stderr.contains("lowered"), "{}", one.stderr);
+    assert_eq!(lowered.stdout, one.stdout);
+    // Within the budget, or without one, the threads asked for.
+    let within = neardup(
+        &["--threads", "2", "dedup", "--memory", "128M", "-"],
+        INPUT.as_bytes(),
+    );
+    assert!(!within.stderr.contains("lowered"), "{}", within.stderr);
+    let no_budget = neardup(&["--threads", "4", "fingerprint", "-"], INPUT.as_bytes());
+    assert!(
+        !no_budget.stderr.contains("lowered"),
+        "{}",
+        no_budget.stderr
+    );
+}

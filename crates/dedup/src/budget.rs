@@ -43,6 +43,24 @@ impl Budget {
     /// The smallest budget accepted: what the engine needs to make progress at all.
     pub const MIN_MEMORY: u64 = 16 << 20;
 
+    /// What a worker thread of a run holds beside the shares the engine counts, rounded up:
+    /// its allocator's arena, its work spaces (up to 1 MiB a buffer), its spare strings, the
+    /// block of text it works on and the shingle sets made from it. Measured on the 1 GB
+    /// corpus at `--memory 256M` (268.4 MB): the peak grows by about 16 MB a thread, and 4
+    /// threads peaked at 233 MB, 6 at 273, 8 at 283 (BENCHMARKS.md, issue 17 step 22).
+    pub const THREAD_MEMORY: u64 = 64 << 20;
+
+    /// The most worker threads a run with `memory` bytes of budget uses: one for every
+    /// [`Budget::THREAD_MEMORY`] of it, at least one (`--memory 256M`: 4; the default 2 GiB:
+    /// 32). More threads would hold more than the budget before the engine's own shares, and
+    /// leave those nothing (every component walked in parts of a few units: 16 threads at
+    /// 256 MiB ran for more than 15 minutes where 2 took 50 seconds).
+    pub fn max_threads(memory: u64) -> usize {
+        usize::try_from(memory / Self::THREAD_MEMORY)
+            .unwrap_or(usize::MAX)
+            .max(1)
+    }
+
     /// A budget of `memory` bytes spilling to `tmp_dir` (or `$TMPDIR`) for a run that starts
     /// now: what the process holds now is its host's ([`Budget::held_before`]), and the run may
     /// add `memory` to it.
@@ -208,6 +226,13 @@ mod tests {
     use super::Budget;
 
     const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn a_budget_runs_a_thread_for_every_64_mib_of_it() {
+        assert_eq!(Budget::max_threads(Budget::MIN_MEMORY), 1);
+        assert_eq!(Budget::max_threads(256 * MIB), 4);
+        assert_eq!(Budget::max_threads(Budget::DEFAULT_MEMORY), 32);
+    }
 
     #[test]
     fn a_run_counts_what_the_process_holds_beyond_what_it_held_when_it_began() {

@@ -36,7 +36,7 @@ pub struct DedupArgs {
     #[command(flatten)]
     policy: PolicyArgs,
     #[command(flatten)]
-    budget: BudgetArgs,
+    pub budget: BudgetArgs,
     /// Which document of a cluster is kept.
     #[arg(long, value_parser = choice::<KeepPolicy>(), default_value = "first", conflicts_with = "index")]
     keep: KeepPolicy,

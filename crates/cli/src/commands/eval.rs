@@ -55,7 +55,7 @@ pub struct EvalArgs {
     #[command(flatten)]
     policy: PolicyArgs,
     #[command(flatten)]
-    budget: BudgetArgs,
+    pub budget: BudgetArgs,
     /// Print the metrics for k = 0..=bits/4 (simhash) or thresholds 0.00..1.00 in steps of 0.05.
     #[arg(long)]
     sweep: bool,

@@ -19,7 +19,7 @@ pub struct MirrorsArgs {
     #[command(flatten)]
     profile: ProfileArgs,
     #[command(flatten)]
-    budget: BudgetArgs,
+    pub budget: BudgetArgs,
     /// Fewest shared paths for a pair of hosts or prefixes to be reported.
     #[arg(long, default_value_t = 5)]
     min_shared_paths: usize,
