@@ -164,8 +164,9 @@ const MAX_SPLIT_BITS: u32 = 10;
 /// Largest input [`FeatureSet::from_hashes`] sorts by comparison.
 const COMPARISON_SORT_UP_TO: usize = 256;
 
-/// `hashes` (a few, any order, repeats allowed) sorted ascending without repeats, in an
-/// allocation of their final size.
+/// `hashes` (any order, repeats allowed) sorted ascending without repeats by comparison, in an
+/// allocation of their final size: for a few, or for more than the scatter's `u32` counters
+/// hold.
 fn sorted_by_comparison(hashes: &[u64]) -> Vec<u64> {
     let mut sorted = hashes.to_vec();
     sorted.sort_unstable();
@@ -180,11 +181,7 @@ fn sorted_by_comparison(hashes: &[u64]) -> Vec<u64> {
 fn sorted_distinct(hashes: &[u64], scratch: &mut SortScratch, filter: bool) -> Vec<u64> {
     let len = hashes.len();
     if u32::try_from(len).is_err() {
-        let mut sorted = hashes.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        sorted.shrink_to_fit();
-        return sorted;
+        return sorted_by_comparison(hashes);
     }
     let SortScratch {
         sorted,
