@@ -76,8 +76,10 @@ fn a_batch_command_runs_no_more_threads_than_its_budget_holds() {
         &["--threads", "2", "dedup", "--memory", "128M", "-"],
         INPUT.as_bytes(),
     );
+    assert_eq!(within.code, 0, "{}", within.stderr);
     assert!(!within.stderr.contains("lowered"), "{}", within.stderr);
     let no_budget = neardup(&["--threads", "4", "fingerprint", "-"], INPUT.as_bytes());
+    assert_eq!(no_budget.code, 0, "{}", no_budget.stderr);
     assert!(
         !no_budget.stderr.contains("lowered"),
         "{}",
